@@ -1,0 +1,1 @@
+"""A tiny inference server (example for flake8-importpolicy)."""

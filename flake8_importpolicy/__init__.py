@@ -1,0 +1,7 @@
+"""flake8-importpolicy: keep Python packages light at import time.
+
+The core engine (policy, import-time extraction, resolution, graph, chains, reports) lives in this
+package and imports neither flake8 nor mypy; the flake8 checker and the mypy plugin are thin adapters.
+"""
+
+__version__ = "0.1.0"

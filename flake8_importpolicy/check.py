@@ -1,0 +1,504 @@
+"""Checking a policy: every chain by which a light module runs a forbidden module at import time.
+
+This is the contract every adapter shares (CLI, flake8, mypy):
+
+- one :class:`Violation` per (light module, first-hop statement): the statement in the light module's
+  file whose execution leads to a forbidden module, or a pseudo-statement at line 1, column 0 with kind
+  ``parent-package`` when the light module's own parent packages lead there;
+- its chain is the shortest path from that statement to the nearest forbidden module, ties broken by
+  comparing hops in order by ``(line, col, imported)``; other forbidden modules reachable from the same
+  statement are listed in ``also``;
+- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flake8_importpolicy import codes
+from flake8_importpolicy.extract import ModuleFacts, SourceProblem, Target, extract_facts
+from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownImport
+from flake8_importpolicy.noqa import is_suppressed
+from flake8_importpolicy.patterns import ModulePattern
+from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
+from flake8_importpolicy.resolve import InterpreterInfo, ModuleIndex, ResolvedModule, query_interpreter
+
+__all__ = [
+    "Problem",
+    "Report",
+    "Violation",
+    "WhyResult",
+    "PolicyEngine",
+    "check_policy",
+]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A light module runs a forbidden module at import time (IPL001).
+
+    Attributes:
+        code: ``"IPL001"``.
+        light: the light module.
+        heavy: the nearest forbidden module the statement leads to.
+        pattern: the ``[heavy]``/``forbid`` pattern that ``heavy`` matched.
+        reason: why that module is heavy (from the policy).
+        path: the light module's file; line, col: the first-hop statement (1-based line, 0-based col).
+        kind: the first hop's kind (``parent-package`` for the pseudo-statement).
+        also: other forbidden modules reachable from the same statement, sorted.
+        chain: the hops from the light module to ``heavy``.
+    """
+
+    code: str
+    light: str
+    heavy: str
+    pattern: str
+    reason: str
+    path: Path
+    line: int
+    col: int
+    kind: str
+    also: tuple[str, ...]
+    chain: tuple[Hop, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that is not a violation but makes the check incomplete or the policy stale.
+
+    Attributes:
+        code: ``IPL003`` (light pattern matches nothing), ``IPL004`` (unused ignore), ``IPL005``
+            (module cannot be analysed).
+        message: the full message after the code.
+        path: the file it is about (``None`` if none); line: 1-based line or ``None``.
+    """
+
+    code: str
+    message: str
+    path: Path | None
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of :func:`check_policy`.
+
+    Attributes:
+        violations: sorted by (path, line, col, light, heavy).
+        problems: sorted by (path, line, code, message).
+        suppressed: how many violations a ``# noqa`` comment suppressed.
+        light_modules: every light module checked, sorted.
+    """
+
+    violations: tuple[Violation, ...]
+    problems: tuple[Problem, ...]
+    suppressed: int = 0
+    light_modules: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 when clean, 1 when there is any violation or problem."""
+        return 1 if self.violations or self.problems else 0
+
+
+@dataclass(frozen=True)
+class WhyResult:
+    """What ``importpolicy why MODULE`` shows.
+
+    Attributes:
+        module: the module asked about.
+        resolved: where it was found.
+        closure: every module its import runs (``{name: shortest chain}``; forbidden modules are
+            leaves, so the closure stops there).
+        forbidden: ``(module, heavy rule)`` for each forbidden module reached, in breadth-first order.
+        unknown: dynamic imports with non-literal targets in the closure.
+        problems: modules in the closure that could not be analysed, with why.
+        paths: the file of each module in the closure (``None`` if it has none).
+    """
+
+    module: str
+    resolved: ResolvedModule
+    closure: Mapping[str, tuple[Hop, ...]]
+    paths: Mapping[str, Path | None]
+    forbidden: tuple[tuple[str, HeavyRule], ...]
+    unknown: tuple[UnknownImport, ...]
+    problems: tuple[tuple[str, SourceProblem], ...]
+
+
+def check_policy(
+    policy: Policy,
+    *,
+    interpreter: str | None = None,
+    target_versions: Iterable[tuple[int, int]] = (),
+    overrides: Mapping[Path, bytes] | None = None,
+    facts_cache: FactsCache | None = None,
+) -> Report:
+    """Check every light module of ``policy``; see the module docstring for the contract.
+
+    Args:
+        policy: a loaded policy.
+        interpreter: overrides ``settings.interpreter``.
+        target_versions: override ``settings.target-versions``.
+        overrides: source text to use instead of the file on disk (an editor's unsaved buffer).
+        facts_cache: an optional on-disk cache of per-file import facts.
+
+    Raises:
+        flake8_importpolicy.resolve.InterpreterError: if the target interpreter cannot be queried.
+    """
+    engine = PolicyEngine(
+        policy,
+        interpreter=interpreter,
+        target_versions=target_versions,
+        overrides=overrides,
+        facts_cache=facts_cache,
+    )
+    return engine.check()
+
+
+class FactsCache:
+    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.cache`)."""
+
+    def get(self, digest: str, target: Target) -> ModuleFacts | None:
+        """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""
+        return None
+
+    def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
+        """Store facts (best effort; never raises)."""
+
+
+@dataclass
+class _IgnoreTracker:
+    rules: tuple[IgnoreRule, ...]
+    used: set[int] = field(default_factory=set)
+
+    def __call__(self, importer: str, imported: str) -> bool:
+        for number, rule in enumerate(self.rules):
+            if rule.importer.matches_exactly(importer) and rule.imported.matches_exactly(imported):
+                self.used.add(number)
+                return True
+        return False
+
+
+class PolicyEngine:
+    """The import-time graph of a policy's project, with the checks on top of it.
+
+    Args:
+        policy: the loaded policy (source roots, interpreter, targets, rules).
+        interpreter, target_versions, overrides, facts_cache: as for :func:`check_policy`.
+
+    Raises:
+        flake8_importpolicy.resolve.InterpreterError: if the target interpreter cannot be queried.
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        interpreter: str | None = None,
+        target_versions: Iterable[tuple[int, int]] = (),
+        overrides: Mapping[Path, bytes] | None = None,
+        facts_cache: FactsCache | None = None,
+        interpreter_info: InterpreterInfo | None = None,
+    ) -> None:
+        self.policy = policy
+        settings = policy.settings
+        exe = interpreter or (str(settings.interpreter) if settings.interpreter else None)
+        self.interpreter = interpreter_info or query_interpreter(exe)
+        versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
+        self.target = Target(versions=versions, platform=settings.platform)
+        self.index = ModuleIndex(settings.source_roots, self.interpreter)
+        self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
+        self._cache = facts_cache
+        self._ignores = _IgnoreTracker(policy.ignores)
+        self.graph = ImportGraph(self.index, self._facts, self._ignores)
+        self._first_party_tops: frozenset[str] | None = None
+        self.files_read: dict[Path, str] = {}
+
+    # -- facts -------------------------------------------------------------------------------------
+
+    def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
+        assert resolved.path is not None
+        path = resolved.path
+        source = self._overrides.get(path.resolve()) if self._overrides else None
+        if source is None:
+            try:
+                source = path.read_bytes()
+            except OSError as exc:
+                return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
+        digest = hashlib.sha256(source).hexdigest()
+        self.files_read[path] = digest
+        if self._cache is not None:
+            cached = self._cache.get(digest, self.target)
+            if cached is not None:
+                return cached
+        facts = extract_facts(source, self.target)
+        if self._cache is not None:
+            self._cache.put(digest, self.target, facts)
+        return facts
+
+    def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
+        """What the answers computed so far depend on, for caches of whole answers.
+
+        Returns:
+            ``(files, directories)``: every source file parsed, with the SHA-256 hex digest of the
+            bytes that were analysed, and every directory listed during path search (including
+            ones that did not exist). If none of these changed, the same questions get the same
+            answers.
+        """
+        return dict(self.files_read), self.index.find_listed_directories()
+
+    # -- light modules -----------------------------------------------------------------------------
+
+    def find_light_modules(self, rule: LightRule) -> tuple[str, ...]:
+        """The modules a light pattern names (exact name, or every match of a wildcard pattern).
+
+        A non-wildcard name counts only if it resolves; sorted.
+        """
+        pattern = rule.pattern
+        if not pattern.is_wildcard:
+            found = self.index.resolve_module(pattern.text).kind != "unresolved"
+            return (pattern.text,) if found else ()
+        prefix = pattern.static_prefix
+        if prefix:
+            if self.index.resolve_module(prefix).kind == "unresolved":
+                return ()
+            candidates = [prefix, *self.index.find_descendants(prefix)]
+        else:
+            candidates = []
+            for top in self.index.find_first_party_top_levels():
+                candidates.extend([top, *self.index.find_descendants(top)])
+        return tuple(sorted({c for c in candidates if pattern.matches_exactly(c)}))
+
+    def make_expander(self, forbidden: Callable[[str], object | None],
+                      patterns: Iterable[ModulePattern]) -> Callable[[str], bool]:
+        """The predicate deciding which reached modules have their own imports followed.
+
+        First-party modules with source are followed; third-party and stdlib ones per
+        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: third-party only when a
+        forbidden pattern names a non-first-party module, stdlib only when one names a stdlib module).
+        Forbidden modules and modules already imported at interpreter start-up are never followed.
+        """
+        external = self.policy.settings.external
+        follow_third = external == "follow"
+        follow_stdlib = external == "follow"
+        if external == "auto":
+            tops = self.first_party_tops()
+            for pattern in patterns:
+                top = pattern.top_level
+                if top is None:
+                    follow_third = True
+                elif top not in tops:
+                    origin = self.index.resolve_module(top).origin
+                    if origin == "stdlib":
+                        follow_stdlib = True
+                    else:
+                        follow_third = True
+
+        def expand(name: str) -> bool:
+            if forbidden(name) is not None:
+                return False
+            resolved = self.index.resolve_module(name)
+            if resolved.preloaded or not resolved.has_source:
+                return False
+            if resolved.origin == "first-party":
+                return True
+            if resolved.origin == "stdlib":
+                return follow_stdlib
+            return follow_third
+
+        return expand
+
+    def first_party_tops(self) -> frozenset[str]:
+        """Top-level first-party module names (cached)."""
+        if self._first_party_tops is None:
+            self._first_party_tops = frozenset(self.index.find_first_party_top_levels())
+        return self._first_party_tops
+
+    # -- the check ---------------------------------------------------------------------------------
+
+    def check(self) -> Report:
+        """Check every light module; see :func:`check_policy`."""
+        violations: dict[tuple[str, int, int, str], Violation] = {}
+        problems: dict[tuple[str, str], Problem] = {}
+        suppressed = 0
+        lights: set[str] = set()
+        for rule in self.policy.light:
+            modules = self.find_light_modules(rule)
+            if not modules:
+                problems[(codes.IPL003.id, rule.pattern.text)] = Problem(
+                    codes.IPL003.id,
+                    codes.IPL003.template.format(pattern=rule.pattern.text),
+                    self.policy.path,
+                    _line_of(self.policy.path, rule.pattern.text),
+                )
+            for light in modules:
+                lights.add(light)
+                found, bad_modules = self.check_light_module(light, rule)
+                for violation in found:
+                    key = (violation.light, violation.line, violation.col, violation.kind)
+                    if key in violations:
+                        continue
+                    if self._is_suppressed(violation):
+                        suppressed += 1
+                        continue
+                    violations[key] = violation
+                for module, problem in bad_modules:
+                    path = self.index.resolve_module(module).path
+                    problems[(codes.IPL005.id, module)] = Problem(
+                        codes.IPL005.id,
+                        codes.IPL005.template.format(
+                            module=module, problem=f"line {problem.line}: {problem.message}"
+                        ),
+                        path,
+                        problem.line,
+                    )
+        for number, ignore in enumerate(self.policy.ignores):
+            if number not in self._ignores.used:
+                problems[(codes.IPL004.id, ignore.text)] = Problem(
+                    codes.IPL004.id,
+                    codes.IPL004.template.format(import_=ignore.text),
+                    self.policy.path,
+                    ignore.line,
+                )
+        return Report(
+            violations=tuple(sorted(
+                violations.values(),
+                key=lambda v: (str(v.path), v.line, v.col, v.light, v.heavy),
+            )),
+            problems=tuple(sorted(
+                problems.values(),
+                key=lambda p: (str(p.path or ""), p.line or 0, p.code, p.message),
+            )),
+            suppressed=suppressed,
+            light_modules=tuple(sorted(lights)),
+        )
+
+    def check_light_module(
+        self, light: str, rule: LightRule
+    ) -> tuple[list[Violation], list[tuple[str, SourceProblem]]]:
+        """Violations of one light module under one light rule, and the unanalysable modules met.
+
+        Returns:
+            ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
+        """
+        expand = self.make_expander(rule.forbidden_rule, (h.pattern for h in rule.forbid))
+        resolved = self.index.resolve_module(light)
+        path = resolved.path or self.policy.root
+        statements: dict[tuple[int, int, bool], list[Hop]] = {}
+        for hop in self.graph.find_parent_hops(light):
+            statements.setdefault((hop.line, hop.col, True), []).append(hop)
+        for hop in self.graph.find_import_time_edges(light):
+            statements.setdefault((hop.line, hop.col, False), []).append(hop)
+        violations: list[Violation] = []
+        bad: dict[str, SourceProblem] = {}
+        light_problem = self.graph.find_problem(light)
+        if light_problem is not None:
+            bad[light] = light_problem
+        for (line, col, is_parent), hops in sorted(statements.items()):
+            reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
+            for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
+                heavy = rule.forbidden_rule(name)
+                if heavy is not None and not self.index.resolve_module(name).preloaded:
+                    reached.append((name, chain, heavy))
+                elif expand(name):
+                    problem = self.graph.find_problem(name)
+                    if problem is not None:
+                        bad[name] = problem
+            if not reached:
+                continue
+            heavy_name, chain, heavy_rule = reached[0]
+            violations.append(
+                Violation(
+                    code=codes.IPL001.id,
+                    light=light,
+                    heavy=heavy_name,
+                    pattern=heavy_rule.pattern.text,
+                    reason=heavy_rule.reason,
+                    path=path,
+                    line=line,
+                    col=col,
+                    kind=PARENT_PACKAGE if is_parent else chain[0].kind,
+                    also=tuple(sorted({name for name, _, _ in reached[1:]})),
+                    chain=chain,
+                )
+            )
+        return violations, sorted(bad.items())
+
+    def _is_suppressed(self, violation: Violation) -> bool:
+        text = self._source_line(violation.path, violation.line)
+        return text is not None and is_suppressed(text, violation.code)
+
+    def _source_line(self, path: Path, line: int) -> str | None:
+        source = self._overrides.get(path.resolve()) if self._overrides else None
+        try:
+            data = source if source is not None else path.read_bytes()
+        except OSError:
+            return None
+        lines = data.decode("utf-8", "replace").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+    # -- why ---------------------------------------------------------------------------------------
+
+    def find_why(self, module: str, heavy: ModulePattern | None = None) -> WhyResult:
+        """Everything ``import module`` runs, and the forbidden modules it reaches.
+
+        Args:
+            module: any importable module (first-party or installed).
+            heavy: a pattern to look for instead of the policy's rules. Without it, the forbid rules of
+                the light rule that names ``module`` are used, else every ``[heavy]`` rule.
+        """
+        rules: tuple[HeavyRule, ...]
+        allow: tuple[ModulePattern, ...] = ()
+        if heavy is not None:
+            rules = (HeavyRule(heavy, "named by --heavy"),)
+        else:
+            light_rule = next(
+                (r for r in self.policy.light if r.pattern.matches_exactly(module)), None
+            )
+            rules = light_rule.forbid if light_rule else self.policy.heavy
+            allow = light_rule.allow if light_rule else ()
+
+        def forbidden(name: str) -> HeavyRule | None:
+            if any(a.matches(name) for a in allow):
+                return None
+            return next((r for r in rules if r.pattern.matches(name)), None)
+
+        expand = self.make_expander(forbidden, (r.pattern for r in rules))
+        closure = self.graph.find_import_time_closure(module, expand=expand)
+        found: list[tuple[str, HeavyRule]] = []
+        unknown: list[UnknownImport] = []
+        bad: list[tuple[str, SourceProblem]] = []
+        for name in closure:
+            rule = forbidden(name)
+            if rule is not None and name != module:
+                found.append((name, rule))
+                continue
+            if name == module or expand(name):
+                unknown.extend(self.graph.find_unknown_imports(name))
+                problem = self.graph.find_problem(name)
+                if problem is not None:
+                    bad.append((name, problem))
+        return WhyResult(
+            module=module,
+            resolved=self.index.resolve_module(module),
+            closure=closure,
+            paths={name: self.index.resolve_module(name).path for name in closure},
+            forbidden=tuple(found),
+            unknown=tuple(unknown),
+            problems=tuple(bad),
+        )
+
+
+def _line_of(path: Path, needle: str) -> int | None:
+    """1-based line of the first line of ``path`` that mentions ``"needle"`` quoted (best effort)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if f'"{needle}"' in line or f"'{needle}'" in line:
+            return number
+    return None

@@ -1,0 +1,185 @@
+"""The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
+
+Exit codes: 0 clean, 1 findings (IPL001, IPL003, IPL004, IPL005), 2 usage, policy or interpreter
+error. Errors are one clear message on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from flake8_importpolicy import __version__
+from flake8_importpolicy.answers import check_policy_cached
+from flake8_importpolicy.check import PolicyEngine
+from flake8_importpolicy.patterns import PatternError, parse_pattern
+from flake8_importpolicy.policy import Policy, PolicyError, discover_policy
+from flake8_importpolicy.report import (
+    format_report_json,
+    format_report_text,
+    format_why_json,
+    format_why_text,
+)
+from flake8_importpolicy.resolve import InterpreterError
+
+__all__ = ["main", "build_parser"]
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``importpolicy`` (exposed for docs and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="importpolicy",
+        description="Keep Python packages light at import time: report every import-time chain "
+        "from a light module to a heavy one, as declared in policy.toml.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--policy", type=Path, metavar="PATH",
+        help="policy.toml or pyproject.toml to use (default: found in the working directory or "
+        "the nearest parent)",
+    )
+    common.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    common.add_argument(
+        "--target-version", action="append", default=[], metavar="X.Y", type=_version,
+        help="Python version whose sys.version_info branches count (repeatable; default: the "
+        "policy's target-versions, else the interpreter's version)",
+    )
+    common.add_argument(
+        "--interpreter", metavar="PATH",
+        help="interpreter whose sys.path locates installed modules (default: the policy's "
+        "interpreter, else the one running importpolicy)",
+    )
+    common.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
+    )
+
+    check = sub.add_parser(
+        "check", parents=[common], help="check every light module of the policy",
+        description="Report every import-time chain from a light module to a forbidden module.",
+    )
+    check.set_defaults(handler=_run_check)
+
+    why = sub.add_parser(
+        "why", parents=[common], help="show what importing a module runs, and why it is heavy",
+        description="Show every import-time path from MODULE to forbidden modules as a tree; with "
+        "--format json and no --heavy, MODULE's whole predicted import-time closure.",
+    )
+    why.add_argument("module", metavar="MODULE", help="dotted module name")
+    why.add_argument("--heavy", metavar="PATTERN", help="look for this module pattern instead")
+    why.set_defaults(handler=_run_why)
+
+    cache = sub.add_parser("cache", help="manage the on-disk facts cache")
+    cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+    clear = cache_sub.add_parser(
+        "clear", help="delete the cache directory of the policy",
+        description="Delete the policy's cache directory (settings.cache-dir).",
+    )
+    clear.add_argument("--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml")
+    clear.set_defaults(handler=_run_cache_clear, format="text")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``importpolicy``; returns the exit code (0 clean, 1 findings, 2 errors)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        policy = discover_policy(Path.cwd(), args.policy)
+        code: int = args.handler(args, policy)
+    except PolicyError as exc:
+        print(f"importpolicy: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except InterpreterError as exc:
+        print(f"importpolicy: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except _UsageError as exc:
+        parser.exit(EXIT_ERROR, f"importpolicy: error: {exc}\n")
+    if args.format == "text" and sys.stderr.isatty():
+        print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
+    return code
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _version(text: str) -> tuple[int, int]:
+    parts = text.split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"expected X.Y such as 3.11, got {text!r}")
+    return int(parts[0]), int(parts[1])
+
+
+def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
+    cache = None
+    if not args.no_cache:
+        from flake8_importpolicy.cache import open_facts_cache
+
+        cache = open_facts_cache(policy)
+    return PolicyEngine(
+        policy,
+        interpreter=args.interpreter,
+        target_versions=args.target_version,
+        facts_cache=cache,
+    )
+
+
+def _run_check(args: argparse.Namespace, policy: Policy) -> int:
+    report = check_policy_cached(
+        policy,
+        interpreter=args.interpreter,
+        target_versions=args.target_version,
+        use_cache=not args.no_cache,
+    )
+    if args.format == "json":
+        sys.stdout.write(format_report_json(report, policy.relpath))
+    else:
+        sys.stdout.write(format_report_text(report, policy.relpath))
+    return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
+
+
+def _run_why(args: argparse.Namespace, policy: Policy) -> int:
+    heavy = None
+    if args.heavy:
+        try:
+            heavy = parse_pattern(args.heavy)
+        except PatternError as exc:
+            raise _UsageError(f"--heavy {args.heavy!r}: {exc}") from exc
+    module = args.module
+    if not all(part.isidentifier() for part in module.split(".")):
+        raise _UsageError(f"{module!r} is not a dotted module name")
+    engine = _engine(args, policy)
+    if engine.index.resolve_module(module).kind == "unresolved":
+        raise _UsageError(
+            f"module {module!r} not found in the source roots or on the interpreter's sys.path"
+        )
+    why = engine.find_why(module, heavy)
+    if args.format == "json":
+        sys.stdout.write(format_why_json(why, policy.relpath, closure=heavy is None))
+    else:
+        sys.stdout.write(format_why_text(why, policy.relpath))
+    return EXIT_CLEAN
+
+
+def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
+    from flake8_importpolicy.cache import clear_cache
+
+    directory = policy.settings.cache_dir
+    if clear_cache(directory):
+        print(f"removed {policy.relpath(directory)}")
+    else:
+        print(f"no cache at {policy.relpath(directory)}")
+    return EXIT_CLEAN

@@ -1,0 +1,742 @@
+"""Import extraction: a scope-aware AST visitor that finds the imports a module runs at import time.
+
+Only statements that CPython executes when the module is imported are visited (``shared/SEMANTICS.md``
+rules 8-14): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
+decorators, default values and base classes. Function and lambda bodies are deferred; the body of
+``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
+``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform.
+
+Nothing is imported or executed: the source is parsed with :func:`ast.parse` only.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+__all__ = [
+    "GUARDED",
+    "CONDITIONAL",
+    "FALLBACK",
+    "ImportSite",
+    "ModuleFacts",
+    "SourceProblem",
+    "Target",
+    "extract_facts",
+]
+
+GUARDED: Final = "guarded"
+"""Flag: the import is in a ``try:`` body (it may fail and be handled)."""
+CONDITIONAL: Final = "conditional"
+"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run)."""
+FALLBACK: Final = "fallback"
+"""Flag: the import is in an ``except`` handler (runs only if the ``try:`` body raised)."""
+
+SiteKind = Literal["import", "from-import", "star-import", "importlib"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The interpreter(s) an analysis is for.
+
+    Attributes:
+        versions: ``(major, minor)`` pairs; conditions on ``sys.version_info`` are evaluated for each and
+            a branch runs if it runs for any of them (the union). Must not be empty.
+        platform: a ``sys.platform`` value (``"linux"``, ``"win32"``, ``"darwin"``); ``os.name`` is
+            derived from it (``"nt"`` for ``win32``, else ``"posix"``).
+    """
+
+    versions: tuple[tuple[int, int], ...]
+    platform: str
+
+    @classmethod
+    def running(cls) -> Target:
+        """Return the target of the running interpreter."""
+        return cls(versions=(sys.version_info[:2],), platform=sys.platform)
+
+    @property
+    def os_name(self) -> str:
+        """``os.name`` on this platform."""
+        return "nt" if self.platform == "win32" else "posix"
+
+    def key(self) -> str:
+        """A short stable string identifying the target (for cache keys)."""
+        versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
+        return f"{versions};{self.platform}"
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """One import that runs when its module is imported.
+
+    Attributes:
+        line: 1-based first line of the statement that contains the import.
+        col: 0-based column of that statement.
+        kind: ``import`` (``import a.b``), ``from-import`` (``from a import b``), ``star-import``
+            (``from a import *``) or ``importlib`` (``importlib.import_module("a")`` / ``__import__``).
+        target: the dotted module name as written, without leading dots (``""`` for ``from . import x``);
+            ``None`` for a dynamic import whose argument is not a literal (an unknown import).
+        level: number of leading dots of a relative import (PEP 328); 0 for absolute imports.
+        anchor: what a relative import is relative to: ``"__package__"`` for import statements and
+            ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
+            or a literal package name given as ``import_module``'s ``package`` argument.
+        names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
+        flags: sorted subset of ``guarded``, ``conditional`` and ``fallback``.
+        detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
+    """
+
+    line: int
+    col: int
+    kind: SiteKind
+    target: str | None
+    level: int = 0
+    anchor: str = "__package__"
+    names: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Why a module's source could not be analysed.
+
+    Attributes:
+        line: 1-based line of the problem, or 1 when the file could not be read or decoded at all.
+        message: what went wrong (``"invalid syntax"``, ``"source code cannot contain null bytes"``).
+    """
+
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What a module does at import time, as far as imports are concerned.
+
+    Attributes:
+        sites: the import sites that run at import time, in source order.
+        bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
+            ``class``, imports, ``for``/``with`` targets). Used for ``from p import name``: CPython
+            imports the submodule ``p.name`` only when ``p`` did not bind ``name``
+            (``importlib._bootstrap._handle_fromlist``).
+        all_names: the literal ``__all__`` (``None`` if absent or not a literal).
+        defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
+        problem: set when the source could not be parsed; then ``sites`` is empty and the module's
+            imports are unknown.
+    """
+
+    sites: tuple[ImportSite, ...] = ()
+    bindings: frozenset[str] = frozenset()
+    all_names: tuple[str, ...] | None = None
+    defines_getattr: bool = False
+    problem: SourceProblem | None = None
+
+
+def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
+    """Parse ``source`` and return the imports it runs at import time for ``target``.
+
+    Args:
+        source: the module's source; bytes are decoded like CPython does (BOM, PEP 263 coding cookie).
+        target: the versions and platform for which ``sys.version_info``/``sys.platform`` tests are
+            evaluated.
+
+    Returns:
+        The module's :class:`ModuleFacts`. A source that cannot be parsed (syntax error, bad encoding,
+        NUL byte, a construct newer than the running Python) gives facts with ``problem`` set; this
+        function never raises for bad input.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return ModuleFacts(problem=SourceProblem(exc.lineno or 1, _syntax_message(exc)))
+    except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
+        return ModuleFacts(problem=SourceProblem(1, str(exc) or type(exc).__name__))
+    visitor = _ImportTimeVisitor(target)
+    try:
+        visitor.visit_body(tree.body, frozenset())
+    except RecursionError:
+        return ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
+    return ModuleFacts(
+        sites=tuple(visitor.sites),
+        bindings=frozenset(visitor.bindings),
+        all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
+        defines_getattr=visitor.defines_getattr,
+    )
+
+
+def _syntax_message(exc: SyntaxError) -> str:
+    message = exc.msg or "invalid syntax"
+    if message.startswith("(unicode error)"):
+        message = message.replace("(unicode error) ", "")
+    return message
+
+
+# Public functions end here. -------------------------------------------------------------------------
+
+_TRUE_FALSE = frozenset({True, False})
+_DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
+
+
+@dataclass
+class _ImportTimeVisitor:
+    """Walks import-time statements, collecting sites and bindings (rules 8-14 of SEMANTICS.md)."""
+
+    target: Target
+    sites: list[ImportSite] = field(default_factory=list)
+    bindings: set[str] = field(default_factory=set)
+    all_names: list[str] | None = None
+    all_unknown: bool = False
+    defines_getattr: bool = False
+    # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
+    aliases: dict[str, str] = field(default_factory=dict)
+    # module-level names bound once to a literal (``MYPY = False``): usable in conditions
+    constants: dict[str, object] = field(default_factory=dict)
+    seen_constants: set[str] = field(default_factory=set)
+    class_depth: int = 0
+
+    # -- statements --------------------------------------------------------------------------------
+
+    def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[str]) -> None:
+        for stmt in body:
+            self.visit_stmt(stmt, flags)
+
+    def visit_stmt(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
+        if isinstance(stmt, ast.Import):
+            self._import(stmt, flags)
+        elif isinstance(stmt, ast.ImportFrom):
+            self._import_from(stmt, flags)
+        elif isinstance(stmt, ast.If):
+            self._if(stmt, flags)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self._try(stmt, flags)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.scan_expr(item.context_expr, flags)
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars)
+            self.visit_body(stmt.body, flags)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.scan_expr(stmt.iter, flags)
+            self._bind_target(stmt.target)
+            self.visit_body(stmt.body, flags)
+            self.visit_body(stmt.orelse, flags)
+        elif isinstance(stmt, ast.While):
+            self._while(stmt, flags)
+        elif isinstance(stmt, ast.Match):
+            self.scan_expr(stmt.subject, flags)
+            for case in stmt.cases:
+                self.visit_body(case.body, flags | {CONDITIONAL})
+        elif isinstance(stmt, ast.ClassDef):
+            self._class(stmt, flags)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(stmt, flags)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            self._assign(stmt, flags)
+        else:
+            # Expr, Return, Raise, Assert, Delete, Global, Pass, TypeAlias (lazy value), ...
+            if type(stmt).__name__ == "TypeAlias":
+                self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
+                return
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.expr):
+                    self.scan_expr(child, flags)
+
+    def _import(self, stmt: ast.Import, flags: frozenset[str]) -> None:
+        for alias in stmt.names:
+            self._add_site(stmt, "import", alias.name, flags)
+            if alias.asname:
+                self._bind(alias.asname, alias.name)
+            else:
+                top = alias.name.split(".", 1)[0]
+                self._bind(top, top)
+
+    def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[str]) -> None:
+        module = stmt.module or ""
+        if module == "__future__" and stmt.level == 0:
+            return
+        names = tuple(alias.name for alias in stmt.names)
+        if names == ("*",):
+            self._add_site(stmt, "star-import", module, flags, level=stmt.level)
+            return
+        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names)
+        for alias in stmt.names:
+            qualified = f"{module}.{alias.name}" if module and stmt.level == 0 else alias.name
+            self._bind(alias.asname or alias.name, qualified)
+
+    def _if(self, stmt: ast.If, flags: frozenset[str]) -> None:
+        self.scan_expr(stmt.test, flags)
+        outcome = self.evaluate(stmt.test)
+        if outcome is None:
+            branch_flags = flags | {CONDITIONAL}
+            self.visit_body(stmt.body, branch_flags)
+            self.visit_body(stmt.orelse, branch_flags)
+            return
+        if True in outcome:
+            self.visit_body(stmt.body, flags)
+        if False in outcome:
+            self.visit_body(stmt.orelse, flags)
+
+    def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
+        self.scan_expr(stmt.test, flags)
+        outcome = self.evaluate(stmt.test)
+        if outcome is None or True in outcome:
+            self.visit_body(stmt.body, flags if outcome is not None else flags | {CONDITIONAL})
+        self.visit_body(stmt.orelse, flags)
+
+    def _try(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
+        self.visit_body(getattr(stmt, "body"), flags | {GUARDED})
+        for handler in getattr(stmt, "handlers"):
+            if handler.type is not None:
+                self.scan_expr(handler.type, flags)
+            self.visit_body(handler.body, flags | {FALLBACK})
+        self.visit_body(getattr(stmt, "orelse"), flags)
+        self.visit_body(getattr(stmt, "finalbody"), flags)
+
+    def _class(self, stmt: ast.ClassDef, flags: frozenset[str]) -> None:
+        for expr in [*stmt.decorator_list, *stmt.bases, *(kw.value for kw in stmt.keywords)]:
+            self.scan_expr(expr, flags)
+        # A class body runs when the class statement runs; its names bind in the class namespace.
+        saved = self.bindings
+        self.bindings = set()
+        self.class_depth += 1
+        self.visit_body(stmt.body, flags)
+        self.class_depth -= 1
+        self.bindings = saved
+        self._bind(stmt.name, None)
+
+    def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[str]) -> None:
+        args = stmt.args
+        for expr in [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]:
+            self.scan_expr(expr, flags)
+        self._bind(stmt.name, None)
+        if stmt.name == "__getattr__" and self._is_module_level():
+            self.defines_getattr = True
+
+    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[str]) -> None:
+        if stmt.value is not None:
+            self.scan_expr(stmt.value, flags)
+        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            return  # ``x: int`` binds nothing
+        for target in targets:
+            self._bind_target(target)
+        if self._is_module_level():
+            self._record_all(stmt)
+            self._record_constant(stmt)
+
+    # -- expressions -------------------------------------------------------------------------------
+
+    def scan_expr(self, node: ast.expr, flags: frozenset[str]) -> None:
+        """Record dynamic imports (rule 14) and walrus bindings in an import-time expression.
+
+        Lambda bodies are deferred and skipped.
+        """
+        stack: list[ast.AST] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, ast.Lambda):
+                stack.extend(current.args.defaults)
+                stack.extend(d for d in current.args.kw_defaults if d)
+                continue
+            if isinstance(current, ast.Call):
+                self._dynamic_import(current, flags)
+                self._all_mutation(current)
+            elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
+                self.bindings.add(current.target.id)
+            stack.extend(ast.iter_child_nodes(current))
+
+    def _dynamic_import(self, call: ast.Call, flags: frozenset[str]) -> None:
+        name = self.qualname(call.func)
+        if name is None or name not in _DYNAMIC_IMPORTERS:
+            return
+        self._call_site(call, flags, name)
+
+    def _call_site(self, call: ast.Call, flags: frozenset[str], name: str) -> None:
+        """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
+
+        The call's own line is used (not its statement's) so that a call in a decorator is reported,
+        and can be suppressed with ``# noqa``, on the decorator's line.
+        """
+        first = call.args[0] if call.args else _keyword(call, "name")
+        literal = first.value if isinstance(first, ast.Constant) else None
+        if not isinstance(literal, str) or not literal.strip("."):
+            self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            return
+        level = len(literal) - len(literal.lstrip("."))
+        anchor = "__package__"
+        if name == "importlib.import_module" and level:
+            package = call.args[1] if len(call.args) > 1 else _keyword(call, "package")
+            anchor_or_none = self._anchor(package)
+            if anchor_or_none is None:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                return
+            anchor = anchor_or_none
+        elif name != "importlib.import_module":
+            dunder_level = _dunder_import_level(call)
+            if dunder_level is None:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                return
+            level = dunder_level
+        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor)
+
+    def _anchor(self, node: ast.expr | None) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in ("__name__", "__package__"):
+            return node.id
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return self._anchor(node.values[0])
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
+                return "__package__"
+        return None
+
+    def qualname(self, node: ast.expr) -> str | None:
+        """The dotted name an expression refers to, through import aliases (``np.x`` -> ``numpy.x``)."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(self.aliases.get(node.id, node.id))
+        return ".".join(reversed(parts))
+
+    # -- conditions (rules 10, 11, 13) -------------------------------------------------------------
+
+    def evaluate(self, test: ast.expr) -> frozenset[bool] | None:
+        """Evaluate an ``if`` test for every target version.
+
+        Returns:
+            The set of outcomes over the target versions (``{True}``, ``{False}`` or both), or ``None``
+            if the test cannot be evaluated statically.
+        """
+        outcomes: set[bool] = set()
+        for version in self.target.versions:
+            value = self._truth(test, version)
+            if value is None:
+                return None
+            outcomes.add(value)
+        return frozenset(outcomes)
+
+    def _truth(self, node: ast.expr, version: tuple[int, int]) -> bool | None:
+        value = self._value(node, version)
+        if value is _UNKNOWN:
+            return None
+        try:
+            return bool(value)
+        except Exception:  # noqa: BLE001 - a literal whose truth raises is unknown
+            return None
+
+    def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Tuple):
+            items = [self._value(item, version) for item in node.elts]
+            return _UNKNOWN if _UNKNOWN in items else tuple(items)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            truth = self._truth(node.operand, version)
+            return _UNKNOWN if truth is None else not truth
+        if isinstance(node, ast.BoolOp):
+            return self._bool_op(node, version)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return _compare(
+                self._value(node.left, version), node.ops[0], self._value(node.comparators[0], version)
+            )
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, version)
+        if isinstance(node, ast.Call):
+            return self._call_value(node, version)
+        if isinstance(node, ast.Name) and node.id == "__name__":
+            return _NOT_MAIN
+        name = self.qualname(node)
+        if name is None:
+            return _UNKNOWN
+        if name == "TYPE_CHECKING" or name.endswith(".TYPE_CHECKING"):
+            return False  # rule 10: typing.TYPE_CHECKING is False at runtime
+        if name in ("sys.version_info",):
+            return _VersionInfo(version)
+        if name in ("sys.version_info.major",):
+            return version[0]
+        if name in ("sys.version_info.minor",):
+            return version[1]
+        if name == "sys.platform":
+            return self.target.platform
+        if name == "os.name":
+            return self.target.os_name
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return self.constants[node.id]
+        return _UNKNOWN
+
+    def _bool_op(self, node: ast.BoolOp, version: tuple[int, int]) -> object:
+        is_and = isinstance(node.op, ast.And)
+        unknown = False
+        for operand in node.values:
+            truth = self._truth(operand, version)
+            if truth is None:
+                unknown = True
+            elif truth is not is_and:
+                return truth  # short-circuit: a False in ``and``, a True in ``or``
+        return _UNKNOWN if unknown else is_and
+
+    def _subscript(self, node: ast.Subscript, version: tuple[int, int]) -> object:
+        base = self._value(node.value, version)
+        if not isinstance(base, _VersionInfo):
+            return _UNKNOWN
+        index = node.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value in (0, 1):
+            return version[index.value]
+        if (
+            isinstance(index, ast.Slice)
+            and index.lower is None
+            and index.step is None
+            and isinstance(index.upper, ast.Constant)
+            and index.upper.value in (1, 2)
+        ):
+            return version[:1] if index.upper.value == 1 else version
+        return _UNKNOWN
+
+    def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "startswith"
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            base = self._value(func.value, version)
+            prefix = self._value(node.args[0], version)
+            if isinstance(base, str) and isinstance(prefix, (str, tuple)):
+                try:
+                    return base.startswith(prefix)
+                except TypeError:
+                    return _UNKNOWN
+        return _UNKNOWN
+
+    # -- bindings ----------------------------------------------------------------------------------
+
+    def _bind(self, name: str, refers_to: str | None) -> None:
+        self.bindings.add(name)
+        if not self._is_module_level():
+            return
+        if refers_to is None:
+            self.aliases.pop(name, None)
+        else:
+            self.aliases[name] = refers_to
+        self.constants.pop(name, None)
+
+    def _bind_target(self, target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value)
+
+    def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Constant)
+            and stmt.targets[0].id not in self.seen_constants
+        ):
+            self.constants[stmt.targets[0].id] = stmt.value.value
+            self.seen_constants.add(stmt.targets[0].id)
+
+    def _record_all(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return
+        names = _literal_strings(stmt.value)
+        if names is None:
+            self.all_unknown = True
+        elif isinstance(stmt, ast.AugAssign):
+            self.all_names = [*(self.all_names or []), *names]
+        else:
+            self.all_names = list(names)
+
+    def _all_mutation(self, call: ast.Call) -> None:
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "__all__"
+            and self._is_module_level()
+        ):
+            return
+        if func.attr == "extend" and len(call.args) == 1:
+            names = _literal_strings(call.args[0])
+        elif func.attr == "append" and len(call.args) == 1:
+            names = _literal_strings(ast.List(elts=[call.args[0]]))
+        else:
+            names = None
+        if names is None:
+            self.all_unknown = True
+        else:
+            self.all_names = [*(self.all_names or []), *names]
+
+    def _is_module_level(self) -> bool:
+        return self.class_depth == 0
+
+    def _add_site(
+        self,
+        stmt: ast.stmt | ast.expr,
+        kind: SiteKind,
+        target: str | None,
+        flags: frozenset[str],
+        *,
+        level: int = 0,
+        anchor: str = "__package__",
+        names: tuple[str, ...] = (),
+        detail: str = "",
+    ) -> None:
+        self.sites.append(
+            ImportSite(
+                line=stmt.lineno,
+                col=stmt.col_offset,
+                kind=kind,
+                target=target,
+                level=level,
+                anchor=anchor,
+                names=names,
+                flags=tuple(sorted(flags)),
+                detail=detail,
+            )
+        )
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+_UNKNOWN: Final = _Unknown()
+
+
+class _NotMain(str):
+    """``__name__`` of an imported module: never ``"__main__"`` (rule 11)."""
+
+
+_NOT_MAIN: Final = _NotMain("<imported module>")
+
+
+@dataclass(frozen=True)
+class _VersionInfo:
+    """``sys.version_info`` for a target ``(major, minor)``; its micro release is unknown."""
+
+    version: tuple[int, int]
+
+    def compare(self, other: object) -> int | None:
+        """-1/0/1 like ``cmp(sys.version_info, other)``, or None if it depends on the micro release."""
+        if not isinstance(other, tuple) or not all(isinstance(x, int) for x in other):
+            return None
+        for mine, theirs in zip(self.version, other):
+            if mine != theirs:
+                return -1 if mine < theirs else 1
+        if len(other) <= 2:
+            return 1  # sys.version_info is a longer tuple with the same prefix
+        return None
+
+
+def _compare(left: object, op: ast.cmpop, right: object) -> object:
+    if left is _UNKNOWN or right is _UNKNOWN:
+        return _UNKNOWN
+    if isinstance(left, _NotMain) or isinstance(right, _NotMain):
+        if isinstance(op, (ast.Eq, ast.NotEq)) and "__main__" in (left, right):
+            return isinstance(op, ast.NotEq)
+        return _UNKNOWN
+    if isinstance(left, _VersionInfo) or isinstance(right, _VersionInfo):
+        return _compare_version(left, op, right)
+    try:
+        if isinstance(op, ast.Eq):
+            return left == right
+        if isinstance(op, ast.NotEq):
+            return left != right
+        if isinstance(op, ast.In):
+            return left in right  # type: ignore[operator]
+        if isinstance(op, ast.NotIn):
+            return left not in right  # type: ignore[operator]
+        if isinstance(op, ast.Lt):
+            return left < right  # type: ignore[operator]
+        if isinstance(op, ast.LtE):
+            return left <= right  # type: ignore[operator]
+        if isinstance(op, ast.Gt):
+            return left > right  # type: ignore[operator]
+        if isinstance(op, ast.GtE):
+            return left >= right  # type: ignore[operator]
+        if isinstance(op, ast.Is):
+            return left is right
+        if isinstance(op, ast.IsNot):
+            return left is not right
+    except TypeError:
+        return _UNKNOWN
+    return _UNKNOWN
+
+
+def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
+    flipped = not isinstance(left, _VersionInfo)
+    info, other = (right, left) if flipped else (left, right)
+    assert isinstance(info, _VersionInfo)
+    order = info.compare(other)
+    if order is None:
+        return _UNKNOWN
+    if flipped:
+        order = -order
+    if isinstance(op, ast.Eq):
+        return order == 0
+    if isinstance(op, ast.NotEq):
+        return order != 0
+    if isinstance(op, ast.Lt):
+        return order < 0
+    if isinstance(op, ast.LtE):
+        return order <= 0
+    if isinstance(op, ast.Gt):
+        return order > 0
+    if isinstance(op, ast.GtE):
+        return order >= 0
+    return _UNKNOWN
+
+
+def _literal_strings(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out: list[str] = []
+        for element in node.elts:
+            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                return None
+            out.append(element.value)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal_strings(node.left), _literal_strings(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _dunder_import_level(call: ast.Call) -> int | None:
+    level = call.args[4] if len(call.args) > 4 else _keyword(call, "level")
+    if level is None:
+        return 0
+    if isinstance(level, ast.Constant) and level.value == 0:
+        return 0
+    return None  # relative __import__ with globals(): not modelled, reported as unknown
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees is best effort
+        return "<dynamic import>"
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,181 @@
+"""Module patterns: dotted module names with ``*`` and ``**`` wildcard segments.
+
+A pattern is a dotted name such as ``"mypkg.models.*.ops"``. Each segment is a Python identifier,
+``*`` (exactly one segment) or ``**`` (one or more segments), as in import-linter. Wildcards must be
+whole segments: ``"foo*"`` is an error.
+
+Two kinds of matching are offered:
+
+* :meth:`ModulePattern.matches` (``[heavy]``, ``forbid``, ``allow``): the module matches the pattern
+  or is a submodule of a module that does (``"torch"`` matches ``"torch.cuda"``);
+* :meth:`ModulePattern.matches_exactly` (``[light]`` and ``[[ignore]]``): the module matches the
+  pattern itself (``"torch"`` does not match ``"torch.cuda"``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["ModulePattern", "PatternError", "parse_pattern"]
+
+_ONE = "*"
+_MANY = "**"
+_WILDCARDS = frozenset((_ONE, _MANY))
+_SEGMENT_RE = r"[^.]+"
+_SUBMODULES_RE = r"(?:\.[^.]+)*"
+
+
+def _quote(text: str) -> str:
+    """Return ``text`` as a TOML basic string (``"a.b"``)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class PatternError(ValueError):
+    """A module pattern is malformed.
+
+    ``str(err)`` is ``invalid module pattern "<text>": <reason>``, for example
+    ``invalid module pattern "a..b": empty segment (a doubled, leading or trailing dot)``.
+
+    Attributes:
+        text: the pattern as written.
+        reason: what is wrong with it (without the pattern prefix).
+    """
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(f"invalid module pattern {_quote(text)}: {reason}")
+
+
+def _check_segments(text: str) -> tuple[str, ...]:
+    """Split ``text`` into segments, raising :class:`PatternError` for the first bad one."""
+    if not text:
+        raise PatternError(text, "empty")
+    segments = tuple(text.split("."))
+    for segment in segments:
+        if segment in _WILDCARDS:
+            continue
+        if not segment:
+            raise PatternError(text, "empty segment (a doubled, leading or trailing dot)")
+        if "*" in segment:
+            raise PatternError(
+                text,
+                f'wildcards must be whole segments ("*" or "**"), not part of {_quote(segment)}',
+            )
+        if not segment.isidentifier():
+            raise PatternError(text, f"{_quote(segment)} is not a Python identifier")
+    return segments
+
+
+def _segment_regex(segment: str) -> str:
+    """Return the regular expression for one pattern segment."""
+    if segment == _ONE:
+        return _SEGMENT_RE
+    if segment == _MANY:
+        return _SEGMENT_RE + _SUBMODULES_RE
+    return re.escape(segment)
+
+
+@dataclass(frozen=True)
+class ModulePattern:
+    """A parsed, validated module pattern; build it with :func:`parse_pattern` (or directly).
+
+    Equality and hashing use ``text`` only. Matching is precompiled once per pattern.
+
+    Attributes:
+        text: the pattern as written, e.g. ``"mypkg.*.ops"``.
+
+    Raises:
+        PatternError: (from the constructor) if ``text`` is not a valid pattern.
+    """
+
+    text: str
+    _segments: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _exact: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _with_submodules: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _prefix: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        segments = _check_segments(self.text)
+        object.__setattr__(self, "_segments", segments)
+        if any(segment in _WILDCARDS for segment in segments):
+            body = r"\.".join(_segment_regex(segment) for segment in segments)
+            object.__setattr__(self, "_exact", re.compile(body))
+            object.__setattr__(self, "_with_submodules", re.compile(body + _SUBMODULES_RE))
+        else:
+            object.__setattr__(self, "_exact", None)
+            object.__setattr__(self, "_with_submodules", None)
+        object.__setattr__(self, "_prefix", self.text + ".")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def matches(self, module: str) -> bool:
+        """Return True if ``module`` (a dotted name) matches, or is a submodule of a match.
+
+        This is the ``[heavy]`` / ``forbid`` / ``allow`` meaning: ``"torch"`` matches ``"torch"``
+        and ``"torch.cuda"`` but not ``"torchvision"``; ``"a.*"`` matches ``"a.b"`` and ``"a.b.c"``
+        but not ``"a"``.
+        """
+        regex = self._with_submodules
+        if regex is None:
+            return module == self.text or module.startswith(self._prefix)
+        return regex.fullmatch(module) is not None
+
+    def matches_exactly(self, module: str) -> bool:
+        """Return True if ``module`` matches the pattern itself, without the submodule extension.
+
+        This is the ``[light]`` meaning: ``"a.*"`` matches ``"a.b"`` but not ``"a.b.c"``;
+        ``"a.**"`` matches both.
+        """
+        regex = self._exact
+        if regex is None:
+            return module == self.text
+        return regex.fullmatch(module) is not None
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        """The dotted segments, wildcards included: ``("a", "*", "c")``."""
+        return self._segments
+
+    @property
+    def is_wildcard(self) -> bool:
+        """True if some segment is ``*`` or ``**``."""
+        return self._exact is not None
+
+    @property
+    def static_prefix(self) -> str:
+        """The dotted segments before the first wildcard (``""`` if the pattern starts with one).
+
+        ``"a.b.*.c"`` -> ``"a.b"``; ``"a.b"`` -> ``"a.b"``; ``"**.c"`` -> ``""``.
+        """
+        static: list[str] = []
+        for segment in self._segments:
+            if segment in _WILDCARDS:
+                break
+            static.append(segment)
+        return ".".join(static)
+
+    @property
+    def top_level(self) -> str | None:
+        """The first segment (a top-level package name), or None if it is a wildcard."""
+        first = self._segments[0]
+        return None if first in _WILDCARDS else first
+
+
+def parse_pattern(text: str) -> ModulePattern:
+    """Parse and validate a module pattern.
+
+    Args:
+        text: a dotted name whose segments are Python identifiers, ``*`` or ``**``.
+
+    Returns:
+        The :class:`ModulePattern`.
+
+    Raises:
+        PatternError: if ``text`` is empty, has an empty segment (``"a..b"``, ``".a"``, ``"a."``),
+            a partial wildcard (``"foo*"``) or a segment that is not an identifier (``"a-b"``).
+    """
+    return ModulePattern(text)

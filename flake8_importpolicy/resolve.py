@@ -1,0 +1,395 @@
+"""Resolution: which file runs for a dotted module name, found by path search alone (no execution).
+
+The search follows the interpreter's order (``shared/SEMANTICS.md`` rules 5-7):
+
+1. modules already imported at interpreter start-up never run again (``preloaded``);
+2. builtin modules (``sys.builtin_module_names``), then frozen modules (``_imp._frozen_module_names()``,
+   most of the start-up stdlib since 3.11) — ``importlib.machinery.BuiltinImporter`` and
+   ``FrozenImporter`` come before ``PathFinder`` on ``sys.meta_path``;
+3. path entries in order: the policy's first-party source roots (standing in for the script directory
+   that ``python -c`` puts first), then the interpreter's ``sys.path``. Within one directory
+   (``importlib.machinery.FileFinder.find_spec``) a regular package ``name/__init__.*`` wins over a
+   module file, module files are tried in loader order (extension suffixes, ``.py``, ``.pyc``), and a
+   directory without ``__init__`` is only a namespace portion (PEP 420) if nothing else matched on the
+   whole path.
+
+Nothing here imports the analysed code; ``importlib.util.find_spec`` is never used because it executes
+parent packages. The target interpreter is queried once for its ``sys.path`` and module lists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+__all__ = [
+    "InterpreterError",
+    "InterpreterInfo",
+    "ModuleIndex",
+    "ResolvedModule",
+    "query_interpreter",
+]
+
+ModuleKind = Literal[
+    "source", "package", "namespace", "extension", "bytecode", "builtin", "frozen", "unresolved"
+]
+Origin = Literal["first-party", "third-party", "stdlib", "unknown"]
+
+
+class InterpreterError(Exception):
+    """The target interpreter could not be run or queried; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class InterpreterInfo:
+    """What path search needs to know about the target interpreter.
+
+    Attributes:
+        executable: the interpreter's path.
+        version: its ``(major, minor)``.
+        platform: its ``sys.platform``.
+        sys_path: ``sys.path`` of ``python -c`` without the leading script directory entry.
+        builtin: ``sys.builtin_module_names``.
+        frozen: ``_imp._frozen_module_names()`` (empty before 3.11).
+        preloaded: modules in ``sys.modules`` when ``python -c`` starts running its command.
+        stdlib_dirs: ``sysconfig`` ``stdlib`` and ``platstdlib`` paths.
+        extension_suffixes: ``importlib.machinery.EXTENSION_SUFFIXES`` of that interpreter.
+    """
+
+    executable: str
+    version: tuple[int, int]
+    platform: str
+    sys_path: tuple[str, ...]
+    builtin: frozenset[str]
+    frozen: frozenset[str]
+    preloaded: frozenset[str]
+    stdlib_dirs: tuple[str, ...]
+    extension_suffixes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-able dict (for the on-disk cache)."""
+        return {
+            "executable": self.executable,
+            "version": list(self.version),
+            "platform": self.platform,
+            "sys_path": list(self.sys_path),
+            "builtin": sorted(self.builtin),
+            "frozen": sorted(self.frozen),
+            "preloaded": sorted(self.preloaded),
+            "stdlib_dirs": list(self.stdlib_dirs),
+            "extension_suffixes": list(self.extension_suffixes),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> InterpreterInfo:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            KeyError, TypeError, ValueError: if ``data`` is not what :meth:`to_json` produced.
+        """
+
+        def strings(key: str) -> tuple[str, ...]:
+            value = data[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError(key)
+            return tuple(value)
+
+        version = data["version"]
+        if not isinstance(version, list) or len(version) != 2:
+            raise TypeError("version")
+        return cls(
+            executable=str(data["executable"]),
+            version=(int(version[0]), int(version[1])),
+            platform=str(data["platform"]),
+            sys_path=strings("sys_path"),
+            builtin=frozenset(strings("builtin")),
+            frozen=frozenset(strings("frozen")),
+            preloaded=frozenset(strings("preloaded")),
+            stdlib_dirs=strings("stdlib_dirs"),
+            extension_suffixes=strings("extension_suffixes"),
+        )
+
+
+# Runs in the target interpreter (any Python >= 3.6); imports only the stdlib, never analysed code.
+_QUERY: Final = """\
+import sys
+preloaded = sorted(sys.modules)
+import json, sysconfig, importlib.machinery
+try:
+    import _imp
+    frozen = sorted(_imp._frozen_module_names())
+except Exception:
+    frozen = []
+paths = sysconfig.get_paths()
+print(json.dumps({
+    "executable": sys.executable,
+    "version": list(sys.version_info[:2]),
+    "platform": sys.platform,
+    "sys_path": sys.path[1:],
+    "builtin": sorted(sys.builtin_module_names),
+    "frozen": frozen,
+    "preloaded": preloaded,
+    "stdlib_dirs": [paths["stdlib"], paths["platstdlib"]],
+    "extension_suffixes": list(importlib.machinery.EXTENSION_SUFFIXES),
+}))
+"""
+
+_QUERY_CACHE: dict[str, InterpreterInfo] = {}
+
+
+def query_interpreter(executable: str | None = None) -> InterpreterInfo:
+    """Ask an interpreter for its module search path and start-up modules.
+
+    Runs ``executable -c <stdlib-only script>`` (a fresh process, with the environment of this one, so
+    ``PYTHONPATH`` and ``.pth`` files count as they would for ``python -c "import x"``). The answer is
+    cached per executable for the life of this process.
+
+    Args:
+        executable: path of the interpreter; ``None`` means the one running this code. It runs in
+            an empty temporary directory, so no project module can shadow the query's imports.
+
+    Raises:
+        InterpreterError: if the interpreter cannot be started or answers nonsense.
+    """
+    exe = executable or sys.executable
+    cached = _QUERY_CACHE.get(exe)
+    if cached is not None:
+        return cached
+    try:
+        # An empty working directory: the query must not import a project's json.py or sys.py.
+        with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
+            completed = subprocess.run(
+                [exe, "-c", _QUERY],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=empty,
+                check=False,
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InterpreterError(f"cannot run interpreter {exe}: {exc}") from exc
+    if completed.returncode != 0:
+        tail = completed.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise InterpreterError(
+            f"interpreter {exe} failed to report its sys.path (exit {completed.returncode}): {tail[0]}"
+        )
+    try:
+        info = InterpreterInfo.from_json(json.loads(completed.stdout.strip().splitlines()[-1]))
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise InterpreterError(f"interpreter {exe} gave an unreadable answer: {exc}") from exc
+    _QUERY_CACHE[exe] = info
+    return info
+
+
+@dataclass(frozen=True)
+class ResolvedModule:
+    """Where a dotted module name is found and what kind of module it is.
+
+    Attributes:
+        name: the dotted module name.
+        kind: ``source`` (a ``.py`` module), ``package`` (a regular package; ``path`` is its
+            ``__init__``), ``namespace`` (PEP 420, runs no code), ``extension`` (compiled; its imports
+            are unknown), ``bytecode`` (``.pyc`` only), ``builtin``, ``frozen`` or ``unresolved``.
+        origin: ``first-party`` (under a source root), ``stdlib``, ``third-party`` or ``unknown``.
+        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules).
+        locations: the package's ``__path__`` (directories searched for its submodules).
+        preloaded: already imported at interpreter start-up, so importing it runs nothing.
+    """
+
+    name: str
+    kind: ModuleKind
+    origin: Origin
+    path: Path | None = None
+    locations: tuple[Path, ...] = ()
+    preloaded: bool = False
+
+    @property
+    def is_package(self) -> bool:
+        """True for regular and namespace packages (modules with a ``__path__``)."""
+        return bool(self.locations) or self.kind in ("package", "namespace")
+
+    @property
+    def has_source(self) -> bool:
+        """True if the module runs Python source that can be analysed (``source`` or ``package``)."""
+        return self.kind in ("source", "package") and self.path is not None
+
+
+class ModuleIndex:
+    """Resolves dotted module names to files by path search, with cached directory listings.
+
+    Args:
+        source_roots: first-party roots, searched first (after builtin and frozen modules).
+        interpreter: the target interpreter's facts (its ``sys.path`` is searched after the roots).
+
+    Module names are plain dotted ``str``. Nothing is imported or executed.
+    """
+
+    def __init__(self, source_roots: Sequence[Path], interpreter: InterpreterInfo) -> None:
+        self.source_roots: tuple[Path, ...] = tuple(source_roots)
+        self.interpreter = interpreter
+        root_strs = [str(root) for root in self.source_roots]
+        self._search_path: tuple[Path, ...] = tuple(
+            Path(entry)
+            for entry in dict.fromkeys([*root_strs, *interpreter.sys_path])
+            if entry and not entry.endswith((".zip", ".egg", ".whl"))
+        )
+        self._suffixes: tuple[tuple[str, ModuleKind], ...] = (
+            *((suffix, "extension") for suffix in interpreter.extension_suffixes),
+            (".py", "source"),
+            (".pyc", "bytecode"),
+        )
+        self._stdlib_dirs = tuple(
+            os.path.normcase(os.path.abspath(d)) + os.sep for d in interpreter.stdlib_dirs
+        )
+        self._roots_prefixes = tuple(
+            os.path.normcase(os.path.abspath(r)) + os.sep for r in self.source_roots
+        )
+        self._listings: dict[Path, frozenset[str] | None] = {}
+        self._resolved: dict[str, ResolvedModule] = {}
+
+    # -- queries -----------------------------------------------------------------------------------
+
+    def resolve_module(self, name: str) -> ResolvedModule:
+        """Return where ``name`` is found; kind ``unresolved`` if it cannot be found.
+
+        A submodule is searched in its parent package's locations only (so a parent that is not a
+        package, or unresolved, makes it unresolved). Results are cached.
+        """
+        cached = self._resolved.get(name)
+        if cached is not None:
+            return cached
+        result = self._resolve_uncached(name)
+        self._resolved[name] = result
+        return result
+
+    def find_children(self, name: str) -> tuple[str, ...]:
+        """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
+        package = self.resolve_module(name)
+        children: set[str] = set()
+        for location in package.locations:
+            for entry in self._listdir(location) or ():
+                child = _module_name_of_entry(location, entry, self._suffixes)
+                if child is not None and child != "__init__":
+                    children.add(f"{name}.{child}")
+        return tuple(sorted(c for c in children if self.resolve_module(c).kind != "unresolved"))
+
+    def find_descendants(self, name: str) -> Iterator[str]:
+        """Yield every submodule of package ``name``, depth first, in sorted order."""
+        for child in self.find_children(name):
+            yield child
+            yield from self.find_descendants(child)
+
+    def find_first_party_top_levels(self) -> tuple[str, ...]:
+        """Names of the top-level modules and packages found directly in the source roots."""
+        names: set[str] = set()
+        for root in self.source_roots:
+            for entry in self._listdir(root) or ():
+                name = _module_name_of_entry(root, entry, self._suffixes)
+                if name is not None and name.isidentifier():
+                    names.add(name)
+        return tuple(sorted(n for n in names if self.resolve_module(n).origin == "first-party"))
+
+    def find_listed_directories(self) -> tuple[Path, ...]:
+        """Every directory listed so far (path search depends on these listings), sorted."""
+        return tuple(sorted(self._listings))
+
+    def origin_of_path(self, path: Path) -> Origin:
+        """Classify a file or directory as first-party, stdlib or third-party by where it lies."""
+        text = os.path.normcase(os.path.abspath(path))
+        if text.startswith(self._roots_prefixes):
+            return "first-party"
+        if text.startswith(self._stdlib_dirs):
+            parts = text.split(os.sep)
+            if "site-packages" not in parts and "dist-packages" not in parts:
+                return "stdlib"
+        return "third-party"
+
+    # -- path search -------------------------------------------------------------------------------
+
+    def _resolve_uncached(self, name: str) -> ResolvedModule:
+        if not name or not all(part.isidentifier() for part in name.split(".")):
+            return ResolvedModule(name, "unresolved", "unknown")
+        preloaded = name in self.interpreter.preloaded
+        parent, _, last = name.rpartition(".")
+        if not parent:
+            if name in self.interpreter.builtin:
+                return ResolvedModule(name, "builtin", "stdlib", preloaded=preloaded)
+            locations = self._search_path
+        else:
+            parent_module = self.resolve_module(parent)
+            if not parent_module.locations:
+                return ResolvedModule(name, "unresolved", parent_module.origin)
+            locations = parent_module.locations
+        found = self._path_search(last, locations)
+        if name in self.interpreter.frozen:
+            # FrozenImporter comes before PathFinder; it still exposes the stdlib directory as
+            # __path__ for frozen packages, so keep the locations found on disk.
+            return ResolvedModule(
+                name, "frozen", "stdlib", None, found.locations if found else (), preloaded
+            )
+        if found is None:
+            origin: Origin = "unknown" if not parent else self.resolve_module(parent).origin
+            return ResolvedModule(name, "unresolved", origin, preloaded=preloaded)
+        origin_path = found.path or (found.locations[0] if found.locations else None)
+        origin = self.origin_of_path(origin_path) if origin_path is not None else "unknown"
+        return ResolvedModule(name, found.kind, origin, found.path, found.locations, preloaded)
+
+    def _path_search(self, last: str, locations: Sequence[Path]) -> ResolvedModule | None:
+        portions: list[Path] = []
+        for directory in locations:
+            entries = self._listdir(directory)
+            if not entries:
+                continue
+            is_dir = False
+            if last in entries:
+                candidate = directory / last
+                sub_entries = self._listdir(candidate)
+                if sub_entries is not None:
+                    is_dir = True
+                    for suffix, kind in self._suffixes:
+                        init = "__init__" + suffix
+                        if init in sub_entries and not (candidate / init).is_dir():
+                            package_kind: ModuleKind = "package" if kind == "source" else kind
+                            return ResolvedModule(last, package_kind, "unknown", candidate / init,
+                                                  (candidate,))
+            for suffix, kind in self._suffixes:
+                filename = last + suffix
+                if filename in entries and not (directory / filename).is_dir():
+                    return ResolvedModule(last, kind, "unknown", directory / filename)
+            if is_dir:
+                portions.append(directory / last)
+        if portions:
+            return ResolvedModule(last, "namespace", "unknown", None, tuple(portions))
+        return None
+
+    def _listdir(self, directory: Path) -> frozenset[str] | None:
+        """Entries of ``directory`` (cached), or None if it is not a readable directory."""
+        if directory in self._listings:
+            return self._listings[directory]
+        try:
+            listing: frozenset[str] | None = frozenset(os.listdir(directory))
+        except OSError:
+            listing = None
+        self._listings[directory] = listing
+        return listing
+
+
+def _module_name_of_entry(
+    directory: Path, entry: str, suffixes: Sequence[tuple[str, ModuleKind]]
+) -> str | None:
+    if entry.startswith(".") or entry == "__pycache__":
+        return None
+    for suffix, _kind in suffixes:
+        if entry.endswith(suffix):
+            stem = entry[: -len(suffix)]
+            return stem if stem.isidentifier() else None
+    if entry.isidentifier() and (directory / entry).is_dir():
+        return entry
+    return None

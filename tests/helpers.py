@@ -1,0 +1,90 @@
+"""Shared test helpers: fixture discovery, inline expectations and the runtime oracle."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+_EXPECTATION = re.compile(r"#\s*(IPL\d{3})\b")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """An inline ``# IPL001`` comment: the code expected at that file's line."""
+
+    path: str  # relative to the fixture directory, posix separators
+    line: int
+    code: str
+
+
+def fixture_dirs() -> list[Path]:
+    """Every fixture (a directory under tests/fixtures with a policy.toml), sorted."""
+    return sorted(p.parent for p in FIXTURES.glob("*/policy.toml"))
+
+
+def read_expectations(root: Path) -> set[Expectation]:
+    """Collect ``# IPLnnn`` comments from every .py file under ``root``.
+
+    A comment must start with the code (``# IPL001``); ``# noqa: IPL001`` is not an expectation.
+    """
+    found: set[Expectation] = set()
+    for path in sorted(root.rglob("*.py")):
+        try:
+            text = path.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            for match in _EXPECTATION.finditer(line):
+                found.add(Expectation(path.relative_to(root).as_posix(), number, match.group(1)))
+    return found
+
+
+# Runs in a fresh interpreter. Only builtins and the sys module are used before the import, so that
+# the probe itself imports nothing a fixture could shadow (a fixture may define json.py).
+_PROBE = r"""
+import sys
+out, module = sys.argv[1], sys.argv[2]
+roots = sys.argv[3:]
+sys.path[0:1] = roots
+before = set(sys.modules)
+error = None
+try:
+    __import__(module)
+except BaseException as exc:
+    error = type(exc).__name__ + ": " + str(exc)
+after = {}
+for name, mod in list(sys.modules.items()):
+    if name not in before:
+        after[name] = getattr(mod, "__file__", None)
+with open(out, "w") as handle:
+    handle.write(repr({"modules": after, "error": error}))
+"""
+
+
+def run_import(module: str, roots: list[Path], python: str = sys.executable) -> dict[str, str | None]:
+    """Import ``module`` in a fresh interpreter with ``roots`` first on sys.path.
+
+    Returns ``{module name: __file__}`` for every module that appeared in ``sys.modules``.
+
+    Raises:
+        AssertionError: if the import raised (the fixture is broken).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.txt"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        subprocess.run(
+            [python, "-c", _PROBE, str(out), module, *map(str, roots)],
+            cwd=tmp, env=env, check=True, capture_output=True, timeout=60,
+        )
+        data = ast.literal_eval(out.read_text())
+    assert data["error"] is None, f"importing {module} raised {data['error']}"
+    modules: dict[str, str | None] = data["modules"]
+    return modules

@@ -1,0 +1,87 @@
+"""One parametrized test per fixture tree (flake8-bugbear style), with CPython as the oracle.
+
+- ``test_inline_expectations``: ``importpolicy``'s engine reports exactly the ``# IPLnnn`` comments.
+- ``test_matches_interpreter``: for each light module, a fresh interpreter imports it; the first-party
+  ``.py`` modules that appear in ``sys.modules`` must equal the engine's predicted import-time closure.
+  Where a rule is deliberately conservative (guarded, conditional, fallback imports) the prediction may
+  be a superset, but every extra module's chain must carry one of those flags.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import Expectation, fixture_dirs, read_expectations, run_import
+
+from flake8_importpolicy.check import PolicyEngine
+from flake8_importpolicy.policy import load_policy
+
+FIXTURES = fixture_dirs()
+
+
+def _engine(root: Path) -> PolicyEngine:
+    return PolicyEngine(load_policy(root / "policy.toml"))
+
+
+@pytest.mark.parametrize("root", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_inline_expectations(root: Path) -> None:
+    engine = _engine(root)
+    report = engine.check()
+    found = {
+        Expectation(engine.policy.relpath(v.path), v.line, v.code) for v in report.violations
+    } | {
+        Expectation(engine.policy.relpath(p.path), p.line, p.code)
+        for p in report.problems
+        if p.path is not None and p.line is not None and p.path.suffix == ".py"
+    }
+    assert sorted(found, key=repr) == sorted(read_expectations(root), key=repr)
+
+
+def _light_cases() -> list[tuple[Path, str]]:
+    cases = []
+    for root in FIXTURES:
+        engine = _engine(root)
+        for rule in engine.policy.light:
+            for light in engine.find_light_modules(rule):
+                cases.append((root, light))
+    return cases
+
+
+LIGHT_CASES = _light_cases()
+
+
+@pytest.mark.parametrize(
+    ("root", "light"), LIGHT_CASES, ids=[f"{r.name}:{m}" for r, m in LIGHT_CASES]
+)
+def test_matches_interpreter(root: Path, light: str) -> None:
+    engine = _engine(root)
+    rule = next(r for r in engine.policy.light if r.pattern.matches_exactly(light))
+    closure = engine.graph.find_import_time_closure(
+        light, expand=engine.make_expander(lambda name: None, ())
+    )
+    predicted = set()
+    for name in closure:
+        resolved = engine.index.resolve_module(name)
+        if resolved.has_source and resolved.origin == "first-party" and not resolved.preloaded:
+            predicted.add(name)
+
+    runtime = run_import(light, list(engine.policy.settings.source_roots))
+    fixture_root = str(root.resolve())
+    executed = {
+        name for name, file in runtime.items()
+        if file and file.endswith(".py") and str(Path(file).resolve()).startswith(fixture_root)
+    }
+
+    assert executed - predicted == set(), "the engine missed modules the interpreter ran"
+    for extra in sorted(predicted - executed):
+        flags = {flag for hop in closure[extra] for flag in hop.flags}
+        assert flags, f"{extra} predicted but not run, and its chain is not flagged conservative"
+
+    runtime_heavy = sorted(name for name in executed if rule.forbidden_rule(name))
+    violations, _ = engine.check_light_module(light, rule)
+    if runtime_heavy:
+        assert violations, f"runtime ran forbidden {runtime_heavy} but the engine reports nothing"
+    for violation in violations:
+        if violation.heavy not in executed:
+            assert any(hop.flags for hop in violation.chain), violation
