@@ -421,7 +421,10 @@ class PolicyEngine:
                     line=line,
                     col=col,
                     kind=PARENT_PACKAGE if is_parent else chain[0].kind,
-                    also=tuple(sorted({name for name, _, _ in reached[1:]})),
+                    also=tuple(
+                        name for name in _outermost(name for name, _, _ in reached)
+                        if name != heavy_name
+                    ),
                     chain=chain,
                 )
             )
@@ -490,6 +493,16 @@ class PolicyEngine:
             unknown=tuple(unknown),
             problems=tuple(bad),
         )
+
+
+def _outermost(names: Iterable[str]) -> tuple[str, ...]:
+    """The sorted set of ``names`` without those that are submodules of another of them."""
+    unique = sorted(set(names))
+    kept: list[str] = []
+    for name in unique:
+        if not any(name.startswith(parent + ".") for parent in kept):
+            kept.append(name)
+    return tuple(kept)
 
 
 def _line_of(path: Path, needle: str) -> int | None:
