@@ -20,7 +20,7 @@ from pathlib import Path
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.extract import ModuleFacts, SourceProblem, Target, extract_facts
-from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownImport
+from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownImport, split_node
 from flake8_importpolicy.noqa import is_suppressed
 from flake8_importpolicy.patterns import ModulePattern
 from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
@@ -208,12 +208,25 @@ class PolicyEngine:
         exe = interpreter or (str(settings.interpreter) if settings.interpreter else None)
         self.interpreter = interpreter_info or query_interpreter(exe)
         versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
-        self.target = Target(versions=versions, platform=settings.platform)
+        self.target = Target(
+            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
+        )
         self.index = ModuleIndex(settings.source_roots, self.interpreter)
         self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
         self._cache = facts_cache
         self._ignores = _IgnoreTracker(policy.ignores)
-        self.graph = ImportGraph(self.index, self._facts, self._ignores)
+        heavy_calls = policy.heavy_calls
+
+        def is_heavy_call(name: str) -> bool:
+            return any(rule.pattern.matches(name) for rule in heavy_calls)
+
+        self.graph = ImportGraph(
+            self.index,
+            self._facts,
+            self._ignores,
+            call_depth=settings.call_depth,
+            is_heavy_call=is_heavy_call if heavy_calls else None,
+        )
         self._first_party_tops: frozenset[str] | None = None
         self.files_read: dict[Path, str] = {}
 
@@ -298,7 +311,10 @@ class PolicyEngine:
                         follow_third = True
 
         def expand(name: str) -> bool:
-            if forbidden(name) is not None:
+            if forbidden(name) is not None or name.endswith("()"):
+                return False
+            name, function = split_node(name)
+            if function is not None and forbidden(name) is not None:
                 return False
             resolved = self.index.resolve_module(name)
             if resolved.preloaded or not resolved.has_source:
@@ -456,18 +472,18 @@ class PolicyEngine:
         rules: tuple[HeavyRule, ...]
         allow: tuple[ModulePattern, ...] = ()
         if heavy is not None:
-            rules = (HeavyRule(heavy, "named by --heavy"),)
+            rules = (HeavyRule(heavy, "named by --heavy"), HeavyRule(heavy, "named by --heavy", True))
         else:
             light_rule = next(
                 (r for r in self.policy.light if r.pattern.matches_exactly(module)), None
             )
-            rules = light_rule.forbid if light_rule else self.policy.heavy
+            rules = light_rule.forbid if light_rule else self.policy.heavy + self.policy.heavy_calls
             allow = light_rule.allow if light_rule else ()
 
         def forbidden(name: str) -> HeavyRule | None:
             if any(a.matches(name) for a in allow):
                 return None
-            return next((r for r in rules if r.pattern.matches(name)), None)
+            return next((r for r in rules if r.matches_node(name)), None)
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)
@@ -488,7 +504,9 @@ class PolicyEngine:
             module=module,
             resolved=self.index.resolve_module(module),
             closure=closure,
-            paths={name: self.index.resolve_module(name).path for name in closure},
+            paths={
+                name: self.index.resolve_module(split_node(name)[0]).path for name in closure
+            },
             forbidden=tuple(found),
             unknown=tuple(unknown),
             problems=tuple(bad),

@@ -21,6 +21,8 @@ class Code:
         summary: one line for the docs and ``--help``.
         finding: True if the code makes ``importpolicy check`` exit 1 (a finding), False for errors
             that make it exit 2 (usage or policy errors).
+        call_template: the template used instead when the ``heavy`` field is a call
+            (``"torch.cuda.init()"``, from ``[heavy-calls]``); empty if the code has none.
     """
 
     id: str
@@ -28,6 +30,7 @@ class Code:
     template: str
     summary: str
     finding: bool = True
+    call_template: str = ""
 
     def format(self, **fields: object) -> str:
         """Return ``"<id> <message>"`` with the template filled from ``fields``.
@@ -35,20 +38,25 @@ class Code:
         Raises:
             KeyError: if a field named in the template is missing.
         """
-        return f"{self.id} {self.template.format(**fields)}"
+        template = self.template
+        if self.call_template and str(fields.get("heavy", "")).endswith("()"):
+            template = self.call_template
+        return f"{self.id} {template.format(**fields)}"
 
 
 IPL001: Final = Code(
     "IPL001",
     "light-imports-heavy",
     "light module {light} imports {heavy} at import time ({reason})",
-    "A light module imports a forbidden (heavy) module at import time.",
+    "A light module imports a forbidden (heavy) module, or calls a heavy function, at import time.",
+    call_template="light module {light} calls {heavy} at import time ({reason})",
 )
 IPL002: Final = Code(
     "IPL002",
     "continues-heavy-chain",
     "this import makes light module {lights} import {heavy} at import time ({reason})",
     "An import in this module continues a reported chain from a light module to a forbidden one.",
+    call_template="this makes light module {lights} call {heavy} at import time ({reason})",
 )
 IPL003: Final = Code(
     "IPL003",

@@ -6,14 +6,25 @@ decorators, default values and base classes. Function and lambda bodies are defe
 ``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
 ``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform.
 
+Beyond import statements it records what later rules need (``SEMANTICS.md`` rules 15-17): the calls
+made at import time (module level, class bodies, decorators, default values, base classes and
+metaclasses), the imports and calls in every function body (run when the function is called), a
+module-level ``__getattr__`` (PEP 562), and PEP 810 lazy imports (``lazy import x`` is recognised on
+Python 3.11-3.13 by removing the soft keyword before parsing, which keeps every line number and the
+statement's column).
+
 Nothing is imported or executed: the source is parsed with :func:`ast.parse` only.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import io
+import re
 import sys
-from collections.abc import Sequence
+import tokenize
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -21,6 +32,9 @@ __all__ = [
     "GUARDED",
     "CONDITIONAL",
     "FALLBACK",
+    "EAGER_BEFORE_315",
+    "CallSite",
+    "FunctionFacts",
     "ImportSite",
     "ModuleFacts",
     "SourceProblem",
@@ -34,6 +48,13 @@ CONDITIONAL: Final = "conditional"
 """Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run)."""
 FALLBACK: Final = "fallback"
 """Flag: the import is in an ``except`` handler (runs only if the ``try:`` body raised)."""
+EAGER_BEFORE_315: Final = "eager-before-3.15"
+"""Flag: the module is listed in ``__lazy_modules__``, so the import is lazy on Python 3.15+ but eager
+on the older target versions (PEP 810)."""
+
+LAZY_IMPORTS_MODES: Final = ("normal", "all", "none")
+"""PEP 810 lazy-imports modes: the ``lazy`` keyword as written, every eligible import lazy
+(``-X lazy_imports=all``), or every import eager (``-X lazy_imports=none``)."""
 
 SiteKind = Literal["import", "from-import", "star-import", "importlib"]
 
@@ -51,6 +72,7 @@ class Target:
 
     versions: tuple[tuple[int, int], ...]
     platform: str
+    lazy_imports: str = "normal"
 
     @classmethod
     def running(cls) -> Target:
@@ -65,7 +87,7 @@ class Target:
     def key(self) -> str:
         """A short stable string identifying the target (for cache keys)."""
         versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
-        return f"{versions};{self.platform}"
+        return f"{versions};{self.platform};{self.lazy_imports}"
 
 
 @dataclass(frozen=True)
@@ -97,6 +119,52 @@ class ImportSite:
     names: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     detail: str = ""
+    lazy_use_line: int | None = None
+
+
+CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call made when its scope runs (at import time for a module, when called for a function).
+
+    Attributes:
+        line, col: the call's position (1-based line, 0-based column).
+        callee: the called name as a dotted path through the scope's import aliases: ``helpers.setup``
+            after ``from mypkg import helpers`` is ``mypkg.helpers.setup``; a relative import keeps its
+            leading dots (``.helpers.setup``).
+        local: the first segment is a ``def`` or ``class`` of this module (not an import).
+        kind: ``call``; ``decorator-factory`` (``@f(...)``: ``f`` runs, then the function it returns);
+            ``metaclass`` (a class statement's ``metaclass=``); ``subclass`` (a base class: its
+            ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
+            its ``__set_name__`` runs too).
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    callee: str
+    local: bool
+    kind: CallKind = "call"
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What a function's body does when it is called.
+
+    Attributes:
+        line: the ``def`` line.
+        sites: import sites of the body (nested function bodies excluded).
+        calls: calls made by the body.
+        returns: names of nested functions the body returns (a decorator factory's decorator).
+    """
+
+    line: int
+    sites: tuple[ImportSite, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    returns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +194,12 @@ class ModuleFacts:
         defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
         problem: set when the source could not be parsed; then ``sites`` is empty and the module's
             imports are unknown.
+        calls: calls made at import time.
+        functions: ``{qualified name: facts}`` for module-level functions (``"f"``), methods of
+            module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``).
+        classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
+        aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
+            their leading dots), for following re-exported functions.
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -133,6 +207,10 @@ class ModuleFacts:
     all_names: tuple[str, ...] | None = None
     defines_getattr: bool = False
     problem: SourceProblem | None = None
+    calls: tuple[CallSite, ...] = ()
+    functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
+    classes: frozenset[str] = frozenset()
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
@@ -149,22 +227,73 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         function never raises for bad input.
     """
     try:
-        tree = ast.parse(source)
+        text, lazy_lines = _strip_lazy_keyword(source)
+        tree = ast.parse(text)
     except SyntaxError as exc:
         return ModuleFacts(problem=SourceProblem(exc.lineno or 1, _syntax_message(exc)))
-    except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
+    except (ValueError, UnicodeError, RecursionError, MemoryError, tokenize.TokenError) as exc:
         return ModuleFacts(problem=SourceProblem(1, str(exc) or type(exc).__name__))
-    visitor = _ImportTimeVisitor(target)
+    visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines)
     try:
         visitor.visit_body(tree.body, frozenset())
+        functions = visitor.analyse_functions()
     except RecursionError:
         return ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
     return ModuleFacts(
-        sites=tuple(visitor.sites),
+        sites=tuple(visitor.finish_lazy_sites()),
         bindings=frozenset(visitor.bindings),
         all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
         defines_getattr=visitor.defines_getattr,
+        calls=tuple(visitor.calls),
+        functions=functions,
+        classes=frozenset(visitor.classes),
+        aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
     )
+
+
+_LAZY_HINT: Final = re.compile(rb"^[ \t]*lazy[ \t]+(?:import|from)\b", re.MULTILINE)
+
+
+def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int]]:
+    """Remove PEP 810's soft keyword ``lazy`` before ``import``/``from`` statements.
+
+    Returns the source to parse and ``{line: column of the statement}`` for each lazy import. Only
+    the keyword and the blanks after it are removed, so line numbers are unchanged and the statement
+    starts at the column where ``lazy`` stood. Sources without ``lazy`` are returned as they are.
+
+    Raises:
+        tokenize.TokenError, SyntaxError, UnicodeError: for sources that cannot be tokenized.
+    """
+    raw = source.encode("utf-8") if isinstance(source, str) else source
+    if not _LAZY_HINT.search(raw):
+        return source, {}
+    tokens = list(tokenize.tokenize(io.BytesIO(raw).readline))
+    encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
+    lines = raw.decode(encoding).splitlines(keepends=True)
+    lazy: dict[int, int] = {}
+    at_statement_start = True
+    for index, token in enumerate(tokens):
+        if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
+            at_statement_start = True
+            continue
+        if token.type in (tokenize.NL, tokenize.COMMENT):
+            continue
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if (
+            at_statement_start
+            and token.type == tokenize.NAME
+            and token.string == "lazy"
+            and following is not None
+            and following.type == tokenize.NAME
+            and following.string in ("import", "from")
+            and following.start[0] == token.start[0]
+        ):
+            row, col = token.start
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + line[following.start[1]:]
+            lazy[row] = col
+        at_statement_start = token.type == tokenize.OP and token.string == ";"
+    return "".join(lines), lazy
 
 
 def _syntax_message(exc: SyntaxError) -> str:
@@ -196,6 +325,24 @@ class _ImportTimeVisitor:
     constants: dict[str, object] = field(default_factory=dict)
     seen_constants: set[str] = field(default_factory=set)
     class_depth: int = 0
+    # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
+    lazy_lines: dict[int, int] = field(default_factory=dict)
+    # set for the visitor of a function body (analysed as if the function were called)
+    in_function: bool = False
+    function_name: str = ""
+    calls: list[CallSite] = field(default_factory=list)
+    classes: set[str] = field(default_factory=set)
+    class_path: list[str] = field(default_factory=list)
+    local_defs: set[str] = field(default_factory=set)
+    import_bound: set[str] = field(default_factory=set)
+    pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=list)
+    used_names: dict[str, list[int]] = field(default_factory=dict)
+    lazy_bound: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    returns: list[str] = field(default_factory=list)
+    future_annotations: bool = False
+    lazy_modules: list[str] = field(default_factory=list)
+    bound_by_line: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    top_level_lines: set[int] = field(default_factory=set)
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -240,31 +387,46 @@ class _ImportTimeVisitor:
             if type(stmt).__name__ == "TypeAlias":
                 self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
                 return
+            if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+                self.returns.append(stmt.value.id)
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.expr):
                     self.scan_expr(child, flags)
 
+    def _lazy_col(self, stmt: ast.stmt) -> int | None:
+        """The original column of a ``lazy import`` statement, or None for an eager import."""
+        if self._is_module_level() and stmt.lineno in self.lazy_lines:
+            return self.lazy_lines[stmt.lineno]
+        return None
+
     def _import(self, stmt: ast.Import, flags: frozenset[str]) -> None:
+        lazy_col = self._lazy_col(stmt)
         for alias in stmt.names:
-            self._add_site(stmt, "import", alias.name, flags)
+            bound = alias.asname or alias.name.split(".", 1)[0]
+            self._add_site(stmt, "import", alias.name, flags, col=lazy_col,
+                           lazy_names=(bound,) if lazy_col is not None else None)
             if alias.asname:
-                self._bind(alias.asname, alias.name)
+                self._bind(alias.asname, alias.name, "import")
             else:
-                top = alias.name.split(".", 1)[0]
-                self._bind(top, top)
+                self._bind(bound, bound, "import")
 
     def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[str]) -> None:
         module = stmt.module or ""
         if module == "__future__" and stmt.level == 0:
+            if any(alias.name == "annotations" for alias in stmt.names):
+                self.future_annotations = True
             return
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
             self._add_site(stmt, "star-import", module, flags, level=stmt.level)
             return
-        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names)
+        lazy_col = self._lazy_col(stmt)
+        bound = tuple(alias.asname or alias.name for alias in stmt.names)
+        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names,
+                       col=lazy_col, lazy_names=bound if lazy_col is not None else None)
+        prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
-            qualified = f"{module}.{alias.name}" if module and stmt.level == 0 else alias.name
-            self._bind(alias.asname or alias.name, qualified)
+            self._bind(alias.asname or alias.name, prefix + alias.name, "import")
 
     def _if(self, stmt: ast.If, flags: frozenset[str]) -> None:
         self.scan_expr(stmt.test, flags)
@@ -296,28 +458,77 @@ class _ImportTimeVisitor:
         self.visit_body(getattr(stmt, "finalbody"), flags)
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[str]) -> None:
-        for expr in [*stmt.decorator_list, *stmt.bases, *(kw.value for kw in stmt.keywords)]:
-            self.scan_expr(expr, flags)
+        for decorator in stmt.decorator_list:
+            self._decorator(decorator, flags)
+        for base in stmt.bases:
+            self.scan_expr(base, flags)
+            self._add_call(base, base, "subclass", flags)
+        for keyword in stmt.keywords:
+            self.scan_expr(keyword.value, flags)
+            if keyword.arg == "metaclass":
+                self._add_call(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
+        qualname = self._scoped_name(stmt.name)
+        self.classes.add(qualname)
         saved = self.bindings
         self.bindings = set()
         self.class_depth += 1
+        self.class_path.append(stmt.name)
         self.visit_body(stmt.body, flags)
+        self.class_path.pop()
         self.class_depth -= 1
         self.bindings = saved
-        self._bind(stmt.name, None)
+        self._bind(stmt.name, None, "def")
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[str]) -> None:
         args = stmt.args
-        for expr in [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]:
+        for decorator in stmt.decorator_list:
+            self._decorator(decorator, flags)
+        for expr in [*args.defaults, *(d for d in args.kw_defaults if d)]:
             self.scan_expr(expr, flags)
-        self._bind(stmt.name, None)
+        if self._annotations_evaluated():
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            for arg in every:
+                if arg is not None and arg.annotation is not None:
+                    self.scan_expr(arg.annotation, flags)
+            if stmt.returns is not None:
+                self.scan_expr(stmt.returns, flags)
+        self.pending.append((self._scoped_name(stmt.name), stmt))
+        self._bind(stmt.name, None, "def")
         if stmt.name == "__getattr__" and self._is_module_level():
             self.defines_getattr = True
+
+    def _decorator(self, decorator: ast.expr, flags: frozenset[str]) -> None:
+        """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
+        if isinstance(decorator, ast.Call):
+            for argument in [*decorator.args, *(kw.value for kw in decorator.keywords)]:
+                self.scan_expr(argument, flags)
+            self._add_call(decorator, decorator.func, "decorator-factory", flags)
+        else:
+            self._add_call(decorator, decorator, "call", flags)
+
+    def _scoped_name(self, name: str) -> str:
+        if self.in_function:
+            return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
+        return ".".join([*self.class_path, name])
+
+    def _annotations_evaluated(self) -> bool:
+        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14."""
+        if self.future_annotations:
+            return False
+        return any(version < (3, 14) for version in self.target.versions)
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[str]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
+            if self.class_depth and isinstance(stmt.value, ast.Call):
+                self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and not self.in_function
+            and self._annotations_evaluated()
+        ):
+            self.scan_expr(stmt.annotation, flags)
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
@@ -326,6 +537,8 @@ class _ImportTimeVisitor:
         if self._is_module_level():
             self._record_all(stmt)
             self._record_constant(stmt)
+            if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
+                self.lazy_modules = _literal_strings(stmt.value) or []
 
     # -- expressions -------------------------------------------------------------------------------
 
@@ -342,17 +555,34 @@ class _ImportTimeVisitor:
                 stack.extend(d for d in current.args.kw_defaults if d)
                 continue
             if isinstance(current, ast.Call):
-                self._dynamic_import(current, flags)
+                if not self._dynamic_import(current, flags):
+                    self._add_call(current, current.func, "call", flags)
                 self._all_mutation(current)
+            elif isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
+                self.used_names.setdefault(current.id, []).append(current.lineno)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             stack.extend(ast.iter_child_nodes(current))
 
-    def _dynamic_import(self, call: ast.Call, flags: frozenset[str]) -> None:
+    def _dynamic_import(self, call: ast.Call, flags: frozenset[str]) -> bool:
+        """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
         name = self.qualname(call.func)
         if name is None or name not in _DYNAMIC_IMPORTERS:
-            return
+            return False
         self._call_site(call, flags, name)
+        return True
+
+    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[str]) -> None:
+        name = self.qualname(func)
+        if name is None:
+            return
+        first = func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and first.id in self.local_defs
+        self.calls.append(
+            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)))
+        )
 
     def _call_site(self, call: ast.Call, flags: frozenset[str], name: str) -> None:
         """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
@@ -520,15 +750,19 @@ class _ImportTimeVisitor:
 
     # -- bindings ----------------------------------------------------------------------------------
 
-    def _bind(self, name: str, refers_to: str | None) -> None:
+    def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
+        """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
-        if not self._is_module_level():
-            return
+        if self.class_depth:
+            return  # class namespaces are not visible from functions or the module
         if refers_to is None:
             self.aliases.pop(name, None)
         else:
             self.aliases[name] = refers_to
-        self.constants.pop(name, None)
+        (self.local_defs.add if how == "def" else self.local_defs.discard)(name)
+        (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
+        if not self.in_function:
+            self.constants.pop(name, None)
 
     def _bind_target(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -583,7 +817,77 @@ class _ImportTimeVisitor:
             self.all_names = [*(self.all_names or []), *names]
 
     def _is_module_level(self) -> bool:
-        return self.class_depth == 0
+        return self.class_depth == 0 and not self.in_function
+
+    # -- function bodies and lazy imports ------------------------------------------------------------
+
+    def analyse_functions(self) -> dict[str, FunctionFacts]:
+        """Analyse every function recorded so far as if it were called (SEMANTICS.md rule 16).
+
+        A body sees the module's final import aliases, minus its own parameters and local bindings.
+        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``.
+        """
+        out: dict[str, FunctionFacts] = {}
+        queue = list(self.pending)
+        while queue:
+            qualname, node = queue.pop(0)
+            child = _ImportTimeVisitor(
+                self.target,
+                aliases=dict(self.aliases),
+                constants=dict(self.constants),
+                in_function=True,
+                function_name=qualname,
+                local_defs=set(self.local_defs),
+                future_annotations=self.future_annotations,
+            )
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    child._bind(arg.arg, None)
+            child.visit_body(node.body, frozenset())
+            nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
+            out[qualname] = FunctionFacts(
+                line=node.lineno,
+                sites=tuple(child.sites),
+                calls=tuple(child.calls),
+                returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+            )
+            if qualname.count("<locals>") < 2:
+                queue.extend(child.pending)
+        return out
+
+    def finish_lazy_sites(self) -> list[ImportSite]:
+        """The import sites with PEP 810 applied for the target versions and lazy-imports mode.
+
+        A lazy import runs at import time only if a name it binds is used by import-time code after
+        it (then ``lazy_use_line`` is that use's line). ``__lazy_modules__`` makes imports of the
+        listed modules lazy on Python 3.15+ only; with older target versions too they stay eager,
+        flagged ``eager-before-3.15``.
+        """
+        mode = self.target.lazy_imports
+        new_enough = [version >= (3, 15) for version in self.target.versions]
+        listed = set(self.lazy_modules)
+        out: list[ImportSite] = []
+        for index, site in enumerate(self.sites):
+            names = self.lazy_bound.get(index)
+            if mode == "all" and names is None and site.kind in ("import", "from-import"):
+                if site.line not in self.top_level_lines or GUARDED in site.flags \
+                        or FALLBACK in site.flags:
+                    names = None
+                else:
+                    names = self.bound_by_line.get(site.line)
+            if names is None and listed and site.target in listed and site.level == 0:
+                if all(new_enough):
+                    names = self.bound_by_line.get(site.line)
+                elif any(new_enough):
+                    site = _with_flag(site, EAGER_BEFORE_315)
+            if names is None or mode == "none":
+                out.append(site)
+                continue
+            uses = [line for name in names for line in self.used_names.get(name, ()) if line > site.line]
+            if uses:
+                out.append(dataclasses.replace(site, lazy_use_line=min(uses)))
+        return out
 
     def _add_site(
         self,
@@ -596,11 +900,20 @@ class _ImportTimeVisitor:
         anchor: str = "__package__",
         names: tuple[str, ...] = (),
         detail: str = "",
+        col: int | None = None,
+        lazy_names: tuple[str, ...] | None = None,
     ) -> None:
+        if lazy_names is not None:
+            self.lazy_bound[len(self.sites)] = lazy_names
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self._is_module_level():
+            bound = tuple(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
+            self.bound_by_line[stmt.lineno] = bound
+            if not self.class_path:
+                self.top_level_lines.add(stmt.lineno)
         self.sites.append(
             ImportSite(
                 line=stmt.lineno,
-                col=stmt.col_offset,
+                col=stmt.col_offset if col is None else col,
                 kind=kind,
                 target=target,
                 level=level,
@@ -702,6 +1015,10 @@ def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
     if isinstance(op, ast.GtE):
         return order >= 0
     return _UNKNOWN
+
+
+def _with_flag(site: ImportSite, flag: str) -> ImportSite:
+    return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
 
 
 def _literal_strings(node: ast.expr | None) -> list[str] | None:

@@ -13,7 +13,16 @@ Edges follow CPython's import system (``shared/SEMANTICS.md``):
   exists, ``p.name`` (rule 2, ``importlib._bootstrap._handle_fromlist``);
 - ``from p import *`` runs ``p`` and the submodules listed in ``p.__all__`` that ``p`` does not bind
   (rule 3);
-- relative imports resolve against ``__package__`` (rule 4, ``importlib._bootstrap._resolve_name``).
+- relative imports resolve against ``__package__`` (rule 4, ``importlib._bootstrap._resolve_name``);
+- a call at import time to a first-party function runs its body (rule 16): the function is a node
+  named ``module:qualname`` (``mypkg.helpers:setup``, ``mypkg.models:Model.__init__``) reached by a
+  hop of kind ``call``; calls are followed ``call_depth`` deep;
+- ``from p import name``, where ``p`` does not bind ``name`` and defines a module-level
+  ``__getattr__``, runs that ``__getattr__`` (rule 15, PEP 562; ``_handle_fromlist`` calls
+  ``hasattr``): hop kind ``getattr-trigger``;
+- a call to a ``[heavy-calls]`` function is a leaf node named ``qualname()`` (``torch.cuda.init()``);
+- a PEP 810 lazy import runs only where import-time code uses a name it binds: hop kind
+  ``lazy-used`` at the use's line (rule 17).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.extract import ImportSite, ModuleFacts, SourceProblem
+from flake8_importpolicy.extract import CallSite, ImportSite, ModuleFacts, SourceProblem
 from flake8_importpolicy.resolve import ModuleIndex, ResolvedModule
 
 __all__ = [
@@ -36,6 +45,23 @@ __all__ = [
 ]
 
 PARENT_PACKAGE: Final = "parent-package"
+CALL: Final = "call"
+GETATTR_TRIGGER: Final = "getattr-trigger"
+LAZY_USED: Final = "lazy-used"
+_CLASS_HOOKS: Final = {
+    "call": ("__new__", "__init__"),
+    "class-attribute": ("__new__", "__init__", "__set_name__"),
+    "metaclass": ("__prepare__", "__new__", "__init__"),
+    "subclass": ("__init_subclass__",),
+    "decorator-factory": ("__new__", "__init__"),
+}
+_ALIAS_DEPTH: Final = 5
+
+
+def split_node(node: str) -> tuple[str, str | None]:
+    """Split a graph node into ``(module, function qualname or None)``: ``"a.b:f"`` -> ``("a.b", "f")``."""
+    module, _, function = node.partition(":")
+    return module, function or None
 
 
 @dataclass(frozen=True, order=True)
@@ -99,10 +125,15 @@ class ImportGraph:
         index: ModuleIndex,
         facts: FactsProvider,
         ignore: Callable[[str, str], bool] | None = None,
+        *,
+        call_depth: int = 3,
+        is_heavy_call: Callable[[str], bool] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
         self._ignore = ignore
+        self.call_depth = call_depth
+        self._is_heavy_call = is_heavy_call
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
@@ -111,6 +142,7 @@ class ImportGraph:
 
     def get_facts(self, module: str) -> ModuleFacts | None:
         """The import facts of ``module``, or None if it has no analysable source."""
+        module = split_node(module)[0]
         if module not in self._facts:
             resolved = self.index.resolve_module(module)
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
@@ -131,18 +163,27 @@ class ImportGraph:
         cached = self._edges.get(module)
         if cached is not None:
             return cached
-        facts = self.get_facts(module)
+        owner, function = split_node(module)
+        facts = self.get_facts(owner)
         hops: list[Hop] = []
         unknown: list[UnknownImport] = []
-        if facts is not None and facts.problem is None:
-            resolved = self.index.resolve_module(module)
-            for site in facts.sites:
+        if facts is not None and facts.problem is None and not module.endswith("()"):
+            resolved = self.index.resolve_module(owner)
+            sites: tuple[ImportSite, ...] = facts.sites
+            calls: tuple[CallSite, ...] = facts.calls
+            if function is not None:
+                function_facts = facts.functions.get(function)
+                sites = function_facts.sites if function_facts else ()
+                calls = function_facts.calls if function_facts else ()
+            for site in sites:
                 if site.target is None:
                     unknown.append(
                         UnknownImport(module, resolved.path, site.line, site.col, site.detail)
                     )
                     continue
                 hops.extend(self._hops_for_site(module, resolved, site))
+            for call in calls:
+                hops.extend(self._hops_for_call(module, resolved, call))
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
             (h for h in unique.values() if not (self._ignore and self._ignore(module, h.imported))),
@@ -216,7 +257,10 @@ class ImportGraph:
             yield name, chain
             if expand is not None and not expand(name):
                 continue
+            nested_calls = _trailing_calls(chain)
             for hop in self.find_import_time_edges(name):
+                if hop.kind == CALL and nested_calls >= self.call_depth:
+                    continue
                 if hop.imported not in visited:
                     visited.add(hop.imported)
                     queue.append((hop.imported, (*chain, hop)))
@@ -224,30 +268,108 @@ class ImportGraph:
     # -- edge construction -------------------------------------------------------------------------
 
     def _hops_for_site(
-        self, module: str, resolved: ResolvedModule, site: ImportSite
+        self, node: str, resolved: ResolvedModule, site: ImportSite
     ) -> Iterator[Hop]:
+        module = split_node(node)[0]
         base = resolve_relative(site, module, resolved.is_package)
         if base is None:
             return
         path = resolved.path
         parts = base.split(".")
-        kind = site.kind
+        kind: str = site.kind
+        line, col = site.line, site.col
+        if site.lazy_use_line is not None:
+            kind, line, col = LAZY_USED, site.lazy_use_line, 0
         for i in range(1, len(parts)):
-            yield Hop(module, path, site.line, site.col, PARENT_PACKAGE, ".".join(parts[:i]),
-                      site.flags)
-        yield Hop(module, path, site.line, site.col, kind, base, site.flags)
-        if kind == "from-import":
+            yield Hop(node, path, line, col, PARENT_PACKAGE, ".".join(parts[:i]), site.flags)
+        yield Hop(node, path, line, col, kind, base, site.flags)
+        if site.kind == "from-import":
             for name in site.names:
                 submodule = self._submodule_run_by_fromlist(base, name, module)
                 if submodule is not None:
-                    yield Hop(module, path, site.line, site.col, kind, submodule, site.flags)
-        elif kind == "star-import":
+                    yield Hop(node, path, line, col, kind, submodule, site.flags)
+                trigger = self._getattr_trigger(base, name, module)
+                if trigger is not None:
+                    yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
+        elif site.kind == "star-import":
             base_facts = self.get_facts(base)
             if base_facts is not None and base_facts.all_names:
                 for name in base_facts.all_names:
                     submodule = self._submodule_run_by_fromlist(base, name, module)
                     if submodule is not None:
-                        yield Hop(module, path, site.line, site.col, kind, submodule, site.flags)
+                        yield Hop(node, path, line, col, kind, submodule, site.flags)
+            elif base_facts is not None and base_facts.all_names is None:
+                trigger = self._getattr_trigger(base, "__all__", module)
+                if trigger is not None:
+                    yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
+
+    def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
+        """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
+        ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
+        ``hasattr(package, name)`` first). Returns the function node, or None."""
+        if package == importer or self.index.resolve_module(package).origin != "first-party":
+            return None
+        facts = self.get_facts(package)
+        if facts is None or not facts.defines_getattr or name in facts.bindings:
+            return None
+        return f"{package}:__getattr__"
+
+    def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
+        module = split_node(node)[0]
+        for target in self._resolve_call(module, resolved.is_package, call):
+            yield Hop(node, resolved.path, call.line, call.col, CALL, target, call.flags)
+
+    def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
+        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf."""
+        if call.local:
+            return self._lookup(module, call.callee, call.kind, 0)
+        name = _absolute(call.callee, module, is_package)
+        if name is None:
+            return []
+        return self._lookup_dotted(name, call.kind, 0)
+
+    def _lookup_dotted(self, name: str, kind: str, depth: int) -> list[str]:
+        if self._is_heavy_call is not None and self._is_heavy_call(name):
+            return [f"{name}()"]
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            resolved = self.index.resolve_module(owner)
+            if resolved.kind == "unresolved":
+                continue
+            if resolved.origin != "first-party" or not resolved.has_source:
+                return []
+            return self._lookup(owner, ".".join(parts[cut:]), kind, depth)
+        return []
+
+    def _lookup(self, module: str, attribute: str, kind: str, depth: int) -> list[str]:
+        """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``."""
+        facts = self.get_facts(module)
+        if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+            return []
+        if attribute in facts.functions:
+            nodes = [f"{module}:{attribute}"]
+            if kind == "decorator-factory":
+                returned = facts.functions[attribute].returns
+                nodes += [f"{module}:{attribute}.<locals>.{name}" for name in returned]
+            if kind in ("call", "decorator-factory"):
+                return nodes
+            return []
+        if attribute in facts.classes:
+            return [
+                f"{module}:{attribute}.{hook}"
+                for hook in _CLASS_HOOKS.get(kind, ())
+                if f"{attribute}.{hook}" in facts.functions
+            ]
+        first, _, rest = attribute.partition(".")
+        target = facts.aliases.get(first)
+        if target is None:
+            return []
+        resolved = self.index.resolve_module(module)
+        absolute = _absolute(f"{target}.{rest}" if rest else target, module, resolved.is_package)
+        if absolute is None:
+            return []
+        return self._lookup_dotted(absolute, kind, depth + 1)
 
     def _submodule_run_by_fromlist(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` runs ``package.name`` if it is a submodule not bound by package.
@@ -270,6 +392,24 @@ class ImportGraph:
         if facts is not None and name in facts.bindings:
             return None
         return candidate
+
+
+def _trailing_calls(chain: Sequence[Hop]) -> int:
+    count = 0
+    for hop in reversed(chain):
+        if hop.kind != CALL:
+            break
+        count += 1
+    return count
+
+
+def _absolute(dotted: str, module: str, is_package: bool) -> str | None:
+    """Resolve a possibly relative dotted name (``.helpers.setup``) against ``module``."""
+    level = len(dotted) - len(dotted.lstrip("."))
+    if not level:
+        return dotted
+    site = ImportSite(line=0, col=0, kind="import", target=dotted[level:], level=level)
+    return resolve_relative(site, module, is_package)
 
 
 def resolve_relative(site: ImportSite, module: str, is_package: bool) -> str | None:

@@ -31,7 +31,7 @@ import re
 import shutil
 import sys
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -68,7 +68,7 @@ DEFAULT_CALL_DEPTH: Final = 3
 External = Literal["auto", "follow", "stop"]
 EXTERNAL_VALUES: Final[tuple[External, ...]] = ("auto", "follow", "stop")
 
-_TOP_LEVEL_KEYS: Final = ("version", "settings", "heavy", "light", "ignore")
+_TOP_LEVEL_KEYS: Final = ("version", "settings", "heavy", "heavy-calls", "light", "ignore")
 _SETTINGS_KEYS: Final = (
     "source-roots",
     "interpreter",
@@ -77,7 +77,9 @@ _SETTINGS_KEYS: Final = (
     "external",
     "cache-dir",
     "call-depth",
+    "lazy-imports",
 )
+LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
 _LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import")
 _IGNORE_KEYS: Final = ("import", "reason")
 _PYPROJECT_PREFIX: Final = "tool.importpolicy"
@@ -111,10 +113,19 @@ class HeavyRule:
     Attributes:
         pattern: the heavy pattern; it also matches every submodule of what it matches.
         reason: why importing it is heavy (a non-empty string from the policy).
+        call: True for a ``[heavy-calls]`` rule: the pattern names functions (``torch.cuda.init``)
+            that must not be *called* at import time, matched against call nodes ``"name()"``.
     """
 
     pattern: ModulePattern
     reason: str
+    call: bool = False
+
+    def matches_node(self, node: str) -> bool:
+        """True if this rule matches a graph node: a module name, or ``"qualname()"`` for a call."""
+        if node.endswith("()"):
+            return self.call and self.pattern.matches(node[:-2])
+        return not self.call and self.pattern.matches(node)
 
 
 @dataclass(frozen=True)
@@ -140,13 +151,16 @@ class LightRule:
     after_import: tuple[str, ...]
 
     def forbidden_rule(self, module: str) -> HeavyRule | None:
-        """Return the first ``forbid`` rule matching ``module`` (a dotted name), or None.
+        """Return the first ``forbid`` rule matching ``module``, or None.
 
-        None also when an ``allow`` pattern matches ``module`` (both with submodule semantics).
+        ``module`` is a graph node: a dotted module name, or ``"qualname()"`` for a call to a
+        function (matched by ``[heavy-calls]`` rules only). None also when an ``allow`` pattern
+        matches it (both with submodule semantics).
         """
         for rule in self.forbid:
-            if rule.pattern.matches(module):
-                if any(allowed.matches(module) for allowed in self.allow):
+            if rule.matches_node(module):
+                name = module[:-2] if module.endswith("()") else module
+                if any(allowed.matches(name) for allowed in self.allow):
                     return None
                 return rule
         return None
@@ -195,7 +209,11 @@ class Settings:
         external: what to do with imports of third-party modules: ``"auto"``, ``"follow"`` or
             ``"stop"``; default ``"auto"``.
         cache_dir: absolute cache directory; default ``.importpolicy_cache`` next to the policy.
-        call_depth: an integer >= 0 (reserved); default 3.
+        call_depth: how many nested calls of first-party functions made at import time are
+            followed (SEMANTICS.md rule 16); default 3.
+        lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
+            ``__lazy_modules__`` as written), ``all`` (``-X lazy_imports=all``) or ``none``
+            (``-X lazy_imports=none``: every import eager); default ``normal``.
     """
 
     source_roots: tuple[Path, ...]
@@ -205,6 +223,7 @@ class Settings:
     external: External
     cache_dir: Path
     call_depth: int
+    lazy_imports: str = "normal"
 
 
 @dataclass(frozen=True)
@@ -217,6 +236,7 @@ class Policy:
         settings: the settings, defaults applied.
         heavy: the ``[heavy]`` rules, in file order.
         light: the ``[light]`` rules, in file order.
+        heavy_calls: the ``[heavy-calls]`` rules (``call=True``), in file order.
         ignores: the ``[[ignore]]`` rules, in file order.
         digest: the sha256 hex digest of the file's bytes (for caches).
     """
@@ -228,6 +248,7 @@ class Policy:
     light: tuple[LightRule, ...]
     ignores: tuple[IgnoreRule, ...]
     digest: str
+    heavy_calls: tuple[HeavyRule, ...] = ()
 
     def relpath(self, path: Path) -> str:
         """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,
@@ -713,7 +734,12 @@ class _Builder:
         self.version(table)
         settings = self.settings(table.get("settings", {}))
         heavy, heavy_by_key = self.heavy(table.get("heavy", {}))
-        light = self.light(table.get("light", {}), heavy, heavy_by_key)
+        heavy_calls, calls_by_key = self.heavy(
+            table.get("heavy-calls", {}), section="heavy-calls", call=True
+        )
+        light = self.light(
+            table.get("light", {}), heavy + heavy_calls, {**heavy_by_key, **calls_by_key}
+        )
         ignores = self.ignores(table.get("ignore", []))
         if self.problems or settings is None:
             return None
@@ -725,6 +751,7 @@ class _Builder:
             light=light,
             ignores=ignores,
             digest=digest,
+            heavy_calls=heavy_calls,
         )
 
     def version(self, table: dict[str, object]) -> None:
@@ -757,7 +784,8 @@ class _Builder:
         external = self.external(base, raw)
         cache_dir = self.cache_dir(base, raw)
         call_depth = self.call_depth(base, raw)
-        if len(self.problems) != count or external is None:
+        lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
+        if len(self.problems) != count or external is None or lazy_imports is None:
             return None
         return Settings(
             source_roots=source_roots,
@@ -767,6 +795,7 @@ class _Builder:
             external=external,
             cache_dir=cache_dir,
             call_depth=call_depth,
+            lazy_imports=lazy_imports,
         )
 
     def source_roots(self, base: str, raw: dict[str, object]) -> tuple[Path, ...]:
@@ -891,18 +920,27 @@ class _Builder:
         return value
 
     def external(self, base: str, raw: dict[str, object]) -> External | None:
-        if "external" not in raw:
-            return "auto"
-        key = _child(base, "external")
-        value = raw["external"]
-        choices = '"auto", "follow" or "stop"'
-        if not isinstance(value, str):
-            self.add(key, f"expected {choices}, got {_describe(value)}")
-            return None
+        value = self.choice(base, raw, "external", EXTERNAL_VALUES)
         for choice in EXTERNAL_VALUES:
             if value == choice:
                 return choice
-        close = difflib.get_close_matches(value, EXTERNAL_VALUES, n=1)
+        return None
+
+    def choice(
+        self, base: str, raw: dict[str, object], name: str, values: Sequence[str]
+    ) -> str | None:
+        """One of ``values`` (the first is the default), or None after reporting a problem."""
+        if name not in raw:
+            return values[0]
+        key = _child(base, name)
+        value = raw[name]
+        choices = ", ".join(_quote(v) for v in values[:-1]) + f" or {_quote(values[-1])}"
+        if not isinstance(value, str):
+            self.add(key, f"expected {choices}, got {_describe(value)}")
+            return None
+        if value in values:
+            return value
+        close = difflib.get_close_matches(value, values, n=1)
         if close:
             hint = f"did you mean {_quote(close[0])}? (expected {choices})"
         else:
@@ -935,9 +973,13 @@ class _Builder:
             return DEFAULT_CALL_DEPTH
         return value
 
-    def heavy(self, raw: object) -> tuple[tuple[HeavyRule, ...], dict[str, HeavyRule | None]]:
-        """Return the heavy rules and, for every ``[heavy]`` key, its rule (None if invalid)."""
-        base = self.key("heavy")
+    def heavy(
+        self, raw: object, *, section: str = "heavy", call: bool = False
+    ) -> tuple[tuple[HeavyRule, ...], dict[str, HeavyRule | None]]:
+        """Return the rules of ``[heavy]`` (or ``[heavy-calls]`` with ``call=True``) and, for every
+        key, its rule (None if invalid)."""
+        base = self.key(section)
+        what = "calling it" if call else "importing it"
         if not isinstance(raw, dict):
             self.add(base, f'expected a table of "module" = "reason" entries, got {_describe(raw)}')
             return (), {}
@@ -947,26 +989,28 @@ class _Builder:
             by_key[name] = None
             key = _child(base, name, quote=True)
             if isinstance(value, dict):
-                self.heavy_nesting(base, name, value)
+                self.heavy_nesting(base, name, value, section)
                 continue
             pattern = self.pattern(key, name)
             reason: str | None = None
             if not isinstance(value, str):
                 self.add(
                     key,
-                    f"expected a reason string (why importing it is heavy), got {_describe(value)}",
+                    f"expected a reason string (why {what} is heavy), got {_describe(value)}",
                 )
             elif not value.strip():
-                self.add(key, "empty reason; say why importing it is heavy")
+                self.add(key, f"empty reason; say why {what} is heavy")
             else:
                 reason = value
             if pattern is not None and reason is not None:
-                rule = HeavyRule(pattern, reason)
+                rule = HeavyRule(pattern, reason, call)
                 by_key[name] = rule
                 rules.append(rule)
         return tuple(rules), by_key
 
-    def heavy_nesting(self, base: str, name: str, value: dict[str, object]) -> None:
+    def heavy_nesting(
+        self, base: str, name: str, value: dict[str, object], section: str = "heavy"
+    ) -> None:
         """Report a ``[heavy]`` value that is a table: a ``[heavy."x"]`` table, or the nested
         tables that an unquoted dotted key (``torch.cuda = "..."``) makes."""
         for segments, leaf in _leaves([name], value, _has_reason):
@@ -978,7 +1022,7 @@ class _Builder:
             if isinstance(leaf, dict):
                 message = (
                     f'expected a reason string, got a table; write {_quote(module)} = "<reason>" '
-                    f"under [{self.header('heavy')}]"
+                    f"under [{self.header(section)}]"
                 )
                 if len(segments) > 1:
                     message += " (quote the module name)"

@@ -4,7 +4,8 @@
 - ``test_matches_interpreter``: for each light module, a fresh interpreter imports it; the first-party
   ``.py`` modules that appear in ``sys.modules`` must equal the engine's predicted import-time closure.
   Where a rule is deliberately conservative (guarded, conditional, fallback imports) the prediction may
-  be a superset, but every extra module's chain must carry one of those flags.
+  be a superset, but every extra module's chain must carry one of those flags. Fixtures with a
+  ``STATIC_ONLY`` file (PEP 810 syntax, which needs Python 3.15) get only the static check.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def test_inline_expectations(root: Path) -> None:
 def _light_cases() -> list[tuple[Path, str]]:
     cases = []
     for root in FIXTURES:
+        if (root / "STATIC_ONLY").exists():
+            continue  # e.g. PEP 810 syntax, which no interpreter on this machine can import
         engine = _engine(root)
         for rule in engine.policy.light:
             for light in engine.find_light_modules(rule):
@@ -83,5 +86,7 @@ def test_matches_interpreter(root: Path, light: str) -> None:
     if runtime_heavy:
         assert violations, f"runtime ran forbidden {runtime_heavy} but the engine reports nothing"
     for violation in violations:
+        if violation.heavy.endswith("()"):
+            continue  # a heavy call, not a module: sys.modules cannot show it (verify's after-import can)
         if violation.heavy not in executed:
             assert any(hop.flags for hop in violation.chain), violation

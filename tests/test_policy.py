@@ -251,7 +251,7 @@ BROKEN: list[tuple[str, str, str]] = [
         """,
         """
         policy.toml is not valid (3 problems):
-          colour: unknown key; expected one of: version, settings, heavy, light, ignore
+          colour: unknown key; expected one of: version, settings, heavy, heavy-calls, light, ignore
           heavvy: unknown key; did you mean 'heavy'?
           ignores: unknown key; did you mean 'ignore'?
         """,
@@ -268,7 +268,7 @@ BROKEN: list[tuple[str, str, str]] = [
         policy.toml is not valid (3 problems):
           settings.externl: unknown key; did you mean 'external'?
           settings.source_roots: unknown key; did you mean 'source-roots'?
-          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth
+          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth, lazy-imports
         """,  # noqa: E501
     ),
     (
