@@ -117,6 +117,9 @@ class WhyResult:
         unknown: dynamic imports with non-literal targets in the closure.
         problems: modules in the closure that could not be analysed, with why.
         paths: the file of each module in the closure (``None`` if it has none).
+        lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
+            transformers-style ``_LazyModule``): their targets are *not* run at import time
+            (SEMANTICS.md rule 18); ``detail`` is the called name.
     """
 
     module: str
@@ -126,6 +129,7 @@ class WhyResult:
     forbidden: tuple[tuple[str, HeavyRule], ...]
     unknown: tuple[UnknownImport, ...]
     problems: tuple[tuple[str, SourceProblem], ...]
+    lazy: tuple[UnknownImport, ...] = ()
 
 
 def check_policy(
@@ -446,6 +450,23 @@ class PolicyEngine:
             )
         return violations, sorted(bad.items())
 
+    def _lazy_attachments(self, node: str) -> list[UnknownImport]:
+        """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
+        owner, function = split_node(node)
+        facts = self.graph.get_facts(owner)
+        if facts is None:
+            return []
+        calls = facts.calls
+        if function is not None:
+            function_facts = facts.functions.get(function)
+            calls = function_facts.calls if function_facts else ()
+        path = self.index.resolve_module(owner).path
+        return [
+            UnknownImport(node, path, call.line, call.col, call.callee)
+            for call in calls
+            if call.kind == "call" and _is_lazy_attacher(call.callee)
+        ]
+
     def _is_suppressed(self, violation: Violation) -> bool:
         text = self._source_line(violation.path, violation.line)
         return text is not None and is_suppressed(text, violation.code)
@@ -489,6 +510,7 @@ class PolicyEngine:
         closure = self.graph.find_import_time_closure(module, expand=expand)
         found: list[tuple[str, HeavyRule]] = []
         unknown: list[UnknownImport] = []
+        lazy: list[UnknownImport] = []
         bad: list[tuple[str, SourceProblem]] = []
         for name in closure:
             rule = forbidden(name)
@@ -497,6 +519,7 @@ class PolicyEngine:
                 continue
             if name == module or expand(name):
                 unknown.extend(self.graph.find_unknown_imports(name))
+                lazy.extend(self._lazy_attachments(name))
                 problem = self.graph.find_problem(name)
                 if problem is not None:
                     bad.append((name, problem))
@@ -509,8 +532,16 @@ class PolicyEngine:
             },
             forbidden=tuple(found),
             unknown=tuple(unknown),
+            lazy=tuple(lazy),
             problems=tuple(bad),
         )
+
+
+_LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
+
+
+def _is_lazy_attacher(callee: str) -> bool:
+    return callee.endswith(_LAZY_ATTACHERS) or callee.rpartition(".")[2] == "_LazyModule"
 
 
 def _outermost(names: Iterable[str]) -> tuple[str, ...]:

@@ -249,6 +249,8 @@ class ImportGraph:
         visited = set(seen)
         queue: deque[tuple[str, tuple[Hop, ...]]] = deque()
         for hop in sorted(start, key=Hop.sort_key):
+            if hop.kind == CALL and self.call_depth < 1:
+                continue
             if hop.imported not in visited:
                 visited.add(hop.imported)
                 queue.append((hop.imported, (hop,)))
@@ -259,7 +261,7 @@ class ImportGraph:
                 continue
             nested_calls = _trailing_calls(chain)
             for hop in self.find_import_time_edges(name):
-                if hop.kind == CALL and nested_calls >= self.call_depth:
+                if hop.kind == CALL and nested_calls + 1 > self.call_depth:
                     continue
                 if hop.imported not in visited:
                     visited.add(hop.imported)

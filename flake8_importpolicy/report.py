@@ -179,6 +179,12 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
     for unknown in why.unknown:
         path = relpath(unknown.path) if unknown.path is not None else "?"
         out.append(f"unknown import: {path}:{unknown.line}: {unknown.detail} (target not a literal)")
+    for attachment in why.lazy:
+        path = relpath(attachment.path) if attachment.path is not None else "?"
+        out.append(
+            f"lazily attached: {path}:{attachment.line}: {attachment.detail}(...) "
+            "(its targets are not run at import time)"
+        )
     for module, problem in why.problems:
         out.append(f"cannot analyse {module}: line {problem.line}: {problem.message}")
     return "\n".join(out) + "\n"

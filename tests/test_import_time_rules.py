@@ -1,0 +1,188 @@
+"""Rules 15-17 of SEMANTICS.md at the edges: call depth, annotations per target version, PEP 810 modes,
+heavy calls through aliases. The interpreter-backed cases live in tests/fixtures/r15_* to r18_*; these
+cover what one Python version cannot show (target versions, settings) on tiny generated trees."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy.check import PolicyEngine
+from flake8_importpolicy.extract import EAGER_BEFORE_315, Target, extract_facts
+from flake8_importpolicy.policy import load_policy
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def _violations(root: Path) -> list[tuple[str, int, str]]:
+    report = PolicyEngine(load_policy(root / "policy.toml")).check()
+    return [(v.light, v.line, v.heavy) for v in report.violations]
+
+
+DEEP_CALLS = {
+    "app/__init__.py": "",
+    "app/heavy.py": "",
+    "app/helpers.py": """
+        def one():
+            two()
+        def two():
+            three()
+        def three():
+            four()
+        def four():
+            import app.heavy
+    """,
+    "app/light.py": """
+        from app.helpers import one
+        one()
+    """,
+}
+
+
+@pytest.mark.parametrize(("depth", "expected"), [(3, []), (4, [("app.light", 3, "app.heavy")])])
+def test_call_depth_limits_how_deep_calls_are_followed(tmp_path: Path, depth: int,
+                                                       expected: list[tuple[str, int, str]]) -> None:
+    policy = f"""
+        [settings]
+        call-depth = {depth}
+        [heavy]
+        "app.heavy" = "slow"
+        [light."app.light"]
+        reason = "fast"
+    """
+    root = _tree(tmp_path, {**DEEP_CALLS, "policy.toml": policy})
+    assert _violations(root) == expected
+
+
+def test_call_depth_zero_follows_no_calls(tmp_path: Path) -> None:
+    files = {**DEEP_CALLS, "app/light.py": "from app.helpers import four\nfour()\n"}
+    policy = '[settings]\ncall-depth = 0\n[heavy]\n"app.heavy" = "x"\n[light."app.light"]\nreason = "y"\n'
+    root = _tree(tmp_path, {**files, "policy.toml": policy})
+    assert _violations(root) == []
+    (root / "policy.toml").write_text(policy.replace("call-depth = 0", "call-depth = 1"))
+    assert _violations(root) == [("app.light", 2, "app.heavy")]
+
+
+ANNOTATED = """
+    def make():
+        import heavy_annotation
+        return int
+
+    def f(x: make()) -> None:
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("versions", "runs"), [(((3, 13),), True), (((3, 14),), False), (((3, 13), (3, 14)), True)]
+)
+def test_annotations_run_at_import_time_until_313(versions: tuple[tuple[int, int], ...],
+                                                 runs: bool) -> None:
+    facts = extract_facts(textwrap.dedent(ANNOTATED), Target(versions, "linux"))
+    assert any(call.callee == "make" for call in facts.calls) is runs
+
+
+def test_future_annotations_defers_them_on_every_version() -> None:
+    source = "from __future__ import annotations\n" + textwrap.dedent(ANNOTATED)
+    facts = extract_facts(source, Target(((3, 11),), "linux"))
+    assert not any(call.callee == "make" for call in facts.calls)
+
+
+LAZY = """\
+lazy import unused_mod
+lazy from used_pkg import thing
+x = 1; lazy import after_semicolon
+value = thing.attr
+"""
+
+
+def test_lazy_keyword_keeps_lines_and_statement_columns() -> None:
+    facts = extract_facts(LAZY, Target(((3, 15),), "linux"))
+    sites = {site.target: site for site in facts.sites}
+    assert "unused_mod" not in sites  # never used at import time: stays lazy
+    assert "after_semicolon" not in sites
+    used = sites["used_pkg"]
+    assert (used.line, used.col, used.lazy_use_line) == (2, 0, 4)
+
+
+@pytest.mark.parametrize(("mode", "targets"), [
+    ("none", {"unused_mod", "used_pkg", "after_semicolon"}),
+    ("normal", {"used_pkg"}),
+])
+def test_lazy_imports_mode(mode: str, targets: set[str]) -> None:
+    facts = extract_facts(LAZY, Target(((3, 15),), "linux", lazy_imports=mode))
+    assert {site.target for site in facts.sites} == targets
+
+
+def test_lazy_imports_all_makes_plain_imports_lazy_except_in_try() -> None:
+    source = "import a\nimport b\ntry:\n    import c\nexcept ImportError:\n    pass\nb.x\n"
+    facts = extract_facts(source, Target(((3, 15),), "linux", lazy_imports="all"))
+    lines = {site.target: site.lazy_use_line for site in facts.sites}
+    assert lines == {"b": 7, "c": None}
+
+
+@pytest.mark.parametrize(("versions", "present", "flags"), [
+    (((3, 14),), True, ()),
+    (((3, 15),), False, None),
+    (((3, 14), (3, 15)), True, (EAGER_BEFORE_315,)),
+])
+def test_lazy_modules_is_lazy_only_from_315(versions: tuple[tuple[int, int], ...], present: bool,
+                                           flags: tuple[str, ...] | None) -> None:
+    source = '__lazy_modules__ = ["json"]\nimport json\n'
+    facts = extract_facts(source, Target(versions, "linux"))
+    sites = [site for site in facts.sites if site.target == "json"]
+    assert bool(sites) is present
+    if sites:
+        assert sites[0].flags == flags
+
+
+HEAVY_CALLS = {
+    "policy.toml": """
+        [settings]
+        external = "stop"
+        [heavy-calls]
+        "torch.cuda.init" = "initialises CUDA"
+        [light."app.a"]
+        reason = "x"
+        [light."app.b"]
+        reason = "x"
+        [light."app.c"]
+        reason = "x"
+        [light."app.d"]
+        reason = "x"
+    """,
+    "app/__init__.py": "",
+    "app/a.py": "import torch.cuda as tc\ntc.init()\n",
+    "app/b.py": "from torch.cuda import init\ninit()\n",
+    "app/c.py": "import torch\nclass C:\n    torch.cuda.init()\n",
+    "app/d.py": "import torch\ndef later():\n    torch.cuda.init()\nobj = object()\nobj.init()\n",
+}
+
+
+def test_heavy_calls_resolve_through_aliases_without_installing_torch(tmp_path: Path) -> None:
+    root = _tree(tmp_path, HEAVY_CALLS)
+    assert _violations(root) == [
+        ("app.a", 2, "torch.cuda.init()"),
+        ("app.b", 2, "torch.cuda.init()"),
+        ("app.c", 3, "torch.cuda.init()"),
+    ]
+
+
+def test_unresolvable_calls_are_not_guessed(tmp_path: Path) -> None:
+    files = {
+        "policy.toml": '[heavy]\n"app.heavy" = "x"\n[light."app.light"]\nreason = "y"\n',
+        "app/__init__.py": "",
+        "app/heavy.py": "",
+        "app/helpers.py": "def setup():\n    import app.heavy\n",
+        "app/light.py": "from app import helpers\nf = getattr(helpers, 'setup')\nf()\n[x for x in ()]\n",
+    }
+    root = _tree(tmp_path, files)
+    assert _violations(root) == []
