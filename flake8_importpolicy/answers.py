@@ -15,10 +15,10 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from flake8_importpolicy.cache import ENGINE_FINGERPRINT, open_facts_cache
+from flake8_importpolicy.cache import ENGINE_FINGERPRINT, ensure_cache_dir, open_facts_cache
 from flake8_importpolicy.check import PolicyEngine, Problem, Report, Violation
 from flake8_importpolicy.graph import Hop
 from flake8_importpolicy.policy import Policy
@@ -35,6 +35,7 @@ def check_policy_cached(
     interpreter: str | None = None,
     target_versions: Iterable[tuple[int, int]] = (),
     use_cache: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> Report:
     """The policy's report, from the answers cache when still valid, else freshly checked.
 
@@ -43,13 +44,14 @@ def check_policy_cached(
         interpreter: overrides ``settings.interpreter``.
         target_versions: override ``settings.target-versions``.
         use_cache: False bypasses both the answers and the facts cache (``--no-cache``).
+        progress: passed to :meth:`PolicyEngine.check` (not called when the answer is cached).
 
     Raises:
         flake8_importpolicy.resolve.InterpreterError: if the interpreter cannot be queried.
     """
     versions = tuple(target_versions)
     if not use_cache:
-        return PolicyEngine(policy, interpreter=interpreter, target_versions=versions).check()
+        return PolicyEngine(policy, interpreter=interpreter, target_versions=versions).check(progress)
     exe = interpreter or (str(policy.settings.interpreter) if policy.settings.interpreter else None)
     info = _interpreter_info(policy, exe)
     key = _answer_key(policy, info, versions)
@@ -63,7 +65,7 @@ def check_policy_cached(
         facts_cache=open_facts_cache(policy),
         interpreter_info=info,
     )
-    report = engine.check()
+    report = engine.check(progress)
     files, directories = engine.find_dependencies()
     _store(entry, report, files, directories)
     return report
@@ -153,6 +155,8 @@ def _store(
 ) -> None:
     rows = []
     for path, digest in sorted(files.items()):
+        if not digest:
+            return  # a file could not be read: its state is not captured, so do not cache
         try:
             st = os.stat(path)
         except OSError:
@@ -169,7 +173,8 @@ def _store(
 def _write_json(entry: Path, data: object) -> None:
     """Write atomically (temporary file + rename); silently skip when the directory is not usable."""
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
+        ensure_cache_dir(entry.parent.parent)
+        entry.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -195,7 +200,8 @@ def _hop_row(hop: Hop) -> list[object]:
 
 def _hop(row: list[object]) -> Hop:
     module, path, line, col, kind, imported, flags = row
-    assert isinstance(flags, list)
+    if not isinstance(flags, list):
+        raise TypeError("flags")
     return Hop(str(module), Path(str(path)) if path else None, int(str(line)), int(str(col)),
                str(kind), str(imported), tuple(str(f) for f in flags))
 

@@ -23,15 +23,29 @@ from typing import Final
 
 from flake8_importpolicy import __version__
 from flake8_importpolicy.check import FactsCache
-from flake8_importpolicy.extract import ImportSite, ModuleFacts, SourceProblem, Target
+from flake8_importpolicy.extract import (
+    CallSite,
+    FunctionFacts,
+    ImportSite,
+    ModuleFacts,
+    SourceProblem,
+    Target,
+)
 from flake8_importpolicy.policy import Policy
 
-__all__ = ["ENGINE_FINGERPRINT", "MAX_ENTRIES", "DiskFactsCache", "clear_cache", "open_facts_cache"]
+__all__ = [
+    "ENGINE_FINGERPRINT",
+    "MAX_ENTRIES",
+    "DiskFactsCache",
+    "clear_cache",
+    "ensure_cache_dir",
+    "open_facts_cache",
+]
 
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 1
+_FORMAT: Final = 2
 
 
 _ENGINE_MODULES: Final = (
@@ -111,16 +125,37 @@ class DiskFactsCache(FactsCache):
             self._usable = False
 
     def _prepare(self) -> None:
-        self._facts_dir.mkdir(parents=True, exist_ok=True)
-        tag = self.directory / "CACHEDIR.TAG"
-        if not tag.exists():
-            tag.write_text(_TAG, encoding="utf-8")
-            (self.directory / ".gitignore").write_text(
-                "# Created by flake8-importpolicy; everything here is a cache.\n*\n",
-                encoding="utf-8",
-            )
+        ensure_cache_dir(self.directory)
+        self._facts_dir.mkdir(exist_ok=True)
         self._usable = True
         prune_cache(self.directory)
+
+
+_OWN_ENTRIES: Final = ("facts", "answers", "interpreters")
+_GITIGNORE: Final = "# Created by flake8-importpolicy; everything here is a cache.\n*\n"
+
+
+def ensure_cache_dir(directory: Path) -> None:
+    """Create the cache directory, tagged with ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``.
+
+    The tag files are written only into a directory this call creates (or one already tagged by this
+    tool), and never over an existing file, so a ``cache-dir`` pointing into the project cannot
+    clobber the project's own ``.gitignore``.
+
+    Raises:
+        OSError: if the directory cannot be created.
+    """
+    existed = directory.is_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    tag = directory / "CACHEDIR.TAG"
+    if existed and not tag.is_file():
+        return
+    for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", _GITIGNORE)):
+        try:
+            with open(directory / name, "x", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            pass
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
@@ -152,14 +187,33 @@ def prune_cache(directory: Path, limit: int = MAX_ENTRIES) -> int:
 
 
 def clear_cache(directory: Path) -> bool:
-    """Delete the cache directory ``directory``; True if something was removed.
+    """Delete this tool's entries in the cache directory ``directory``; True if any were removed.
 
-    Refuses (returns False) to delete a directory without the ``CACHEDIR.TAG`` this tool writes.
+    Only the tool's own subdirectories (``facts``, ``answers``, ``interpreters``) are removed, and the
+    tag files if nothing else is left, so a ``cache-dir`` that points into the project never deletes
+    project files.
     """
-    if not (directory / "CACHEDIR.TAG").is_file():
-        return False
-    shutil.rmtree(directory, ignore_errors=True)
-    return True
+    removed = False
+    for name in _OWN_ENTRIES:
+        entry = directory / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed = True
+    try:
+        leftovers = set(os.listdir(directory))
+    except OSError:
+        return removed
+    if leftovers <= {"CACHEDIR.TAG", ".gitignore"} and "CACHEDIR.TAG" in leftovers:
+        tag_text = (directory / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace")
+        if "flake8-importpolicy" in tag_text:
+            for name in leftovers:
+                _unlink(directory / name)
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
+            removed = True
+    return removed
 
 
 def _unlink(path: Path) -> int:
@@ -170,18 +224,56 @@ def _unlink(path: Path) -> int:
     return 1
 
 
+def _site_row(site: ImportSite) -> list[object]:
+    return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
+            list(site.flags), site.detail, site.lazy_use_line]
+
+
+def _site(row: object) -> ImportSite:
+    if not isinstance(row, list):
+        raise TypeError("site")
+    line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line = row
+    if kind not in ("import", "from-import", "star-import", "importlib"):
+        raise ValueError(kind)
+    return ImportSite(
+        line=int(line), col=int(col), kind=kind,
+        target=None if target is None else str(target), level=int(level), anchor=str(anchor),
+        names=tuple(str(n) for n in names), flags=tuple(str(f) for f in flags), detail=str(detail),
+        lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
+    )
+
+
+def _call_row(call: CallSite) -> list[object]:
+    return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags)]
+
+
+def _call(row: object) -> CallSite:
+    if not isinstance(row, list):
+        raise TypeError("call")
+    line, col, callee, local, kind, flags = row
+    if kind not in ("call", "decorator-factory", "metaclass", "subclass", "class-attribute"):
+        raise ValueError(kind)
+    return CallSite(int(line), int(col), str(callee), bool(local), kind,
+                    tuple(str(f) for f in flags))
+
+
 def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
     """A JSON-able form of :class:`ModuleFacts` (inverse: :func:`facts_from_json`)."""
     return {
-        "sites": [
-            [s.line, s.col, s.kind, s.target, s.level, s.anchor, list(s.names), list(s.flags),
-             s.detail]
-            for s in facts.sites
-        ],
+        "sites": [_site_row(s) for s in facts.sites],
         "bindings": sorted(facts.bindings),
         "all": list(facts.all_names) if facts.all_names is not None else None,
         "getattr": facts.defines_getattr,
+        "all_conditional": facts.all_conditional,
         "problem": [facts.problem.line, facts.problem.message] if facts.problem else None,
+        "calls": [_call_row(c) for c in facts.calls],
+        "functions": {
+            name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
+                   list(f.returns)]
+            for name, f in facts.functions.items()
+        },
+        "classes": sorted(facts.classes),
+        "aliases": dict(facts.aliases),
     }
 
 
@@ -193,23 +285,26 @@ def facts_from_json(data: object) -> ModuleFacts:
     """
     if not isinstance(data, dict):
         raise TypeError("not an object")
-    sites = []
-    for row in data["sites"]:
-        line, col, kind, target, level, anchor, names, flags, detail = row
-        if kind not in ("import", "from-import", "star-import", "importlib"):
-            raise ValueError(kind)
-        sites.append(ImportSite(
-            line=int(line), col=int(col), kind=kind,
-            target=None if target is None else str(target), level=int(level), anchor=str(anchor),
-            names=tuple(str(n) for n in names), flags=tuple(str(f) for f in flags),
-            detail=str(detail),
-        ))
     problem = data["problem"]
     all_names = data["all"]
+    functions = {}
+    for name, (line, sites, calls, returns) in data["functions"].items():
+        functions[str(name)] = FunctionFacts(
+            line=int(line), sites=tuple(_site(s) for s in sites),
+            calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
+        )
+    aliases = data["aliases"]
+    if not isinstance(aliases, dict):
+        raise TypeError("aliases")
     return ModuleFacts(
-        sites=tuple(sites),
+        sites=tuple(_site(row) for row in data["sites"]),
         bindings=frozenset(str(b) for b in data["bindings"]),
         all_names=None if all_names is None else tuple(str(n) for n in all_names),
         defines_getattr=bool(data["getattr"]),
+        all_conditional=bool(data["all_conditional"]),
         problem=None if problem is None else SourceProblem(int(problem[0]), str(problem[1])),
+        calls=tuple(_call(row) for row in data["calls"]),
+        functions=functions,
+        classes=frozenset(str(c) for c in data["classes"]),
+        aliases={str(k): str(v) for k, v in aliases.items()},
     )

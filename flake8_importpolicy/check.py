@@ -13,8 +13,10 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -244,6 +246,7 @@ class PolicyEngine:
             try:
                 source = path.read_bytes()
             except OSError as exc:
+                self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                 return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
         digest = hashlib.sha256(source).hexdigest()
         self.files_read[path] = digest
@@ -339,12 +342,16 @@ class PolicyEngine:
 
     # -- the check ---------------------------------------------------------------------------------
 
-    def check(self) -> Report:
-        """Check every light module; see :func:`check_policy`."""
+    def check(self, progress: Callable[[int, int, str], None] | None = None) -> Report:
+        """Check every light module; see :func:`check_policy`.
+
+        Args:
+            progress: called as ``progress(done, total, light_module)`` before each light module.
+        """
         violations: dict[tuple[str, int, int, str], Violation] = {}
         problems: dict[tuple[str, str], Problem] = {}
         suppressed = 0
-        lights: set[str] = set()
+        rules_of: dict[str, list[LightRule]] = {}
         for rule in self.policy.light:
             modules = self.find_light_modules(rule)
             if not modules:
@@ -355,26 +362,30 @@ class PolicyEngine:
                     _line_of(self.policy.path, rule.pattern.text),
                 )
             for light in modules:
-                lights.add(light)
-                found, bad_modules = self.check_light_module(light, rule)
-                for violation in found:
-                    key = (violation.light, violation.line, violation.col, violation.kind)
-                    if key in violations:
-                        continue
-                    if self._is_suppressed(violation):
-                        suppressed += 1
-                        continue
-                    violations[key] = violation
-                for module, problem in bad_modules:
-                    path = self.index.resolve_module(module).path
-                    problems[(codes.IPL005.id, module)] = Problem(
-                        codes.IPL005.id,
-                        codes.IPL005.template.format(
-                            module=module, problem=f"line {problem.line}: {problem.message}"
-                        ),
-                        path,
-                        problem.line,
-                    )
+                rules_of.setdefault(light, []).append(rule)
+        lights = sorted(rules_of)
+        for number, light in enumerate(lights):
+            if progress is not None:
+                progress(number, len(lights), light)
+            found, bad_modules = self.check_light_module(light, merge_light_rules(rules_of[light]))
+            for violation in found:
+                key = (violation.light, violation.line, violation.col, violation.kind)
+                if key in violations:
+                    continue
+                if self._is_suppressed(violation):
+                    suppressed += 1
+                    continue
+                violations[key] = violation
+            for module, problem in bad_modules:
+                path = self.index.resolve_module(module).path
+                problems[(codes.IPL005.id, module)] = Problem(
+                    codes.IPL005.id,
+                    codes.IPL005.template.format(
+                        module=module, problem=f"line {problem.line}: {problem.message}"
+                    ),
+                    path,
+                    problem.line,
+                )
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
                 problems[(codes.IPL004.id, ignore.text)] = Problem(
@@ -406,7 +417,7 @@ class PolicyEngine:
         """
         expand = self.make_expander(rule.forbidden_rule, (h.pattern for h in rule.forbid))
         resolved = self.index.resolve_module(light)
-        path = resolved.path or self.policy.root
+        path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
         statements: dict[tuple[int, int, bool], list[Hop]] = {}
         for hop in self.graph.find_parent_hops(light):
             statements.setdefault((hop.line, hop.col, True), []).append(hop)
@@ -477,7 +488,8 @@ class PolicyEngine:
             data = source if source is not None else path.read_bytes()
         except OSError:
             return None
-        lines = data.decode("utf-8", "replace").splitlines()
+        # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).
+        lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
         return lines[line - 1] if 0 < line <= len(lines) else None
 
     # -- why ---------------------------------------------------------------------------------------
@@ -495,9 +507,8 @@ class PolicyEngine:
         if heavy is not None:
             rules = (HeavyRule(heavy, "named by --heavy"), HeavyRule(heavy, "named by --heavy", True))
         else:
-            light_rule = next(
-                (r for r in self.policy.light if r.pattern.matches_exactly(module)), None
-            )
+            matching = [r for r in self.policy.light if r.pattern.matches_exactly(module)]
+            light_rule = merge_light_rules(matching) if matching else None
             rules = light_rule.forbid if light_rule else self.policy.heavy + self.policy.heavy_calls
             allow = light_rule.allow if light_rule else ()
 
@@ -538,10 +549,29 @@ class PolicyEngine:
 
 
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def _is_lazy_attacher(callee: str) -> bool:
     return callee.endswith(_LAZY_ATTACHERS) or callee.rpartition(".")[2] == "_LazyModule"
+
+
+def merge_light_rules(rules: Sequence[LightRule]) -> LightRule:
+    """One rule for a module that several ``[light]`` patterns match.
+
+    Its ``forbid`` is every rule's ``forbid`` (in order, without repeats), its ``allow`` only what every
+    rule allows, so no rule's prohibition is lost; reason and pattern are the first rule's.
+    """
+    if len(rules) == 1:
+        return rules[0]
+    forbid: dict[tuple[str, bool], HeavyRule] = {}
+    for rule in rules:
+        for heavy in rule.forbid:
+            forbid.setdefault((heavy.pattern.text, heavy.call), heavy)
+    allowed = [{a.text for a in rule.allow} for rule in rules]
+    allow = tuple(a for a in rules[0].allow if all(a.text in texts for texts in allowed))
+    after = tuple(dict.fromkeys(e for rule in rules for e in rule.after_import))
+    return dataclasses.replace(rules[0], forbid=tuple(forbid.values()), allow=allow, after_import=after)
 
 
 def _outermost(names: Iterable[str]) -> tuple[str, ...]:

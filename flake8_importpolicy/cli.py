@@ -15,6 +15,17 @@ from pathlib import Path
 from flake8_importpolicy import __version__
 from flake8_importpolicy.answers import check_policy_cached
 from flake8_importpolicy.check import PolicyEngine
+from flake8_importpolicy.formats import (
+    CHECK_FORMATS,
+    WHY_FORMATS,
+    find_workspace,
+    format_report_github,
+    format_report_sarif,
+    format_why_dot,
+    format_why_mermaid,
+    open_status_line,
+    workspace_relpath,
+)
 from flake8_importpolicy.patterns import PatternError, parse_pattern
 from flake8_importpolicy.policy import Policy, PolicyError, discover_policy
 from flake8_importpolicy.report import (
@@ -49,9 +60,6 @@ def build_parser() -> argparse.ArgumentParser:
         "the nearest parent)",
     )
     common.add_argument(
-        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
-    )
-    common.add_argument(
         "--target-version", action="append", default=[], metavar="X.Y", type=_version,
         help="Python version whose sys.version_info branches count (repeatable; default: the "
         "policy's target-versions, else the interpreter's version)",
@@ -69,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
         "check", parents=[common], help="check every light module of the policy",
         description="Report every import-time chain from a light module to a forbidden module.",
     )
+    check.add_argument(
+        "--format", choices=CHECK_FORMATS, default="text",
+        help="output format: text, json, github (GitHub Actions annotations) or sarif (SARIF 2.1.0) "
+        "(default: text)",
+    )
     check.set_defaults(handler=_run_check)
 
     why = sub.add_parser(
@@ -78,7 +91,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     why.add_argument("module", metavar="MODULE", help="dotted module name")
     why.add_argument("--heavy", metavar="PATTERN", help="look for this module pattern instead")
+    why.add_argument(
+        "--format", choices=WHY_FORMATS, default="text",
+        help="output format: text (a tree), json, dot (Graphviz) or mermaid; dot and mermaid draw "
+        "the chains to forbidden modules as a graph (default: text)",
+    )
     why.set_defaults(handler=_run_why)
+
+    verify = sub.add_parser(
+        "verify", help="prove it at runtime: import each light module in a fresh interpreter",
+        description="Import each light module in a fresh interpreter (this runs project code), "
+        "record every module whose code executes, and compare with the static prediction.",
+    )
+    verify.add_argument(
+        "--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml to use"
+    )
+    verify.add_argument(
+        "--python", "--interpreter", dest="interpreter", metavar="INTERPRETER",
+        help="interpreter to run (default: the policy's interpreter, else this one)",
+    )
+    verify.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    verify.add_argument(
+        "--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+        help="per light module (default: 60)",
+    )
+    verify.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="subprocesses at a time (default: CPU count)"
+    )
+    verify.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
+    )
+    verify.add_argument("modules", nargs="*", metavar="MODULE", help="only these light modules")
+    verify.set_defaults(handler=_run_verify)
 
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -116,6 +162,16 @@ class _UsageError(Exception):
     pass
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _version(text: str) -> tuple[int, int]:
     parts = text.split(".")
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
@@ -138,14 +194,24 @@ def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
 
 
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
-    report = check_policy_cached(
-        policy,
-        interpreter=args.interpreter,
-        target_versions=args.target_version,
-        use_cache=not args.no_cache,
-    )
+    status = open_status_line(sys.stderr)  # None unless stderr is a terminal
+    try:
+        report = check_policy_cached(
+            policy,
+            interpreter=args.interpreter,
+            target_versions=args.target_version,
+            use_cache=not args.no_cache,
+            progress=status,
+        )
+    finally:
+        if status is not None:
+            status.clear()
     if args.format == "json":
         sys.stdout.write(format_report_json(report, policy.relpath))
+    elif args.format in ("github", "sarif"):
+        relpath = workspace_relpath(find_workspace())
+        render = format_report_github if args.format == "github" else format_report_sarif
+        sys.stdout.write(render(report, relpath))
     else:
         sys.stdout.write(format_report_text(report, policy.relpath))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
@@ -169,9 +235,33 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
     why = engine.find_why(module, heavy)
     if args.format == "json":
         sys.stdout.write(format_why_json(why, policy.relpath, closure=heavy is None))
+    elif args.format == "dot":
+        sys.stdout.write(format_why_dot(why, policy.relpath))
+    elif args.format == "mermaid":
+        sys.stdout.write(format_why_mermaid(why, policy.relpath))
     else:
         sys.stdout.write(format_why_text(why, policy.relpath))
     return EXIT_CLEAN
+
+
+def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
+    from flake8_importpolicy.verify import UnknownLightModule, run_command
+
+    cache = None
+    if not args.no_cache:
+        from flake8_importpolicy.cache import open_facts_cache
+
+        cache = open_facts_cache(policy)
+    if args.jobs is not None and args.jobs < 1:
+        raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    try:
+        return run_command(
+            policy, python=args.interpreter, timeout=args.timeout, jobs=args.jobs,
+            modules=args.modules, output_format=args.format, facts_cache=cache,
+            stdout=sys.stdout, stderr=sys.stderr,
+        )
+    except UnknownLightModule as exc:
+        raise _UsageError(str(exc)) from exc
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:

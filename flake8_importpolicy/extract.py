@@ -191,6 +191,8 @@ class ModuleFacts:
             imports the submodule ``p.name`` only when ``p`` did not bind ``name``
             (``importlib._bootstrap._handle_fromlist``).
         all_names: the literal ``__all__`` (``None`` if absent or not a literal).
+        all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
+            so ``all_names`` is the union of the branches.
         defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
         problem: set when the source could not be parsed; then ``sites`` is empty and the module's
             imports are unknown.
@@ -207,6 +209,7 @@ class ModuleFacts:
     all_names: tuple[str, ...] | None = None
     defines_getattr: bool = False
     problem: SourceProblem | None = None
+    all_conditional: bool = False
     calls: tuple[CallSite, ...] = ()
     functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
     classes: frozenset[str] = frozenset()
@@ -230,10 +233,15 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         text, lazy_lines = _strip_lazy_keyword(source)
         tree = ast.parse(text)
     except SyntaxError as exc:
-        return ModuleFacts(problem=SourceProblem(exc.lineno or 1, _syntax_message(exc)))
+        line = exc.lineno or 1
+        if "null bytes" in (exc.msg or ""):
+            line = _nul_line(source)
+        return ModuleFacts(problem=SourceProblem(line, _syntax_message(exc)))
     except (ValueError, UnicodeError, RecursionError, MemoryError, tokenize.TokenError) as exc:
-        return ModuleFacts(problem=SourceProblem(1, str(exc) or type(exc).__name__))
-    visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines)
+        return ModuleFacts(problem=SourceProblem(_nul_line(source), str(exc) or type(exc).__name__))
+    has_global = (b"global" if isinstance(text, bytes) else "global") in text  # type: ignore[operator]
+    declared_global = _globals(tree) if has_global else frozenset()
+    visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
         functions = visitor.analyse_functions()
@@ -244,6 +252,7 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         bindings=frozenset(visitor.bindings),
         all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
         defines_getattr=visitor.defines_getattr,
+        all_conditional=visitor.all_conditional,
         calls=tuple(visitor.calls),
         functions=functions,
         classes=frozenset(visitor.classes),
@@ -296,6 +305,23 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
     return "".join(lines), lazy
 
 
+def _globals(tree: ast.Module) -> frozenset[str]:
+    """Names declared ``global`` anywhere in the module."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+    return frozenset(names)
+
+
+def _nul_line(source: bytes | str) -> int:
+    """The 1-based line of the first NUL byte (1 if there is none)."""
+    nul = b"\0" if isinstance(source, bytes) else "\0"
+    newline = b"\n" if isinstance(source, bytes) else "\n"
+    index = source.find(nul)  # type: ignore[arg-type]
+    return 1 if index < 0 else source.count(newline, 0, index) + 1  # type: ignore[arg-type]
+
+
 def _syntax_message(exc: SyntaxError) -> str:
     message = exc.msg or "invalid syntax"
     if message.startswith("(unicode error)"):
@@ -342,6 +368,10 @@ class _ImportTimeVisitor:
     future_annotations: bool = False
     lazy_modules: list[str] = field(default_factory=list)
     bound_by_line: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    ever_bound: set[str] = field(default_factory=set)
+    all_conditional: bool = False
+    # names a ``global`` statement in some function declares (they may be rebound at any time)
+    declared_global: frozenset[str] = frozenset()
     top_level_lines: set[int] = field(default_factory=set)
 
     # -- statements --------------------------------------------------------------------------------
@@ -501,10 +531,12 @@ class _ImportTimeVisitor:
     def _decorator(self, decorator: ast.expr, flags: frozenset[str]) -> None:
         """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
         if isinstance(decorator, ast.Call):
-            for argument in [*decorator.args, *(kw.value for kw in decorator.keywords)]:
-                self.scan_expr(argument, flags)
-            self._add_call(decorator, decorator.func, "decorator-factory", flags)
+            for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
+                self.scan_expr(expr, flags)
+            if not self._dynamic_import(decorator, flags):
+                self._add_call(decorator, decorator.func, "decorator-factory", flags)
         else:
+            self.scan_expr(decorator, flags)
             self._add_call(decorator, decorator, "call", flags)
 
     def _scoped_name(self, name: str) -> str:
@@ -532,11 +564,12 @@ class _ImportTimeVisitor:
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
+        fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
         if self._is_module_level():
-            self._record_all(stmt)
-            self._record_constant(stmt)
+            self._record_all(stmt, flags)
+            self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
 
@@ -553,6 +586,9 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.Lambda):
                 stack.extend(current.args.defaults)
                 stack.extend(d for d in current.args.kw_defaults if d)
+                continue
+            if isinstance(current, ast.GeneratorExp):
+                stack.append(current.generators[0].iter)  # the rest runs when it is iterated
                 continue
             if isinstance(current, ast.Call):
                 if not self._dynamic_import(current, flags):
@@ -604,13 +640,17 @@ class _ImportTimeVisitor:
                 self._add_site(call, "importlib", None, flags, detail=_unparse(call))
                 return
             anchor = anchor_or_none
-        elif name != "importlib.import_module":
+        fromlist: tuple[str, ...] = ()
+        if name != "importlib.import_module":
             dunder_level = _dunder_import_level(call)
             if dunder_level is None:
                 self._add_site(call, "importlib", None, flags, detail=_unparse(call))
                 return
             level = dunder_level
-        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor)
+            names = call.args[3] if len(call.args) > 3 else _keyword(call, "fromlist")
+            fromlist = tuple(_literal_strings(names) or ()) if names is not None else ()
+        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
+                       names=fromlist)
 
     def _anchor(self, node: ast.expr | None) -> str | None:
         if node is None:
@@ -753,6 +793,7 @@ class _ImportTimeVisitor:
     def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
         """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
+        self.ever_bound.add(name)
         if self.class_depth:
             return  # class namespaces are not visible from functions or the module
         if refers_to is None:
@@ -773,28 +814,38 @@ class _ImportTimeVisitor:
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value)
 
-    def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+    def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
+        """``NAME = <literal>`` as the first binding of ``NAME`` makes it a constant for conditions
+        (``MYPY = False``), unless a function declares it ``global`` (and may rebind it)."""
         if (
-            isinstance(stmt, ast.Assign)
+            fresh
+            and isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
             and isinstance(stmt.value, ast.Constant)
             and stmt.targets[0].id not in self.seen_constants
+            and stmt.targets[0].id not in self.declared_global
         ):
             self.constants[stmt.targets[0].id] = stmt.value.value
             self.seen_constants.add(stmt.targets[0].id)
 
-    def _record_all(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+    def _record_all(
+        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[str]
+    ) -> None:
+        """Track a literal ``__all__``. ``+=`` of a non-literal keeps the names known so far; an
+        assignment under a condition that cannot be evaluated adds to them (both branches may run)."""
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             return
         names = _literal_strings(stmt.value)
-        if names is None:
+        if isinstance(stmt, ast.AugAssign) or CONDITIONAL in flags:
+            self.all_names = [*(self.all_names or []), *(names or [])]
+            self.all_conditional = self.all_conditional or CONDITIONAL in flags
+        elif names is None:
             self.all_unknown = True
-        elif isinstance(stmt, ast.AugAssign):
-            self.all_names = [*(self.all_names or []), *names]
         else:
             self.all_names = list(names)
+            self.all_unknown = False
 
     def _all_mutation(self, call: ast.Call) -> None:
         func = call.func
@@ -811,10 +862,7 @@ class _ImportTimeVisitor:
             names = _literal_strings(ast.List(elts=[call.args[0]]))
         else:
             names = None
-        if names is None:
-            self.all_unknown = True
-        else:
-            self.all_names = [*(self.all_names or []), *names]
+        self.all_names = [*(self.all_names or []), *(names or [])]
 
     def _is_module_level(self) -> bool:
         return self.class_depth == 0 and not self.in_function

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.extract import CallSite, ImportSite, ModuleFacts, SourceProblem
+from flake8_importpolicy.extract import CONDITIONAL, CallSite, ImportSite, ModuleFacts, SourceProblem
 from flake8_importpolicy.resolve import ModuleIndex, ResolvedModule
 
 __all__ = [
@@ -205,10 +205,11 @@ class ImportGraph:
         """
         path = self.index.resolve_module(module).path
         parts = module.split(".")
-        return tuple(
+        hops = (
             Hop(module, path, 1, 0, PARENT_PACKAGE, ".".join(parts[:i]))
             for i in range(1, len(parts))
         )
+        return tuple(h for h in hops if not (self._ignore and self._ignore(module, h.imported)))
 
     # -- traversal ---------------------------------------------------------------------------------
 
@@ -285,21 +286,29 @@ class ImportGraph:
         for i in range(1, len(parts)):
             yield Hop(node, path, line, col, PARENT_PACKAGE, ".".join(parts[:i]), site.flags)
         yield Hop(node, path, line, col, kind, base, site.flags)
-        if site.kind == "from-import":
+        if site.kind == "from-import" or (site.kind == "importlib" and site.names):
+            # ``__import__("p", fromlist=[...])`` handles its fromlist like ``from p import ...``
+            flags = site.flags
+            base_facts = self.get_facts(base) if base != module else None
+            if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
+                flags = tuple(sorted({*flags, CONDITIONAL}))  # a star-import may bind the name
             for name in site.names:
                 submodule = self._submodule_run_by_fromlist(base, name, module)
                 if submodule is not None:
-                    yield Hop(node, path, line, col, kind, submodule, site.flags)
+                    yield Hop(node, path, line, col, kind, submodule, flags)
                 trigger = self._getattr_trigger(base, name, module)
                 if trigger is not None:
                     yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
         elif site.kind == "star-import":
             base_facts = self.get_facts(base)
             if base_facts is not None and base_facts.all_names:
+                flags = site.flags
+                if base_facts.all_conditional:
+                    flags = tuple(sorted({*flags, CONDITIONAL}))
                 for name in base_facts.all_names:
                     submodule = self._submodule_run_by_fromlist(base, name, module)
                     if submodule is not None:
-                        yield Hop(node, path, line, col, kind, submodule, site.flags)
+                        yield Hop(node, path, line, col, kind, submodule, flags)
             elif base_facts is not None and base_facts.all_names is None:
                 trigger = self._getattr_trigger(base, "__all__", module)
                 if trigger is not None:

@@ -15,7 +15,7 @@ __all__ = ["is_suppressed"]
 _NOQA: Final = re.compile(
     # Copied in spirit from flake8/defaults.py (MIT): "# noqa" optionally followed by ":" and codes.
     r"# noqa"
-    r"(?::[\s]?(?P<codes>([A-Z][0-9]+(?:[,\s]+)?)+))?",
+    r"(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?",
     re.IGNORECASE,
 )
 _SEPARATOR: Final = re.compile(r"[,\s]")

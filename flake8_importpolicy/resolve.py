@@ -132,7 +132,7 @@ print(json.dumps({
     "executable": sys.executable,
     "version": list(sys.version_info[:2]),
     "platform": sys.platform,
-    "sys_path": sys.path[1:],
+    "sys_path": sys.path[0 if getattr(sys.flags, "safe_path", False) else 1:],
     "builtin": sorted(sys.builtin_module_names),
     "frozen": frozen,
     "preloaded": preloaded,
@@ -325,6 +325,8 @@ class ModuleIndex:
         else:
             parent_module = self.resolve_module(parent)
             if not parent_module.locations:
+                if preloaded:  # e.g. os.path: put in sys.modules by os at start-up
+                    return ResolvedModule(name, "frozen", "stdlib", preloaded=True)
                 return ResolvedModule(name, "unresolved", parent_module.origin)
             locations = parent_module.locations
         found = self._path_search(last, locations)
@@ -335,6 +337,8 @@ class ModuleIndex:
                 name, "frozen", "stdlib", None, found.locations if found else (), preloaded
             )
         if found is None:
+            if preloaded:  # e.g. os.path: set up at start-up, not found by path search
+                return ResolvedModule(name, "frozen", "stdlib", preloaded=True)
             origin: Origin = "unknown" if not parent else self.resolve_module(parent).origin
             return ResolvedModule(name, "unresolved", origin, preloaded=preloaded)
         origin_path = found.path or (found.locations[0] if found.locations else None)

@@ -48,8 +48,9 @@ DEEP_CALLS = {
 
 
 @pytest.mark.parametrize(("depth", "expected"), [(3, []), (4, [("app.light", 3, "app.heavy")])])
-def test_call_depth_limits_how_deep_calls_are_followed(tmp_path: Path, depth: int,
-                                                       expected: list[tuple[str, int, str]]) -> None:
+def test_call_depth_limits_how_deep_calls_are_followed(
+    tmp_path: Path, depth: int, expected: list[tuple[str, int, str]]
+) -> None:
     policy = f"""
         [settings]
         call-depth = {depth}
@@ -84,8 +85,9 @@ ANNOTATED = """
 @pytest.mark.parametrize(
     ("versions", "runs"), [(((3, 13),), True), (((3, 14),), False), (((3, 13), (3, 14)), True)]
 )
-def test_annotations_run_at_import_time_until_313(versions: tuple[tuple[int, int], ...],
-                                                 runs: bool) -> None:
+def test_annotations_run_at_import_time_until_313(
+    versions: tuple[tuple[int, int], ...], runs: bool
+) -> None:
     facts = extract_facts(textwrap.dedent(ANNOTATED), Target(versions, "linux"))
     assert any(call.callee == "make" for call in facts.calls) is runs
 
@@ -134,8 +136,9 @@ def test_lazy_imports_all_makes_plain_imports_lazy_except_in_try() -> None:
     (((3, 15),), False, None),
     (((3, 14), (3, 15)), True, (EAGER_BEFORE_315,)),
 ])
-def test_lazy_modules_is_lazy_only_from_315(versions: tuple[tuple[int, int], ...], present: bool,
-                                           flags: tuple[str, ...] | None) -> None:
+def test_lazy_modules_is_lazy_only_from_315(
+    versions: tuple[tuple[int, int], ...], present: bool, flags: tuple[str, ...] | None
+) -> None:
     source = '__lazy_modules__ = ["json"]\nimport json\n'
     facts = extract_facts(source, Target(versions, "linux"))
     sites = [site for site in facts.sites if site.target == "json"]

@@ -1,0 +1,105 @@
+"""The flake8 plugin: IPL001 and IPL002 per checked file, a thin adapter over the engine.
+
+Registered as ``IPL`` in the ``flake8.extension`` entry-point group, so flake8 selects it by default.
+The answer for each file comes from :class:`flake8_importpolicy.per_file.PerFileChecker`: the checked
+file's content is flake8's ``lines`` (the editor buffer with ``flake8 -``), every other module is read
+from disk, and the policy is found from the checked file's path unless ``--import-policy`` names one.
+
+Errors never surface as tracebacks: a broken policy (or an interpreter that cannot be queried) raises
+:class:`flake8.exceptions.ExecutionError` from :meth:`ImportPolicyChecker.run`, which flake8 prints
+once as "There was a critical error during execution of Flake8:" with our message, exiting 1 (serial
+and with ``-j N``; ``tests/test_flake8.py`` pins this, as flake8 does not document it for plugins).
+Problems in other modules (syntax errors, bad encodings, unreadable files) are not errors here: the
+engine stops the chain there and ``importpolicy check`` / ``importpolicy why`` report them (IPL005).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
+from flake8.options.manager import OptionManager  # type: ignore[import-untyped]
+from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
+
+from flake8_importpolicy.per_file import PerFileChecker, PolicyUnusable
+
+__all__ = ["ImportPolicyChecker"]
+
+_CODES = ("IPL001", "IPL002")
+_NO_FILE = frozenset({"stdin", "-", ""})
+"""Display names flake8 uses for stdin without ``--stdin-display-name``: there is no path to go by."""
+
+
+class ImportPolicyChecker:
+    """flake8 checker: the IPL001/IPL002 findings of one file (see the module docstring).
+
+    Args:
+        tree: the parsed file (requested so that flake8 runs the checker once per file).
+        filename: the file's path as flake8 displays it (``--stdin-display-name`` for stdin).
+        lines: the file's lines as flake8 read them (the editor buffer with ``flake8 -``).
+    """
+
+    # Set by parse_options from the options alone (so spawned -j workers, which parse the same
+    # arguments again, get the same values); the checker holding the caches is made per process.
+    _policy: ClassVar[Path | None] = None
+    _selected: ClassVar[frozenset[str]] = frozenset(_CODES)
+    _checker: ClassVar[PerFileChecker | None] = None
+
+    def __init__(self, tree: ast.AST, filename: str, lines: list[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, manager: OptionManager) -> None:
+        """Register ``--import-policy`` (also ``import-policy = ...`` in the ``[flake8]`` config)."""
+        manager.add_option(
+            "--import-policy",
+            metavar="PATH",
+            default=None,
+            parse_from_config=True,
+            normalize_paths=True,
+            help="policy.toml or pyproject.toml for every checked file (default: found from each "
+            "file's directory, walking up: policy.toml, else pyproject.toml with "
+            "[tool.importpolicy])",
+        )
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        """Keep the explicit policy path and which IPL codes flake8 would report."""
+        explicit = options.import_policy
+        cls._policy = Path(os.path.abspath(explicit)) if explicit else None
+        decisions = DecisionEngine(options)
+        cls._selected = frozenset(
+            code for code in _CODES if decisions.decision_for(code) is Decision.Selected
+        )
+        cls._checker = None
+
+    def run(self) -> Iterator[tuple[int, int, str, type[ImportPolicyChecker]]]:
+        """Yield ``(line, col, "IPLnnn message", type)`` for this file.
+
+        Raises:
+            flake8.exceptions.ExecutionError: the policy is broken, or the engine failed.
+        """
+        if not self._selected or self.filename in _NO_FILE:
+            return
+        checker = type(self)._checker
+        if checker is None:
+            checker = type(self)._checker = PerFileChecker(policy=self._policy)
+        try:
+            findings = checker.find_findings(self.filename, "".join(self.lines))
+        except PolicyUnusable as exc:
+            raise ExecutionError(f"flake8-importpolicy: {exc}") from None
+        except Exception as exc:  # never a traceback, never an E999 for a file that has none
+            raise ExecutionError(
+                f"flake8-importpolicy failed on {self.filename}: {type(exc).__name__}: {exc}\n"
+                f"This is a bug; please report it. To lint without this plugin meanwhile, pass "
+                f"--extend-ignore=IPL."
+            ) from None
+        for finding in findings:
+            if finding.code in self._selected:
+                yield finding.line, finding.col, finding.text, type(self)

@@ -1,0 +1,4 @@
+import app.gpu
+
+def broken(:
+    pass

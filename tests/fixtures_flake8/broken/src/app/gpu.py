@@ -1,0 +1,1 @@
+DEVICE = 'cuda:0'

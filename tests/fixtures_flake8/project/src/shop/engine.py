@@ -1,0 +1,8 @@
+"""On both light modules' chains."""
+
+from shop import kernels  # IPL002
+from shop import helpers
+
+
+def run() -> str:
+    return kernels.NAME + helpers.NAME

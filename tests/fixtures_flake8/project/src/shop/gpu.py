@@ -1,0 +1,3 @@
+"""Heavy: pretends to initialise CUDA."""
+
+DEVICE = "cuda:0"

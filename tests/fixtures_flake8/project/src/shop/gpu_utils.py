@@ -1,0 +1,5 @@
+"""Not on a reported chain either."""
+
+from shop.gpu import DEVICE
+
+NAME = DEVICE

@@ -1,0 +1,5 @@
+from shop.gpu import (  # noqa: IPL001
+    DEVICE,
+)
+
+__all__ = ["DEVICE"]

@@ -1,0 +1,6 @@
+"""RMS norm."""
+
+
+def rms_norm(xs: list[float]) -> list[float]:
+    norm = (sum(x * x for x in xs) / len(xs)) ** 0.5
+    return [x / norm for x in xs]

@@ -1,0 +1,4 @@
+import torch
+
+DEVICE = "cuda"
+torch.cuda.init()  # probes the GPU at import time

@@ -1,0 +1,3 @@
+from app import config
+
+DEVICE = config.DEVICE

@@ -1,0 +1,3 @@
+import app.heavy
+
+raise RuntimeError("boom at import time")

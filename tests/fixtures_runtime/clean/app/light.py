@@ -1,0 +1,3 @@
+from app import util
+
+HELPER = util.helper  # not called at import time

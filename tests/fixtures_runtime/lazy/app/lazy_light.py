@@ -1,0 +1,3 @@
+import lazy_loader
+
+heavy = lazy_loader.load("app.heavy")

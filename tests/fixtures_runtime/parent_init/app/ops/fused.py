@@ -1,0 +1,5 @@
+from app.heavy import init
+
+
+def fused_op():
+    return init

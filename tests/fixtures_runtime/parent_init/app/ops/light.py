@@ -1,0 +1,2 @@
+def light_op():
+    return 1

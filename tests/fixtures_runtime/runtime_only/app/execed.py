@@ -1,0 +1,3 @@
+SOURCE = "import app.heavy"
+
+exec(SOURCE)

@@ -1,0 +1,845 @@
+"""Tests for the ``importpolicy`` command line (check, why, cache clear) and the check contract.
+
+Most tests call :func:`flake8_importpolicy.cli.main` in-process with the project as the working
+directory; a few run ``python -m flake8_importpolicy`` in a subprocess (module entry point, and
+``PYTHONPATH`` for third-party packages, which the engine learns by querying the interpreter).
+Where the tool is wrong the test is an ``xfail(strict=True)`` whose reason starts with ``BUG:``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy.cli import main
+
+POLICY = """
+[heavy]
+"app.heavy" = "slow to import"
+[light."app.light"]
+reason = "must start fast"
+"""
+
+BASIC = {
+    "policy.toml": POLICY,
+    "app/__init__.py": "",
+    "app/heavy.py": "",
+    "app/mid.py": "X = 1\nimport app.heavy\n",
+    "app/light.py": "import os\nfrom app.mid import X\n",
+}
+
+CACHE = ".importpolicy_cache"
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def age(root: Path, seconds: float = 100.0) -> None:
+    """Move every mtime under ``root`` into the past, so later edits always change an mtime."""
+    past = time.time() - seconds
+    for directory, dirs, files in os.walk(root):
+        for name in [*dirs, *files]:
+            os.utime(Path(directory) / name, (past, past), follow_symlinks=False)
+    os.utime(root, (past, past))
+
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture()
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """``run(cwd, *args)`` -> ``(exit code, stdout, stderr)`` of ``importpolicy args`` in ``cwd``."""
+
+    def _run(cwd: Path, *args: str) -> tuple[int, str, str]:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return _run
+
+
+@pytest.fixture()
+def basic(tmp_path: Path) -> Path:
+    return write(tmp_path / "proj", BASIC)
+
+
+def report(run: Run, cwd: Path, *args: str) -> dict[str, list[dict[str, object]]]:
+    code, out, err = run(cwd, "check", "--format", "json", *args)
+    assert code in (0, 1), err
+    data: dict[str, list[dict[str, object]]] = json.loads(out)
+    return data
+
+
+# -- exit codes and output -----------------------------------------------------------------------
+
+
+def test_clean_project_exits_0(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/light.py": "import os\n"})
+    code, out, err = run(root, "check", "--no-cache")
+    assert code == 0
+    assert out == "OK: 1 light module checked, no forbidden import-time imports.\n"
+    assert err == ""
+
+
+def test_violation_exits_1_with_text_chain(run: Run, basic: Path) -> None:
+    code, out, err = run(basic, "check", "--no-cache")
+    assert code == 1, err
+    assert out.splitlines() == [
+        "app/light.py:2:1: IPL001 light module app.light imports app.heavy at import time "
+        "(slow to import)",
+        "    app/light.py:2: app.light -> app.mid (from-import)",
+        "    app/mid.py:2: app.mid -> app.heavy (import)",
+        "",
+        "Found 1 violation in 1 light module.",
+    ]
+
+
+def test_json_shape(run: Run, basic: Path) -> None:
+    data = report(run, basic, "--no-cache")
+    assert list(data) == ["violations", "problems"]
+    assert data["problems"] == []
+    [violation] = data["violations"]
+    assert list(violation) == [
+        "code", "light", "heavy", "pattern", "reason", "path", "line", "col", "also", "chain",
+    ]
+    assert violation == {
+        "code": "IPL001", "light": "app.light", "heavy": "app.heavy", "pattern": "app.heavy",
+        "reason": "slow to import", "path": "app/light.py", "line": 2, "col": 0, "also": [],
+        "chain": [
+            {"module": "app.light", "path": "app/light.py", "line": 2, "col": 0,
+             "kind": "from-import", "imported": "app.mid", "flags": []},
+            {"module": "app.mid", "path": "app/mid.py", "line": 2, "col": 0, "kind": "import",
+             "imported": "app.heavy", "flags": []},
+        ],
+    }
+
+
+def test_json_problem_shape_and_relative_paths(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {
+        **BASIC,
+        "policy.toml": POLICY + '[light."app.gone"]\nreason = "renamed"\n',
+        "app/light.py": "import app.broken\n",
+        "app/broken.py": "x = (\n",
+    })
+    data = report(run, root, "--no-cache")
+    assert data["violations"] == []
+    assert data["problems"] == [
+        {"code": "IPL005", "message": data["problems"][0]["message"], "path": "app/broken.py",
+         "line": 1},
+        {"code": "IPL003", "message": "light pattern 'app.gone' matches no module",
+         "path": "policy.toml", "line": 5},
+    ] or data["problems"] == [
+        {"code": "IPL003", "message": "light pattern 'app.gone' matches no module",
+         "path": "policy.toml", "line": 5},
+        {"code": "IPL005", "message": data["problems"][1]["message"], "path": "app/broken.py",
+         "line": 1},
+    ]
+    assert all(list(problem) == ["code", "message", "path", "line"] for problem in data["problems"])
+
+
+def test_flags_and_col_in_json(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/light.py": """
+        import os
+        if os.environ.get("X"):
+            try:
+                import app.heavy
+            except ImportError:
+                pass
+    """})
+    [violation] = report(run, root, "--no-cache")["violations"]
+    assert (violation["line"], violation["col"]) == (4, 8)
+    assert violation["chain"] == [
+        {"module": "app.light", "path": "app/light.py", "line": 4, "col": 8, "kind": "import",
+         "imported": "app.heavy", "flags": ["conditional", "guarded"]},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ("[heavy\n", "invalid TOML"),
+        ('[heavy]\n"a" = 1\n', "expected a reason string"),
+        ('[settings]\nexternl = "stop"\n', "did you mean 'external'"),
+    ],
+)
+def test_broken_policy_exits_2_without_traceback(
+    run: Run, tmp_path: Path, policy: str, message: str
+) -> None:
+    write(tmp_path, {"policy.toml": policy})
+    code, out, err = run(tmp_path, "check")
+    assert code == 2
+    assert out == ""
+    assert err.startswith("importpolicy: ") and message in err
+    assert "Traceback" not in err
+
+
+def test_missing_policy_exits_2(run: Run, tmp_path: Path) -> None:
+    code, out, err = run(tmp_path, "check")
+    assert code == 2 and "no policy.toml or pyproject.toml" in err
+    code, out, err = run(tmp_path, "check", "--policy", "nope.toml")
+    assert code == 2 and "nope.toml" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--format", "xml"),
+        ("check", "--target-version", "3"),
+        ("check", "--target-version", "3.x"),
+        ("frobnicate",),
+        (),
+        ("cache",),
+    ],
+)
+def test_usage_errors_exit_2(run: Run, basic: Path, args: tuple[str, ...]) -> None:
+    code, out, err = run(basic, *args)
+    assert code == 2
+    assert "usage:" in err
+
+
+def test_unknown_interpreter_exits_2(run: Run, basic: Path) -> None:
+    code, out, err = run(basic, "check", "--no-cache", "--interpreter", str(basic / "no-python"))
+    assert code == 2 and "cannot run interpreter" in err and "Traceback" not in err
+
+
+# -- policy discovery ----------------------------------------------------------------------------
+
+
+def test_policy_found_from_subdirectory_and_paths_stay_relative_to_it(
+    run: Run, basic: Path
+) -> None:
+    deep = basic / "app" / "nested" / "dir"
+    deep.mkdir(parents=True)
+    code, out, err = run(deep, "check", "--no-cache", "--format", "json")
+    assert code == 1, err
+    assert json.loads(out)["violations"][0]["path"] == "app/light.py"
+
+
+def test_explicit_policy_is_relative_to_cwd(run: Run, basic: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, out, err = run(elsewhere, "check", "--no-cache", "--policy", "../proj/policy.toml")
+    assert code == 1, err
+    assert out.startswith("app/light.py:2:1: IPL001")
+
+
+def test_pyproject_table_and_policy_toml_precedence(run: Run, tmp_path: Path) -> None:
+    pyproject = """
+        [project]
+        name = "demo"
+        [tool.importpolicy.heavy]
+        "app.heavy" = "from pyproject"
+        [tool.importpolicy.light."app.light"]
+        reason = "r"
+    """
+    root = write(tmp_path, {**BASIC, "pyproject.toml": pyproject})
+    (root / "policy.toml").unlink()
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1 and "(from pyproject)" in out
+    # policy.toml in the same directory wins over pyproject.toml.
+    write(root, {"policy.toml": '[heavy]\n"app.other" = "x"\n[light."app.light"]\nreason = "r"\n'})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 0, out
+    code, out, _ = run(root, "check", "--no-cache", "--policy", "pyproject.toml")
+    assert code == 1 and "(from pyproject)" in out
+
+
+def test_pyproject_without_table_does_not_stop_discovery(run: Run, basic: Path) -> None:
+    sub = write(basic / "sub", {"pyproject.toml": '[project]\nname = "x"\n'})
+    code, out, err = run(sub, "check", "--no-cache")
+    assert code == 1, err
+    assert "IPL001" in out
+
+
+def test_pyproject_problem_lines(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {
+        "pyproject.toml": '[tool.importpolicy.heavy]\n"a" = "x"\n'
+                          '[tool.importpolicy.light."nothing.here"]\nreason = "r"\n',
+    })
+    data = report(run, root, "--no-cache")
+    assert data["problems"] == [{
+        "code": "IPL003", "message": "light pattern 'nothing.here' matches no module",
+        "path": "pyproject.toml", "line": 3,
+    }]
+
+
+# -- targets -------------------------------------------------------------------------------------
+
+
+def test_target_version_changes_a_version_branch(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/compat.py": "", "app/light.py": """
+        import sys
+        if sys.version_info >= (3, 9):
+            import app.compat
+        else:
+            import app.heavy
+    """})
+    assert run(root, "check", "--no-cache")[0] == 0
+    code, out, _ = run(root, "check", "--no-cache", "--target-version", "3.8")
+    assert code == 1 and out.startswith("app/light.py:5:5: IPL001")
+    # Several versions: the union of their branches.
+    assert run(root, "check", "--no-cache", "--target-version", "3.8", "--target-version", "3.12")[0] == 1
+    # With the cache, a different target must not reuse the other target's answer.
+    assert run(root, "check")[0] == 0
+    assert run(root, "check", "--target-version", "3.8")[0] == 1
+    assert run(root, "check")[0] == 0
+
+
+# -- caches --------------------------------------------------------------------------------------
+
+
+def test_no_cache_writes_nothing(run: Run, basic: Path) -> None:
+    run(basic, "check", "--no-cache")
+    run(basic, "why", "app.light", "--no-cache")
+    assert not (basic / CACHE).exists()
+
+
+def test_cache_is_tagged_and_warm_runs_are_identical(run: Run, basic: Path) -> None:
+    cold = run(basic, "check")
+    cache = basic / CACHE
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    warm = run(basic, "check")
+    assert warm == cold
+    assert run(basic, "check", "--format", "json") == run(basic, "check", "--format", "json")
+    assert run(basic, "check", "--no-cache") == cold
+
+
+def test_warm_run_sees_an_import_leaving_type_checking(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/deep.py": """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            import app.heavy
+    """, "app/mid.py": "X = 1\nimport app.deep\n"})
+    age(root)
+    assert run(root, "check")[0] == 0
+    assert run(root, "check")[0] == 0
+    write(root, {"app/deep.py": "from typing import TYPE_CHECKING\nimport app.heavy\n"})
+    code, out, _ = run(root, "check")
+    assert code == 1
+    assert "app/deep.py:2: app.deep -> app.heavy (import)" in out
+
+
+def test_warm_run_sees_a_new_file_that_shadows_resolution(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/light.py": "import json\nimport app.mid\n",
+                            "app/mid.py": "X = 1\n"})
+    age(root)
+    assert run(root, "check")[0] == 0
+    # A package app/mid/ beats the module app/mid.py.
+    write(root, {"app/mid/__init__.py": "import app.heavy\n"})
+    code, out, _ = run(root, "check")
+    assert code == 1 and "app/mid/__init__.py:1: app.mid -> app.heavy" in out
+    (root / "app/mid/__init__.py").unlink()
+    (root / "app/mid").rmdir()
+    age(root)
+    assert run(root, "check")[0] == 0
+    # A first-party json.py shadows the standard library's json.
+    write(root, {"json.py": "import app.heavy\n"})
+    code, out, _ = run(root, "check")
+    assert code == 1 and "json.py:1: json -> app.heavy" in out
+
+
+def test_corrupt_cache_entries_are_recomputed(run: Run, basic: Path) -> None:
+    expected = run(basic, "check")
+    files = [p for p in (basic / CACHE).rglob("*") if p.is_file()]
+    assert any(p.parent.name == "answers" for p in files)
+    for path in files:
+        with path.open("r+b") as handle:
+            handle.truncate(3)
+    assert run(basic, "check") == expected
+    for path in (basic / CACHE).rglob("*.json"):
+        path.write_text("[]")
+    assert run(basic, "check") == expected
+    for path in (basic / CACHE).rglob("*.json"):
+        path.write_text('{"format": 1, "directories": [], "files": [], "report": {}}')
+    assert run(basic, "check") == expected
+
+
+def test_answers_entry_with_wrong_types_is_recomputed(run: Run, basic: Path) -> None:
+    expected = run(basic, "check")
+    [entry] = (basic / CACHE / "answers").glob("*.json")
+    data = json.loads(entry.read_text())
+    data["report"]["violations"][0][10][0][6] = "not-a-list"
+    entry.write_text(json.dumps(data))
+    assert run(basic, "check") == expected
+
+
+def test_unusable_cache_directory_is_silent(run: Run, basic: Path) -> None:
+    (basic / CACHE).write_text("a file where the cache directory should be")
+    code, out, err = run(basic, "check")
+    assert code == 1 and "IPL001" in out and err == ""
+    code, out, err = run(basic, "why", "app.light")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_read_only_cache_directory_is_silent(run: Run, basic: Path) -> None:
+    (basic / CACHE).mkdir()
+    (basic / CACHE).chmod(0o555)
+    try:
+        code, out, err = run(basic, "check")
+        assert code == 1 and err == ""
+    finally:
+        (basic / CACHE).chmod(0o755)
+
+
+def test_cache_that_refuses_writes_is_silent(
+    run: Run, basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only cache directory (simulated: root ignores permissions): no output, same answer."""
+    import tempfile
+
+    expected = run(basic, "check", "--no-cache")
+    cache = str(basic / CACHE)
+
+    def inside(path: object) -> bool:
+        return str(path).startswith(cache)
+
+    real_mkdir, real_write, real_mkstemp = Path.mkdir, Path.write_text, tempfile.mkstemp
+
+    def mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def write_text(self: Path, *args: object, **kwargs: object) -> int:
+        if inside(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_write(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
+        if inside(kwargs.get("dir")):
+            raise PermissionError(13, "Permission denied")
+        return real_mkstemp(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(Path, "write_text", write_text)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    assert run(basic, "check") == expected
+    assert run(basic, "check") == expected
+    assert run(basic, "why", "app.light")[0] == 0
+    assert not (basic / CACHE).exists()
+
+
+def test_cache_clear(run: Run, basic: Path) -> None:
+    run(basic, "check")
+    assert (basic / CACHE).is_dir()
+    code, out, _ = run(basic, "cache", "clear")
+    assert (code, out) == (0, "removed .importpolicy_cache\n")
+    assert not (basic / CACHE).exists()
+    assert run(basic, "cache", "clear")[:2] == (0, "no cache at .importpolicy_cache\n")
+    assert (basic / "app" / "light.py").is_file()
+
+
+def test_cache_without_parsed_files_is_still_tagged_and_clearable(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {"policy.toml": '[heavy]\n"a" = "x"\n[light."gone"]\nreason = "r"\n'})
+    assert run(root, "check")[0] == 1  # IPL003 only: no source file is parsed
+    if (root / CACHE).exists():
+        assert (root / CACHE / "CACHEDIR.TAG").is_file()
+        assert (root / CACHE / ".gitignore").is_file()
+        run(root, "cache", "clear")
+        assert not (root / CACHE).exists()
+
+
+def test_cache_dir_at_project_root_keeps_gitignore(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY,
+                            ".gitignore": "build/\n"})
+    run(root, "check")
+    assert (root / ".gitignore").read_text() == "build/\n"
+
+
+def test_cache_clear_never_deletes_project_files(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path / "proj", {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY})
+    run(root, "check")
+    run(root, "cache", "clear")
+    assert (root / "app" / "light.py").is_file()
+    assert (root / "policy.toml").is_file()
+
+
+def test_warm_run_sees_an_unreadable_file_become_readable(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path / "proj", {**BASIC, "app/light.py": "import app.linked\n"})
+    target = tmp_path / "target.py"
+    (root / "app" / "linked.py").symlink_to(target)
+    code, out, _ = run(root, "check")
+    assert code == 1 and "IPL005" in out
+    target.write_text("import app.heavy\n")
+    assert run(root, "check") == run(root, "check", "--no-cache")
+
+
+# -- why -----------------------------------------------------------------------------------------
+
+
+def test_why_text_tree(run: Run, basic: Path) -> None:
+    code, out, err = run(basic, "why", "app.light")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "app.light (app/light.py)"
+    assert lines[1] == "└── app.mid  [from-import at app/light.py:2]"
+    assert lines[2] == "    └── app.heavy  [import at app/mid.py:2]  FORBIDDEN: slow to import"
+    assert lines[3].startswith("import app.light runs ") and "1 forbidden module reached" in lines[3]
+
+
+def test_why_json_closure(run: Run, basic: Path) -> None:
+    code, out, err = run(basic, "why", "app.light", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert list(data) == ["modules"]
+    modules = {m["module"]: m for m in data["modules"]}
+    assert all(list(m) == ["module", "path", "chain"] for m in data["modules"])
+    assert {"app", "app.light", "app.mid", "app.heavy", "os"} <= set(modules)
+    assert modules["app.light"] == {"module": "app.light", "path": "app/light.py", "chain": []}
+    assert modules["os"]["path"] is None  # frozen
+    assert modules["app"]["chain"][0]["kind"] == "parent-package"
+    assert [hop["imported"] for hop in modules["app.heavy"]["chain"]] == ["app.mid", "app.heavy"]
+
+
+def test_why_heavy_pattern(run: Run, basic: Path) -> None:
+    code, out, err = run(basic, "why", "app.light", "--heavy", "app.mid", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert list(data) == ["module", "forbidden", "unknown", "problems"]
+    assert [f["module"] for f in data["forbidden"]] == ["app.mid"]
+    assert data["forbidden"][0]["pattern"] == "app.mid"
+    code, out, err = run(basic, "why", "app.light", "--heavy", "app.*")
+    assert code == 0 and "FORBIDDEN" in out
+
+
+def test_why_lists_unknown_imports_and_problems(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/light.py": """
+        import importlib
+        import app.broken
+        name = "x"
+        importlib.import_module(name)
+    """, "app/broken.py": "def f(:\n"})
+    code, out, _ = run(root, "why", "app.light")
+    assert code == 0
+    assert "unknown import: app/light.py:4: importlib.import_module(name)" in out
+    assert "cannot analyse app.broken: line 1:" in out
+
+
+@pytest.mark.parametrize("module", ["app.nope", "nowhere_at_all", "a-b", "app..x"])
+def test_why_unknown_module_exits_2(run: Run, basic: Path, module: str) -> None:
+    code, out, err = run(basic, "why", module)
+    assert code == 2 and out == "" and "importpolicy: error:" in err
+
+
+def test_why_bad_heavy_pattern_exits_2(run: Run, basic: Path) -> None:
+    code, _, err = run(basic, "why", "app.light", "--heavy", "app.h*")
+    assert code == 2 and "invalid module pattern" in err
+
+
+def test_python_dash_m(basic: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json"],
+        cwd=basic, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["violations"][0]["heavy"] == "app.heavy"
+    version = subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "--version"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert version.returncode == 0 and version.stdout.startswith("importpolicy ")
+
+
+# -- the check contract: noqa, ignore, allow, forbid, patterns -----------------------------------
+
+
+def test_noqa_on_the_first_line_of_a_multiline_statement(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "app/light.py": """
+        from app.mid import (  # noqa: IPL001
+            X,
+        )
+        from app.mid import (
+            X as Y,  # noqa
+        )
+        import app.heavy  # noqa
+        import app.heavy as H  # NOQA:IPL001
+        import app.heavy as I  # noqa: E501
+    """})
+    data = report(run, root, "--no-cache")
+    assert sorted(v["line"] for v in data["violations"]) == [4, 9]
+    code, out, _ = run(root, "check", "--no-cache")
+    assert out.rstrip().endswith("Found 2 violations, 3 suppressed by noqa in 1 light module.")
+
+
+def test_noqa_for_another_code_does_not_suppress(run: Run, tmp_path: Path) -> None:
+    # Regression: noqa._NOQA once had `[A-Z][0-9]+` (flake8 has `[A-Z]+[0-9]+`), so "IPL002" did not
+    # match the codes group and `# noqa: IPL002` acted as a bare `# noqa`.
+    root = write(tmp_path, {**BASIC, "app/light.py": "import app.heavy  # noqa: IPL002\n"
+                                                     "import app.mid  # noqa:IPL002,E501\n"})
+    assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        ("X = 1\n\x0c\nimport app.heavy  # noqa: IPL001\n", []),
+        ("s = '\u2028'  # noqa\nimport app.heavy\n", [2]),
+    ],
+    ids=["form-feed", "line-separator"],
+)
+def test_noqa_line_numbers_follow_python_line_breaks(
+    run: Run, tmp_path: Path, source: str, lines: list[int]
+) -> None:
+    root = write(tmp_path, {**BASIC})
+    (root / "app" / "light.py").write_text(source, encoding="utf-8")
+    assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == lines
+
+
+def test_ignore_used_and_unused(run: Run, tmp_path: Path) -> None:
+    policy = POLICY + textwrap.dedent("""
+        [[ignore]]
+        import = "app.light -> app.mid"
+        reason = "accepted"
+        [[ignore]]
+        import = "app.nobody -> app.mid"
+        reason = "stale"
+    """)
+    root = write(tmp_path, {**BASIC, "policy.toml": policy})
+    data = report(run, root, "--no-cache")
+    assert data["violations"] == []
+    assert data["problems"] == [{
+        "code": "IPL004",
+        "message": "[[ignore]] entry 'app.nobody -> app.mid' matches no import in any light "
+                   "module's import-time closure",
+        "path": "policy.toml", "line": 10,  # the entry's `import = ...` line
+    }]
+
+
+def test_ignore_of_the_light_modules_parent_package_hop(run: Run, tmp_path: Path) -> None:
+    policy = """
+        [heavy]
+        "app.heavy" = "slow"
+        [light."app.ops.light"]
+        reason = "r"
+        [[ignore]]
+        import = "app.ops.light -> app.ops"
+        reason = "accepted"
+    """
+    root = write(tmp_path, {**BASIC, "policy.toml": policy, "app/ops/__init__.py": "import app.heavy\n",
+                            "app/ops/light.py": "X = 1\n"})
+    assert report(run, root, "--no-cache") == {"violations": [], "problems": []}
+
+
+def test_parent_package_violation(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {**BASIC, "policy.toml": POLICY.replace("app.light", "app.ops.light"),
+                            "app/ops/__init__.py": "from app.ops.fused import f\n",
+                            "app/ops/fused.py": "import app.heavy\ndef f():\n    pass\n",
+                            "app/ops/light.py": "X = 1\n"})
+    [violation] = report(run, root, "--no-cache")["violations"]
+    assert (violation["path"], violation["line"], violation["col"]) == ("app/ops/light.py", 1, 0)
+    assert [(h["kind"], h["imported"]) for h in violation["chain"]] == [
+        ("parent-package", "app.ops"), ("from-import", "app.ops.fused"), ("import", "app.heavy"),
+    ]
+
+
+def test_allow_continues_through_and_forbid_narrows(run: Run, tmp_path: Path) -> None:
+    policy = """
+        [heavy]
+        "app.heavy" = "slow"
+        "app.deeper" = "slower"
+        [light."app.l_allow"]
+        reason = "r"
+        allow = ["app.heavy"]
+        [light."app.l_forbid"]
+        reason = "r"
+        forbid = ["app.deeper", "app.extra"]
+    """
+    root = write(tmp_path, {
+        "policy.toml": policy, "app/__init__.py": "", "app/deeper.py": "", "app/extra.py": "",
+        "app/heavy.py": "import app.deeper\n",
+        "app/l_allow.py": "import app.heavy\n",
+        "app/l_forbid.py": "import app.heavy\nimport app.extra\n",
+    })
+    found = {(v["light"], v["line"]): (v["heavy"], v["reason"])
+             for v in report(run, root, "--no-cache")["violations"]}
+    assert found == {
+        ("app.l_allow", 1): ("app.deeper", "slower"),
+        ("app.l_forbid", 1): ("app.deeper", "slower"),
+        ("app.l_forbid", 2): ("app.extra", "r"),
+    }
+
+
+def test_wildcard_heavy_and_light_patterns_and_also(run: Run, tmp_path: Path) -> None:
+    policy = """
+        [heavy]
+        "app.*.impl" = "one segment"
+        "vendor.**" = "anything under vendor"
+        [light."app.*.ops"]
+        reason = "r"
+        [light."app.nomatch.*.ops"]
+        reason = "r"
+    """
+    root = write(tmp_path, {
+        "policy.toml": policy, "app/__init__.py": "", "vendor/__init__.py": "",
+        "vendor/x/__init__.py": "", "vendor/x/y.py": "",
+        "app/a/__init__.py": "", "app/a/ops.py": "import app.a.impl\nimport vendor.x.y\n",
+        "app/a/impl/__init__.py": "import app.a.impl.sub\n", "app/a/impl/sub.py": "",
+        "app/b/__init__.py": "", "app/b/ops/__init__.py": "from app.a import ops\n",
+    })
+    data = report(run, root, "--no-cache")
+    found = sorted((v["light"], v["line"], v["heavy"], v["pattern"], tuple(v["also"]))
+                   for v in data["violations"])
+    assert found == [
+        ("app.a.ops", 1, "app.a.impl", "app.*.impl", ()),
+        ("app.a.ops", 2, "vendor.x", "vendor.**", ()),
+        ("app.b.ops", 1, "app.a.impl", "app.*.impl", ("vendor.x",)),
+    ]
+    assert [p["code"] for p in data["problems"]] == ["IPL003"]
+    assert "app.nomatch.*.ops" in str(data["problems"][0]["message"])
+
+
+def test_two_light_rules_for_one_module_report_every_forbidden_module(
+    run: Run, tmp_path: Path
+) -> None:
+    policy = """
+        [heavy]
+        "app.h1" = "one"
+        "app.h2" = "two"
+        [light."app.light"]
+        reason = "r"
+        forbid = ["app.h2"]
+        [light."app.*"]
+        reason = "r2"
+        forbid = ["app.h1"]
+    """
+    root = write(tmp_path, {
+        "policy.toml": policy, "app/__init__.py": "", "app/h1.py": "", "app/h2.py": "",
+        "app/mid.py": "import app.h1\nimport app.h2\n", "app/light.py": "import app.mid\n",
+    })
+    reached = set()
+    for violation in report(run, root, "--no-cache")["violations"]:
+        if violation["light"] == "app.light" and violation["line"] == 1:
+            reached |= {violation["heavy"], *violation["also"]}
+    assert reached == {"app.h1", "app.h2"}
+
+
+def test_namespace_light_module_violation_names_its_directory(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {
+        "policy.toml": '[heavy]\n"app.heavy" = "slow"\n[light."app.ns"]\nreason = "r"\n',
+        "app/__init__.py": "import app.heavy\n", "app/heavy.py": "", "app/ns/data.txt": "",
+    })
+    [violation] = report(run, root, "--no-cache")["violations"]
+    assert violation["light"] == "app.ns"
+    assert violation["path"] == "app/ns"
+
+
+def test_unanalysable_modules_deep_in_a_closure(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {
+        **BASIC,
+        "app/light.py": "import app.a\nimport app.nul\nimport app.badutf\nimport app.linked\n",
+        "app/a.py": "import app.b\n",
+        "app/b.py": "x = 1\ndef f(:\n    pass\nimport app.heavy\n",
+        "app/nul.py": b"x = 1\n\x00\n",
+        "app/badutf.py": b"x = 1\ny = '\xff'\n",
+    })
+    (root / "app" / "linked.py").symlink_to(tmp_path / "missing-target.py")
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1
+    data = report(run, root, "--no-cache")
+    problems = {(p["code"], p["path"], p["line"]) for p in data["problems"]}
+    assert problems == {
+        ("IPL005", "app/b.py", 2),
+        ("IPL005", "app/nul.py", 2),
+        ("IPL005", "app/badutf.py", 2),
+        ("IPL005", "app/linked.py", 1),
+    }
+    assert all("app.b" in p["message"] or "null" in p["message"] or "utf-8" in p["message"]
+               or "cannot read" in p["message"] for p in data["problems"])
+    assert "app/b.py:2: IPL005 cannot analyse app.b (line 2: invalid syntax)" in out
+
+
+def test_unresolvable_heavy_module_is_a_violation(run: Run, tmp_path: Path) -> None:
+    policy = """
+        [heavy]
+        "flashinfer_not_installed" = "GPU only"
+        [light."app.light"]
+        reason = "r"
+    """
+    root = write(tmp_path, {
+        **BASIC, "policy.toml": policy,
+        "app/light.py": "import os\nif os.environ.get('GPU'):\n    import flashinfer_not_installed.ops\n",
+    })
+    [violation] = report(run, root, "--no-cache")["violations"]
+    assert violation["heavy"] == "flashinfer_not_installed"
+    assert violation["chain"][0]["flags"] == ["conditional"]
+
+
+def test_stdlib_light_module(run: Run, tmp_path: Path) -> None:
+    root = write(tmp_path, {"policy.toml": """
+        [heavy]
+        "json.scanner" = "pretend it is heavy"
+        [light."json"]
+        reason = "r"
+    """})
+    [violation] = report(run, root, "--no-cache")["violations"]
+    assert violation["light"] == "json" and violation["heavy"] == "json.scanner"
+    assert os.path.isabs(str(violation["path"]))  # outside the policy directory: absolute
+    assert [h["imported"] for h in violation["chain"]] == ["json.decoder", "json.scanner"]
+
+
+# -- third-party code: settings.external, found through the interpreter's sys.path ---------------
+
+
+def _check_with_pythonpath(root: Path, site: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("PYTHONSAFEPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json",
+         *extra],
+        cwd=root, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("external", "heavy", "expected"),
+    [
+        ("auto", "tp_heavy", ["tp_heavy"]),
+        ("stop", "tp_heavy", []),
+        ("follow", "tp_heavy", ["tp_heavy"]),
+        ("auto", "app.heavy", []),  # no forbidden pattern names a third-party module
+        ("follow", "app.heavy", ["app.heavy"]),
+        ("stop", "tp_light", ["tp_light"]),  # a third-party leaf matched by name
+    ],
+)
+def test_external_modes_with_third_party_packages(
+    tmp_path: Path, external: str, heavy: str, expected: list[str]
+) -> None:
+    site = write(tmp_path / "site", {
+        "tp_light/__init__.py": "from tp_light import core\n",
+        "tp_light/core.py": "import tp_heavy\nimport app.heavy\n",
+        "tp_heavy/__init__.py": "",
+    })
+    root = write(tmp_path / "proj", {
+        "policy.toml": f'[settings]\nexternal = "{external}"\n[heavy]\n"{heavy}" = "x"\n'
+                       '[light."app"]\nreason = "r"\n',
+        "app/__init__.py": "import tp_light\n", "app/heavy.py": "",
+    })
+    done = _check_with_pythonpath(root, site)
+    assert done.returncode in (0, 1), done.stderr
+    violations = json.loads(done.stdout)["violations"]
+    assert [v["heavy"] for v in violations] == expected
+    if expected and expected != ["tp_light"]:
+        assert violations[0]["chain"][1]["path"] == str(site / "tp_light" / "__init__.py")

@@ -1,0 +1,623 @@
+"""Unit tests for flake8_importpolicy.extract: which import sites run at import time (rules 8-14).
+
+Each test parses a small source with :func:`extract_facts` and looks at the sites it reports: the
+target, kind and flags. Nothing is imported. Where the engine disagrees with CPython the test is an
+``xfail(strict=True)`` whose reason starts with ``BUG:``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from flake8_importpolicy.extract import (
+    CONDITIONAL,
+    FALLBACK,
+    GUARDED,
+    ModuleFacts,
+    Target,
+    extract_facts,
+)
+
+PY311 = Target(versions=((3, 11),), platform="linux")
+
+
+def facts(source: str | bytes, target: Target = PY311) -> ModuleFacts:
+    if isinstance(source, str):
+        source = textwrap.dedent(source).lstrip("\n")
+    return extract_facts(source, target)
+
+
+def sites(source: str | bytes, target: Target = PY311) -> dict[str | None, tuple[str, ...]]:
+    """``{target: flags}`` of every import site (the last one wins for a repeated target)."""
+    found = facts(source, target)
+    assert found.problem is None, found.problem
+    return {site.target: site.flags for site in found.sites}
+
+
+def runs(source: str, target: Target = PY311) -> set[str]:
+    return {name for name in sites(source, target) if name is not None}
+
+
+# -- rule 8: what runs ---------------------------------------------------------------------------
+
+
+def test_module_level_blocks_all_run() -> None:
+    found = sites("""
+        import contextlib
+        if True:
+            import a_if
+        try:
+            import a_try
+        except* ImportError:
+            import a_except_star
+        else:
+            import a_else
+        finally:
+            import a_finally
+        with contextlib.suppress(Exception):
+            import a_with
+        for _ in range(1):
+            import a_for
+        else:
+            import a_for_else
+        while False:
+            import never
+        else:
+            import a_while_else
+    """)
+    assert found["a_if"] == ()
+    assert found["a_try"] == (GUARDED,)
+    assert found["a_except_star"] == (FALLBACK,)
+    assert found["a_else"] == ()
+    assert found["a_finally"] == ()
+    assert found["a_with"] == ()
+    assert found["a_for"] == ()
+    assert found["a_for_else"] == ()
+    assert "never" not in found
+    assert found["a_while_else"] == ()
+
+
+def test_class_bodies_run_but_methods_are_deferred() -> None:
+    found = runs("""
+        import functools
+
+        @functools.total_ordering
+        class A(__import__("base").B, metaclass=__import__("meta").M):
+            import in_class_body
+
+            def method(self, d=__import__("method_default")):
+                import in_method
+
+            @staticmethod
+            def helper():
+                def nested():
+                    import in_nested
+                import in_helper
+
+            class Inner:
+                import in_inner_class
+
+                def m(self):
+                    import in_inner_method
+
+            values = [__import__("class_comprehension") for _ in range(1)]
+            later = lambda: __import__("in_lambda")
+    """)
+    assert {
+        "functools", "base", "meta", "in_class_body", "method_default",
+        "in_inner_class", "class_comprehension",
+    } == found
+
+
+def test_function_decorators_and_defaults_run_bodies_do_not() -> None:
+    found = runs("""
+        @staticmethod
+        def f(a=__import__("dflt"), *, b=__import__("kwdflt")):
+            import body
+
+        async def g(c=__import__("async_dflt")):
+            import async_body
+            [x async for x in c]
+
+        h = lambda d=__import__("lambda_dflt"): __import__("lambda_body")
+
+        def __getattr__(name):
+            import getattr_body
+    """)
+    assert found == {"dflt", "kwdflt", "async_dflt", "lambda_dflt"}
+
+
+def test_decorator_call_arguments_run() -> None:
+    found = runs("""
+        import functools
+
+        @functools.lru_cache(maxsize=__import__("deco_arg").X)
+        def f():
+            pass
+
+        @functools.wraps(wrapped=__import__("class_deco_arg").f)
+        class C:
+            pass
+    """)
+    assert found == {"functools", "deco_arg", "class_deco_arg"}
+
+
+def test_decorator_expressions_run() -> None:
+    found = runs("""
+        import importlib
+
+        @__import__("deco_attr").wrap
+        def f():
+            pass
+
+        @importlib.import_module("deco_factory").make(1)
+        def g():
+            pass
+
+        @__import__("class_deco").x
+        class C:
+            pass
+    """)
+    assert {"deco_attr", "deco_factory", "class_deco"} <= found
+
+
+def test_walrus_at_module_level_runs_and_binds() -> None:
+    found = facts("""
+        if (mod := __import__("walrus_target")):
+            pass
+    """)
+    assert [s.target for s in found.sites] == ["walrus_target"]
+    assert "mod" in found.bindings
+
+
+def test_match_cases_are_conditional() -> None:
+    found = sites("""
+        import sys
+        match sys.argv:
+            case [_, "x"]:
+                import case_x
+            case _:
+                import case_default
+    """)
+    assert found["case_x"] == (CONDITIONAL,)
+    assert found["case_default"] == (CONDITIONAL,)
+
+
+def test_global_statement_in_function_binds_nothing_at_import_time() -> None:
+    found = facts("""
+        def setup():
+            global CONFIG
+            import inside
+            CONFIG = 1
+    """)
+    assert [s.target for s in found.sites] == []
+    assert "CONFIG" not in found.bindings
+    assert "setup" in found.bindings
+
+
+# -- rule 10: TYPE_CHECKING ----------------------------------------------------------------------
+
+
+def test_type_checking_spellings_skip_the_body_and_run_else() -> None:
+    found = sites("""
+        import typing
+        import typing as t
+        import typing_extensions as te
+        from typing import TYPE_CHECKING
+        from typing import TYPE_CHECKING as TC
+        if TYPE_CHECKING:
+            import tc1
+        if typing.TYPE_CHECKING:
+            import tc2
+        if t.TYPE_CHECKING:
+            import tc3
+        if te.TYPE_CHECKING:
+            import tc4
+        if TC:
+            import tc5
+        else:
+            import tc_else
+        if not TYPE_CHECKING:
+            import tc_not
+    """)
+    assert not {"tc1", "tc2", "tc3", "tc4", "tc5"} & set(found)
+    assert found["tc_else"] == ()
+    assert found["tc_not"] == ()
+
+
+def test_type_checking_in_boolean_operators_and_elif_chains() -> None:
+    found = sites("""
+        import os
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING or os.environ.get("X"):
+            import or_unknown
+        if TYPE_CHECKING and os.environ.get("X"):
+            import and_never
+        if not TYPE_CHECKING and os.environ.get("X"):
+            import not_and_unknown
+        if os.environ.get("X"):
+            import first
+        elif TYPE_CHECKING:
+            import elif_never
+        elif os.environ.get("Y"):
+            import elif_unknown
+        else:
+            import final_else
+        if TYPE_CHECKING:
+            import never
+        elif os.environ.get("Y"):
+            import elif_after_tc
+        else:
+            import else_after_tc
+    """)
+    assert found["or_unknown"] == (CONDITIONAL,)
+    assert "and_never" not in found
+    assert found["not_and_unknown"] == (CONDITIONAL,)
+    assert found["first"] == (CONDITIONAL,)
+    assert "elif_never" not in found
+    assert found["elif_unknown"] == (CONDITIONAL,)
+    assert found["final_else"] == (CONDITIONAL,)
+    assert "never" not in found
+    assert found["elif_after_tc"] == (CONDITIONAL,)
+    assert found["else_after_tc"] == (CONDITIONAL,)
+
+
+def test_false_constants_and_mypy_flag_skip_the_body() -> None:
+    found = runs("""
+        MYPY = False
+        if False:
+            import f1
+        if 0:
+            import f2
+        if MYPY:
+            import f3
+        if None:
+            import f4
+        if "":
+            import f5
+        if not MYPY:
+            import t1
+    """)
+    assert found == {"t1"}
+
+
+def test_main_guard_skipped_else_runs() -> None:
+    found = runs("""
+        if __name__ == "__main__":
+            import main_only
+        else:
+            import imported_only
+        if "__main__" != __name__:
+            import also_imported
+    """)
+    assert found == {"imported_only", "also_imported"}
+
+
+def test_constant_after_import_binding_is_unknown() -> None:
+    found = sites("""
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        if numpy is not None:
+            import needs_numpy
+        try:
+            from ._C import HAS_CUDA
+        except ImportError:
+            HAS_CUDA = False
+        if HAS_CUDA:
+            import cuda_ops
+    """)
+    assert found.get("needs_numpy") == (CONDITIONAL,)
+    assert found.get("cuda_ops") == (CONDITIONAL,)
+
+
+def test_constant_declared_global_in_a_function_is_unknown() -> None:
+    found = sites("""
+        FLAG = False
+
+        def enable():
+            global FLAG
+            FLAG = True
+
+        enable()
+        if FLAG:
+            import when_enabled
+    """)
+    assert found.get("when_enabled") == (CONDITIONAL,)
+
+
+def test_constant_rebound_later_is_unknown() -> None:
+    found = sites("""
+        import os
+        FAST = False
+        if os.environ.get("FAST"):
+            FAST = True
+        if FAST:
+            import fast_path
+    """)
+    assert found["fast_path"] == (CONDITIONAL,)
+
+
+# -- rule 11/13: version, platform ---------------------------------------------------------------
+
+
+VERSION_SOURCE = """
+import sys
+from sys import version_info
+from sys import version_info as vi
+import sys as _sys
+if sys.version_info >= (3, 11):
+    import ge_311
+else:
+    import lt_311
+if sys.version_info[:2] >= (3, 11):
+    import slice_ge_311
+if sys.version_info[:2] == (3, 11):
+    import slice_eq_311
+if sys.version_info == (3, 11):
+    import never_eq_pair
+if sys.version_info > (3, 11):
+    import gt_pair
+if sys.version_info >= (3, 11, 2):
+    import micro
+else:
+    import micro_else
+if sys.version_info.major == 3:
+    import major_3
+else:
+    import major_not_3
+if sys.version_info.minor >= 12:
+    import minor_ge_12
+if sys.version_info[0] == 2:
+    import py2
+if sys.version_info[1] < 9:
+    import minor_lt_9
+if version_info >= (3, 12):
+    import alias_ge_312
+else:
+    import alias_lt_312
+if vi < (3, 9):
+    import vi_lt_39
+if _sys.version_info < (3, 10):
+    import underscore_lt_310
+if (3, 11) <= sys.version_info:
+    import flipped
+"""
+
+
+def test_version_branches_for_311() -> None:
+    found = sites(VERSION_SOURCE)
+    for name in ("ge_311", "slice_ge_311", "slice_eq_311", "gt_pair", "major_3", "alias_lt_312",
+                 "flipped"):
+        assert found[name] == (), name
+    for name in ("lt_311", "never_eq_pair", "major_not_3", "minor_ge_12", "py2", "minor_lt_9",
+                 "alias_ge_312", "vi_lt_39", "underscore_lt_310"):
+        assert name not in found, name
+    # The micro release is unknown: both branches may run.
+    assert found["micro"] == (CONDITIONAL,)
+    assert found["micro_else"] == (CONDITIONAL,)
+
+
+def test_version_branches_for_38_and_union() -> None:
+    py38 = Target(versions=((3, 8),), platform="linux")
+    found = sites(VERSION_SOURCE, py38)
+    assert "ge_311" not in found and found["lt_311"] == ()
+    assert found["minor_lt_9"] == () and found["vi_lt_39"] == ()
+    assert "micro" not in found and found["micro_else"] == ()
+    both = Target(versions=((3, 8), (3, 12)), platform="linux")
+    found = sites(VERSION_SOURCE, both)
+    assert found["ge_311"] == () and found["lt_311"] == ()
+    assert found["alias_ge_312"] == () and found["alias_lt_312"] == ()
+
+
+def test_platform_and_os_name() -> None:
+    source = """
+        import os
+        import sys
+        if sys.platform == "win32":
+            import win
+        if sys.platform.startswith("linux"):
+            import linux
+        if os.name == "nt":
+            import nt
+        else:
+            import posix
+    """
+    assert runs(source) == {"os", "sys", "linux", "posix"}
+    windows = Target(versions=((3, 11),), platform="win32")
+    assert runs(source, windows) == {"os", "sys", "win", "nt"}
+
+
+# -- rule 12: try/except -------------------------------------------------------------------------
+
+
+def test_guarded_and_fallback_flags() -> None:
+    found = sites("""
+        try:
+            import fast
+        except ImportError:
+            import slow
+        try:
+            import outer
+            try:
+                import inner
+            except ImportError:
+                pass
+        except* ImportError:
+            import star_fallback
+    """)
+    assert found["fast"] == (GUARDED,)
+    assert found["slow"] == (FALLBACK,)
+    assert found["outer"] == (GUARDED,)
+    assert found["inner"] == (GUARDED,)
+    assert found["star_fallback"] == (FALLBACK,)
+
+
+# -- rule 14: dynamic imports --------------------------------------------------------------------
+
+
+def test_dynamic_imports() -> None:
+    found = facts("""
+        import importlib
+        import importlib as il
+        from importlib import import_module as im
+        name = "x"
+        importlib.import_module("lit.a")
+        il.import_module("lit.b")
+        im("lit.c")
+        importlib.import_module(name="lit.kw")
+        importlib.import_module(".rel", "pkg.base")
+        importlib.import_module("..up", __package__)
+        importlib.import_module(".own", __name__)
+        __import__("lit.d")
+        __import__("lit.e", globals(), locals(), ["c"], 0)
+        importlib.import_module(f"dyn.{name}")
+        importlib.import_module(name)
+        __import__("rel", level=1)
+    """)
+    literal = {(s.target, s.level, s.anchor) for s in found.sites
+               if s.kind == "importlib" and s.target is not None}
+    assert literal == {
+        ("lit.a", 0, "__package__"), ("lit.b", 0, "__package__"), ("lit.c", 0, "__package__"),
+        ("lit.kw", 0, "__package__"), ("rel", 1, "pkg.base"), ("up", 2, "__package__"),
+        ("own", 1, "__name__"), ("lit.d", 0, "__package__"), ("lit.e", 0, "__package__"),
+    }
+    unknown = [s.detail for s in found.sites if s.target is None]
+    assert len(unknown) == 3
+    assert any("dyn." in detail for detail in unknown)
+    assert any(detail == "importlib.import_module(name)" for detail in unknown)
+
+
+def test_import_as_bindings() -> None:
+    found = facts("""
+        import a.b as c
+        import d.e.f
+        from g import h as i
+        from . import j
+    """)
+    assert {s.target for s in found.sites} == {"a.b", "d.e.f", "g", ""}
+    assert {"c", "d", "i", "j"} <= found.bindings
+    assert not {"a", "h", "e"} & found.bindings
+
+
+# -- __all__ (used by star imports, rule 3) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('__all__ = ["a", "b"]', ("a", "b")),
+        ('__all__ = ("a",)', ("a",)),
+        ('__all__: list[str] = ["a"]', ("a",)),
+        ('__all__ = ["a"] + ["b"]', ("a", "b")),
+        ('__all__ = ["a"]\n__all__ += ["b"]\n__all__ += ("c",)', ("a", "b", "c")),
+        ('__all__ = ["a"]\n__all__.extend(["b"])\n__all__.append("c")', ("a", "b", "c")),
+        ('__all__ = ["a"]\nif False:\n    __all__ += ["never"]', ("a",)),
+        ('__all__ = ["a"]\ndef f():\n    __all__ = ["local"]', ("a",)),
+        ('class C:\n    __all__ = ["class_attr"]', None),
+        ("x = 1", None),
+        ("__all__ = list(names)", None),
+    ],
+)
+def test_all_forms(source: str, expected: tuple[str, ...] | None) -> None:
+    assert facts(source).all_names == expected
+
+
+def test_all_assigned_under_unknown_condition_keeps_every_branch() -> None:
+    found = facts("""
+        import os
+        if os.environ.get("X"):
+            __all__ = ["a"]
+        else:
+            __all__ = ["b"]
+    """)
+    assert found.all_names is not None and {"a", "b"} <= set(found.all_names)
+
+
+# -- problems ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        (b"import a\ndef f(:\n    pass\n", 2),
+        (b"x = 1\ny = '\xff'\n", 2),
+        (b"type X = int\n", 1),  # 3.12 syntax, analysed by a 3.11 interpreter
+        (b"# -*- coding: no-such-codec -*-\nimport a\n", 1),
+    ],
+)
+def test_unparsable_sources_are_problems_not_crashes(source: bytes, line: int) -> None:
+    found = extract_facts(source, PY311)
+    assert found.problem is not None
+    assert found.problem.line == line
+    assert found.sites == ()
+
+
+def test_nul_byte_is_a_problem() -> None:
+    found = extract_facts(b"x = 1\n\x00\nimport a\n", PY311)
+    assert found.problem is not None
+    assert "null" in found.problem.message
+
+
+def test_nul_byte_problem_names_its_line() -> None:
+    found = extract_facts(b"x = 1\ny = 2\n\x00\n", PY311)
+    assert found.problem is not None and found.problem.line == 3
+
+
+def test_encodings_are_decoded_like_cpython() -> None:
+    latin1 = b"# -*- coding: latin-1 -*-\ns = '\xff'\nimport after_latin1\n"
+    bom = b"\xef\xbb\xbfimport after_bom\n"
+    assert {s.target for s in extract_facts(latin1, PY311).sites} == {"after_latin1"}
+    assert {s.target for s in extract_facts(bom, PY311).sites} == {"after_bom"}
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: extract_facts uses ast.parse only; compile-time "
+                   "SyntaxErrors (return/await/yield outside function, async comprehension at "
+                   "module level, late __future__ import) make the import fail at runtime but are "
+                   "not reported as problems")
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import a\nreturn 1\n",
+        "import a\nawait a\n",
+        "import a\nx = [y async for y in a]\n",
+        "import a\nfrom __future__ import annotations\n",
+    ],
+)
+def test_compile_time_syntax_errors_are_problems(source: str) -> None:
+    found = extract_facts(source, PY311)
+    assert found.problem is not None and found.problem.line == 2
+
+
+# -- annotations and lazy expressions ------------------------------------------------------------
+
+
+def test_annotations_are_evaluated_at_import_time() -> None:
+    found = runs("""
+        import importlib
+        X: importlib.import_module("ann_var").T = 1
+        def f(a: __import__("ann_param").T) -> __import__("ann_return").T:
+            pass
+    """)
+    assert {"ann_var", "ann_param", "ann_return"} <= found
+
+
+def test_future_annotations_are_not_evaluated() -> None:
+    found = runs("""
+        from __future__ import annotations
+        import importlib
+        X: importlib.import_module("ann_var").T = 1
+        def f(a: __import__("ann_param").T) -> __import__("ann_return").T:
+            pass
+    """)
+    assert found == {"importlib"}
+
+
+def test_generator_expression_body_is_deferred() -> None:
+    found = runs("""
+        lazy = (__import__("gen_body") for _ in [__import__("gen_iter")])
+    """)
+    assert found == {"gen_iter"}

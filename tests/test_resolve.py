@@ -1,0 +1,201 @@
+"""Tests for flake8_importpolicy.resolve: which file runs for a dotted name (rules 5-7).
+
+Trees are built in ``tmp_path``; the interpreter facts come from the running interpreter (queried once
+per process). A few cases are checked against the interpreter itself with ``helpers.run_import``.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import run_import
+
+from flake8_importpolicy import resolve
+from flake8_importpolicy.resolve import (
+    InterpreterError,
+    InterpreterInfo,
+    ModuleIndex,
+    query_interpreter,
+)
+
+EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+    return root
+
+
+def index(*roots: Path) -> ModuleIndex:
+    return ModuleIndex([root.resolve() for root in roots], query_interpreter())
+
+
+def test_package_beats_module_in_the_same_directory(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"thing/__init__.py": "", "thing.py": ""})
+    found = index(root).resolve_module("thing")
+    assert found.kind == "package"
+    assert found.path == root.resolve() / "thing" / "__init__.py"
+    assert found.locations == (root.resolve() / "thing",)
+    assert found.origin == "first-party" and found.is_package and found.has_source
+
+
+def test_extension_beats_source_and_is_a_leaf(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"fast.py": "import heavy\n", f"fast{EXT}": b"", "pkg/__init__.py": "",
+                           f"pkg/__init__{EXT}": b""})
+    ix = index(root)
+    fast = ix.resolve_module("fast")
+    assert fast.kind == "extension" and fast.path is not None and fast.path.name == f"fast{EXT}"
+    assert not fast.has_source
+    pkg = ix.resolve_module("pkg")
+    assert pkg.kind == "extension" and pkg.is_package
+
+
+def test_source_beats_bytecode_and_bytecode_alone_is_not_analysed(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"both.py": "", "both.pyc": b"", "only.pyc": b""})
+    ix = index(root)
+    assert ix.resolve_module("both").kind == "source"
+    only = ix.resolve_module("only")
+    assert only.kind == "bytecode" and not only.has_source
+
+
+def test_stub_never_resolves(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"stubbed.pyi": "", "mixed.pyi": "", "mixed.py": ""})
+    ix = index(root)
+    assert ix.resolve_module("stubbed").kind == "unresolved"
+    mixed = ix.resolve_module("mixed")
+    assert mixed.path is not None and mixed.path.suffix == ".py"
+
+
+def test_namespace_package_split_over_two_roots(tmp_path: Path) -> None:
+    one = tree(tmp_path / "one", {"ns/a.py": "", "ns/deep/x.py": ""})
+    two = tree(tmp_path / "two", {"ns/b.py": "", "ns/deep/y.py": ""})
+    ix = index(one, two)
+    ns = ix.resolve_module("ns")
+    assert ns.kind == "namespace" and ns.path is None and not ns.has_source
+    assert ns.locations == (one.resolve() / "ns", two.resolve() / "ns")
+    assert ix.resolve_module("ns.b").path == two.resolve() / "ns" / "b.py"
+    assert ix.find_children("ns") == ("ns.a", "ns.b", "ns.deep")
+    assert list(ix.find_descendants("ns")) == ["ns.a", "ns.b", "ns.deep", "ns.deep.x", "ns.deep.y"]
+
+
+def test_namespace_portion_loses_to_a_module_on_a_later_root(tmp_path: Path) -> None:
+    one = tree(tmp_path / "one", {"mod/data.py": ""})
+    two = tree(tmp_path / "two", {"mod.py": ""})
+    found = index(one, two).resolve_module("mod")
+    assert found.kind == "source" and found.path == two.resolve() / "mod.py"
+
+
+def test_first_root_wins(tmp_path: Path) -> None:
+    one = tree(tmp_path / "one", {"dup.py": ""})
+    two = tree(tmp_path / "two", {"dup/__init__.py": ""})
+    assert index(one, two).resolve_module("dup").path == one.resolve() / "dup.py"
+
+
+def test_first_party_json_shadows_stdlib_but_abc_is_frozen(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"json.py": "", "abc.py": "", "os.py": ""})
+    ix = index(root)
+    json = ix.resolve_module("json")
+    assert json.origin == "first-party" and json.path == root.resolve() / "json.py"
+    abc = ix.resolve_module("abc")
+    assert abc.kind == "frozen" and abc.preloaded and abc.path is None
+    assert ix.resolve_module("os").kind == "frozen"
+    assert ix.resolve_module("sys").kind == "builtin"
+    assert "json" in ix.find_first_party_top_levels()
+    assert "abc" not in ix.find_first_party_top_levels()
+
+
+def test_oracle_json_shadows_and_abc_does_not(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"json.py": "", "abc.py": "", "lightmod.py": "import abc\nimport json\n"})
+    runtime = run_import("lightmod", [root])
+    assert str(runtime["json"]).startswith(str(root))
+    assert "abc" not in runtime  # already imported at start-up: never runs again
+
+
+def test_submodule_of_a_plain_module_is_unresolved(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"plain.py": "", "plain/sub.py": ""})
+    ix = index(root)
+    assert ix.resolve_module("plain").kind == "source"
+    assert ix.resolve_module("plain.sub").kind == "unresolved"
+    assert ix.find_children("plain") == ()
+
+
+def test_invalid_names_are_unresolved(tmp_path: Path) -> None:
+    ix = index(tmp_path)
+    for name in ("", "a..b", ".a", "a-b", "1a", "no_such_module_for_tests"):
+        assert ix.resolve_module(name).kind == "unresolved", name
+
+
+def test_directory_named_like_a_module_file_is_not_a_module(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"weird.py/inner.txt": ""})
+    assert index(root).resolve_module("weird").kind == "unresolved"
+
+
+def test_children_skip_pycache_hidden_and_non_identifiers(tmp_path: Path) -> None:
+    root = tree(tmp_path, {
+        "pkg/__init__.py": "", "pkg/a.py": "", "pkg/b/__init__.py": "", "pkg/c.pyi": "",
+        "pkg/__pycache__/a.cpython-311.pyc": b"", "pkg/.hidden.py": "", "pkg/not-valid.py": "",
+        f"pkg/ext{EXT}": b"",
+    })
+    ix = index(root)
+    assert ix.find_children("pkg") == ("pkg.a", "pkg.b", "pkg.ext")
+
+
+def test_stdlib_and_origin(tmp_path: Path) -> None:
+    ix = index(tmp_path)
+    email = ix.resolve_module("email.mime")
+    assert email.kind == "package" and email.origin == "stdlib"
+    assert ix.origin_of_path(tmp_path / "x.py") == "first-party"
+
+
+def test_interpreter_info_json_round_trip() -> None:
+    info = query_interpreter()
+    assert InterpreterInfo.from_json(info.to_json()) == info
+    assert info.version == sys.version_info[:2]
+    assert "abc" in info.preloaded and "sys" in info.builtin
+    assert info.extension_suffixes[0] == EXT
+
+
+def test_query_of_a_missing_interpreter_is_an_interpreter_error(tmp_path: Path) -> None:
+    with pytest.raises(InterpreterError, match="cannot run interpreter"):
+        query_interpreter(str(tmp_path / "no-python"))
+
+
+def test_query_of_a_failing_interpreter_is_an_interpreter_error(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(InterpreterError, match="exit 3"):
+        query_interpreter(str(fake))
+
+
+def test_preloaded_alias_module_is_preloaded(tmp_path: Path) -> None:
+    assert "os.path" in query_interpreter().preloaded
+    found = index(tmp_path).resolve_module("os.path")
+    assert found.preloaded
+    assert found.kind != "unresolved"
+
+
+def test_query_keeps_first_entry_under_safe_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    real = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.path)"], capture_output=True, text=True,
+        check=True,
+    ).stdout
+    assert str(site) in real
+    assert str(site) in query_interpreter().sys_path
