@@ -1,0 +1,1 @@
+X = 1  # stands in for torch

@@ -1,0 +1,1 @@
+DEVICE = "cuda"  # stands in for a module whose import initialises CUDA

@@ -1,0 +1,1 @@
+from app.ops.fused import fused_op  # a convenience re-export

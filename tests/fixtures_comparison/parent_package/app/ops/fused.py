@@ -1,0 +1,5 @@
+from app.config import DEVICE
+
+
+def fused_op() -> str:
+    return DEVICE

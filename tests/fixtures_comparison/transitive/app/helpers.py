@@ -1,0 +1,5 @@
+import app.heavy
+
+
+def helper() -> int:
+    return 1

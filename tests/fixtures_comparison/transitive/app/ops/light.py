@@ -1,0 +1,3 @@
+from app.helpers import helper
+
+VALUE = 1

@@ -1,0 +1,474 @@
+"""Output formats of :mod:`flake8_importpolicy.formats`: GitHub annotations, SARIF, dot/mermaid graphs of
+``why``, and the terminal status line (unit tests, then through the CLI)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy import cli, codes, formats
+from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.extract import SourceProblem
+from flake8_importpolicy.graph import Hop, UnknownImport
+from flake8_importpolicy.patterns import parse_pattern
+from flake8_importpolicy.policy import HeavyRule
+from flake8_importpolicy.resolve import ResolvedModule
+
+ROOT = Path("/project").absolute()
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def relpath(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _violation(**changes: object) -> Violation:
+    fields: dict[str, object] = dict(
+        code="IPL001", light="app.ops.light", heavy="app.config", pattern="app.config",
+        reason="initialises CUDA", path=ROOT / "app/ops/light.py", line=3, col=4, kind="from-import",
+        also=(), chain=(
+            Hop("app.ops.light", ROOT / "app/ops/light.py", 3, 4, "from-import", "app.ops.fused"),
+            Hop("app.ops.fused", ROOT / "app/ops/fused.py", 1, 0, "import", "app.config", ("guarded",)),
+        ),
+    )
+    fields.update(changes)
+    return Violation(**fields)  # type: ignore[arg-type]
+
+
+REPORT = Report(
+    violations=(_violation(also=("app.other",)),),
+    problems=(
+        Problem("IPL003", "light pattern 'app.old' matches no module", ROOT / "policy.toml", 12),
+        Problem("IPL005", "cannot analyse app.bad (line 2: invalid syntax); ...", None, None),
+    ),
+    light_modules=("app.ops.light",),
+)
+
+
+# -- GitHub workflow commands -------------------------------------------------------------------------
+
+
+def test_github_escaping_follows_the_toolkit() -> None:
+    assert formats.escape_github_data("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext: a, b"
+    assert formats.escape_github_property("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext%3A a%2C b"
+    assert formats.escape_github_property("%3A") == "%253A"  # % first, so escapes are not re-read
+
+
+def test_github_annotations() -> None:
+    assert formats.format_report_github(REPORT, relpath) == (
+        "::error file=app/ops/light.py,line=3,col=5,title=IPL001::IPL001 light module app.ops.light "
+        "imports app.config at import time (initialises CUDA)"
+        "%0Aapp/ops/light.py:3: app.ops.light -> app.ops.fused (from-import)"
+        "%0Aapp/ops/fused.py:1: app.ops.fused -> app.config (import, guarded)"
+        "%0Aalso reaches: app.other\n"
+        "::error file=policy.toml,line=12,title=IPL003::IPL003 light pattern 'app.old' matches no module\n"
+        "::error title=IPL005::IPL005 cannot analyse app.bad (line 2: invalid syntax); ...\n"
+        "Found 1 violation, 2 problems in 1 light module.\n"
+    )
+
+
+def test_github_escapes_properties_and_message() -> None:
+    report = Report(
+        violations=(_violation(path=ROOT / "odd, name:1.py", reason="100% slow"),), problems=()
+    )
+    first = formats.format_report_github(report, relpath).splitlines()[0]
+    assert first.startswith("::error file=odd%2C name%3A1.py,line=3,col=5,title=IPL001::")
+    assert "(100%25 slow)" in first
+
+
+def test_github_clean_report_is_only_the_summary() -> None:
+    report = Report(violations=(), problems=(), light_modules=("a", "b"))
+    assert formats.format_report_github(report, relpath) == (
+        "OK: 2 light modules checked, no forbidden import-time imports.\n"
+    )
+
+
+# -- SARIF --------------------------------------------------------------------------------------------
+
+
+def test_sarif_log() -> None:
+    text = formats.format_report_sarif(REPORT, relpath)
+    assert text == formats.format_report_sarif(REPORT, relpath)  # deterministic
+    log = json.loads(text)
+    assert log["version"] == "2.1.0"
+    assert log["$schema"] == formats.SARIF_SCHEMA
+    (run,) = log["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "importpolicy"
+    rules = driver["rules"]
+    assert [rule["id"] for rule in rules] == [code.id for code in codes.CODES if code.finding]
+    assert rules[0] == {
+        "id": "IPL001",
+        "name": "light-imports-heavy",
+        "shortDescription": {"text": codes.IPL001.summary},
+        "defaultConfiguration": {"level": "error"},
+    }
+    violation, stale, unanalysable = run["results"]
+    assert violation["ruleId"] == "IPL001" and rules[violation["ruleIndex"]]["id"] == "IPL001"
+    assert violation["message"]["text"] == (
+        "light module app.ops.light imports app.config at import time (initialises CUDA)"
+    )
+    assert violation["locations"] == [{"physicalLocation": {
+        "artifactLocation": {"uri": "app/ops/light.py"}, "region": {"startLine": 3, "startColumn": 5},
+    }}]
+    hops = violation["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [hop["location"]["message"]["text"] for hop in hops] == [
+        "app.ops.light -> app.ops.fused (from-import)",
+        "app.ops.fused -> app.config (import, guarded)",
+    ]
+    assert hops[1]["location"]["physicalLocation"]["region"] == {"startLine": 1, "startColumn": 1}
+    assert violation["properties"] == {"also": ["app.other"]}
+    assert stale["ruleId"] == "IPL003"
+    assert stale["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "policy.toml"}, "region": {"startLine": 12},
+    }
+    assert unanalysable["ruleId"] == "IPL005" and "locations" not in unanalysable
+
+
+def test_sarif_uris() -> None:
+    outside = Path("/elsewhere/my mod.py").absolute()
+    report = Report(violations=(
+        _violation(path=ROOT / "src/my mod.py", chain=()),
+        _violation(path=outside, line=4, chain=()),
+    ), problems=())
+    results = json.loads(formats.format_report_sarif(report, formats.workspace_relpath(ROOT)))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in results["runs"][0]["results"]]
+    assert uris == ["src/my%20mod.py", outside.as_uri()]
+
+
+def test_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert formats.find_workspace({"GITHUB_WORKSPACE": str(tmp_path)}) == tmp_path
+    monkeypatch.chdir(tmp_path)
+    assert formats.find_workspace({}) == Path.cwd()
+    shown = formats.workspace_relpath(tmp_path)
+    assert shown(tmp_path / "a" / "b.py") == "a/b.py"
+    assert shown(tmp_path.parent / "x.py") == str(tmp_path.parent / "x.py")
+
+
+# -- why graphs ---------------------------------------------------------------------------------------
+
+
+def _why() -> WhyResult:
+    """Two forbidden modules behind a shared first hop, a call chain, and what a graph cannot show."""
+    light, ops, fused = ROOT / "app/ops/light.py", ROOT / "app/ops/__init__.py", ROOT / "app/ops/fused.py"
+    h1 = Hop("app.ops.light", light, 1, 0, "parent-package", "app.ops")
+    h2 = Hop("app.ops", ops, 3, 0, "from-import", "app.ops.fused")
+    h3 = Hop("app.ops.fused", fused, 1, 0, "import", "app.config", ("guarded",))
+    h4 = Hop("app.ops.fused", fused, 2, 0, "import", "app.zeta")
+    h5 = Hop("app.ops.light", light, 5, 0, "call", "app.setup:init")
+    h6 = Hop("app.setup:init", ROOT / "app/setup.py", 2, 4, "call", "torch.cuda.init()")
+    h7 = Hop("app.ops", ops, 4, 0, "import", "app.cheap")
+    closure = {
+        "app.ops.light": (), "app.ops": (h1,), "app.ops.fused": (h1, h2), "app.config": (h1, h2, h3),
+        "app.zeta": (h1, h2, h4), "app.setup:init": (h5,), "torch.cuda.init()": (h5, h6),
+        "app.cheap": (h1, h7),
+    }
+    heavy = HeavyRule(parse_pattern("app.config"), 'initialises "CUDA" <fork> #1 \\o/')
+    return WhyResult(
+        module="app.ops.light",
+        resolved=ResolvedModule("app.ops.light", "source", "first-party", light),
+        closure=closure,
+        paths={"app.ops.light": light, "app.ops": ops, "app.ops.fused": fused, "app.config": None,
+               "app.zeta": None, "app.setup:init": ROOT / "app/setup.py", "torch.cuda.init()": None,
+               "app.cheap": None},
+        forbidden=(
+            ("app.config", heavy),
+            ("torch.cuda.init()", HeavyRule(parse_pattern("torch.cuda.init"), "calls CUDA", True)),
+            ("app.zeta", HeavyRule(parse_pattern("app.zeta"), "slow")),
+        ),
+        unknown=(UnknownImport("app.ops", ops, 7, 4, "importlib.import_module(\n    name)"),),
+        problems=(("app.bad", SourceProblem(3, "invalid syntax")),),
+    )
+
+
+def test_why_graph_keeps_only_the_chains_to_forbidden_modules() -> None:
+    graph = formats.find_why_graph(_why(), relpath)
+    assert [(n.name, n.forbidden is not None) for n in graph.nodes] == [
+        ("app.ops.light", False),  # depth 0
+        ("app.ops", False), ("app.setup:init", False),  # depth 1
+        ("app.ops.fused", False), ("torch.cuda.init()", True),  # depth 2
+        ("app.config", True), ("app.zeta", True),  # depth 3; app.cheap is on no such chain
+    ]
+    assert [(h.module, h.imported) for h in graph.edges] == [
+        ("app.ops.light", "app.ops"), ("app.ops.light", "app.setup:init"),  # the shared hop once
+        ("app.ops", "app.ops.fused"), ("app.setup:init", "torch.cuda.init()"),
+        ("app.ops.fused", "app.config"), ("app.ops.fused", "app.zeta"),
+    ]
+    assert graph.notes == (
+        "unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)",
+        "cannot analyse app.bad: line 3: invalid syntax",
+    )
+
+
+EXPECTED_DOT = r'''// import app.ops.light reaches 3 forbidden modules
+// unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+// cannot analyse app.bad: line 3: invalid syntax
+digraph "importpolicy why app.ops.light" {
+  rankdir=LR;
+  node [shape=box, fontname="Helvetica"];
+  edge [fontname="Helvetica", fontsize=10];
+  "app.ops.light" [label="app.ops.light\napp/ops/light.py", style=bold];
+  "app.ops" [label="app.ops"];
+  "app.setup:init" [label="app.setup:init", shape=ellipse];
+  "app.ops.fused" [label="app.ops.fused"];
+  "torch.cuda.init()" [label="torch.cuda.init()\nFORBIDDEN: calls CUDA", shape=ellipse, color="#b00020", fontcolor="#b00020", style=filled, fillcolor="#fde7e9", peripheries=2];
+  "app.config" [label="app.config\nFORBIDDEN: initialises \"CUDA\" <fork> #1 \\o/", color="#b00020", fontcolor="#b00020", style=filled, fillcolor="#fde7e9", peripheries=2];
+  "app.zeta" [label="app.zeta\nFORBIDDEN: slow", color="#b00020", fontcolor="#b00020", style=filled, fillcolor="#fde7e9", peripheries=2];
+  "app.ops.light" -> "app.ops" [label="parent-package\napp/ops/light.py:1"];
+  "app.ops.light" -> "app.setup:init" [label="call\napp/ops/light.py:5"];
+  "app.ops" -> "app.ops.fused" [label="from-import\napp/ops/__init__.py:3"];
+  "app.setup:init" -> "torch.cuda.init()" [label="call\napp/setup.py:2"];
+  "app.ops.fused" -> "app.config" [label="import, guarded\napp/ops/fused.py:1"];
+  "app.ops.fused" -> "app.zeta" [label="import\napp/ops/fused.py:2"];
+}
+'''  # noqa: E501
+
+
+def test_dot() -> None:
+    assert formats.format_why_dot(_why(), relpath) == EXPECTED_DOT
+
+
+_DOT_ID = r'"(?:[^"\\]|\\.)*"'
+_DOT_NODE = re.compile(rf"^  ({_DOT_ID}) \[(.*)\];$")
+_DOT_EDGE = re.compile(rf"^  ({_DOT_ID}) -> ({_DOT_ID}) \[label={_DOT_ID}\];$")
+
+
+def _parse_dot(text: str) -> tuple[list[str], list[tuple[str, str]], dict[str, str]]:
+    """(nodes, edges, attributes by node) of the DOT that format_why_dot writes; fails on anything
+    else (a structural parse: every statement is a node or an edge statement, quotes balanced)."""
+    lines = text.splitlines()
+    body_start = next(n for n, line in enumerate(lines) if line.startswith("digraph "))
+    assert all(line.startswith("// ") for line in lines[:body_start])
+    assert re.fullmatch(rf"digraph {_DOT_ID} \{{", lines[body_start])
+    assert lines[-1] == "}"
+    nodes: list[str] = []
+    edges: list[tuple[str, str]] = []
+    attributes: dict[str, str] = {}
+    for line in lines[body_start + 1:-1]:
+        if re.fullmatch(r"  (rankdir=LR|(node|edge) \[.*\]);", line):
+            continue
+        edge = _DOT_EDGE.match(line)
+        if edge:
+            edges.append((edge.group(1), edge.group(2)))
+            continue
+        node = _DOT_NODE.match(line)
+        assert node, line
+        nodes.append(node.group(1))
+        attributes[node.group(1)] = node.group(2)
+    return nodes, edges, attributes
+
+
+def test_dot_structure() -> None:
+    nodes, edges, attributes = _parse_dot(formats.format_why_dot(_why(), relpath))
+    assert len(set(nodes)) == len(nodes)
+    assert {end for edge in edges for end in edge} <= set(nodes)
+    marked = {node for node, attrs in attributes.items() if "peripheries=2" in attrs}
+    assert marked == {'"app.config"', '"app.zeta"', '"torch.cuda.init()"'}
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+def test_dot_renders_with_graphviz() -> None:
+    done = subprocess.run(
+        ["dot", "-Tsvg"], input=formats.format_why_dot(_why(), relpath), capture_output=True, text=True,
+        timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.count('class="node"') == 7
+    assert done.stdout.count('class="edge"') == 6
+
+
+EXPECTED_MERMAID = '''flowchart LR
+  %% import app.ops.light reaches 3 forbidden modules
+  %% unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+  %% cannot analyse app.bad: line 3: invalid syntax
+  n0["app.ops.light<br/>app/ops/light.py"]
+  n1["app.ops"]
+  n2["app.setup:init"]
+  n3["app.ops.fused"]
+  n4["torch.cuda.init()<br/>FORBIDDEN: calls CUDA"]
+  n5["app.config<br/>FORBIDDEN: initialises #quot;CUDA#quot; #lt;fork#gt; #35;1 \\o/"]
+  n6["app.zeta<br/>FORBIDDEN: slow"]
+  n0 -->|"parent-package<br/>app/ops/light.py:1"| n1
+  n0 -->|"call<br/>app/ops/light.py:5"| n2
+  n1 -->|"from-import<br/>app/ops/__init__.py:3"| n3
+  n2 -->|"call<br/>app/setup.py:2"| n4
+  n3 -->|"import, guarded<br/>app/ops/fused.py:1"| n5
+  n3 -->|"import<br/>app/ops/fused.py:2"| n6
+  classDef root stroke-width:3px
+  classDef forbidden fill:#fde7e9,stroke:#b00020,color:#b00020,stroke-width:2px
+  class n0 root
+  class n4,n5,n6 forbidden
+'''
+
+
+def test_mermaid() -> None:
+    assert formats.format_why_mermaid(_why(), relpath) == EXPECTED_MERMAID
+
+
+def test_mermaid_labels_never_close_their_quotes() -> None:
+    text = formats.format_why_mermaid(_why(), relpath)
+    for line in text.splitlines():
+        if '["' in line or '|"' in line:
+            assert line.count('"') in (2, 4), line
+
+
+def test_graphs_without_a_forbidden_module() -> None:
+    why = _why()
+    clean = WhyResult(
+        module=why.module, resolved=why.resolved, closure=why.closure, paths=why.paths,
+        forbidden=(), unknown=(), problems=(),
+    )
+    assert formats.format_why_dot(clean, relpath).splitlines()[0] == (
+        "// import app.ops.light reaches no forbidden module"
+    )
+    nodes, edges, _ = _parse_dot(formats.format_why_dot(clean, relpath))
+    assert (nodes, edges) == (['"app.ops.light"'], [])
+    assert "class n0 root" in formats.format_why_mermaid(clean, relpath)
+    assert "forbidden\n" not in formats.format_why_mermaid(clean, relpath).replace("classDef forbidden", "")
+
+
+# -- status line --------------------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_status_line_waits_throttles_and_clears() -> None:
+    stream, clock = io.StringIO(), _Clock()
+    status = formats.StatusLine(stream, clock=clock, columns=lambda: 80)
+    status(0, 5, "app.a")
+    clock.now += 0.5
+    status(1, 5, "app.b")
+    assert stream.getvalue() == ""  # a run shorter than the delay shows nothing
+    clock.now += 0.6
+    status(2, 5, "app.c")
+    clock.now += 0.05
+    status(3, 5, "app.d")  # within the interval: skipped
+    clock.now += 0.1
+    status(4, 5, "app.e")
+    assert stream.getvalue() == (
+        "\r\x1b[Kchecking light module 3/5: app.c\r\x1b[Kchecking light module 5/5: app.e"
+    )
+    status.clear()
+    assert stream.getvalue().endswith("app.e\r\x1b[K")
+    status.clear()  # nothing more to erase
+    assert stream.getvalue().endswith("app.e\r\x1b[K")
+
+
+def test_status_line_fits_the_terminal() -> None:
+    stream = io.StringIO()
+    status = formats.StatusLine(stream, delay=0, columns=lambda: 30)
+    status(0, 1, "a" * 100)
+    text = stream.getvalue().removeprefix("\r\x1b[K")
+    assert len(text) == 29 and text.endswith("...")
+
+
+def test_status_line_never_cleared_if_never_shown() -> None:
+    stream = io.StringIO()
+    formats.StatusLine(stream).clear()
+    assert stream.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_open_status_line_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    assert formats.open_status_line(io.StringIO()) is None
+    assert isinstance(formats.open_status_line(_Terminal()), formats.StatusLine)
+    monkeypatch.setenv("TERM", "dumb")
+    assert formats.open_status_line(_Terminal()) is None
+    closed = io.StringIO()
+    closed.close()
+    assert formats.open_status_line(closed) is None
+
+
+# -- through the CLI ----------------------------------------------------------------------------------
+
+R01 = FIXTURES / "r01_parent_package"
+
+
+@pytest.fixture
+def in_r01(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(R01)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    return R01
+
+
+def test_cli_check_github(in_r01: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--no-cache", "--format", "github"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith(
+        "::error file=app/ops/light.py,line=1,col=1,title=IPL001::IPL001 light module app.ops.light "
+    )
+    assert err == ""  # not a terminal: no status line
+
+
+def test_cli_check_github_paths_follow_the_workspace(
+    in_r01: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(in_r01.parent.parent))
+    assert cli.main(["check", "--no-cache", "--format", "github"]) == 1
+    assert capsys.readouterr().out.startswith(
+        "::error file=fixtures/r01_parent_package/app/ops/light.py,line=1,"
+    )
+
+
+def test_cli_check_sarif(in_r01: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--no-cache", "--format", "sarif"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    assert result["ruleId"] == "IPL001"
+
+
+@pytest.mark.parametrize("output", ["dot", "mermaid"])
+def test_cli_why_graph(in_r01: Path, capsys: pytest.CaptureFixture[str], output: str) -> None:
+    assert cli.main(["why", "app.ops.light", "--no-cache", "--format", output]) == 0
+    text = capsys.readouterr().out
+    if output == "dot":
+        nodes, edges, attributes = _parse_dot(text)
+        assert edges[0] == ('"app.ops.light"', '"app.ops"')
+        assert "peripheries=2" in attributes['"app.heavy"']
+    else:
+        assert '-->|"parent-package<br/>app/ops/light.py:1"|' in text
+        assert text.rstrip().endswith("forbidden")
+
+
+@pytest.mark.parametrize(("command", "output"), [("check", "dot"), ("why", "sarif")])
+def test_cli_rejects_a_format_of_the_other_command(
+    in_r01: Path, capsys: pytest.CaptureFixture[str], command: str, output: str
+) -> None:
+    argv = [command, *(["app.ops.light"] if command == "why" else []), "--format", output]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_cli_check_shows_progress_on_a_terminal(
+    in_r01: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(
+        cli, "open_status_line", lambda stream: formats.StatusLine(stream, delay=0, interval=0)
+    )
+    assert cli.main(["check", "--no-cache"]) == 1
+    err = terminal.getvalue()
+    assert err.startswith("\r\x1b[Kchecking light module 1/1: app.ops.light\r\x1b[K")
+    assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")

@@ -1,0 +1,158 @@
+"""The pre-commit hook (``.pre-commit-hooks.yaml``), run by pre-commit itself on fixture repositories.
+
+pre-commit consumes a hook repository as a user's ``.pre-commit-config.yaml`` names it (``repo:`` +
+``rev:``): it clones the repository, installs it into a virtualenv with pip (``language: python``) and
+runs the hook's ``entry`` from the checked repository's root. The hook repository here is a git
+repository holding this working tree, uncommitted changes included (as ``pre-commit try-repo`` would
+make); one pre-commit home is shared by the tests, so the hook is installed once (pip needs the package
+index for the build requirements).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pre_commit")
+
+REPO = Path(__file__).resolve().parents[1]
+HOOK_ID = "importpolicy-check"
+
+_GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "importpolicy tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "importpolicy tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=_GIT_ENV, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def _commit_all(directory: Path) -> str:
+    """``git init`` + commit everything in ``directory``; returns the commit's sha."""
+    _git(directory, "init", "--quiet")
+    _git(directory, "add", "--all")
+    _git(directory, "-c", "commit.gpgsign=false", "commit", "--quiet", "--message", "fixture")
+    return _git(directory, "rev-parse", "HEAD")
+
+
+def test_manifest_is_valid() -> None:
+    from pre_commit.clientlib import load_manifest  # type: ignore[import-untyped]
+
+    hooks = load_manifest(str(REPO / ".pre-commit-hooks.yaml"))
+    assert [hook["id"] for hook in hooks] == [HOOK_ID]
+    hook = hooks[0]
+    assert hook["entry"] == "importpolicy check"
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] is False  # a whole-project check: file names mean nothing to it
+    assert set(hook["types_or"]) >= {"python", "toml"}
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """``(path, sha)`` of a git repository with this working tree committed (what pre-commit clones)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    listed = _git(REPO, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    target = tmp_path_factory.mktemp("hook-repo")
+    for name in sorted(set(filter(None, listed.split("\0")))):
+        source = REPO / name
+        if source.is_file():  # tracked files deleted in the working tree are left out
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    return target, _commit_all(target)
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit cache for the module: the hook's virtualenv is built once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+_LIGHT_CLEAN = '''\
+"""Needs app.heavy only inside a function."""
+
+
+def load() -> None:
+    import app.heavy
+'''
+_LIGHT_VIOLATING = "import app.heavy  # a module-level import of a heavy module\n"
+
+
+def _run_hook(
+    root: Path, light_source: str, hook_repo: tuple[Path, str], home: Path
+) -> subprocess.CompletedProcess[str]:
+    """Make a project repository at ``root`` whose light module has ``light_source``, and run
+    ``pre-commit run --all-files`` there with the hook from ``hook_repo``."""
+    files = {
+        "app/__init__.py": "",
+        "app/heavy.py": "X = 1\n",
+        "app/ops/__init__.py": "",
+        "app/ops/light.py": light_source,
+        "policy.toml": (
+            '[settings]\nsource-roots = ["."]\n\n'
+            '[heavy]\n"app.heavy" = "stands in for torch"\n\n'
+            '[light."app.ops.light"]\nreason = "imported before the engine worker forks"\n'
+        ),
+        ".gitignore": ".importpolicy_cache/\n",
+        ".pre-commit-config.yaml": (
+            f"repos:\n- repo: {hook_repo[0].as_posix()}\n  rev: {hook_repo[1]}\n"
+            f"  hooks:\n  - id: {HOOK_ID}\n"
+        ),
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    _commit_all(root)
+    env = {
+        **_GIT_ENV,
+        "PRE_COMMIT_HOME": str(home),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PIP_NO_INPUT": "1",
+    }
+    env.pop("GITHUB_WORKSPACE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+
+@pytest.mark.slow
+def test_hook_fails_on_a_violation(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    done = _run_hook(tmp_path, _LIGHT_VIOLATING, hook_repo, pre_commit_home)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert f"- hook id: {HOOK_ID}" in output
+    assert "- exit code: 1" in output
+    assert (
+        "app/ops/light.py:1:1: IPL001 light module app.ops.light imports app.heavy at import time "
+        "(stands in for torch)"
+    ) in output
+    # pip installed the package (not editable) into the hook's virtualenv: its data files came along.
+    assert list(pre_commit_home.glob("*/py_env-*/lib*/python*/site-packages/flake8_importpolicy/"
+                                     "schema/policy.schema.json")), "the schema is not in the wheel"
+
+
+@pytest.mark.slow
+def test_hook_passes_a_clean_tree(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    done = _run_hook(tmp_path, _LIGHT_CLEAN, hook_repo, pre_commit_home)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "importpolicy check" in output and "Passed" in output

@@ -1,0 +1,197 @@
+"""The JSON Schema of policy.toml (``flake8_importpolicy/schema/policy.schema.json``) for TOML editors.
+
+It must accept every policy the project ships, know every key that ``flake8_importpolicy.policy``
+accepts (and no other), and reject what the loader rejects for the common mistakes (the loader's own
+messages stay the ones users see from importpolicy).
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import json
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flake8_importpolicy import policy as policy_module
+from flake8_importpolicy.policy import PolicyError, load_policy
+
+jsonschema = pytest.importorskip("jsonschema")
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA_FILE = REPO / "flake8_importpolicy" / "schema" / "policy.schema.json"
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.fixture(scope="module")
+def validator(schema: dict[str, Any]) -> Any:
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _errors(validator: Any, data: object) -> list[str]:
+    return sorted(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(data))
+
+
+def test_schema_is_a_valid_draft_2020_12_schema(schema: dict[str, Any]) -> None:
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_schema_is_package_data() -> None:
+    shipped = resources.files("flake8_importpolicy") / "schema" / "policy.schema.json"
+    assert shipped.is_file()
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    globs = config["options.package_data"]["flake8_importpolicy.schema"].replace(",", " ").split()
+    assert any(fnmatch.fnmatch(SCHEMA_FILE.name, glob) for glob in globs)
+
+
+def _shipped_policies() -> list[Path]:
+    return [
+        REPO / "policy.toml",
+        REPO / "examples" / "cuda_fork" / "policy.toml",
+        *sorted((REPO / "tests" / "fixtures").glob("*/policy.toml")),
+        *sorted((REPO / "tests" / "fixtures_comparison").glob("*/policy.toml")),
+    ]
+
+
+SHIPPED = _shipped_policies()
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(REPO)) for p in SHIPPED])
+def test_shipped_policies_are_valid(validator: Any, path: Path) -> None:
+    assert _errors(validator, tomllib.loads(path.read_text(encoding="utf-8"))) == []
+
+
+def test_the_example_in_docs_policy_md_is_valid(validator: Any) -> None:
+    text = (REPO / "docs" / "policy.md").read_text(encoding="utf-8")
+    section = text.split("## Schema (version 1)", 1)[1]
+    match = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
+    assert match is not None
+    data = tomllib.loads(match.group(1))
+    assert {"settings", "heavy", "heavy-calls", "light", "ignore"} <= set(data)
+    assert _errors(validator, data) == []
+
+
+def test_every_key_the_loader_accepts_is_in_the_schema(schema: dict[str, Any]) -> None:
+    defs = schema["$defs"]
+    assert set(schema["properties"]) == set(policy_module._TOP_LEVEL_KEYS)
+    assert set(defs["settings"]["properties"]) == set(policy_module._SETTINGS_KEYS)
+    assert set(defs["light"]["properties"]) == set(policy_module._LIGHT_KEYS)
+    assert set(defs["ignore"]["properties"]) == set(policy_module._IGNORE_KEYS)
+    # ... with the loader's choices and defaults
+    settings = defs["settings"]["properties"]
+    assert tuple(settings["external"]["enum"]) == policy_module.EXTERNAL_VALUES
+    assert tuple(settings["lazy-imports"]["enum"]) == policy_module.LAZY_IMPORTS_VALUES
+    assert settings["external"]["default"] == policy_module.EXTERNAL_VALUES[0]
+    assert settings["lazy-imports"]["default"] == policy_module.LAZY_IMPORTS_VALUES[0]
+    assert settings["cache-dir"]["default"] == policy_module.DEFAULT_CACHE_DIR
+    assert settings["call-depth"]["default"] == policy_module.DEFAULT_CALL_DEPTH
+    assert schema["properties"]["version"]["const"] == policy_module.SUPPORTED_VERSION
+
+
+def test_every_property_is_described(schema: dict[str, Any]) -> None:
+    """Editors show the description on hover and in completion lists."""
+    missing = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for key, child in node.get("properties", {}).items():
+                if "description" not in child and "$ref" not in child:
+                    missing.append(f"{where}.{key}")
+            for key, child in node.items():
+                walk(child, f"{where}.{key}")
+        elif isinstance(node, list):
+            for number, child in enumerate(node):
+                walk(child, f"{where}[{number}]")
+
+    walk(schema, "")
+    assert missing == []
+
+
+_VALID = '''
+[heavy]
+"pkg.heavy" = "slow"
+'''
+
+# (name, TOML put before a valid [heavy] table, where the schema reports the error)
+INVALID = [
+    ("unknown top-level key", 'versoin = 1\n[light]\n"pkg.light" = "fast"\n', ""),
+    ("unsupported version", 'version = 2\n[light]\n"pkg.light" = "fast"\n', "version"),
+    ("unknown settings key", '[settings]\nexternl = "auto"\n[light]\n"pkg.light" = "fast"\n', "settings"),
+    ("bad external", '[settings]\nexternal = "folow"\n[light]\n"pkg.light" = "fast"\n',
+     "settings/external"),
+    ("negative call-depth", '[settings]\ncall-depth = -1\n[light]\n"pkg.light" = "fast"\n',
+     "settings/call-depth"),
+    ("bad lazy-imports", '[settings]\nlazy-imports = "lazy"\n[light]\n"pkg.light" = "fast"\n',
+     "settings/lazy-imports"),
+    ("target version not 3.Y", '[settings]\ntarget-versions = ["2.7"]\n[light]\n"pkg.light" = "fast"\n',
+     "settings/target-versions/0"),
+    ("platform alias", '[settings]\nplatform = "macos"\n[light]\n"pkg.light" = "fast"\n',
+     "settings/platform"),
+    ("empty source-roots", '[settings]\nsource-roots = []\n[light]\n"pkg.light" = "fast"\n',
+     "settings/source-roots"),
+    ("light table without reason", '[light."pkg.light"]\nforbid = ["pkg.heavy"]\n', "light/pkg.light"),
+    ("unknown light key", '[light."pkg.light"]\nreason = "fast"\nforbidd = ["pkg.heavy"]\n',
+     "light/pkg.light"),
+    ("empty light reason", '[light]\n"pkg.light" = "  "\n', "light/pkg.light"),
+    ("unquoted dotted light table", '[light.pkg.light]\nreason = "fast"\n', "light/pkg"),
+    ("forbid not an array", '[light."pkg.light"]\nreason = "fast"\nforbid = "pkg.heavy"\n',
+     "light/pkg.light"),
+    ("partial wildcard", '[light."pkg.li*"]\nreason = "fast"\n', "light"),
+    ("empty pattern segment", '[light."pkg..light"]\nreason = "fast"\n', "light"),
+    ("ignore without reason", '[light]\n"pkg.light" = "fast"\n[[ignore]]\nimport = "pkg.a -> pkg.b"\n',
+     "ignore/0"),
+    ("ignore without arrow", '[light]\n"pkg.light" = "fast"\n[[ignore]]\nimport = "pkg.a"\nreason = "r"\n',
+     "ignore/0/import"),
+    ("ignore as a table",
+     '[light]\n"pkg.light" = "fast"\n[ignore]\nimport = "pkg.a -> pkg.b"\nreason = "r"\n', "ignore"),
+]
+
+
+@pytest.mark.parametrize(("snippet", "where"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])
+def test_invalid_policies_are_rejected_by_both(
+    validator: Any, tmp_path: Path, snippet: str, where: str
+) -> None:
+    text = snippet + _VALID
+    errors = _errors(validator, tomllib.loads(text))
+    assert errors, "the schema accepts it"
+    assert any(e.startswith(f"{where}:") for e in errors), errors
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "policy.toml").write_text(text)
+    with pytest.raises(PolicyError):
+        load_policy(tmp_path / "policy.toml")
+
+
+def test_a_valid_policy_is_accepted_by_both(validator: Any, tmp_path: Path) -> None:
+    text = _VALID + '''
+[heavy-calls]
+"pkg.gpu.init" = "initialises the GPU"
+
+[light]
+"pkg.cli" = "starts on every command"
+
+[light."pkg.**.ops"]
+reason = "imported before fork"
+forbid = ["pkg.heavy", "pkg.gpu.init", "other.module"]
+allow = ["pkg.heavy.cheap"]
+after-import = ["'pkg.heavy' not in sys.modules"]
+
+[[ignore]]
+import = "pkg.a -> pkg.b.**"
+reason = "accepted"
+'''
+    assert _errors(validator, tomllib.loads(text)) == []
+    (tmp_path / "policy.toml").write_text(text)
+    load_policy(tmp_path / "policy.toml")
