@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from flake8_importpolicy.cache import ENGINE_FINGERPRINT, ensure_cache_dir, open_facts_cache
 from flake8_importpolicy.check import PolicyEngine, Problem, Report, Violation
 from flake8_importpolicy.graph import Hop
+from flake8_importpolicy.jsonfile import write_json_atomic
 from flake8_importpolicy.policy import Policy
 from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
 
@@ -171,23 +171,12 @@ def _store(
 
 
 def _write_json(entry: Path, data: object) -> None:
-    """Write atomically (temporary file + rename); silently skip when the directory is not usable."""
+    """Write atomically into the tagged cache directory; silently skip when it is not usable."""
     try:
         ensure_cache_dir(entry.parent.parent)
-        entry.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
-            os.replace(tmp, entry)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
     except OSError:
-        pass
+        return
+    write_json_atomic(entry, data)
 
 
 # -- (de)serialising reports -------------------------------------------------------------------------

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -31,6 +30,7 @@ from flake8_importpolicy.extract import (
     SourceProblem,
     Target,
 )
+from flake8_importpolicy.jsonfile import write_json_atomic
 from flake8_importpolicy.policy import Policy
 
 __all__ = [
@@ -112,16 +112,10 @@ class DiskFactsCache(FactsCache):
         try:
             if self._usable is None:
                 self._prepare()
-            path.parent.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(facts_to_json(facts), handle, separators=(",", ":"))
-                os.replace(tmp, path)
-            except BaseException:
-                _unlink(Path(tmp))
-                raise
         except OSError:
+            self._usable = False
+            return
+        if not write_json_atomic(path, facts_to_json(facts)):
             self._usable = False
 
     def _prepare(self) -> None:

@@ -494,22 +494,7 @@ def _file_rows(files: dict[Path, str], unreadable: Iterable[str]) -> list[list[o
 
 
 def _write_json(location: str, data: object) -> None:
-    """Write atomically (temporary file + rename); silently skip when the directory is not usable."""
-    import tempfile
+    """Write atomically; silently skip when the directory is not usable."""
+    from flake8_importpolicy.jsonfile import write_json_atomic  # only on a cache miss
 
-    directory = os.path.dirname(location)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
-            os.replace(tmp, location)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError:
-        pass
+    write_json_atomic(location, data)
