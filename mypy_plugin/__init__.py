@@ -1,1 +1,222 @@
-"""The mypy plugin (a thin adapter over :mod:`flake8_importpolicy`); see its own issue."""
+"""The mypy plugin: ``plugins = mypy_plugin`` makes mypy report import-policy findings (docs/mypy.md).
+
+A thin adapter over :mod:`flake8_importpolicy.module_findings`: the engine scans the sources itself
+(mypy's AST hides the ``else:`` of ``if TYPE_CHECKING:``, has no imports for modules loaded from the
+cache, and shows third-party packages through their stubs); mypy only hosts the reporting, under the
+error code ``import-policy``. How it fits mypy's build (mypy >= 2.4, sequential or ``-n N``):
+
+- ``set_modules`` finds the ``BuildManager`` for its ``Errors`` (eagerly: a parallel worker calls
+  ``gc.freeze()`` right after it, which hides objects from ``gc.get_referrers``);
+- ``get_additional_indirect_deps`` runs once per re-checked module, in the process that checks it,
+  before that module's errors are cached: the findings are reported there, and ``# type: ignore`` and
+  ``--warn-unused-ignores`` see them. (Errors reported at parse time crash ``-n N``: the
+  coordinator's replay does not know plugin error codes.)
+- ``report_config_data`` returns the digest of what a module shows (``None`` when nothing): mypy
+  abandons a module's cache entry when it changes, so a dependency edit that changes no interface
+  (moving ``import heavy`` out of ``if TYPE_CHECKING:``) still re-checks the light module. The
+  digest covers the engine's code, which mypy's plugin snapshot (this file only) does not.
+
+The findings come from an index that answers warm runs without importing the engine; on a cold run a
+helper process builds it while mypy checks modules that cannot show findings (stubs; modules no light
+pattern names).
+
+Configuration problems stop mypy with one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import configparser
+import gc
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Final
+
+from mypy.build import BuildManager, find_config_file_line_number
+from mypy.errorcodes import ErrorCode
+from mypy.errors import CompileError
+from mypy.nodes import MypyFile
+from mypy.options import Options
+from mypy.plugin import Plugin, ReportConfigContext
+
+from flake8_importpolicy.module_findings import (
+    ModuleFindings,
+    PolicyUnusable,
+    find_module_findings,
+    find_light_matcher,
+    find_module_findings_quickly,
+    find_policy_quickly,
+    start_index_build,
+)
+
+__all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
+
+IMPORT_POLICY: Final = ErrorCode(
+    "import-policy", "Check that light modules import no forbidden module at import time", "General"
+)
+SECTION: Final = "importpolicy"
+"""The mypy.ini/setup.cfg section read by the plugin; its one key is ``policy = PATH``."""
+
+
+class ImportPolicyPlugin(Plugin):
+    """Reports the policy's findings in the modules mypy checks; see the module docstring."""
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._policy_path = ""
+        self._config_error = ""  # reported at the first hook: raising here would print a traceback
+        try:
+            if not hasattr(Plugin, "get_additional_indirect_deps"):
+                raise _ConfigError("error: mypy_plugin needs mypy >= 2.4 (get_additional_indirect_deps)")
+            self._policy_path = _locate_policy(options.config_file)
+        except _ConfigError as err:
+            self._config_error = str(err)
+        self._found: ModuleFindings | None = None
+        self._helper: subprocess.Popen[bytes] | None = None
+        self._is_light: Callable[[str], bool] = lambda module: True
+        self._manager: BuildManager | None = None
+        if self._policy_path:
+            # Warm, the index answers now. Cold, a helper process runs the engine while mypy checks
+            # modules that need no answer (stubs, which never run, and modules that are not light),
+            # started by the main process only (workers need the index later), and not under dmypy.
+            self._found = find_module_findings_quickly(self._policy_path)
+            if self._found is None and not options.fine_grained_incremental:
+                try:
+                    self._is_light = find_light_matcher(self._policy_path)
+                except PolicyUnusable as err:
+                    self._config_error = _one_line(self._policy_path, err.error)
+                else:
+                    if not _in_build_worker():
+                        self._helper = start_index_build(self._policy_path)
+
+    def _get_found(self) -> ModuleFindings:
+        """The findings by module, once per process; a configuration problem stops mypy (exit 2)."""
+        if self._found is None:
+            if self._config_error:
+                raise CompileError([self._config_error])
+            if self._helper is not None:
+                self._helper.wait()
+                self._helper = None
+            try:
+                self._found = find_module_findings(self._policy_path)
+            except PolicyUnusable as err:
+                raise CompileError([_one_line(self._policy_path, err.error)]) from None
+        return self._found
+
+    def set_modules(self, modules: dict[str, MypyFile]) -> None:
+        super().set_modules(modules)
+        if self._config_error:
+            raise CompileError([self._config_error])
+        # Nothing is reported with nothing to report, nor under dmypy (docs/mypy.md: fine-grained updates
+        # drop plugin errors and never re-check a light module whose dependency changed no interface).
+        if (self._found is None or self._found.findings) and not self.options.fine_grained_incremental:
+            self._manager = next((r for r in gc.get_referrers(modules) if isinstance(r, BuildManager)), None)
+
+    def report_config_data(self, ctx: ReportConfigContext) -> str | None:
+        if ctx.path.endswith(".pyi") or not self._is_light(ctx.id):  # a stub never runs
+            return None
+        return self._get_found().digests.get(ctx.id)
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        if file.is_stub or self._manager is None or not self._is_light(file.fullname):
+            return set()
+        found = self._get_found()
+        findings = found.findings.get(file.fullname)
+        if findings and _is_same_file(file, found.files.get(file.fullname)):
+            errors = self._manager.errors
+            saved = (errors.file, errors.target_module, errors.options, errors.scope)
+            options = saved[2] if saved[0] == file.path else (
+                self._manager.options.clone_for_module(file.fullname))
+            errors.set_file(file.path, file.fullname, options)
+            try:
+                for line, col, message in findings:
+                    errors.report(line, col, message, code=IMPORT_POLICY)
+            finally:
+                errors.set_file(saved[0], saved[1], saved[2], saved[3])
+        return set()
+
+
+def plugin(version: str) -> type[Plugin]:
+    """mypy's entry point (setup.cfg states the supported range; a too old mypy is detected by feature)."""
+    return ImportPolicyPlugin
+
+
+def _in_build_worker() -> bool:
+    """True in a worker of ``mypy -n N`` (``python -m mypy.build_worker``)."""
+    main = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return bool(getattr(main, "name", "").startswith("mypy.build_worker"))
+
+
+def _is_same_file(file: MypyFile, analysed: str | None) -> bool:
+    """False when mypy checks another file under the module's name than the engine did."""
+    if analysed is None:
+        return True
+    try:
+        return os.path.samefile(file.path, analysed)
+    except OSError:
+        return False
+
+
+class _ConfigError(Exception):
+    """A configuration problem, as the one line mypy prints."""
+
+
+def _locate_policy(config_file: str | None) -> str:
+    """``[importpolicy] policy`` of an INI mypy config, else the policy found from the config's directory.
+
+    Raises:
+        _ConfigError: if the section is invalid or no policy is found.
+    """
+    if config_file is not None and not config_file.endswith(".toml"):
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(config_file, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            pass  # mypy reports an unreadable config itself
+        if parser.has_section(SECTION):
+            for key in parser.options(SECTION):
+                if key != "policy":
+                    raise _ConfigError(_config_line(
+                        config_file, key, f"[{SECTION}] has no key {key!r}; its only key is 'policy'"))
+            value = parser.get(SECTION, "policy", fallback="").strip()
+            path = os.path.join(os.path.dirname(config_file), os.path.expanduser(value))
+            if not value or not os.path.isfile(path):
+                raise _ConfigError(_config_line(
+                    config_file, "policy", f"[{SECTION}] policy = {value}: no such file {_shown(path)}"))
+            return os.path.realpath(path)
+    start = os.path.dirname(config_file) if config_file else os.getcwd()
+    found = find_policy_quickly(start or os.curdir)
+    if found is None:
+        hint = f" or set 'policy = PATH' in an [{SECTION}] section" if config_file else ""
+        where = f"{_shown(config_file)}: " if config_file else ""
+        raise _ConfigError(
+            f"{where}error: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
+            f"{_shown(start or os.curdir)} or any parent; create one{hint} (see docs/mypy.md)")
+    return found
+
+
+def _config_line(config_file: str, key: str, message: str) -> str:
+    line = find_config_file_line_number(config_file, SECTION, key)
+    return f"{_shown(config_file)}{f':{line}' if line > 0 else ''}: error: {message}"
+
+
+def _one_line(policy_path: str, error: Exception) -> str:
+    """An unusable policy as one line: ``<file>[:line]: error: <every problem, semicolon-separated>``."""
+    problems = getattr(error, "problems", None)
+    if not problems:  # InterpreterError, no light module, or a file-level PolicyError without problems
+        return f"{_shown(policy_path)}: error: {error}"
+    line = problems[0].line if len(problems) == 1 else None
+    parts = [f"{p.key}: {p.message}" if p.key else p.message for p in problems]
+    head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
+    return f"{_shown(policy_path)}{f':{line}' if line else ''}: error: {head}{'; '.join(parts)}"
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when inside it (as mypy shows paths), else absolute."""
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        return absolute
+    return absolute if relative.startswith(os.pardir) else relative

@@ -1,0 +1,1 @@
+"""A tiny inference server (fixture for the mypy plugin)."""
