@@ -31,12 +31,13 @@ def fixture_dirs() -> list[Path]:
 
 
 def read_expectations(root: Path) -> set[Expectation]:
-    """Collect ``# IPLnnn`` comments from every .py file under ``root``.
+    """Collect ``# IPLnnn`` comments from every .py file under ``root`` and from its policy.toml
+    (where IPL003/IPL004 are reported).
 
     A comment must start with the code (``# IPL001``); ``# noqa: IPL001`` is not an expectation.
     """
     found: set[Expectation] = set()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted([*root.rglob("*.py"), root / "policy.toml"]):
         try:
             text = path.read_bytes().decode("utf-8", "replace")
         except OSError:
