@@ -45,7 +45,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 2
+_FORMAT: Final = 3
 
 
 _ENGINE_MODULES: Final = (
@@ -259,6 +259,7 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "all": list(facts.all_names) if facts.all_names is not None else None,
         "getattr": facts.defines_getattr,
         "all_conditional": facts.all_conditional,
+        "binding_lines": dict(facts.binding_lines),
         "problem": [facts.problem.line, facts.problem.message] if facts.problem else None,
         "calls": [_call_row(c) for c in facts.calls],
         "functions": {
@@ -296,6 +297,7 @@ def facts_from_json(data: object) -> ModuleFacts:
         all_names=None if all_names is None else tuple(str(n) for n in all_names),
         defines_getattr=bool(data["getattr"]),
         all_conditional=bool(data["all_conditional"]),
+        binding_lines={str(k): int(v) for k, v in data["binding_lines"].items()},
         problem=None if problem is None else SourceProblem(int(problem[0]), str(problem[1])),
         calls=tuple(_call(row) for row in data["calls"]),
         functions=functions,

@@ -193,6 +193,8 @@ class ModuleFacts:
         all_names: the literal ``__all__`` (``None`` if absent or not a literal).
         all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
             so ``all_names`` is the union of the branches.
+        binding_lines: the line of the statement that first binds each name of ``bindings`` at
+            module level (a circular import can see the module before that line has run).
         defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
         problem: set when the source could not be parsed; then ``sites`` is empty and the module's
             imports are unknown.
@@ -210,6 +212,7 @@ class ModuleFacts:
     defines_getattr: bool = False
     problem: SourceProblem | None = None
     all_conditional: bool = False
+    binding_lines: Mapping[str, int] = field(default_factory=dict)
     calls: tuple[CallSite, ...] = ()
     functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
     classes: frozenset[str] = frozenset()
@@ -253,6 +256,7 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
         defines_getattr=visitor.defines_getattr,
         all_conditional=visitor.all_conditional,
+        binding_lines=visitor.binding_lines,
         calls=tuple(visitor.calls),
         functions=functions,
         classes=frozenset(visitor.classes),
@@ -370,6 +374,8 @@ class _ImportTimeVisitor:
     bound_by_line: dict[int, tuple[str, ...]] = field(default_factory=dict)
     ever_bound: set[str] = field(default_factory=set)
     all_conditional: bool = False
+    line: int = 0  # line of the statement being visited
+    binding_lines: dict[str, int] = field(default_factory=dict)
     # names a ``global`` statement in some function declares (they may be rebound at any time)
     declared_global: frozenset[str] = frozenset()
     top_level_lines: set[int] = field(default_factory=set)
@@ -378,6 +384,7 @@ class _ImportTimeVisitor:
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[str]) -> None:
         for stmt in body:
+            self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
@@ -794,6 +801,8 @@ class _ImportTimeVisitor:
         """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
         self.ever_bound.add(name)
+        if self._is_module_level():
+            self.binding_lines.setdefault(name, self.line)
         if self.class_depth:
             return  # class namespaces are not visible from functions or the module
         if refers_to is None:

@@ -293,9 +293,11 @@ class ImportGraph:
             if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
                 flags = tuple(sorted({*flags, CONDITIONAL}))  # a star-import may bind the name
             for name in site.names:
-                submodule = self._submodule_run_by_fromlist(base, name, module)
-                if submodule is not None:
-                    yield Hop(node, path, line, col, kind, submodule, flags)
+                found = self._submodule_run_by_fromlist(base, name, module)
+                if found is not None:
+                    submodule, uncertain = found
+                    hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
+                    yield Hop(node, path, line, col, kind, submodule, hop_flags)
                 trigger = self._getattr_trigger(base, name, module)
                 if trigger is not None:
                     yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
@@ -306,9 +308,11 @@ class ImportGraph:
                 if base_facts.all_conditional:
                     flags = tuple(sorted({*flags, CONDITIONAL}))
                 for name in base_facts.all_names:
-                    submodule = self._submodule_run_by_fromlist(base, name, module)
-                    if submodule is not None:
-                        yield Hop(node, path, line, col, kind, submodule, flags)
+                    found = self._submodule_run_by_fromlist(base, name, module)
+                    if found is not None:
+                        submodule, uncertain = found
+                        hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
+                        yield Hop(node, path, line, col, kind, submodule, hop_flags)
             elif base_facts is not None and base_facts.all_names is None:
                 trigger = self._getattr_trigger(base, "__all__", module)
                 if trigger is not None:
@@ -382,7 +386,9 @@ class ImportGraph:
             return []
         return self._lookup_dotted(absolute, kind, depth + 1)
 
-    def _submodule_run_by_fromlist(self, package: str, name: str, importer: str) -> str | None:
+    def _submodule_run_by_fromlist(
+        self, package: str, name: str, importer: str
+    ) -> tuple[str, bool] | None:
         """``from package import name`` runs ``package.name`` if it is a submodule not bound by package.
 
         Source: ``importlib._bootstrap._handle_fromlist``, which imports ``package.name`` only when
@@ -390,19 +396,38 @@ class ImportGraph:
         extension, namespace) is assumed not to bind the name. In the package itself
         (``from . import name`` in its ``__init__``) the binding is made by this very import, so it
         does not count.
+
+        Returns:
+            ``(submodule, uncertain)``, or None when no submodule runs. ``uncertain`` is True when the
+            answer depends on import order (a circular import may see the package half-initialised).
         """
         resolved_package = self.index.resolve_module(package)
         candidate = f"{package}.{name}"
         if resolved_package.kind == "unresolved":
-            return candidate if name.isidentifier() else None
+            return (candidate, False) if name.isidentifier() else None
         if not resolved_package.is_package:
             return None
         if self.index.resolve_module(candidate).kind == "unresolved":
             return None
         facts = self.get_facts(package) if package != importer else None
         if facts is not None and name in facts.bindings:
+            if importer.startswith(package + ".") and facts.binding_lines.get(name, 0) > (
+                self._first_internal_import(package, facts)
+            ):
+                # Circular import: the package's __init__ may still be running (it imports its own
+                # submodules before binding ``name``), so ``name`` may not be bound yet and the
+                # submodule runs. Flagged conditional: it depends on the order of imports.
+                return candidate, True
             return None
-        return candidate
+        return candidate, False
+
+    def _first_internal_import(self, package: str, facts: ModuleFacts) -> int:
+        """The first line at which ``package``'s own code imports one of its submodules (or 1e9)."""
+        lines = [
+            site.line for site in facts.sites
+            if site.level > 0 or (site.target or "").startswith(package + ".")
+        ]
+        return min(lines, default=10**9)
 
 
 def _trailing_calls(chain: Sequence[Hop]) -> int:

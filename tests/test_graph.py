@@ -203,9 +203,6 @@ def test_oracle_dunder_import_fromlist(tmp_path: Path) -> None:
     }, "app.light")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: graph._submodule_run_by_fromlist treats a name as bound "
-                   "by the package even when the binding comes later in its __init__ than the "
-                   "circular import that runs `from pkg import name`; at runtime the submodule runs")
 def test_oracle_circular_from_import_before_binding(tmp_path: Path) -> None:
     assert_matches_interpreter(tmp_path, {
         "pkg/__init__.py": "from . import a\nfrom .impl import b\n",
