@@ -250,6 +250,9 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         functions = visitor.analyse_functions()
     except RecursionError:
         return ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
+    problem = visitor.problem or _late_future_import(tree)
+    if problem is not None:
+        return ModuleFacts(problem=problem)
     return ModuleFacts(
         sites=tuple(visitor.finish_lazy_sites()),
         bindings=frozenset(visitor.bindings),
@@ -307,6 +310,22 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
             lazy[row] = col
         at_statement_start = token.type == tokenize.OP and token.string == ";"
     return "".join(lines), lazy
+
+
+def _late_future_import(tree: ast.Module) -> SourceProblem | None:
+    """``from __future__`` after other statements is a compile-time SyntaxError (``ast.parse``
+    accepts it, the compiler does not)."""
+    body = tree.body
+    start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str) else 0
+    seen_other = False
+    for stmt in body[start:]:
+        is_future = isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__" and not stmt.level
+        if is_future and seen_other:
+            message = "from __future__ imports must occur at the beginning of the file"
+            return SourceProblem(stmt.lineno, message)
+        seen_other = seen_other or not is_future
+    return None
 
 
 def _globals(tree: ast.Module) -> frozenset[str]:
@@ -375,6 +394,8 @@ class _ImportTimeVisitor:
     ever_bound: set[str] = field(default_factory=set)
     all_conditional: bool = False
     line: int = 0  # line of the statement being visited
+    # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
+    problem: SourceProblem | None = None
     binding_lines: dict[str, int] = field(default_factory=dict)
     # names a ``global`` statement in some function declares (they may be rebound at any time)
     declared_global: frozenset[str] = frozenset()
@@ -426,6 +447,8 @@ class _ImportTimeVisitor:
                 return
             if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
                 self.returns.append(stmt.value.id)
+            if not self.in_function and isinstance(stmt, ast.Return):
+                self._compile_error(stmt, "'return' outside function")
             for child in ast.iter_child_nodes(stmt):
                 if isinstance(child, ast.expr):
                     self.scan_expr(child, flags)
@@ -597,6 +620,8 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.GeneratorExp):
                 stack.append(current.generators[0].iter)  # the rest runs when it is iterated
                 continue
+            if not self.in_function:
+                self._check_outside_function(current)
             if isinstance(current, ast.Call):
                 if not self._dynamic_import(current, flags):
                     self._add_call(current, current.func, "call", flags)
@@ -606,6 +631,22 @@ class _ImportTimeVisitor:
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             stack.extend(ast.iter_child_nodes(current))
+
+    def _check_outside_function(self, node: ast.AST) -> None:
+        """Record the compile-time errors of expressions outside any function (the compiler rejects
+        them; ``ast.parse`` does not)."""
+        if isinstance(node, ast.Await):
+            self._compile_error(node, "'await' outside function")
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            self._compile_error(node, "'yield' outside function")
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)) and any(
+            generator.is_async for generator in node.generators
+        ):
+            self._compile_error(node, "asynchronous comprehension outside of an asynchronous function")
+
+    def _compile_error(self, node: ast.stmt | ast.expr, message: str) -> None:
+        if self.problem is None:
+            self.problem = SourceProblem(node.lineno, message)
 
     def _dynamic_import(self, call: ast.Call, flags: frozenset[str]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""

@@ -574,10 +574,6 @@ def test_encodings_are_decoded_like_cpython() -> None:
     assert {s.target for s in extract_facts(bom, PY311).sites} == {"after_bom"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: extract_facts uses ast.parse only; compile-time "
-                   "SyntaxErrors (return/await/yield outside function, async comprehension at "
-                   "module level, late __future__ import) make the import fail at runtime but are "
-                   "not reported as problems")
 @pytest.mark.parametrize(
     "source",
     [
