@@ -242,8 +242,7 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         return ModuleFacts(problem=SourceProblem(line, _syntax_message(exc)))
     except (ValueError, UnicodeError, RecursionError, MemoryError, tokenize.TokenError) as exc:
         return ModuleFacts(problem=SourceProblem(_nul_line(source), str(exc) or type(exc).__name__))
-    has_global = (b"global" if isinstance(text, bytes) else "global") in text  # type: ignore[operator]
-    declared_global = _globals(tree) if has_global else frozenset()
+    declared_global = _globals(text)
     visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
@@ -328,12 +327,18 @@ def _late_future_import(tree: ast.Module) -> SourceProblem | None:
     return None
 
 
-def _globals(tree: ast.Module) -> frozenset[str]:
-    """Names declared ``global`` anywhere in the module."""
+_GLOBAL_STATEMENT: Final = re.compile(rb"^[ \t]*global[ \t]+([A-Za-z_][\w \t,]*)", re.MULTILINE)
+
+
+def _globals(source: bytes | str) -> frozenset[str]:
+    """Names declared ``global`` anywhere in the module, read from the text (no second AST walk).
+
+    A match inside a string literal only adds a name, which makes it non-constant: the safe side.
+    """
+    raw = source.encode("utf-8", "replace") if isinstance(source, str) else source
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Global):
-            names.update(node.names)
+    for match in _GLOBAL_STATEMENT.finditer(raw):
+        names.update(name.strip().decode() for name in match.group(1).split(b",") if name.strip())
     return frozenset(names)
 
 
@@ -611,8 +616,20 @@ class _ImportTimeVisitor:
         Lambda bodies are deferred and skipped.
         """
         stack: list[ast.AST] = [node]
+        used = self.used_names
         while stack:
             current = stack.pop()
+            kind = type(current)
+            # Fast paths for the most common nodes (most of an expression tree is these).
+            if kind is ast.Constant:
+                continue
+            if kind is ast.Name:
+                if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    used.setdefault(current.id, []).append(current.lineno)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Attribute:
+                stack.append(current.value)  # type: ignore[attr-defined]
+                continue
             if isinstance(current, ast.Lambda):
                 stack.extend(current.args.defaults)
                 stack.extend(d for d in current.args.kw_defaults if d)
@@ -626,8 +643,6 @@ class _ImportTimeVisitor:
                 if not self._dynamic_import(current, flags):
                     self._add_call(current, current.func, "call", flags)
                 self._all_mutation(current)
-            elif isinstance(current, ast.Name) and isinstance(current.ctx, ast.Load):
-                self.used_names.setdefault(current.id, []).append(current.lineno)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             stack.extend(ast.iter_child_nodes(current))
