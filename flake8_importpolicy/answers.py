@@ -24,7 +24,7 @@ from flake8_importpolicy.jsonfile import write_json_atomic
 from flake8_importpolicy.policy import Policy
 from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
 
-__all__ = ["check_policy_cached", "report_from_json", "report_to_json"]
+__all__ = ["check_policy_cached", "find_interpreter_info", "report_from_json", "report_to_json"]
 
 _FORMAT = 1
 
@@ -53,7 +53,7 @@ def check_policy_cached(
     if not use_cache:
         return PolicyEngine(policy, interpreter=interpreter, target_versions=versions).check(progress)
     exe = interpreter or (str(policy.settings.interpreter) if policy.settings.interpreter else None)
-    info = _interpreter_info(policy, exe)
+    info = find_interpreter_info(policy, exe)
     key = _answer_key(policy, info, versions)
     entry = policy.settings.cache_dir / "answers" / f"{key}.json"
     cached = _load_valid(entry)
@@ -74,8 +74,14 @@ def check_policy_cached(
 # -- interpreter facts, cached on disk ----------------------------------------------------------------
 
 
-def _interpreter_info(policy: Policy, executable: str | None) -> InterpreterInfo:
-    """The interpreter's facts from the cache, validated by the interpreter's and its path's stats."""
+def find_interpreter_info(policy: Policy, executable: str | None) -> InterpreterInfo:
+    """The facts of the interpreter ``executable`` (None: the one running us), from the cache in the
+    policy's cache directory while the interpreter's and its path entries' stats are unchanged, else
+    queried and stored.
+
+    Raises:
+        flake8_importpolicy.resolve.InterpreterError: if the interpreter cannot be queried.
+    """
     import sys
 
     exe = executable or sys.executable

@@ -9,7 +9,8 @@ running us and ``PYTHONPATH``, and what the report depends on: every source file
 mtime, SHA-256) and every directory listed by path search, with the interpreter's path entries. Checking
 it costs a ``stat`` per dependency; a file whose ``stat`` changed but whose bytes hash the same still
 counts as unchanged. Any change means a fresh check with the engine (the facts cache keeps that cheap),
-which rewrites the index atomically.
+which rewrites the index atomically. Finding the policy, reading, validating and writing the index is
+:mod:`flake8_importpolicy.warm_index`, shared with the flake8 checker's per-file index.
 
 What a module shows:
 
@@ -29,13 +30,12 @@ import json
 import os
 import subprocess
 import sys
-import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.jsonfile import write_json_atomic
+from flake8_importpolicy.warm_index import find_policy_candidate, load_index, sha256, store_index
 
 if TYPE_CHECKING:
     from flake8_importpolicy.check import Report
@@ -54,7 +54,6 @@ __all__ = [
 
 _FORMAT = 1
 _INDEX_DIR = "mypy"
-_DEFAULT_CACHE_DIR = ".importpolicy_cache"
 _PROBLEM_CODES = ("IPL003", "IPL004")
 
 Finding = tuple[int, int, str]
@@ -94,26 +93,16 @@ class PolicyUnusable(Exception):
 def find_policy_quickly(start: str) -> str | None:
     """:func:`flake8_importpolicy.policy.find_policy` from the directory ``start``, as a string; the
     policy module is imported only for a ``pyproject.toml`` that mentions ``importpolicy``."""
-    current = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(current, "policy.toml")
-        if os.path.isfile(candidate):
-            return os.path.realpath(candidate)
-        pyproject = os.path.join(current, "pyproject.toml")
-        try:
-            with open(pyproject, "rb") as handle:
-                mentions = b"importpolicy" in handle.read()
-        except OSError:
-            mentions = False
-        if mentions:
-            from flake8_importpolicy.policy import find_policy
+    found = find_policy_candidate(os.path.abspath(start))
+    if found is None:
+        return None
+    path, certain = found
+    if certain:
+        return os.path.realpath(path)
+    from flake8_importpolicy.policy import find_policy
 
-            found = find_policy(Path(current))
-            return str(found) if found is not None else None
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+    exact = find_policy(Path(os.path.dirname(path)))
+    return str(exact) if exact is not None else None
 
 
 def find_module_findings(policy_path: str) -> ModuleFindings:
@@ -173,103 +162,15 @@ def start_index_build(policy_path: str) -> subprocess.Popen[bytes]:
 # -- the quick path: the index, standard library only ---------------------------------------------
 
 
-def _key(policy_path: str) -> str:
-    """What besides the policy decides the answers (as in :mod:`flake8_importpolicy.answers`)."""
-    return json.dumps([_FORMAT, policy_path, os.path.realpath(sys.executable),
-                       os.environ.get("PYTHONPATH", "")])
-
-
-def _location(policy_path: str, data: bytes, key: str) -> str | None:
-    """``<cache-dir>/mypy/<crc32 of key>.json``; None if the cache directory cannot be known."""
-    root = os.path.dirname(policy_path)
-    if b"cache-dir" in data or b"\\u" in data or b"\\U" in data:
-        import tomllib
-
-        try:
-            table: object = tomllib.loads(data.decode("utf-8-sig"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-            return None
-        keys = ("tool", "importpolicy", "settings") if policy_path.endswith("pyproject.toml") else (
-            "settings",)
-        for name in keys:
-            table = table.get(name, {}) if isinstance(table, dict) else None
-        value = table.get("cache-dir", _DEFAULT_CACHE_DIR) if isinstance(table, dict) else None
-        if not isinstance(value, str) or not value or "\0" in value:
-            return None
-        cache_dir = os.path.normpath(os.path.join(root, value))
-    else:
-        cache_dir = os.path.join(root, _DEFAULT_CACHE_DIR)
-    return os.path.join(cache_dir, _INDEX_DIR, f"{zlib.crc32(key.encode()):08x}.json")
-
-
-def _code_stamp() -> str:
-    """Changes whenever a module of this package (the engine included) or the version changes."""
-    rows = [__version__]
-    try:
-        entries = sorted(os.scandir(os.path.dirname(os.path.abspath(__file__))), key=lambda e: e.name)
-    except OSError:
-        return ""
-    for entry in entries:
-        if entry.name.endswith(".py"):
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            rows.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-    return ";".join(rows)
-
-
 def _load_index(policy_path: str) -> ModuleFindings | None:
     """The index if it exists and nothing it depends on changed, else None."""
-    try:
-        with open(policy_path, "rb") as handle:
-            data = handle.read()
-        key = _key(policy_path)
-        location = _location(policy_path, data, key)
-        if location is None:
-            return None
-        with open(location, "rb") as handle:
-            entry = json.loads(handle.read())
-        size, mtime, digest = entry["policy"]
-        if (entry["format"] != _FORMAT or entry["key"] != key or entry["code"] != _code_stamp()
-                or not (len(data) == size and _mtime(policy_path) == mtime or _sha256(data) == digest)):
-            return None
-        if any(_mtime(path) != stamp for path, stamp in entry["directories"]):
-            return None
-        if not all(_unchanged(path, size, mtime, digest) for path, size, mtime, digest in entry["files"]):
-            return None
-        findings = {str(m): [(int(line), int(col), str(text)) for line, col, text in rows]
-                    for m, rows in entry["findings"].items()}
-        return ModuleFindings(findings, dict(entry["digests"]), dict(entry["files_of"]))
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
+    return load_index(policy_path, _INDEX_DIR, _FORMAT, _parse_index)
 
 
-def _mtime(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _unchanged(path: str, size: int | None, mtime: int | None, digest: str | None) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return size is None
-    if st.st_size == size and st.st_mtime_ns == mtime:
-        return True
-    try:
-        with open(path, "rb") as handle:
-            return digest is not None and _sha256(handle.read()) == digest
-    except OSError:
-        return False
-
-
-def _sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
+def _parse_index(entry: Any) -> ModuleFindings:
+    findings = {str(m): [(int(line), int(col), str(text)) for line, col, text in rows]
+                for m, rows in entry["findings"].items()}
+    return ModuleFindings(findings, dict(entry["digests"]), dict(entry["files_of"]))
 
 
 # -- the slow path: the engine --------------------------------------------------------------------
@@ -277,52 +178,26 @@ def _sha256(data: bytes) -> str:
 
 def _build_index(policy_path: str) -> ModuleFindings:
     """Check the policy with the engine, store the index (best effort) and return the findings."""
-    from flake8_importpolicy.answers import _interpreter_info
+    from flake8_importpolicy.answers import find_interpreter_info
     from flake8_importpolicy.cache import ENGINE_FINGERPRINT, open_facts_cache
     from flake8_importpolicy.check import PolicyEngine
     from flake8_importpolicy.policy import load_policy
 
     policy = load_policy(Path(policy_path))
-    try:
-        with open(policy_path, "rb") as handle:
-            data = handle.read()
-        policy_stat = os.stat(policy_path)
-    except OSError:
-        data, policy_stat = b"", None
     executable = str(policy.settings.interpreter) if policy.settings.interpreter else None
-    info = _interpreter_info(policy, executable)
+    info = find_interpreter_info(policy, executable)
     engine = PolicyEngine(policy, facts_cache=open_facts_cache(policy), interpreter_info=info)
     report = engine.check()
     findings, files_of = _translate(policy, report)
     digests = {
-        module: _sha256(json.dumps([__version__, ENGINE_FINGERPRINT, policy.digest, rows]).encode())[:32]
+        module: sha256(json.dumps([__version__, ENGINE_FINGERPRINT, policy.digest, rows]).encode())[:32]
         for module, rows in findings.items()
     }
-    result = ModuleFindings(findings, digests, files_of)
     files, directories = engine.find_dependencies()
-    unreadable = {  # a file that could not be read: watched by its stat alone
-        str(p.path) for p in report.problems if p.code == "IPL005" and p.path and p.path not in files}
-    rows = _file_rows(files, unreadable)
-    key = _key(policy_path)
-    location = _location(policy_path, data, key)
-    if rows is None or policy_stat is None or _sha256(data) != policy.digest:
-        return result  # something changed while it was checked: answer, but do not store
-    if location is None or os.path.dirname(os.path.dirname(location)) != os.path.normpath(
-            policy.settings.cache_dir):
-        return result  # the quick path would not find it where the policy puts its cache
-    stamped = (*map(str, directories), executable or sys.executable, *info.sys_path)
-    write_json_atomic(location, {
-        "format": _FORMAT,
-        "key": key,
-        "policy": [policy_stat.st_size, policy_stat.st_mtime_ns, policy.digest],
-        "code": _code_stamp(),
-        "files": rows,
-        "directories": [[path, _mtime(path)] for path in stamped],
-        "findings": findings,
-        "digests": digests,
-        "files_of": files_of,
-    })
-    return result
+    store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=info, report=report, files=files,
+                directories=directories,
+                fields={"findings": findings, "digests": digests, "files_of": files_of})
+    return ModuleFindings(findings, digests, files_of)
 
 
 def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]], dict[str, str]]:
@@ -350,29 +225,6 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
         found.setdefault(report.light_modules[0], []).append(
             (1, 0, f"{problem.code} {problem.message} ({where})"))
     return {module: sorted(rows) for module, rows in found.items()}, files_of
-
-
-def _file_rows(files: dict[Path, str], unreadable: set[str]) -> list[list[object]] | None:
-    """``[path, size, mtime_ns, sha256]`` per file, stat-ed before hashing again so that a later
-    change is always seen (None if a file no longer has the bytes that were analysed); an unreadable
-    file is ``[path, size, mtime_ns, None]`` (``[path, None, None, None]`` if it does not exist)."""
-    rows: list[list[object]] = []
-    for path, digest in sorted(files.items()):
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as handle:
-                if _sha256(handle.read()) != digest:
-                    return None
-        except OSError:
-            return None
-        rows.append([str(path), st.st_size, st.st_mtime_ns, digest])
-    for name in sorted(unreadable):
-        try:
-            st = os.stat(name)
-            rows.append([name, st.st_size, st.st_mtime_ns, None])
-        except OSError:
-            rows.append([name, None, None, None])
-    return rows
 
 
 if __name__ == "__main__":  # the helper of start_index_build

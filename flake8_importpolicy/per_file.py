@@ -3,7 +3,8 @@
 Editors start a new flake8 process for every lint, so each process needs the answer for one file, and
 importing the engine alone costs more than the budget. This module answers from a small per-file index
 written beside the facts cache (``<cache-dir>/per-file/<key>.json``) and reads it without importing the
-engine (standard library only):
+engine (standard library only; finding the policy, reading, validating and writing the index is
+:mod:`flake8_importpolicy.warm_index`, shared with the mypy plugin's index):
 
 - the policy is found from the file's path, walking up (``policy.toml``, else a ``pyproject.toml``
   with ``[tool.importpolicy]``; :func:`flake8_importpolicy.policy.find_policy` decides whenever the
@@ -26,16 +27,13 @@ module(s) the hop makes heavy. This module imports neither flake8 nor mypy.
 from __future__ import annotations
 
 import io
-import json
 import os
-import sys
 import tokenize
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flake8_importpolicy import __version__
+from flake8_importpolicy.warm_index import find_policy_candidate, load_index, store_index
 
 if TYPE_CHECKING:
     from flake8_importpolicy.check import FactsCache, Report
@@ -46,9 +44,6 @@ __all__ = ["Finding", "PerFileChecker", "PolicyUnusable", "find_findings_by_file
 
 _FORMAT = 1
 _INDEX_DIR = "per-file"
-_POLICY = "policy.toml"
-_PYPROJECT = "pyproject.toml"
-_DEFAULT_CACHE_DIR = ".importpolicy_cache"
 
 
 class Finding(NamedTuple):
@@ -175,12 +170,13 @@ class PerFileChecker:
         return index.findings.get(real, ())
 
     def _policy_for(self, directory: str) -> str | None:
-        """The policy file for the files in ``directory`` (see :func:`_find_policy_quickly`)."""
+        """The policy file for the files in ``directory`` (see
+        :func:`~flake8_importpolicy.warm_index.find_policy_candidate`)."""
         if self._explicit is not None:
             return self._explicit
         if directory in self._policies:
             return self._policies[directory]
-        found = _find_policy_quickly(directory)
+        found = find_policy_candidate(directory)
         policy = found[0] if found is not None else None
         if found is not None and not found[1] and found[0] not in self._indexes:
             index = _load_index(found[0])  # only a policy that was loaded has an index
@@ -210,159 +206,20 @@ class PerFileChecker:
 # -- the quick path: no engine imports ----------------------------------------------------------------
 
 
-def _find_policy_quickly(directory: str) -> tuple[str, bool] | None:
-    """``(policy file, certain)`` for files in ``directory``, or None when there is none.
-
-    Same walk as :func:`~flake8_importpolicy.policy.find_policy`; a ``pyproject.toml`` that mentions
-    ``importpolicy`` is a candidate that is not certain (it may only mention it in a comment): the
-    caller trusts it only when a valid index exists for it, else asks ``find_policy``.
-    """
-    current = directory
-    while True:
-        candidate = os.path.join(current, _POLICY)
-        if os.path.isfile(candidate):
-            return candidate, True
-        pyproject = os.path.join(current, _PYPROJECT)
-        if os.path.isfile(pyproject):
-            try:
-                with open(pyproject, "rb") as handle:
-                    mentions = b"importpolicy" in handle.read()
-            except OSError:
-                mentions = False
-            if mentions:
-                return pyproject, False
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-def _cache_dir_quickly(policy_path: str, data: bytes) -> str | None:
-    """``settings.cache-dir`` of the policy with these bytes, as the policy module computes it;
-    None if the file cannot be read that way (the engine then reports why)."""
-    root = os.path.dirname(policy_path)
-    if b"cache-dir" not in data and b"\\u" not in data and b"\\U" not in data:
-        return os.path.normpath(os.path.join(root, _DEFAULT_CACHE_DIR))
-    import tomllib
-
-    try:
-        table: object = tomllib.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return None
-    keys = ("tool", "importpolicy", "settings") if os.path.basename(policy_path) == _PYPROJECT \
-        else ("settings",)
-    for key in keys:
-        table = table.get(key, {}) if isinstance(table, dict) else None
-    if not isinstance(table, dict):
-        return None
-    value = table.get("cache-dir", _DEFAULT_CACHE_DIR)
-    if not isinstance(value, str) or not value or "\0" in value:
-        return None
-    return os.path.normpath(os.path.join(root, value))
-
-
-def _index_key(policy_path: str) -> str:
-    """What besides the policy decides the answers: the interpreter running us (the default
-    target) and ``PYTHONPATH``, as in :mod:`flake8_importpolicy.answers`."""
-    return json.dumps([
-        _FORMAT, policy_path, os.path.realpath(sys.executable), os.environ.get("PYTHONPATH", ""),
-    ])
-
-
-def _index_location(policy_path: str, data: bytes, key: str) -> str | None:
-    """``<cache-dir>/per-file/<crc32 of key>.json`` (the entry holds the key, so a collision is
-    only a miss; no hashlib here, whose import alone costs milliseconds)."""
-    cache_dir = _cache_dir_quickly(policy_path, data)
-    if cache_dir is None:
-        return None
-    return os.path.join(cache_dir, _INDEX_DIR, f"{zlib.crc32(key.encode()):08x}.json")
-
-
-def _code_stamp() -> str:
-    """Changes whenever any module of this package (the engine included) or the version changes."""
-    rows = [__version__]
-    package = os.path.dirname(os.path.abspath(__file__))
-    try:
-        entries = sorted(os.scandir(package), key=lambda entry: entry.name)
-    except OSError:
-        return ""
-    for entry in entries:
-        if entry.name.endswith(".py"):
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            rows.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-    return ";".join(rows)
-
-
-def _sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
 def _load_index(policy_path: str) -> _Index | None:
     """The policy's index if it exists and nothing it depends on changed, else None."""
-    try:
-        with open(policy_path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    key = _index_key(policy_path)
-    location = _index_location(policy_path, data, key)
-    if location is None:
-        return None
-    try:
-        with open(location, "rb") as handle:
-            entry = json.loads(handle.read())
-        size, mtime, digest = entry["policy"]
-        if (
-            entry["format"] != _FORMAT
-            or entry["key"] != key
-            or entry["code"] != _code_stamp()
-            or not (len(data) == size and _stamp(policy_path) == mtime or _sha256(data) == digest)
-        ):
-            return None
-        for path, stamp in entry["directories"]:
-            if _stamp(path) != stamp:
-                return None
-        for path, size, mtime, digest in entry["files"]:
-            if not _unchanged(path, size, mtime, digest):
-                return None
-        findings: dict[str, list[Finding]] = {}
-        for path, line, col, code, text in entry["findings"]:
-            findings.setdefault(path, []).append(Finding(int(line), int(col), str(code), str(text)))
-        return _Index(
-            tuple(str(root) for root in entry["roots"]),
-            frozenset(str(row[0]) for row in entry["files"]),
-            {path: tuple(items) for path, items in findings.items()},
-        )
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
+    return load_index(policy_path, _INDEX_DIR, _FORMAT, _parse_index)
 
 
-def _stamp(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _unchanged(path: str, size: int | None, mtime: int | None, digest: str | None) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return size is None
-    if st.st_size == size and st.st_mtime_ns == mtime:
-        return True
-    if digest is None:
-        return False
-    try:
-        with open(path, "rb") as handle:
-            return _sha256(handle.read()) == digest
-    except OSError:
-        return False
+def _parse_index(entry: Any) -> _Index:
+    findings: dict[str, list[Finding]] = {}
+    for path, line, col, code, text in entry["findings"]:
+        findings.setdefault(path, []).append(Finding(int(line), int(col), str(code), str(text)))
+    return _Index(
+        tuple(str(root) for root in entry["roots"]),
+        frozenset(str(row[0]) for row in entry["files"]),
+        {path: tuple(items) for path, items in findings.items()},
+    )
 
 
 def _same_text(path: str, text: str) -> bool:
@@ -402,14 +259,14 @@ def _encode(text: str) -> bytes:
 
 def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
     """Load the policy and its interpreter's facts (cached on disk), as :class:`PolicyUnusable`."""
-    from flake8_importpolicy.answers import _interpreter_info
+    from flake8_importpolicy.answers import find_interpreter_info
     from flake8_importpolicy.policy import PolicyError, load_policy
     from flake8_importpolicy.resolve import InterpreterError
 
     try:
         policy = load_policy(Path(policy_path))
         exe = str(policy.settings.interpreter) if policy.settings.interpreter else None
-        return policy, _interpreter_info(policy, exe)
+        return policy, find_interpreter_info(policy, exe)
     except (PolicyError, InterpreterError) as exc:
         raise PolicyUnusable(str(exc)) from None
 
@@ -430,71 +287,14 @@ def _build_index(policy_path: str) -> _Index:
     files, directories = engine.find_dependencies()
     findings = find_findings_by_file(report, policy.relpath)
     roots = tuple(os.path.realpath(root) for root in policy.settings.source_roots)
-    unreadable = {  # a file that could not be read: watch it by stat alone
-        str(p.path) for p in report.problems
-        if p.code == "IPL005" and p.path is not None and p.path not in files
-    }
-    rows = _file_rows(files, unreadable)
-    index = _Index(roots, frozenset(os.path.realpath(path) for path in files), findings)
-    if rows is None:
-        return index  # a file changed while it was checked: answer, but do not store
-    executable = str(policy.settings.interpreter or sys.executable)
-    stamps = [[path, _stamp(path)] for path in (executable, *info.sys_path)]
-    try:
-        policy_stat = os.stat(policy_path)
-        with open(policy_path, "rb") as handle:
-            policy_bytes = handle.read()
-    except OSError:
-        return index
-    if _sha256(policy_bytes) != policy.digest:
-        return index  # the policy changed while it was checked
-    key = _index_key(policy_path)
-    data = {
-        "format": _FORMAT,
-        "key": key,
-        "policy": [policy_stat.st_size, policy_stat.st_mtime_ns, policy.digest],
-        "code": _code_stamp(),
-        "roots": list(roots),
-        "files": rows,
-        "directories": [[str(d), _stamp(str(d))] for d in directories] + stamps,
-        "findings": [
-            [path, item.line, item.col, item.code, item.text]
-            for path, items in sorted(findings.items()) for item in items
-        ],
-    }
-    location = _index_location(policy_path, policy_bytes, key)
-    if location is not None and os.path.dirname(os.path.dirname(location)) == str(
-        policy.settings.cache_dir
-    ):
-        _write_json(location, data)
-    return index
-
-
-def _file_rows(files: dict[Path, str], unreadable: Iterable[str]) -> list[list[object]] | None:
-    """``[path, size, mtime_ns, sha256]`` per file, stat-ed before hashing again so that a later
-    change is always seen; None if a file no longer has the bytes that were analysed."""
-    rows: list[list[object]] = []
-    for path, digest in sorted(files.items()):
-        name = str(path)
-        try:
-            st = os.stat(name)
-            with open(name, "rb") as handle:
-                if _sha256(handle.read()) != digest:
-                    return None
-        except OSError:
-            return None
-        rows.append([os.path.realpath(name), st.st_size, st.st_mtime_ns, digest])
-    for name in sorted(unreadable):
-        try:
-            st = os.stat(name)
-            rows.append([os.path.realpath(name), st.st_size, st.st_mtime_ns, None])
-        except OSError:
-            rows.append([os.path.realpath(name), None, None, None])
-    return rows
-
-
-def _write_json(location: str, data: object) -> None:
-    """Write atomically; silently skip when the directory is not usable."""
-    from flake8_importpolicy.jsonfile import write_json_atomic  # only on a cache miss
-
-    write_json_atomic(location, data)
+    store_index(
+        policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=info, report=report, files=files,
+        directories=directories, real_paths=True, fields={
+            "roots": list(roots),
+            "findings": [
+                [path, item.line, item.col, item.code, item.text]
+                for path, items in sorted(findings.items()) for item in items
+            ],
+        },
+    )
+    return _Index(roots, frozenset(os.path.realpath(path) for path in files), findings)

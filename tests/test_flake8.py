@@ -23,7 +23,7 @@ from helpers import Expectation, read_expectations
 
 from flake8.exceptions import ExecutionError
 
-from flake8_importpolicy import cli, per_file, policy
+from flake8_importpolicy import cli, policy, warm_index
 from flake8_importpolicy.flake8_checker import ImportPolicyChecker
 from flake8_importpolicy.per_file import PerFileChecker
 from flake8_importpolicy.policy import find_policy, load_policy
@@ -319,7 +319,7 @@ def test_quick_policy_search_agrees_with_find_policy(tmp_path: Path) -> None:
     certain = {}
     for directory in ("a", "a/b", "a/b/c", "a/b/c/d", "a/b/c/d/e"):
         start = (tmp_path / directory).resolve()
-        quick = per_file._find_policy_quickly(str(start))
+        quick = warm_index.find_policy_candidate(str(start))
         assert quick is not None
         certain[directory] = quick[1]
         assert checker.find_findings(start / "x.py") == ()
@@ -340,7 +340,7 @@ def test_quick_policy_search_agrees_with_find_policy(tmp_path: Path) -> None:
 def test_quick_cache_dir_matches_the_policy(tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name
     path.write_text(text)
-    quick = per_file._cache_dir_quickly(str(path), path.read_bytes())
+    quick = warm_index.find_cache_dir(str(path), path.read_bytes())
     assert quick == str(load_policy(path).settings.cache_dir)
 
 
@@ -359,7 +359,10 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     ).stdout
-    assert out == "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.per_file'] False\n"
+    assert out == (
+        "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.per_file', 'flake8_importpolicy.warm_index']"
+        " False\n"
+    )
 
 
 def test_index_follows_edits_on_disk(tmp_path: Path) -> None:
@@ -404,7 +407,7 @@ def test_unwritable_cache_dir_still_answers(tmp_path: Path) -> None:
 
 
 def test_quick_path_constants_match_the_policy_module() -> None:
-    assert (per_file._POLICY, per_file._PYPROJECT, per_file._DEFAULT_CACHE_DIR) == (
+    assert (warm_index.POLICY_FILENAME, warm_index.PYPROJECT_FILENAME, warm_index.DEFAULT_CACHE_DIR) == (
         policy.POLICY_FILENAME, policy.PYPROJECT_FILENAME, policy.DEFAULT_CACHE_DIR
     )
 
