@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import script  # noqa: E402
 from fetch import fetch_wheel_tree, seeded_copy  # noqa: E402
 
 NAME = "vllm"
@@ -113,8 +114,10 @@ def run_measured(cmd: list[str], cwd: Path) -> dict:
         fd, time_file = tempfile.mkstemp(prefix="ip-time-", suffix=".txt")
         os.close(fd)
         argv = ["/usr/bin/time", "-v", "-o", time_file] + argv
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # every benchmark runs with bytecode caching on
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     peak_kib = None
     if time_file:
@@ -142,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--format", choices=["text", "json"], default=None,
                     help="passed through to importpolicy check")
     ap.add_argument("--no-cache", action="store_true", help="passed through to importpolicy check")
-    ap.add_argument("--importpolicy", default="importpolicy",
-                    help="command to run (default: importpolicy)")
+    ap.add_argument("--importpolicy", default=None,
+                    help="command to run (default: the importpolicy script next to this "
+                         "interpreter, never a pyenv shim)")
     ap.add_argument("--summary-json", metavar="PATH",
                     help="also write the measurements as JSON to PATH")
     args = ap.parse_args(argv)
@@ -155,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pristine tree: {pristine}")
     print(f"seeded tree:   {seeded} (seed at {OPS_INIT}:{seed_line_number(seeded)})")
 
-    base = shlex.split(args.importpolicy)
+    base = shlex.split(args.importpolicy) if args.importpolicy else [script("importpolicy")]
     if shutil.which(base[0]) is None:
         print(f"\ncannot run {base[0]!r}: not found on PATH "
               "(is the importpolicy CLI installed?)", file=sys.stderr)

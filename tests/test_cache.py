@@ -1,0 +1,367 @@
+"""The on-disk facts cache (flake8_importpolicy.cache) and its use by the engine and the CLI.
+
+What the cache promises (issue 6): keyed by content hash + engine fingerprint + target, not by mtime;
+JSON only; safe with concurrent writers (write to a temporary file, then rename); partial, corrupt or
+old-format entries are recomputed; a missing, read-only or unusable directory silently means no
+cache; ``CACHEDIR.TAG`` and ``.gitignore``; bounded by pruning; ``importpolicy cache clear``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy import cli
+from flake8_importpolicy.cache import DiskFactsCache, clear_cache, prune_cache
+from flake8_importpolicy.check import PolicyEngine, Report
+from flake8_importpolicy.extract import ImportSite, ModuleFacts, SourceProblem, Target, extract_facts
+from flake8_importpolicy.policy import load_policy
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TARGET = Target(versions=((3, 11),), platform="linux")
+DIGEST = "ab" * 32
+
+
+def make_facts(n: int) -> ModuleFacts:
+    """Facts using only the fields every cache format version stores."""
+    return ModuleFacts(
+        sites=tuple(
+            ImportSite(line=i + 1, col=0, kind="from-import", target=f"pkg.mod{n}_{i}", level=0,
+                       names=("a", "b"), flags=("guarded",) if i % 2 else ())
+            for i in range(5)
+        ),
+        bindings=frozenset({f"name{n}", "a", "b"}),
+        all_names=("a",) if n % 2 else None,
+        problem=None,
+    )
+
+
+def entry_files(directory: Path) -> list[Path]:
+    return sorted(p for p in (directory / "facts").glob("*/*") if p.is_file())
+
+
+# -- a small project ---------------------------------------------------------------------------------
+
+PROJECT = {
+    "app/__init__.py": "",
+    "app/light.py": "import os\nfrom app import mid\n\n\ndef later():\n    import app.heavy\n",
+    "app/mid.py": "try:\n    import app.heavy\nexcept ImportError:\n    pass\n",
+    "app/heavy.py": "import json\n",
+    "app/other.py": "import app.heavy\n",
+}
+POLICY = """\
+[settings]
+source-roots = ["."]
+external = "stop"
+
+[heavy]
+"app.heavy" = "slow"
+
+[light."app.light"]
+reason = "imported before fork"
+
+[light."app.other"]
+reason = "also light"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name, text in PROJECT.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (tmp_path / "policy.toml").write_text(POLICY)
+    return tmp_path
+
+
+def run_engine(root: Path, cache: DiskFactsCache | None) -> Report:
+    return PolicyEngine(load_policy(root / "policy.toml"), facts_cache=cache).check()
+
+
+# -- get / put -----------------------------------------------------------------------------------------
+
+
+def test_round_trip_and_layout(tmp_path: Path) -> None:
+    cache = DiskFactsCache(tmp_path / "c")
+    assert cache.get(DIGEST, TARGET) is None
+    assert not (tmp_path / "c").exists(), "a read must not create the directory"
+    cache.put(DIGEST, TARGET, make_facts(1))
+    assert cache.get(DIGEST, TARGET) == make_facts(1)
+    assert (cache.hits, cache.misses) == (1, 1)
+    # CACHEDIR.TAG (https://bford.info/cachedir/) and a .gitignore that ignores everything.
+    tag = (tmp_path / "c" / "CACHEDIR.TAG").read_text()
+    assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert "*" in (tmp_path / "c" / ".gitignore").read_text().split()
+    # Data only: every entry is JSON, no temporary file is left behind.
+    files = entry_files(tmp_path / "c")
+    assert len(files) == 1 and files[0].suffix == ".json"
+    json.loads(files[0].read_bytes())
+
+
+def test_key_is_content_and_target_not_path_or_mtime(tmp_path: Path) -> None:
+    cache = DiskFactsCache(tmp_path)
+    cache.put(DIGEST, TARGET, make_facts(1))
+    assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == make_facts(1)
+    assert cache.get("cd" * 32, TARGET) is None
+    assert cache.get(DIGEST, Target(versions=((3, 12),), platform="linux")) is None
+    assert cache.get(DIGEST, Target(versions=((3, 11),), platform="win32")) is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b'{"sites": [[1, 0, "import", "os", 0, "__package__", [], [], ""]], "bind',  # truncated
+        b"\x00\x01\x02 not json \xff",
+        b"[]",
+        b'{"format": 0, "imports": ["os"]}',  # an older layout
+        b'{"sites": [[1, 0]], "bindings": [], "all": null, "getattr": false, "problem": null}',
+        b'{"sites": [[1, 0, "teleport", "os", 0, "__package__", [], [], ""]], "bindings": [],'
+        b' "all": null, "getattr": false, "problem": null}',
+        b'{"sites": 7, "bindings": [], "all": null, "getattr": false, "problem": null}',
+    ],
+    ids=["empty", "truncated", "binary", "wrong-type", "old-format", "short-row", "bad-kind",
+         "not-a-list"],
+)
+def test_bad_entries_are_misses_and_get_rewritten(tmp_path: Path, content: bytes) -> None:
+    cache = DiskFactsCache(tmp_path)
+    cache.put(DIGEST, TARGET, make_facts(1))
+    [entry] = entry_files(tmp_path)
+    entry.write_bytes(content)
+    reader = DiskFactsCache(tmp_path)
+    assert reader.get(DIGEST, TARGET) is None
+    assert reader.misses == 1
+    reader.put(DIGEST, TARGET, make_facts(2))
+    assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == make_facts(2)
+
+
+def test_engine_recomputes_corrupt_entries(project: Path) -> None:
+    cold = run_engine(project, None)
+    assert [v.light for v in cold.violations] == ["app.light", "app.other"]
+    cache_dir = project / "cachedir"
+    run_engine(project, DiskFactsCache(cache_dir))
+    entries = entry_files(cache_dir)
+    assert len(entries) >= 4
+    for number, entry in enumerate(entries):  # every kind of damage at once
+        entry.write_bytes([b"", b"{", b"\xff\xfe", b"null"][number % 4])
+    cache = DiskFactsCache(cache_dir)
+    assert run_engine(project, cache) == cold
+    assert cache.hits == 0
+    again = DiskFactsCache(cache_dir)
+    assert run_engine(project, again) == cold
+    assert again.misses == 0 and again.hits >= 4, "recomputed entries were written back"
+
+
+def test_engine_hits_survive_mtime_changes_but_not_content_changes(project: Path) -> None:
+    cache_dir = project / "cachedir"
+    run_engine(project, DiskFactsCache(cache_dir))
+    for path in project.glob("app/*.py"):  # what a CI checkout does
+        os.utime(path, (1_000_000, 1_000_000))
+    warm = DiskFactsCache(cache_dir)
+    run_engine(project, warm)
+    assert warm.misses == 0 and warm.hits > 0
+    (project / "app" / "mid.py").write_text("import json\n")
+    changed = DiskFactsCache(cache_dir)
+    report = run_engine(project, changed)
+    assert changed.misses == 1
+    assert [v.light for v in report.violations] == ["app.other"]
+
+
+# -- unusable directories ------------------------------------------------------------------------------
+
+
+def test_directory_under_a_file_means_no_cache(project: Path) -> None:
+    blocker = project / "not-a-dir"
+    blocker.write_text("x")
+    cache = DiskFactsCache(blocker / "cache")
+    cache.put(DIGEST, TARGET, make_facts(1))  # silently nothing
+    assert cache.get(DIGEST, TARGET) is None
+    assert run_engine(project, DiskFactsCache(blocker / "cache")) == run_engine(project, None)
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="needs POSIX permissions (root ignores them)"
+)
+def test_read_only_directory_means_no_cache(project: Path) -> None:
+    cache_dir = project / "ro"
+    cache_dir.mkdir()
+    cache_dir.chmod(0o555)
+    try:
+        cache = DiskFactsCache(cache_dir)
+        assert run_engine(project, cache) == run_engine(project, None)
+        assert cache.hits == 0
+        assert not (cache_dir / "facts").exists()
+    finally:
+        cache_dir.chmod(0o755)
+
+
+def test_populated_cache_on_a_read_only_filesystem(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_dir = project / "cachedir"
+    run_engine(project, DiskFactsCache(cache_dir))
+    (project / "app" / "mid.py").write_text("import app.heavy  # edited\n")  # must be recomputed
+
+    def read_only(*args: object, **kwargs: object) -> object:
+        raise PermissionError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)  # as jsonfile.write_json_atomic uses it
+    cache = DiskFactsCache(cache_dir)
+    assert run_engine(project, cache) == run_engine(project, None)
+    assert cache.hits > 0 and cache.misses == 1
+    assert not list(cache_dir.rglob(".tmp-*"))
+
+
+def test_cli_check_with_unusable_cache_dir(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "blocker").write_text("x")
+    policy = project / "policy.toml"
+    policy.write_text(POLICY.replace('external = "stop"', 'external = "stop"\ncache-dir = "blocker/c"'))
+    assert cli.main(["check", "--policy", str(policy), "--format", "json"]) == 1
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)["violations"]) == 2
+    assert out.err == ""
+
+
+# -- concurrency -----------------------------------------------------------------------------------------
+
+
+def _hammer(args: tuple[str, int, int]) -> int:
+    directory, seed, rounds = args
+    cache = DiskFactsCache(Path(directory))
+    bad = 0
+    for i in range(rounds):
+        key = (seed + i) % 8
+        digest = f"{key:02x}" * 32
+        cache.put(digest, TARGET, make_facts(key))
+        for other in range(8):
+            got = cache.get(f"{other:02x}" * 32, TARGET)
+            if got is not None and got != make_facts(other):
+                bad += 1
+    return bad
+
+
+def test_concurrent_writers_never_expose_partial_entries(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    with context.Pool(4) as pool:
+        bad = pool.map(_hammer, [(str(tmp_path), seed, 100) for seed in range(4)])
+    assert bad == [0, 0, 0, 0]
+    assert not list(tmp_path.rglob(".tmp-*")), "temporary files left behind"
+    files = entry_files(tmp_path)
+    assert len(files) == 8
+    for number in range(8):
+        assert DiskFactsCache(tmp_path).get(f"{number:02x}" * 32, TARGET) == make_facts(number)
+
+
+# -- bounded size and clearing -----------------------------------------------------------------------------
+
+
+def test_prune_removes_the_oldest_beyond_the_limit(tmp_path: Path) -> None:
+    cache = DiskFactsCache(tmp_path)
+    for number in range(30):
+        cache.put(f"{number:064x}", TARGET, make_facts(number))
+    files = entry_files(tmp_path)
+    assert len(files) == 30
+    by_age = {}
+    for age, path in enumerate(files):
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))
+        by_age[age] = path
+    assert prune_cache(tmp_path, 100) == 0
+    assert prune_cache(tmp_path, 10) == 20
+    assert sorted(entry_files(tmp_path)) == sorted(by_age[age] for age in range(20, 30))
+    assert prune_cache(tmp_path / "missing", 0) == 0
+
+
+def test_clear_refuses_directories_it_did_not_create(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "data.txt").write_text("keep me")
+    assert clear_cache(precious) is False
+    assert (precious / "data.txt").exists()
+
+
+def test_cli_cache_clear(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    policy = str(project / "policy.toml")
+    assert cli.main(["check", "--policy", policy]) == 1
+    cache_dir = project / ".importpolicy_cache"
+    assert (cache_dir / "CACHEDIR.TAG").is_file() and entry_files(cache_dir)
+    capsys.readouterr()
+    assert cli.main(["cache", "clear", "--policy", policy]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert not cache_dir.exists()
+    assert cli.main(["cache", "clear", "--policy", policy]) == 0
+    assert "no cache" in capsys.readouterr().out
+
+
+# -- fidelity: a cache hit must give the same answer as parsing ------------------------------------------
+# (Cache format 1 dropped ModuleFacts.calls/functions/classes/aliases and ImportSite.lazy_use_line, so a
+# hit lost every violation found through calls at import time, rules 15-17.)
+
+RICH_SOURCE = """\
+import os
+import json as j
+from . import sibling
+from pkg.helpers import setup, register
+
+try:
+    import yaml
+except ImportError:
+    yaml = None
+
+__all__ = ["Model"]
+
+
+def __getattr__(name):
+    import importlib
+    return importlib.import_module("." + name, __name__)
+
+
+@register
+class Model(j.JSONEncoder):
+    def __init__(self):
+        import torch
+
+
+setup()
+
+lazy import shutil
+WHERE = shutil.which("python")
+"""
+
+
+def test_every_field_survives_the_cache(tmp_path: Path) -> None:
+    facts = extract_facts(RICH_SOURCE, TARGET)
+    assert facts.sites and facts.problem is None
+    assert facts.calls and facts.functions and facts.classes and facts.aliases  # rules 15-17
+    assert any(site.lazy_use_line for site in facts.sites)
+    cache = DiskFactsCache(tmp_path)
+    cache.put(DIGEST, TARGET, facts)
+    assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == facts
+
+
+def test_problem_survives_the_cache(tmp_path: Path) -> None:
+    facts = extract_facts("def broken(:\n", TARGET)
+    assert isinstance(facts.problem, SourceProblem)
+    cache = DiskFactsCache(tmp_path)
+    cache.put(DIGEST, TARGET, facts)
+    assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == facts
+
+
+def test_cached_and_uncached_reports_agree_on_every_fixture(tmp_path: Path) -> None:
+    differing = []
+    for fixture in sorted(p.parent for p in FIXTURES.glob("*/policy.toml")):
+        copy = tmp_path / fixture.name
+        shutil.copytree(fixture, copy, ignore=shutil.ignore_patterns(".importpolicy_cache"))
+        cold = run_engine(copy, None)
+        run_engine(copy, DiskFactsCache(copy / "c"))  # populate
+        warm = run_engine(copy, DiskFactsCache(copy / "c"))
+        if warm != cold:
+            differing.append(fixture.name)
+    assert differing == []
