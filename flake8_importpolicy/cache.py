@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -45,7 +46,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 3
+_FORMAT: Final = 4
 
 
 _ENGINE_MODULES: Final = (
@@ -87,8 +88,8 @@ class DiskFactsCache(FactsCache):
         self.hits = 0
         self.misses = 0
 
-    def _path(self, digest: str, target: Target) -> Path:
-        key = hashlib.sha256(f"{digest}\0{ENGINE_FINGERPRINT}\0{target.key()}".encode())
+    def _path(self, digest: str, target: Target, kind: str = "module") -> Path:
+        key = hashlib.sha256(f"{digest}\0{ENGINE_FINGERPRINT}\0{target.key()}\0{kind}".encode())
         name = key.hexdigest()
         return self._facts_dir / name[:2] / f"{name[2:]}.json"
 
@@ -104,18 +105,34 @@ class DiskFactsCache(FactsCache):
         self.hits += 1
         return facts
 
+    def get_functions(self, digest: str, target: Target) -> Mapping[str, FunctionFacts] | None:
+        """Cached function-body facts for this source and target, or None."""
+        try:
+            data = json.loads(self._path(digest, target, "functions").read_bytes())
+            return functions_from_json(data)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return None
+
+    def put_functions(
+        self, digest: str, target: Target, functions: Mapping[str, FunctionFacts]
+    ) -> None:
+        """Store function-body facts atomically (best effort)."""
+        self._write(self._path(digest, target, "functions"), functions_to_json(functions))
+
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
+        self._write(self._path(digest, target), facts_to_json(facts))
+
+    def _write(self, path: Path, data: object) -> None:
         if self._usable is False:
             return
-        path = self._path(digest, target)
         try:
             if self._usable is None:
                 self._prepare()
         except OSError:
             self._usable = False
             return
-        if not write_json_atomic(path, facts_to_json(facts)):
+        if not write_json_atomic(path, data):
             self._usable = False
 
     def _prepare(self) -> None:
@@ -251,6 +268,32 @@ def _call(row: object) -> CallSite:
                     tuple(str(f) for f in flags))
 
 
+def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:
+    """A JSON-able form of ``{qualname: FunctionFacts}``."""
+    return {
+        name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
+               list(f.returns)]
+        for name, f in functions.items()
+    }
+
+
+def functions_from_json(data: object) -> dict[str, FunctionFacts]:
+    """Inverse of :func:`functions_to_json`.
+
+    Raises:
+        KeyError, TypeError, ValueError, IndexError: if ``data`` is malformed.
+    """
+    if not isinstance(data, dict):
+        raise TypeError("functions")
+    functions = {}
+    for name, (line, sites, calls, returns) in data.items():
+        functions[str(name)] = FunctionFacts(
+            line=int(line), sites=tuple(_site(s) for s in sites),
+            calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
+        )
+    return functions
+
+
 def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
     """A JSON-able form of :class:`ModuleFacts` (inverse: :func:`facts_from_json`)."""
     return {
@@ -262,11 +305,8 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "binding_lines": dict(facts.binding_lines),
         "problem": [facts.problem.line, facts.problem.message] if facts.problem else None,
         "calls": [_call_row(c) for c in facts.calls],
-        "functions": {
-            name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
-                   list(f.returns)]
-            for name, f in facts.functions.items()
-        },
+        "functions": functions_to_json(facts.functions),
+        "function_names": sorted(facts.function_names),
         "classes": sorted(facts.classes),
         "aliases": dict(facts.aliases),
     }
@@ -282,12 +322,7 @@ def facts_from_json(data: object) -> ModuleFacts:
         raise TypeError("not an object")
     problem = data["problem"]
     all_names = data["all"]
-    functions = {}
-    for name, (line, sites, calls, returns) in data["functions"].items():
-        functions[str(name)] = FunctionFacts(
-            line=int(line), sites=tuple(_site(s) for s in sites),
-            calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
-        )
+    functions = functions_from_json(data["functions"])
     aliases = data["aliases"]
     if not isinstance(aliases, dict):
         raise TypeError("aliases")
@@ -301,6 +336,7 @@ def facts_from_json(data: object) -> ModuleFacts:
         problem=None if problem is None else SourceProblem(int(problem[0]), str(problem[1])),
         calls=tuple(_call(row) for row in data["calls"]),
         functions=functions,
+        function_names=frozenset(str(n) for n in data["function_names"]),
         classes=frozenset(str(c) for c in data["classes"]),
         aliases={str(k): str(v) for k, v in aliases.items()},
     )

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.extract import ModuleFacts, SourceProblem, Target, extract_facts
+from flake8_importpolicy.extract import (
+    FunctionFacts,
+    ModuleFacts,
+    SourceProblem,
+    Target,
+    extract_facts,
+)
 from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownImport, split_node
 from flake8_importpolicy.noqa import is_suppressed
 from flake8_importpolicy.patterns import ModulePattern
@@ -174,6 +180,15 @@ class FactsCache:
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts (best effort; never raises)."""
 
+    def get_functions(self, digest: str, target: Target) -> Mapping[str, FunctionFacts] | None:
+        """Cached function-body facts for this source and target, or None."""
+        return None
+
+    def put_functions(
+        self, digest: str, target: Target, functions: Mapping[str, FunctionFacts]
+    ) -> None:
+        """Store function-body facts (best effort; never raises)."""
+
 
 @dataclass
 class _IgnoreTracker:
@@ -232,9 +247,11 @@ class PolicyEngine:
             self._ignores,
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
+            function_facts=self._function_facts,
         )
         self._first_party_tops: frozenset[str] | None = None
         self.files_read: dict[Path, str] = {}
+        self._digests: dict[Path, str] = {}
 
     # -- facts -------------------------------------------------------------------------------------
 
@@ -250,14 +267,36 @@ class PolicyEngine:
                 return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
         digest = hashlib.sha256(source).hexdigest()
         self.files_read[path] = digest
+        self._digests[path] = digest
         if self._cache is not None:
             cached = self._cache.get(digest, self.target)
             if cached is not None:
                 return cached
-        facts = extract_facts(source, self.target)
+        facts = extract_facts(source, self.target, functions=False)
         if self._cache is not None:
             self._cache.put(digest, self.target, facts)
         return facts
+
+    def _function_facts(self, resolved: ResolvedModule) -> Mapping[str, FunctionFacts]:
+        """Every function body of a module, analysed when an import-time call first reaches one."""
+        assert resolved.path is not None
+        path = resolved.path
+        source = self._overrides.get(path.resolve()) if self._overrides else None
+        try:
+            source = source if source is not None else path.read_bytes()
+        except OSError:
+            return {}
+        digest = hashlib.sha256(source).hexdigest()
+        if digest != self._digests.get(path):
+            return {}  # changed since its module facts were read: keep the two consistent
+        if self._cache is not None:
+            cached = self._cache.get_functions(digest, self.target)
+            if cached is not None:
+                return cached
+        functions = extract_facts(source, self.target).functions
+        if self._cache is not None:
+            self._cache.put_functions(digest, self.target, functions)
+        return functions
 
     def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers.
@@ -469,7 +508,7 @@ class PolicyEngine:
             return []
         calls = facts.calls
         if function is not None:
-            function_facts = facts.functions.get(function)
+            function_facts = self.graph.get_function_facts(owner).get(function)
             calls = function_facts.calls if function_facts else ()
         path = self.index.resolve_module(owner).path
         return [

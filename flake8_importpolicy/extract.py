@@ -200,7 +200,9 @@ class ModuleFacts:
             imports are unknown.
         calls: calls made at import time.
         functions: ``{qualified name: facts}`` for module-level functions (``"f"``), methods of
-            module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``).
+            module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``); empty
+            when extracted with ``functions=False``.
+        function_names: the qualified names of the module-level functions and methods (always set).
         classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
@@ -215,17 +217,22 @@ class ModuleFacts:
     binding_lines: Mapping[str, int] = field(default_factory=dict)
     calls: tuple[CallSite, ...] = ()
     functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
+    function_names: frozenset[str] = frozenset()
     classes: frozenset[str] = frozenset()
     aliases: Mapping[str, str] = field(default_factory=dict)
 
 
-def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
+def extract_facts(source: bytes | str, target: Target, *, functions: bool = True) -> ModuleFacts:
     """Parse ``source`` and return the imports it runs at import time for ``target``.
 
     Args:
         source: the module's source; bytes are decoded like CPython does (BOM, PEP 263 coding cookie).
         target: the versions and platform for which ``sys.version_info``/``sys.platform`` tests are
             evaluated.
+        functions: analyse every function body too (``ModuleFacts.functions``). With False only
+            their names are recorded (``function_names``); the engine asks for the bodies of a
+            module only when an import-time call reaches one (most modules' never are), which
+            halves the cost of a cold check.
 
     Returns:
         The module's :class:`ModuleFacts`. A source that cannot be parsed (syntax error, bad encoding,
@@ -246,7 +253,7 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
     visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
-        functions = visitor.analyse_functions()
+        analysed = visitor.analyse_functions() if functions else {}
     except RecursionError:
         return ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
     problem = visitor.problem or _late_future_import(tree)
@@ -260,7 +267,8 @@ def extract_facts(source: bytes | str, target: Target) -> ModuleFacts:
         all_conditional=visitor.all_conditional,
         binding_lines=visitor.binding_lines,
         calls=tuple(visitor.calls),
-        functions=functions,
+        functions=analysed,
+        function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
         aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
     )

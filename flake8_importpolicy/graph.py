@@ -28,12 +28,19 @@ Edges follow CPython's import system (``shared/SEMANTICS.md``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.extract import CONDITIONAL, CallSite, ImportSite, ModuleFacts, SourceProblem
+from flake8_importpolicy.extract import (
+    CONDITIONAL,
+    CallSite,
+    FunctionFacts,
+    ImportSite,
+    ModuleFacts,
+    SourceProblem,
+)
 from flake8_importpolicy.resolve import ModuleIndex, ResolvedModule
 
 __all__ = [
@@ -109,6 +116,9 @@ class UnknownImport:
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
+FunctionFactsProvider = Callable[[ResolvedModule], Mapping[str, FunctionFacts]]
+"""Returns the facts of every function body of a module (asked only when a call reaches one)."""
+
 
 class ImportGraph:
     """Lazily built graph of import-time edges between modules.
@@ -128,12 +138,15 @@ class ImportGraph:
         *,
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
+        function_facts: FunctionFactsProvider | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
         self._ignore = ignore
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
+        self._function_facts_provider = function_facts
+        self._function_facts: dict[str, Mapping[str, FunctionFacts]] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
@@ -147,6 +160,22 @@ class ImportGraph:
             resolved = self.index.resolve_module(module)
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
         return self._facts[module]
+
+    def get_function_facts(self, module: str) -> Mapping[str, FunctionFacts]:
+        """The facts of every function body of ``module`` (``{qualname: facts}``; empty if none)."""
+        module = split_node(module)[0]
+        cached = self._function_facts.get(module)
+        if cached is not None:
+            return cached
+        facts = self.get_facts(module)
+        found: Mapping[str, FunctionFacts] = {}
+        if facts is not None and facts.problem is None:
+            if facts.functions or self._function_facts_provider is None:
+                found = facts.functions
+            else:
+                found = self._function_facts_provider(self.index.resolve_module(module))
+        self._function_facts[module] = found
+        return found
 
     def find_problem(self, module: str) -> SourceProblem | None:
         """Why ``module``'s source could not be analysed, or None."""
@@ -172,7 +201,7 @@ class ImportGraph:
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
             if function is not None:
-                function_facts = facts.functions.get(function)
+                function_facts = self.get_function_facts(owner).get(function)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
             for site in sites:
@@ -362,10 +391,11 @@ class ImportGraph:
         facts = self.get_facts(module)
         if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
             return []
-        if attribute in facts.functions:
+        if attribute in facts.function_names or attribute in facts.functions:
             nodes = [f"{module}:{attribute}"]
             if kind == "decorator-factory":
-                returned = facts.functions[attribute].returns
+                body = self.get_function_facts(module).get(attribute)
+                returned = body.returns if body is not None else ()
                 nodes += [f"{module}:{attribute}.<locals>.{name}" for name in returned]
             if kind in ("call", "decorator-factory"):
                 return nodes
@@ -374,7 +404,8 @@ class ImportGraph:
             return [
                 f"{module}:{attribute}.{hook}"
                 for hook in _CLASS_HOOKS.get(kind, ())
-                if f"{attribute}.{hook}" in facts.functions
+                if f"{attribute}.{hook}" in facts.function_names
+                or f"{attribute}.{hook}" in facts.functions
             ]
         first, _, rest = attribute.partition(".")
         target = facts.aliases.get(first)
