@@ -142,7 +142,7 @@ class DiskFactsCache(FactsCache):
         prune_cache(self.directory)
 
 
-_OWN_ENTRIES: Final = ("facts", "answers", "interpreters")
+_OWN_ENTRIES: Final = ("facts", "answers", "interpreters", "per-file", "mypy")  # every index of the package
 _GITIGNORE: Final = "# Created by flake8-importpolicy; everything here is a cache.\n*\n"
 
 
@@ -200,9 +200,9 @@ def prune_cache(directory: Path, limit: int = MAX_ENTRIES) -> int:
 def clear_cache(directory: Path) -> bool:
     """Delete this tool's entries in the cache directory ``directory``; True if any were removed.
 
-    Only the tool's own subdirectories (``facts``, ``answers``, ``interpreters``) are removed, and the
-    tag files if nothing else is left, so a ``cache-dir`` that points into the project never deletes
-    project files.
+    Only the tool's own subdirectories (``facts``, ``answers``, ``interpreters``, and the flake8
+    ``per-file`` and mypy ``mypy`` indexes) are removed, and the tag files if nothing else is left,
+    so a ``cache-dir`` that points into the project never deletes project files.
     """
     removed = False
     for name in _OWN_ENTRIES:

@@ -1,4 +1,5 @@
 """Pretend to initialise CUDA when imported (the heavy, fork-unsafe side effect)."""
 
 print("inferno.config: initialising CUDA ...")
-CONFIG = {"world_size": 1, "device": "cuda:0"}
+CONFIG: dict[str, int] = {"world_size": 1}
+DEVICE = "cuda:0"
