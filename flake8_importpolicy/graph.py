@@ -322,7 +322,7 @@ class ImportGraph:
             if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
                 flags = tuple(sorted({*flags, CONDITIONAL}))  # a star-import may bind the name
             for name in site.names:
-                found = self._submodule_run_by_fromlist(base, name, module)
+                found = self._submodule_run_by_fromlist(base, name, module, site.line)
                 if found is not None:
                     submodule, uncertain = found
                     hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
@@ -337,7 +337,7 @@ class ImportGraph:
                 if base_facts.all_conditional:
                     flags = tuple(sorted({*flags, CONDITIONAL}))
                 for name in base_facts.all_names:
-                    found = self._submodule_run_by_fromlist(base, name, module)
+                    found = self._submodule_run_by_fromlist(base, name, module, site.line)
                     if found is not None:
                         submodule, uncertain = found
                         hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
@@ -418,7 +418,7 @@ class ImportGraph:
         return self._lookup_dotted(absolute, kind, depth + 1)
 
     def _submodule_run_by_fromlist(
-        self, package: str, name: str, importer: str
+        self, package: str, name: str, importer: str, line: int = 0
     ) -> tuple[str, bool] | None:
         """``from package import name`` runs ``package.name`` if it is a submodule not bound by package.
 
@@ -440,7 +440,9 @@ class ImportGraph:
             return None
         if self.index.resolve_module(candidate).kind == "unresolved":
             return None
-        facts = self.get_facts(package) if package != importer else None
+        if package == importer:
+            return self._self_fromlist(package, name, line, candidate)
+        facts = self.get_facts(package)
         if facts is not None and name in facts.bindings:
             if importer.startswith(package + ".") and facts.binding_lines.get(name, 0) > (
                 self._first_internal_import(package, facts)
@@ -451,6 +453,20 @@ class ImportGraph:
                 return candidate, True
             return None
         return candidate, False
+
+    def _self_fromlist(
+        self, package: str, name: str, line: int, candidate: str
+    ) -> tuple[str, bool] | None:
+        """``from . import name`` in the package's own ``__init__`` at ``line``: the submodule runs
+        unless ``name`` was bound by an earlier statement; an earlier star import may have bound it
+        (uncertain)."""
+        facts = self.get_facts(package)
+        if facts is None:
+            return candidate, False
+        if facts.binding_lines.get(name, line) < line:
+            return None
+        earlier_star = any(s.kind == "star-import" and s.line < line for s in facts.sites)
+        return candidate, earlier_star
 
     def _first_internal_import(self, package: str, facts: ModuleFacts) -> int:
         """The first line at which ``package``'s own code imports one of its submodules (or 1e9)."""
