@@ -93,7 +93,7 @@ def find_interpreter_info(policy: Policy, executable: str | None) -> Interpreter
         data = json.loads(entry.read_bytes())
         if data["stamp"] == _stamps([exe]) and data["paths"] == _stamps(data["info"]["sys_path"]):
             return InterpreterInfo.from_json(data["info"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         pass
     info = query_interpreter(executable)
     _write_json(entry, {
@@ -145,7 +145,7 @@ def _load_valid(entry: Path) -> Report | None:
             if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
                 return None
         return report_from_json(data["report"])
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
         return None
 
 
@@ -228,7 +228,7 @@ def report_from_json(data: dict[str, object]) -> Report:
         code, light, heavy, pattern, reason, path, line, col, kind, also, chain = row
         violations.append(Violation(
             code=code, light=light, heavy=heavy, pattern=pattern, reason=reason, path=Path(path),
-            line=int(line), col=int(col), kind=kind, also=tuple(also),
+            line=int(line), col=int(col), kind=str(kind), also=tuple(str(a) for a in also),
             chain=tuple(_hop(h) for h in chain),
         ))
     problems = [

@@ -99,7 +99,7 @@ class DiskFactsCache(FactsCache):
         try:
             data = json.loads(self._path(digest, target).read_bytes())
             facts = facts_from_json(data)
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             self.misses += 1
             return None
         self.hits += 1
@@ -110,7 +110,7 @@ class DiskFactsCache(FactsCache):
         try:
             data = json.loads(self._path(digest, target, "functions").read_bytes())
             return functions_from_json(data)
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             return None
 
     def put_functions(

@@ -189,7 +189,7 @@ def load_index(policy_path: str, index_dir: str, fmt: int, parse: Callable[[Any]
             if not _unchanged(path, size, mtime, digest):
                 return None
         return parse(entry)
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
         return None
 
 

@@ -1205,54 +1205,27 @@ def test_cache_damage_means_a_fresh_answer(
             _deeply_nested,
             ["answers"],
             id="answers-nested-json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: json.loads raises RecursionError on a deeply nested cache entry, which "
-                "answers._load_valid does not catch (it catches OSError, ValueError, KeyError, TypeError, "
-                "IndexError): `importpolicy check` ends with a traceback",
-            ),
         ),
         pytest.param(
             _deeply_nested,
             ["interpreters"],
             id="interpreters-nested-json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: RecursionError from json.loads is not caught in "
-                "answers._interpreter_info: traceback",
-            ),
         ),
         pytest.param(
             _deeply_nested,
             ["facts"],
             id="facts-nested-json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: RecursionError from json.loads is not caught in DiskFactsCache.get: traceback",
-            ),
         ),
         pytest.param(
             _deeply_nested,
             ["per-file"],
             id="per-file-nested-json",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: RecursionError from json.loads is not caught in per_file._load_index: "
-                "flake8 stops with 'flake8-importpolicy failed ... This is a bug'",
-            ),
         ),
         pytest.param(
             _deeply_nested,
             ["mypy"],
             id="mypy-nested-json",
-            marks=[
-                needs_mypy,
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="BUG: RecursionError from json.loads is not caught when module_findings reads "
-                    "its index: mypy ends with INTERNAL ERROR (exit 2)",
-                ),
-            ],
+            marks=needs_mypy,
         ),
         # 'functions' not an object (another schema): was an AttributeError traceback, fixed in efb24eb's
         # parent commits (functions_from_json checks the type)
@@ -1271,15 +1244,6 @@ def test_cache_entry_of_another_shape_means_a_fresh_answer(
     _assert_same_answer(root, *_adapters(root))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: answers.report_from_json keeps 'also' (and other fields) without checking their types: a "
-        "cached "
-        "report whose 'also' holds non-strings is accepted and format_report_text then raises TypeError "
-        "(traceback); convert with str() or validate as the facts cache does"
-    ),
-)
 def test_cache_answers_with_non_string_also(tmp_path: Path) -> None:
     root = write(tmp_path, _CACHE_TREE)
     _fill_caches(root)
