@@ -280,11 +280,22 @@ class ModuleIndex:
                     children.add(f"{name}.{child}")
         return tuple(sorted(c for c in children if self.resolve_module(c).kind != "unresolved"))
 
-    def find_descendants(self, name: str) -> Iterator[str]:
-        """Yield every submodule of package ``name``, depth first, in sorted order."""
+    def find_descendants(self, name: str, _seen: set[str] | None = None) -> Iterator[str]:
+        """Yield every submodule of package ``name``, depth first, in sorted order.
+
+        A package directory reached again through a symlink loop (``pkg/sub/up -> ..``) is not
+        entered twice, so the walk always ends.
+        """
+        seen = _seen if _seen is not None else set()
+        for location in self.resolve_module(name).locations:
+            seen.add(os.path.realpath(location))
         for child in self.find_children(name):
             yield child
-            yield from self.find_descendants(child)
+            locations = self.resolve_module(child).locations
+            real = {os.path.realpath(location) for location in locations}
+            if real and real <= seen:
+                continue
+            yield from self.find_descendants(child, seen)
 
     def find_first_party_top_levels(self) -> tuple[str, ...]:
         """Names of the top-level modules and packages found directly in the source roots."""
