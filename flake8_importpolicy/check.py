@@ -541,20 +541,16 @@ class PolicyEngine:
             heavy: a pattern to look for instead of the policy's rules. Without it, the forbid rules of
                 the light rule that names ``module`` are used, else every ``[heavy]`` rule.
         """
-        rules: tuple[HeavyRule, ...]
-        allow: tuple[ModulePattern, ...] = ()
         if heavy is not None:
-            rules = (HeavyRule(heavy, "named by --heavy"), HeavyRule(heavy, "named by --heavy", True))
+            named = "named by --heavy"
+            light = LightRule(heavy, named, (HeavyRule(heavy, named), HeavyRule(heavy, named, True)), (), ())
         else:
             matching = [r for r in self.policy.light if r.pattern.matches_exactly(module)]
-            light_rule = merge_light_rules(matching) if matching else None
-            rules = light_rule.forbid if light_rule else self.policy.heavy + self.policy.heavy_calls
-            allow = light_rule.allow if light_rule else ()
-
-        def forbidden(name: str) -> HeavyRule | None:
-            if any(a.matches(name) for a in allow):
-                return None
-            return next((r for r in rules if r.matches_node(name)), None)
+            light = merge_light_rules(matching) if matching else LightRule(
+                ModulePattern(module), "", self.policy.heavy + self.policy.heavy_calls, (), ()
+            )
+        rules = light.forbid
+        forbidden = light.forbidden_rule
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)

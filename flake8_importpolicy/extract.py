@@ -367,7 +367,6 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 # Public functions end here. -------------------------------------------------------------------------
 
-_TRUE_FALSE = frozenset({True, False})
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
 
 
