@@ -36,6 +36,7 @@ def check_policy_cached(
     target_versions: Iterable[tuple[int, int]] = (),
     use_cache: bool = True,
     progress: Callable[[int, int, str], None] | None = None,
+    jobs: int = 1,
 ) -> Report:
     """The policy's report, from the answers cache when still valid, else freshly checked.
 
@@ -45,13 +46,17 @@ def check_policy_cached(
         target_versions: override ``settings.target-versions``.
         use_cache: False bypasses both the answers and the facts cache (``--no-cache``).
         progress: passed to :meth:`PolicyEngine.check` (not called when the answer is cached).
+        jobs: processes extracting facts in parallel on a cold run (see :class:`PolicyEngine`).
 
     Raises:
         flake8_importpolicy.resolve.InterpreterError: if the interpreter cannot be queried.
     """
     versions = tuple(target_versions)
     if not use_cache:
-        return PolicyEngine(policy, interpreter=interpreter, target_versions=versions).check(progress)
+        with PolicyEngine(
+            policy, interpreter=interpreter, target_versions=versions, jobs=jobs
+        ) as engine:
+            return engine.check(progress)
     exe = interpreter or (str(policy.settings.interpreter) if policy.settings.interpreter else None)
     info = find_interpreter_info(policy, exe)
     key = _answer_key(policy, info, versions)
@@ -59,13 +64,14 @@ def check_policy_cached(
     cached = _load_valid(entry)
     if cached is not None:
         return cached
-    engine = PolicyEngine(
+    with PolicyEngine(
         policy,
         target_versions=versions,
         facts_cache=open_facts_cache(policy),
         interpreter_info=info,
-    )
-    report = engine.check(progress)
+        jobs=jobs,
+    ) as engine:
+        report = engine.check(progress)
     files, directories = engine.find_dependencies()
     _store(entry, report, files, directories)
     return report

@@ -82,7 +82,7 @@ class DiskFactsCache(FactsCache):
     """
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        self.directory: Path = directory
         self._facts_dir = directory / "facts"
         self._usable: bool | None = None
         self.hits = 0

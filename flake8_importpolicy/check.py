@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.extract import (
@@ -26,10 +27,17 @@ from flake8_importpolicy.extract import (
     ModuleFacts,
     SourceProblem,
     Target,
-    extract_facts,
 )
-from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownImport, split_node
+from flake8_importpolicy.graph import (
+    PARENT_PACKAGE,
+    Hop,
+    ImportGraph,
+    UnknownImport,
+    resolve_relative,
+    split_node,
+)
 from flake8_importpolicy.noqa import is_suppressed
+from flake8_importpolicy.parallel import FactsPool, cached_facts, cached_function_facts
 from flake8_importpolicy.patterns import ModulePattern
 from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
 from flake8_importpolicy.resolve import InterpreterInfo, ModuleIndex, ResolvedModule, query_interpreter
@@ -171,7 +179,13 @@ def check_policy(
 
 
 class FactsCache:
-    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.cache`)."""
+    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.cache`).
+
+    Attributes:
+        directory: where the entries live, if on disk (worker processes open it themselves).
+    """
+
+    directory: Path | None = None
 
     def get(self, digest: str, target: Target) -> ModuleFacts | None:
         """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""
@@ -209,6 +223,11 @@ class PolicyEngine:
     Args:
         policy: the loaded policy (source roots, interpreter, targets, rules).
         interpreter, target_versions, overrides, facts_cache: as for :func:`check_policy`.
+        interpreter_info: the interpreter's facts if already known (skips the query).
+        jobs: processes that extract facts in parallel (see :mod:`flake8_importpolicy.parallel`);
+            1 (the default) extracts everything in this process. Answers do not depend on it.
+
+    Call :meth:`close` (or use the engine as a context manager) to stop the worker processes.
 
     Raises:
         flake8_importpolicy.resolve.InterpreterError: if the target interpreter cannot be queried.
@@ -223,6 +242,7 @@ class PolicyEngine:
         overrides: Mapping[Path, bytes] | None = None,
         facts_cache: FactsCache | None = None,
         interpreter_info: InterpreterInfo | None = None,
+        jobs: int = 1,
     ) -> None:
         self.policy = policy
         settings = policy.settings
@@ -248,17 +268,42 @@ class PolicyEngine:
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._function_facts,
+            prefetch_functions=self._prefetch_functions,
         )
+        self._pool = FactsPool(jobs, self.target, facts_cache.directory if facts_cache else None)
+        self._forbid_any = tuple(
+            {id(h): h for r in policy.light for h in r.forbid}.values()
+        ) + tuple(policy.heavy)
         self._first_party_tops: frozenset[str] | None = None
         self.files_read: dict[Path, str] = {}
         self._digests: dict[Path, str] = {}
 
     # -- facts -------------------------------------------------------------------------------------
 
+    def __enter__(self) -> PolicyEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker processes, if any (the engine still works afterwards, serially)."""
+        self._pool.close()
+
+    def _source(self, path: Path) -> bytes | None:
+        """The override for ``path`` (an editor's buffer), if any."""
+        return self._overrides.get(path.resolve()) if self._overrides else None
+
     def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
         assert resolved.path is not None
         path = resolved.path
-        source = self._overrides.get(path.resolve()) if self._overrides else None
+        source = self._source(path)
+        taken = self._pool.take(path) if source is None else None
+        if taken is not None and taken[0]:
+            digest, facts = taken
+            self.files_read[path] = self._digests[path] = digest
+            self._prefetch_imports(resolved, facts)
+            return facts
         if source is None:
             try:
                 source = path.read_bytes()
@@ -266,22 +311,82 @@ class PolicyEngine:
                 self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                 return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
         digest = hashlib.sha256(source).hexdigest()
-        self.files_read[path] = digest
-        self._digests[path] = digest
-        if self._cache is not None:
-            cached = self._cache.get(digest, self.target)
-            if cached is not None:
-                return cached
-        facts = extract_facts(source, self.target, functions=False)
-        if self._cache is not None:
-            self._cache.put(digest, self.target, facts)
+        self.files_read[path] = self._digests[path] = digest
+        facts, extracted = cached_facts(digest, source, self.target, self._cache)
+        if extracted:
+            self._pool.note_miss()
+        self._prefetch_imports(resolved, facts)
         return facts
+
+    def _prefetch_imports(self, resolved: ResolvedModule, facts: ModuleFacts) -> None:
+        """Have workers extract the modules ``resolved``'s import sites name, before they are needed.
+
+        Only a guess at what the traversal will ask for next (every site's target, its parent
+        packages and the submodules its from-import names may be); wrong guesses cost a worker's
+        time, never a wrong answer.
+        """
+        if not self._pool.active or facts.problem is not None:
+            return
+        module, is_package = resolved.name, resolved.is_package
+        follow_external = self.policy.settings.external == "follow"
+        for site in facts.sites:
+            if site.target is None:
+                continue
+            base = resolve_relative(site, module, is_package)
+            if base is None:
+                continue
+            parts = base.split(".")
+            names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+            names.extend(f"{base}.{name}" for name in site.names if name != "*")
+            for name in names:
+                parent = name.rpartition(".")[0]
+                if parent and any(rule.matches_node(parent) for rule in self._forbid_any):
+                    continue  # inside a forbidden package: a leaf, its submodules never run
+                found = self.index.resolve_module(name)
+                if (
+                    found.has_source
+                    and not found.preloaded
+                    and (found.origin == "first-party" or follow_external)
+                    and found.path is not None
+                    and found.path not in self.files_read
+                    and self._source(found.path) is None
+                ):
+                    self._pool.prefetch(found.path)
+
+    def _prefetch_light_modules(self, lights: Sequence[str]) -> None:
+        """Without a facts cache every file is parsed: start the workers on the light modules and
+        their parent packages, the first files the traversal reads."""
+        if self._cache is not None:
+            return
+        self._pool.start()
+        if not self._pool.active:
+            return
+        for light in lights:
+            parts = light.split(".")
+            for i in range(1, len(parts) + 1):
+                found = self.index.resolve_module(".".join(parts[:i]))
+                if found.has_source and found.path is not None and self._source(found.path) is None:
+                    if found.path not in self.files_read:
+                        self._pool.prefetch(found.path)
+
+    def _prefetch_functions(self, node: str) -> None:
+        """Have a worker analyse the function bodies of ``node``'s module (a ``module:qualname``
+        node the traversal has just queued)."""
+        if not self._pool.active:
+            return
+        module = split_node(node)[0]
+        found = self.index.resolve_module(module)
+        if found.path is not None and found.has_source and self._source(found.path) is None:
+            self._pool.prefetch_functions(found.path)
 
     def _function_facts(self, resolved: ResolvedModule) -> Mapping[str, FunctionFacts]:
         """Every function body of a module, analysed when an import-time call first reaches one."""
         assert resolved.path is not None
         path = resolved.path
-        source = self._overrides.get(path.resolve()) if self._overrides else None
+        source = self._source(path)
+        taken = self._pool.take_functions(path) if source is None else None
+        if taken is not None and taken[0] == self._digests.get(path):
+            return taken[1]
         try:
             source = source if source is not None else path.read_bytes()
         except OSError:
@@ -289,14 +394,7 @@ class PolicyEngine:
         digest = hashlib.sha256(source).hexdigest()
         if digest != self._digests.get(path):
             return {}  # changed since its module facts were read: keep the two consistent
-        if self._cache is not None:
-            cached = self._cache.get_functions(digest, self.target)
-            if cached is not None:
-                return cached
-        functions = extract_facts(source, self.target).functions
-        if self._cache is not None:
-            self._cache.put_functions(digest, self.target, functions)
-        return functions
+        return cached_function_facts(digest, source, self.target, self._cache)
 
     def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers.
@@ -403,6 +501,7 @@ class PolicyEngine:
             for light in modules:
                 rules_of.setdefault(light, []).append(rule)
         lights = sorted(rules_of)
+        self._prefetch_light_modules(lights)
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)
@@ -454,7 +553,8 @@ class PolicyEngine:
         Returns:
             ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
         """
-        expand = self.make_expander(rule.forbidden_rule, (h.pattern for h in rule.forbid))
+        forbidden_rule = _memoized(rule.forbidden_rule)
+        expand = _memoized(self.make_expander(forbidden_rule, (h.pattern for h in rule.forbid)))
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
         statements: dict[tuple[int, int, bool], list[Hop]] = {}
@@ -470,7 +570,7 @@ class PolicyEngine:
         for (line, col, is_parent), hops in sorted(statements.items()):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
             for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
-                heavy = rule.forbidden_rule(name)
+                heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
                     reached.append((name, chain, heavy))
                 elif expand(name):
@@ -607,6 +707,24 @@ def merge_light_rules(rules: Sequence[LightRule]) -> LightRule:
     allow = tuple(a for a in rules[0].allow if all(a.text in texts for texts in allowed))
     after = tuple(dict.fromkeys(e for rule in rules for e in rule.after_import))
     return dataclasses.replace(rules[0], forbid=tuple(forbid.values()), allow=allow, after_import=after)
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _memoized(function: Callable[[_K], _V]) -> Callable[[_K], _V]:
+    """``function`` with its answers remembered (for the pure per-rule predicates of one check)."""
+    memo: dict[_K, _V] = {}
+
+    def remembered(key: _K) -> _V:
+        try:
+            return memo[key]
+        except KeyError:
+            memo[key] = value = function(key)
+            return value
+
+    return remembered
 
 
 def _outermost(names: Iterable[str]) -> tuple[str, ...]:

@@ -12,9 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from flake8_importpolicy import __version__
-from flake8_importpolicy.answers import check_policy_cached
-from flake8_importpolicy.check import PolicyEngine
 from flake8_importpolicy.formats import (
     CHECK_FORMATS,
     WHY_FORMATS,
@@ -34,7 +34,13 @@ from flake8_importpolicy.report import (
     format_why_json,
     format_why_text,
 )
-from flake8_importpolicy.resolve import InterpreterError
+from flake8_importpolicy.resolve import InterpreterError, start_interpreter_query
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.check import PolicyEngine
+
+# The engine (answers, check, graph, extract) is imported by the handlers, after
+# _start_query_early has started the interpreter query: the two overlap.
 
 __all__ = ["main", "build_parser"]
 
@@ -71,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
+    )
+    common.add_argument(
+        "--jobs", "-j", type=int, metavar="N",
+        help="processes parsing source files in parallel on a cold run (default: the number of "
+        "CPUs; 1 parses everything in one process)",
     )
 
     check = sub.add_parser(
@@ -144,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         policy = discover_policy(Path.cwd(), args.policy)
+        _start_query_early(args, policy)
         code: int = args.handler(args, policy)
     except PolicyError as exc:
         print(f"importpolicy: {exc}", file=sys.stderr)
@@ -160,6 +172,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _UsageError(Exception):
     pass
+
+
+def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
+    """Start asking the interpreter for its sys.path while the rest of the run gets ready, when it
+    will be asked: with ``--no-cache``, or before the cache has any interpreter facts."""
+    if args.command not in ("check", "why"):
+        return
+    if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
+        exe = args.interpreter or (
+            str(policy.settings.interpreter) if policy.settings.interpreter else None
+        )
+        start_interpreter_query(exe)
 
 
 def _seconds(text: str) -> float:
@@ -180,6 +204,8 @@ def _version(text: str) -> tuple[int, int]:
 
 
 def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
+    from flake8_importpolicy.check import PolicyEngine
+
     cache = None
     if not args.no_cache:
         from flake8_importpolicy.cache import open_facts_cache
@@ -190,10 +216,23 @@ def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
         interpreter=args.interpreter,
         target_versions=args.target_version,
         facts_cache=cache,
+        jobs=_jobs(args),
     )
 
 
+def _jobs(args: argparse.Namespace) -> int:
+    from flake8_importpolicy.parallel import default_jobs
+
+    if args.jobs is None:
+        return default_jobs()
+    if args.jobs < 1:
+        raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    return int(args.jobs)
+
+
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
+    from flake8_importpolicy.answers import check_policy_cached
+
     status = open_status_line(sys.stderr)  # None unless stderr is a terminal
     try:
         report = check_policy_cached(
@@ -202,6 +241,7 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
             target_versions=args.target_version,
             use_cache=not args.no_cache,
             progress=status,
+            jobs=_jobs(args),
         )
     finally:
         if status is not None:
@@ -227,12 +267,12 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
     module = args.module
     if not all(part.isidentifier() for part in module.split(".")):
         raise _UsageError(f"{module!r} is not a dotted module name")
-    engine = _engine(args, policy)
-    if engine.index.resolve_module(module).kind == "unresolved":
-        raise _UsageError(
-            f"module {module!r} not found in the source roots or on the interpreter's sys.path"
-        )
-    why = engine.find_why(module, heavy)
+    with _engine(args, policy) as engine:
+        if engine.index.resolve_module(module).kind == "unresolved":
+            raise _UsageError(
+                f"module {module!r} not found in the source roots or on the interpreter's sys.path"
+            )
+        why = engine.find_why(module, heavy)
     if args.format == "json":
         sys.stdout.write(format_why_json(why, policy.relpath, closure=heavy is None))
     elif args.format == "dot":
@@ -252,11 +292,9 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
         from flake8_importpolicy.cache import open_facts_cache
 
         cache = open_facts_cache(policy)
-    if args.jobs is not None and args.jobs < 1:
-        raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
     try:
         return run_command(
-            policy, python=args.interpreter, timeout=args.timeout, jobs=args.jobs,
+            policy, python=args.interpreter, timeout=args.timeout, jobs=_jobs(args),
             modules=args.modules, output_format=args.format, facts_cache=cache,
             stdout=sys.stdout, stderr=sys.stderr,
         )

@@ -24,12 +24,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from flake8_importpolicy import __version__, codes
-from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
-from flake8_importpolicy.graph import Hop
 from flake8_importpolicy.report import PathFormatter, format_report_text
+
+if TYPE_CHECKING:  # types only: the command line imports this module before the engine
+    from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
+    from flake8_importpolicy.graph import Hop
 
 __all__ = [
     "CHECK_FORMATS",

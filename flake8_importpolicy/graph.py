@@ -128,6 +128,13 @@ class ImportGraph:
         facts: returns a module's :class:`ModuleFacts` (parsing is done there, so it can be cached).
         ignore: optional predicate ``(importer, imported) -> bool``; matching edges are removed (the
             policy's ``[[ignore]]`` entries). It is called once per distinct edge.
+        call_depth: how many nested import-time calls are followed (``settings.call-depth``).
+        is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
+        function_facts: returns the facts of a module's function bodies (default: those in its
+            :class:`ModuleFacts`).
+        prefetch_functions: optional hint, called with a ``module:qualname`` node when the traversal
+            queues it (its module's function bodies will be asked for soon); it returns nothing and
+            cannot change an answer.
     """
 
     def __init__(
@@ -139,6 +146,7 @@ class ImportGraph:
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
         function_facts: FunctionFactsProvider | None = None,
+        prefetch_functions: Callable[[str], None] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
@@ -146,6 +154,7 @@ class ImportGraph:
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
+        self._prefetch_functions = prefetch_functions
         self._function_facts: dict[str, Mapping[str, FunctionFacts]] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
@@ -296,6 +305,10 @@ class ImportGraph:
                 if hop.imported not in visited:
                     visited.add(hop.imported)
                     queue.append((hop.imported, (*chain, hop)))
+                    if hop.kind == CALL and self._prefetch_functions is not None:
+                        owner = split_node(hop.imported)[0]
+                        if owner not in self._function_facts and not owner.endswith("()"):
+                            self._prefetch_functions(hop.imported)
 
     # -- edge construction -------------------------------------------------------------------------
 
@@ -317,15 +330,16 @@ class ImportGraph:
         yield Hop(node, path, line, col, kind, base, site.flags)
         if site.kind == "from-import" or (site.kind == "importlib" and site.names):
             # ``__import__("p", fromlist=[...])`` handles its fromlist like ``from p import ...``
-            flags = site.flags
-            base_facts = self.get_facts(base) if base != module else None
-            if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
-                flags = tuple(sorted({*flags, CONDITIONAL}))  # a star-import may bind the name
+            fromlist_flags: tuple[str, ...] | None = None
             for name in site.names:
                 found = self._submodule_run_by_fromlist(base, name, module, site.line)
                 if found is not None:
+                    if fromlist_flags is None:  # the base's facts are read only when needed
+                        fromlist_flags = self._fromlist_flags(base, module, site.flags)
                     submodule, uncertain = found
-                    hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
+                    hop_flags = (
+                        tuple(sorted({*fromlist_flags, CONDITIONAL})) if uncertain else fromlist_flags
+                    )
                     yield Hop(node, path, line, col, kind, submodule, hop_flags)
                 trigger = self._getattr_trigger(base, name, module)
                 if trigger is not None:
@@ -346,6 +360,16 @@ class ImportGraph:
                 trigger = self._getattr_trigger(base, "__all__", module)
                 if trigger is not None:
                     yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
+
+    def _fromlist_flags(
+        self, base: str, module: str, flags: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The flags of a submodule run by a fromlist: ``conditional`` added when ``base`` has a
+        star-import, which may bind the name first (then ``_handle_fromlist`` imports nothing)."""
+        base_facts = self.get_facts(base) if base != module else None
+        if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
+            return tuple(sorted({*flags, CONDITIONAL}))
+        return flags
 
     def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no

@@ -142,6 +142,32 @@ print(json.dumps({
 """
 
 _QUERY_CACHE: dict[str, InterpreterInfo] = {}
+_STARTED: dict[str, tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+
+
+def start_interpreter_query(executable: str | None = None) -> None:
+    """Start :func:`query_interpreter`'s subprocess now and return at once; the next
+    ``query_interpreter(executable)`` collects its answer.
+
+    A command line calls this first, so the interpreter starts while the engine is imported. Errors
+    are left for :func:`query_interpreter` to report (it starts the process again).
+    """
+    exe = executable or sys.executable
+    if exe in _QUERY_CACHE or exe in _STARTED:
+        return
+    empty = tempfile.TemporaryDirectory(prefix="importpolicy-")
+    try:
+        process = subprocess.Popen(
+            [exe, "-c", _QUERY],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=empty.name,
+        )
+    except (OSError, subprocess.SubprocessError):
+        empty.cleanup()
+        return
+    _STARTED[exe] = (process, empty)
 
 
 def query_interpreter(executable: str | None = None) -> InterpreterInfo:
@@ -163,16 +189,18 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     if cached is not None:
         return cached
     try:
-        # An empty working directory: the query must not import a project's json.py or sys.py.
-        with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
-            completed = subprocess.run(
-                [exe, "-c", _QUERY],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=empty,
-                check=False,
-            )
+        completed = _collect_started(exe)
+        if completed is None:
+            # An empty working directory: the query must not import a project's json.py or sys.py.
+            with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
+                completed = subprocess.run(
+                    [exe, "-c", _QUERY],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    cwd=empty,
+                    check=False,
+                )
     except (OSError, subprocess.SubprocessError) as exc:
         raise InterpreterError(f"cannot run interpreter {exe}: {exc}") from exc
     if completed.returncode != 0:
@@ -186,6 +214,24 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
         raise InterpreterError(f"interpreter {exe} gave an unreadable answer: {exc}") from exc
     _QUERY_CACHE[exe] = info
     return info
+
+
+def _collect_started(exe: str) -> subprocess.CompletedProcess[str] | None:
+    """The finished query started by :func:`start_interpreter_query`, or None if none was started."""
+    started = _STARTED.pop(exe, None)
+    if started is None:
+        return None
+    process, empty = started
+    try:
+        try:
+            stdout, stderr = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
+    finally:
+        empty.cleanup()
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,219 @@
+"""Extracting import facts in worker processes, ahead of the breadth-first traversal that needs them.
+
+A cold check spends most of its time in :func:`ast.parse` (C code that holds the GIL), so threads do
+not help; forked worker processes do. The engine stays sequential and deterministic: it asks a
+:class:`FactsPool` to *prefetch* the files it will probably need next (the targets of the import sites
+of every module whose facts it has just read), and takes a prefetched result when it gets there, or
+extracts the file itself when nothing was prefetched. Facts are a pure function of (file bytes,
+target), so where they were computed cannot change an answer.
+
+Workers are forked (``fork`` start method, Linux only): they inherit the imported engine and start
+in milliseconds. Elsewhere, and when asked for one job, there is no pool. Results travel back over
+the pool's pipe as :class:`~flake8_importpolicy.extract.ModuleFacts` (``multiprocessing`` pickles
+them between our own processes; nothing is ever loaded from a file). Workers read and write the
+on-disk facts cache themselves, which is safe under concurrency (see :mod:`flake8_importpolicy.cache`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from flake8_importpolicy.extract import FunctionFacts, ModuleFacts, Target, extract_facts
+
+if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from flake8_importpolicy.cache import DiskFactsCache
+    from flake8_importpolicy.check import FactsCache
+
+__all__ = ["FactsPool", "cached_facts", "cached_function_facts", "default_jobs"]
+
+_T = TypeVar("_T")
+
+MIN_MISSES: int = 4
+"""Cache misses before a pool is started: a warm facts cache never pays for forking."""
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (``os.sched_getaffinity`` where available), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class FactsPool:
+    """Worker processes that extract :class:`ModuleFacts` of files before the engine asks for them.
+
+    Args:
+        jobs: worker processes (1 or fewer: no pool; every request is answered ``None``).
+        target: the target the facts are extracted for.
+        cache_dir: the on-disk facts cache directory the workers use (None: no cache).
+
+    The pool starts on :meth:`start`, or lazily after :data:`MIN_MISSES` calls of :meth:`note_miss`,
+    and only on Linux (``fork``); otherwise :meth:`prefetch` does nothing.
+    """
+
+    def __init__(self, jobs: int, target: Target, cache_dir: Path | None) -> None:
+        self.jobs = jobs if jobs > 1 and _can_fork() else 1
+        self.target = target
+        self.cache_dir = cache_dir
+        self._misses = 0
+        self._executor: ProcessPoolExecutor | None = None
+        self._modules: dict[Path, Future[tuple[str, ModuleFacts]]] = {}
+        self._functions: dict[Path, Future[tuple[str, Mapping[str, FunctionFacts]]]] = {}
+
+    @property
+    def active(self) -> bool:
+        """True once worker processes are running."""
+        return self._executor is not None
+
+    def note_miss(self) -> None:
+        """Count one file the engine had to extract itself; starts the pool after a few."""
+        self._misses += 1
+        if self._misses >= MIN_MISSES:
+            self.start()
+
+    def start(self) -> None:
+        """Start the workers now (no-op if running, or if this pool has one job)."""
+        if self._executor is None and self.jobs > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("fork")
+            self._executor = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+
+    def prefetch(self, path: Path) -> None:
+        """Start extracting the module facts of ``path`` in a worker (no-op if inactive or queued)."""
+        if self._executor is not None and path not in self._modules:
+            future = self._submit(_module_facts, path)
+            if future is not None:
+                self._modules[path] = future
+
+    def prefetch_functions(self, path: Path) -> None:
+        """Start analysing every function body of ``path`` in a worker (no-op if inactive or queued)."""
+        if self._executor is not None and path not in self._functions:
+            future = self._submit(_function_facts, path)
+            if future is not None:
+                self._functions[path] = future
+
+    def _submit(self, task: Callable[[Path, Target, Path | None], _T], path: Path) -> Future[_T] | None:
+        assert self._executor is not None
+        try:
+            return self._executor.submit(task, path, self.target, self.cache_dir)
+        except RuntimeError:  # BrokenProcessPool (a worker died), or shut down: carry on serially
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+            self.jobs = 1
+            return None
+
+    def take(self, path: Path) -> tuple[str, ModuleFacts] | None:
+        """``(sha256 hex digest of the bytes analysed, facts)`` if ``path`` was prefetched, else None.
+
+        A worker that failed (it cannot raise for bad input, but a pool can break) gives None, and the
+        engine extracts the file itself.
+        """
+        future = self._modules.pop(path, None)
+        return _result(future)
+
+    def take_functions(self, path: Path) -> tuple[str, Mapping[str, FunctionFacts]] | None:
+        """Like :meth:`take`, for the function-body facts of ``path``."""
+        future = self._functions.pop(path, None)
+        return _result(future)
+
+    def close(self) -> None:
+        """Stop the workers: queued work is cancelled, work in progress (a file or two) is waited
+        for, so that no worker writes to the cache after the engine is done with it."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+        self._modules.clear()
+        self._functions.clear()
+
+
+def _can_fork() -> bool:
+    return sys.platform == "linux"  # fork is always available there, and cheap
+
+
+def _result(future: Future[_T] | None) -> _T | None:
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except Exception:  # a broken pool (a worker killed, say): extract in this process instead
+        return None
+
+
+def _read(path: Path) -> tuple[str, bytes] | None:
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(source).hexdigest(), source
+
+
+def cached_facts(
+    digest: str, source: bytes, target: Target, cache: FactsCache | None
+) -> tuple[ModuleFacts, bool]:
+    """The module facts of ``source`` (SHA-256 hex ``digest``): from ``cache`` if there, else
+    extracted (function bodies not analysed) and stored. Returns ``(facts, extracted)``."""
+    if cache is None:
+        return extract_facts(source, target, functions=False), True
+    return _through(
+        cache.get(digest, target),
+        lambda: extract_facts(source, target, functions=False),
+        lambda facts: cache.put(digest, target, facts),
+    )
+
+
+def cached_function_facts(
+    digest: str, source: bytes, target: Target, cache: FactsCache | None
+) -> Mapping[str, FunctionFacts]:
+    """The facts of every function body of ``source``, from ``cache`` if there, else analysed and
+    stored."""
+    if cache is None:
+        return extract_facts(source, target).functions
+    return _through(
+        cache.get_functions(digest, target),
+        lambda: extract_facts(source, target).functions,
+        lambda functions: cache.put_functions(digest, target, functions),
+    )[0]
+
+
+def _through(cached: _T | None, compute: Callable[[], _T], put: Callable[[_T], None]) -> tuple[_T, bool]:
+    if cached is not None:
+        return cached, False
+    value = compute()
+    put(value)
+    return value, True
+
+
+def _module_facts(path: Path, target: Target, cache_dir: Path | None) -> tuple[str, ModuleFacts]:
+    """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
+    read = _read(path)
+    if read is None:
+        return "", ModuleFacts()
+    return read[0], cached_facts(*read, target, _open_cache(cache_dir))[0]
+
+
+def _function_facts(
+    path: Path, target: Target, cache_dir: Path | None
+) -> tuple[str, Mapping[str, FunctionFacts]]:
+    """In a worker: the facts of every function body of ``path``."""
+    read = _read(path)
+    if read is None:
+        return "", {}
+    return read[0], cached_function_facts(*read, target, _open_cache(cache_dir))
+
+
+def _open_cache(cache_dir: Path | None) -> DiskFactsCache | None:
+    if cache_dir is None:
+        return None
+    from flake8_importpolicy.cache import DiskFactsCache  # cache imports check, which imports us
+
+    return DiskFactsCache(cache_dir)

@@ -1,0 +1,191 @@
+"""Parallel extraction (flake8_importpolicy.parallel) and the early interpreter query.
+
+The promise: ``jobs`` changes how fast a check is, never what it answers. Every fixture tree and a
+generated project deep and wide enough to keep the workers busy are checked with one job and with
+two, with and without the facts cache, and the reports must be equal. A pool that breaks midway
+(a worker killed) falls back to extracting in the engine's own process. Workers fill the same facts
+cache a serial run reads.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy import resolve
+from flake8_importpolicy.cache import DiskFactsCache
+from flake8_importpolicy.check import PolicyEngine, Report
+from flake8_importpolicy.cli import main
+from flake8_importpolicy.extract import Target
+from flake8_importpolicy.parallel import FactsPool, default_jobs
+from flake8_importpolicy.policy import load_policy
+from helpers import fixture_dirs
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
+
+TARGET = Target(versions=((3, 11),), platform="linux")
+
+
+def check(root: Path, jobs: int, cache: DiskFactsCache | None = None) -> Report:
+    with PolicyEngine(load_policy(root / "policy.toml"), facts_cache=cache, jobs=jobs) as engine:
+        return engine.check()
+
+
+def make_project(root: Path, width: int = 12, depth: int = 5) -> Path:
+    """``app.light`` imports a grid of modules ``depth`` levels deep, ``width`` wide: every module of
+    level i imports every module of level i + 1 (some through from-imports of submodules, some in
+    function bodies only); the last level reaches ``app.heavy`` through one module only, and a
+    module-level call runs a function that imports another heavy module."""
+    files: dict[str, str] = {
+        "app/__init__.py": "",
+        "app/heavy.py": "",
+        "app/heavy2.py": "",
+        "app/helpers.py": "def setup():\n    import app.heavy2\n",
+    }
+    for level in range(depth):
+        package = f"app/l{level}"
+        files[f"{package}/__init__.py"] = "" if level % 2 else "from . import m0\n"
+        for i in range(width):
+            nxt = "\n".join(
+                f"import app.l{level + 1}.m{j}" if j % 3 else f"from app.l{level + 1} import m{j}"
+                for j in range(width)
+            ) if level + 1 < depth else ("import app.heavy" if i == width - 1 else "")
+            files[f"{package}/m{i}.py"] = (
+                f"{nxt}\nME = {level * width + i}\n\n\ndef later():\n    import app.heavy\n"
+                + ("import app.helpers\napp.helpers.setup()\n" if (level, i) == (2, 3) else "")
+            )
+    files["app/light.py"] = "\n".join(f"import app.l0.m{i}" for i in range(width)) + "\n"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "policy.toml").write_text(
+        '[settings]\nsource-roots = ["."]\nexternal = "stop"\n\n'
+        '[heavy]\n"app.heavy" = "slow"\n"app.heavy2" = "slower"\n\n'
+        '[light."app.light"]\nreason = "r"\n\n[light."app.l2.m3"]\nreason = "r"\n'
+    )
+    return root
+
+
+@pytest.mark.parametrize("root", fixture_dirs(), ids=lambda p: p.name)
+def test_every_fixture_same_report_with_two_jobs(root: Path) -> None:
+    assert check(root, jobs=2) == check(root, jobs=1)
+
+
+def test_generated_project_same_report_with_and_without_cache(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    serial = check(root, jobs=1)
+    assert {v.heavy for v in serial.violations} == {"app.heavy", "app.heavy2"}
+    assert check(root, jobs=2) == serial
+    cache = DiskFactsCache(tmp_path / "cache")
+    assert check(root, jobs=2, cache=cache) == serial  # cold cache: workers fill it
+    written = sorted((tmp_path / "cache" / "facts").glob("*/*.json"))
+    assert len(written) >= 5 * 12
+    time.sleep(0.5)  # the engine waited for its workers: nothing is written after it returned
+    assert sorted((tmp_path / "cache" / "facts").glob("*/*.json")) == written
+    warm = DiskFactsCache(tmp_path / "cache")
+    assert check(root, jobs=1, cache=warm) == serial
+    assert warm.misses == 0 and warm.hits >= 5 * 12
+
+
+def test_engine_uses_prefetched_facts(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    with PolicyEngine(load_policy(root / "policy.toml"), jobs=2) as engine:
+        taken: list[Path] = []
+        pool = engine._pool
+        original = pool.take
+
+        def take(path: Path) -> object:
+            found = original(path)
+            if found is not None:
+                taken.append(path)
+            return found
+
+        pool.take = take  # type: ignore[method-assign]
+        engine.check()
+        assert pool.active
+    assert len(taken) > 30, "the traversal should find most files already extracted"
+
+
+def test_a_killed_worker_falls_back_to_serial_extraction(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    serial = check(root, jobs=1)
+    with PolicyEngine(load_policy(root / "policy.toml"), jobs=2) as engine:
+        engine._pool.start()
+        executor = engine._pool._executor
+        assert executor is not None
+        executor.submit(os.getpid).result()  # the workers exist once a task has run
+        for pid in list(executor._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        assert engine.check() == serial
+
+
+def test_unreadable_prefetched_file_gives_the_serial_problem(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    (root / "app" / "l1" / "m4.py").unlink()
+    (root / "app" / "l1" / "m4.py").symlink_to(root / "missing.py")  # resolves, cannot be read
+    assert check(root, jobs=2) == check(root, jobs=1)
+
+
+def test_pool_with_one_job_never_starts(tmp_path: Path) -> None:
+    pool = FactsPool(1, TARGET, None)
+    pool.start()
+    for _ in range(10):
+        pool.note_miss()
+    assert not pool.active
+    pool.prefetch(tmp_path / "x.py")
+    assert pool.take(tmp_path / "x.py") is None
+    assert default_jobs() >= 1
+
+
+def test_cli_jobs_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    outputs = []
+    for jobs in ("1", "2"):
+        assert main(["check", "--no-cache", "--jobs", jobs]) == 1
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and "IPL001" in outputs[0]
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "-j", "0"])
+    assert exc.value.code == 2
+    assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
+
+
+# -- the interpreter query, started early ----------------------------------------------------------
+
+
+def test_started_query_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    plain = resolve.query_interpreter(sys.executable)
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    resolve.start_interpreter_query(sys.executable)
+    assert sys.executable in resolve._STARTED
+    assert resolve.query_interpreter(sys.executable) == plain
+    assert sys.executable not in resolve._STARTED
+
+
+def test_started_query_of_a_missing_interpreter_reports_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    missing = str(tmp_path / "no-python")
+    resolve.start_interpreter_query(missing)  # silent: the query reports
+    with pytest.raises(resolve.InterpreterError, match="cannot run interpreter"):
+        resolve.query_interpreter(missing)
+
+
+def test_started_query_of_a_failing_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\necho 'boom' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    resolve.start_interpreter_query(str(fake))
+    with pytest.raises(resolve.InterpreterError, match=r"failed to report its sys.path \(exit 3\): boom"):
+        resolve.query_interpreter(str(fake))
