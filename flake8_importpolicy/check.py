@@ -32,7 +32,13 @@ from flake8_importpolicy.graph import PARENT_PACKAGE, Hop, ImportGraph, UnknownI
 from flake8_importpolicy.noqa import is_suppressed
 from flake8_importpolicy.patterns import ModulePattern
 from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
-from flake8_importpolicy.resolve import InterpreterInfo, ModuleIndex, ResolvedModule, query_interpreter
+from flake8_importpolicy.resolve import (
+    InterpreterInfo,
+    ModuleIndex,
+    ResolvedModule,
+    query_interpreter,
+    read_source,
+)
 
 __all__ = [
     "Problem",
@@ -261,7 +267,7 @@ class PolicyEngine:
         source = self._overrides.get(path.resolve()) if self._overrides else None
         if source is None:
             try:
-                source = path.read_bytes()
+                source = read_source(path)
             except OSError as exc:
                 self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                 return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
@@ -283,7 +289,7 @@ class PolicyEngine:
         path = resolved.path
         source = self._overrides.get(path.resolve()) if self._overrides else None
         try:
-            source = source if source is not None else path.read_bytes()
+            source = source if source is not None else read_source(path)
         except OSError:
             return {}
         digest = hashlib.sha256(source).hexdigest()
@@ -524,7 +530,7 @@ class PolicyEngine:
     def _source_line(self, path: Path, line: int) -> str | None:
         source = self._overrides.get(path.resolve()) if self._overrides else None
         try:
-            data = source if source is not None else path.read_bytes()
+            data = source if source is not None else read_source(path)
         except OSError:
             return None
         # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).

@@ -718,17 +718,10 @@ def test_unreadable_file_by_permissions(tmp_path: Path) -> None:
     assert linted.returncode == 0 and linted.stdout == "", linted
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a FIFO named like a module (zoo/fifo.py) makes check and flake8 hang for ever: "
-        "resolve.ModuleIndex._path_search accepts any non-directory entry and PolicyEngine._facts reads it; "
-        "CPython's FileFinder only accepts regular files (_path_isfile), so `import zoo.fifo` is "
-        "ModuleNotFoundError"
-    ),
-)
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_fifo_named_like_a_module_does_not_hang(tmp_path: Path) -> None:
+    """CPython's FileFinder accepts regular files only (``_path_isfile``): ``import zoo.fifo`` is a
+    ModuleNotFoundError, and path search must not pick (and block reading) the FIFO."""
     root = write(
         tmp_path,
         {
