@@ -24,9 +24,10 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSet, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 __all__ = [
     "GUARDED",
@@ -381,9 +382,9 @@ class _ImportTimeVisitor:
     all_unknown: bool = False
     defines_getattr: bool = False
     # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: MutableMapping[str, str] = field(default_factory=dict)
     # module-level names bound once to a literal (``MYPY = False``): usable in conditions
-    constants: dict[str, object] = field(default_factory=dict)
+    constants: MutableMapping[str, object] = field(default_factory=dict)
     seen_constants: set[str] = field(default_factory=set)
     class_depth: int = 0
     # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
@@ -394,7 +395,7 @@ class _ImportTimeVisitor:
     calls: list[CallSite] = field(default_factory=list)
     classes: set[str] = field(default_factory=set)
     class_path: list[str] = field(default_factory=list)
-    local_defs: set[str] = field(default_factory=set)
+    local_defs: MutableSet[str] = field(default_factory=set)
     import_bound: set[str] = field(default_factory=set)
     pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=list)
     used_names: dict[str, list[int]] = field(default_factory=dict)
@@ -945,19 +946,20 @@ class _ImportTimeVisitor:
         """Analyse every function recorded so far as if it were called (SEMANTICS.md rule 16).
 
         A body sees the module's final import aliases, minus its own parameters and local bindings.
-        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``.
+        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each
+        body gets copy-on-write views of the module's names, so the cost is linear in the module.
         """
         out: dict[str, FunctionFacts] = {}
-        queue = list(self.pending)
+        queue = deque(self.pending)
         while queue:
-            qualname, node = queue.pop(0)
+            qualname, node = queue.popleft()
             child = _ImportTimeVisitor(
                 self.target,
-                aliases=dict(self.aliases),
-                constants=dict(self.constants),
+                aliases=_MappingOverlay(self.aliases),
+                constants=_MappingOverlay(self.constants),
                 in_function=True,
                 function_name=qualname,
-                local_defs=set(self.local_defs),
+                local_defs=_SetOverlay(self.local_defs),
                 future_annotations=self.future_annotations,
             )
             args = node.args
@@ -1043,6 +1045,73 @@ class _ImportTimeVisitor:
                 detail=detail,
             )
         )
+
+
+_V = TypeVar("_V")
+
+
+class _MappingOverlay(MutableMapping[str, _V]):
+    """A copy-on-write view of a shared mapping: reads fall through to ``base`` (never modified),
+    writes and deletions stay in the view. A function body's view of the module's names."""
+
+    __slots__ = ("_base", "_own", "_removed")
+
+    def __init__(self, base: Mapping[str, _V]) -> None:
+        self._base = base
+        self._own: dict[str, _V] = {}
+        self._removed: set[str] = set()
+
+    def __getitem__(self, key: str) -> _V:
+        if key in self._own:
+            return self._own[key]
+        if key in self._removed:
+            raise KeyError(key)
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: _V) -> None:
+        self._own[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._own.pop(key, None)
+        self._removed.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._own
+        yield from (k for k in self._base if k not in self._own and k not in self._removed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _SetOverlay(MutableSet[str]):
+    """A copy-on-write view of a shared set (see :class:`_MappingOverlay`)."""
+
+    __slots__ = ("_base", "_added", "_removed")
+
+    def __init__(self, base: Set[str]) -> None:
+        self._base = base
+        self._added: set[str] = set()
+        self._removed: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._added or (key in self._base and key not in self._removed)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._added
+        yield from (k for k in self._base if k not in self._added and k not in self._removed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def add(self, value: str) -> None:
+        self._added.add(value)
+        self._removed.discard(value)
+
+    def discard(self, value: str) -> None:
+        self._added.discard(value)
+        self._removed.add(value)
 
 
 class _Unknown:

@@ -185,6 +185,36 @@ def test_match_cases_are_conditional() -> None:
     assert found["case_default"] == (CONDITIONAL,)
 
 
+def test_function_bodies_see_module_names_minus_their_own_bindings() -> None:
+    """Each body reads the module's names through a copy-on-write view: its own bindings shadow
+    them, and never leak into the module or into another body."""
+    found = facts("""
+        import helpers as h
+        from pkg import tool
+
+        def local():
+            pass
+
+        def shadows(h, local):
+            h.setup()
+            local()
+            tool = 1
+            tool()
+            import other as tool
+            tool.run()
+
+        def uses():
+            h.setup()
+            tool()
+            local()
+    """)
+    calls = {name: [(c.callee, c.local) for c in f.calls] for name, f in found.functions.items()}
+    assert calls["shadows"] == [("h.setup", False), ("local", False), ("tool", False),
+                                ("other.run", False)]
+    assert calls["uses"] == [("helpers.setup", False), ("pkg.tool", False), ("local", True)]
+    assert found.aliases == {"h": "helpers", "tool": "pkg.tool"}
+
+
 def test_global_statement_in_function_binds_nothing_at_import_time() -> None:
     found = facts("""
         def setup():

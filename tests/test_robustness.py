@@ -769,18 +769,9 @@ def test_symlink_loop_with_wildcard_light_pattern(tmp_path: Path) -> None:
     assert len(linted.stdout.splitlines()) == 1, linted.stdout[:2000]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: analysing a module's function bodies takes time quadratic in its number of functions: as "
-        "soon as one import-time call reaches a function of a generated module, `importpolicy check` "
-        "takes 13.6 s for 20,000 small functions (1 s without the call), about a minute for 40,000 (5 MB): "
-        "extract._ImportTimeVisitor.analyse_functions copies the module's local_defs set (and aliases, "
-        "constants) for every function and pops its queue with list.pop(0); share them read-only (or "
-        "copy on write) and use a deque"
-    ),
-)
 def test_many_functions_take_linear_time() -> None:
+    """Function bodies are analysed with copy-on-write views of the module's names: 20,000 small
+    functions took 13.6 s when each body copied them, about 1.5 s now."""
     import time
 
     from flake8_importpolicy.extract import Target, extract_facts
