@@ -502,17 +502,25 @@ class _ImportTimeVisitor:
             self._bind(alias.asname or alias.name, prefix + alias.name, "import")
 
     def _if(self, stmt: ast.If, flags: frozenset[str]) -> None:
-        self.scan_expr(stmt.test, flags)
-        outcome = self.evaluate(stmt.test)
-        if outcome is None:
-            branch_flags = flags | {CONDITIONAL}
-            self.visit_body(stmt.body, branch_flags)
-            self.visit_body(stmt.orelse, branch_flags)
-            return
-        if True in outcome:
-            self.visit_body(stmt.body, flags)
-        if False in outcome:
-            self.visit_body(stmt.orelse, flags)
+        """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
+        not recurse once per branch). After a test that cannot be evaluated, everything that
+        follows in the chain is conditional."""
+        branch: ast.If | None = stmt
+        while branch is not None:
+            self.scan_expr(branch.test, flags)
+            outcome = self.evaluate(branch.test)
+            if outcome is None:
+                flags = flags | {CONDITIONAL}
+            if outcome is None or True in outcome:
+                self.visit_body(branch.body, flags)
+            if outcome is not None and False not in outcome:
+                return
+            orelse = branch.orelse
+            branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+            if branch is None:
+                self.visit_body(orelse, flags)
+            else:
+                self.line = branch.lineno
 
     def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
         self.scan_expr(stmt.test, flags)

@@ -294,6 +294,21 @@ def test_type_checking_in_boolean_operators_and_elif_chains() -> None:
     assert found["else_after_tc"] == (CONDITIONAL,)
 
 
+def test_long_elif_chains_are_walked_without_recursion() -> None:
+    """600 branches (CPython compiles them) at module level and in a function body."""
+    chain = "".join(f"elif sys.platform == 'p{n}':\n    import never\n" for n in range(600))
+    in_body = "".join(f"    elif x == {n}:\n        pass\n" for n in range(600))
+    found = facts(
+        f"import sys\nif sys.platform == 'no':\n    pass\n{chain}else:\n    import last\n"
+        f"def f(x):\n    if x:\n        pass\n{in_body}    else:\n        import deep_else\n"
+    )
+    assert found.problem is None
+    assert [(site.target, site.flags) for site in found.sites] == [("sys", ()), ("last", ())]
+    assert [(site.target, site.flags) for site in found.functions["f"].sites] == [
+        ("deep_else", (CONDITIONAL,))
+    ]
+
+
 def test_false_constants_and_mypy_flag_skip_the_body() -> None:
     found = runs("""
         MYPY = False
