@@ -188,7 +188,8 @@ class ModuleFacts:
     Attributes:
         sites: the import sites that run at import time, in source order.
         bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
-            ``class``, imports, ``for``/``with`` targets). Used for ``from p import name``: CPython
+            ``class``, imports, ``for``/``with`` targets), less those a later module-level ``del``
+            unbinds. Used for ``from p import name``: CPython
             imports the submodule ``p.name`` only when ``p`` did not bind ``name``
             (``importlib._bootstrap._handle_fromlist``).
         all_names: the literal ``__all__`` (``None`` if absent or not a literal).
@@ -453,8 +454,10 @@ class _ImportTimeVisitor:
             self._function(stmt, flags)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             self._assign(stmt, flags)
+        elif isinstance(stmt, ast.Delete):
+            self._delete(stmt, flags)
         else:
-            # Expr, Return, Raise, Assert, Delete, Global, Pass, TypeAlias (lazy value), ...
+            # Expr, Return, Raise, Assert, Global, Pass, TypeAlias (lazy value), ...
             if type(stmt).__name__ == "TypeAlias":
                 self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
                 return
@@ -623,6 +626,22 @@ class _ImportTimeVisitor:
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
+
+    def _delete(self, stmt: ast.Delete, flags: frozenset[str]) -> None:
+        """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
+        the submodule again (rule 2). A ``del`` that may not run (conditional, in an ``except``
+        handler) leaves the name bound, as a binding that may not run counts as one."""
+        for target in stmt.targets:
+            self.scan_expr(target, flags)
+        if not self._is_module_level() or CONDITIONAL in flags or FALLBACK in flags:
+            return
+        stack = list(stmt.targets)
+        while stack:
+            target = stack.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                stack.extend(target.elts)
+            elif isinstance(target, ast.Name):
+                self._unbind(target.id)
 
     # -- expressions -------------------------------------------------------------------------------
 
@@ -885,6 +904,17 @@ class _ImportTimeVisitor:
         (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
         if not self.in_function:
             self.constants.pop(name, None)
+
+    def _unbind(self, name: str) -> None:
+        """Forget a module-level name (``del name``); a later binding records its own line."""
+        for names in (self.bindings, self.local_defs, self.import_bound):
+            names.discard(name)
+        for mapping in (self.binding_lines, self.aliases, self.constants):
+            mapping.pop(name, None)
+        if name == "__getattr__":
+            self.defines_getattr = False
+        elif name == "__all__":
+            self.all_names, self.all_unknown, self.all_conditional = None, False, False
 
     def _bind_target(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):

@@ -215,6 +215,37 @@ def test_function_bodies_see_module_names_minus_their_own_bindings() -> None:
     assert found.aliases == {"h": "helpers", "tool": "pkg.tool"}
 
 
+def test_module_level_del_unbinds_unless_it_may_not_run() -> None:
+    found = facts("""
+        import os
+        a = b = c = d = e = 1
+        del a, (b, [c])
+        b = 2
+        if os.environ.get("X"):
+            del d
+        try:
+            pass
+        except ImportError:
+            del e
+
+        def f(x):
+            del x
+
+        class C:
+            e = 1
+            del e
+
+        __all__ = ["x"]
+        def __getattr__(name):
+            raise AttributeError(name)
+        del __all__, __getattr__
+    """)
+    assert {"b", "d", "e", "f", "C"} <= found.bindings
+    assert not {"a", "c", "__all__", "__getattr__"} & found.bindings
+    assert found.binding_lines["b"] == 4
+    assert found.all_names is None and not found.defines_getattr
+
+
 def test_global_statement_in_function_binds_nothing_at_import_time() -> None:
     found = facts("""
         def setup():

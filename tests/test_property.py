@@ -492,16 +492,8 @@ def _differential(
     return executed - predicted, unlabelled
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a module-level `del NAME` is ignored when computing a module's bindings (extract: "
-        "ModuleFacts.bindings), so `from p import NAME` after `NAME = 1; del NAME` in p is predicted not to "
-        "run the submodule p.NAME, which CPython then imports (_handle_fromlist: not hasattr): the engine "
-        "misses a module that runs; remove the name from the bindings on an unconditional module-level del"
-    ),
-)
 def test_del_unbinds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
+    """``sub = 1; del sub`` in hpa: ``from hpa import sub`` imports the submodule hpa.sub."""
     missed, _ = _differential(
         tmp_path,
         {
