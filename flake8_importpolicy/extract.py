@@ -188,9 +188,9 @@ class ModuleFacts:
     Attributes:
         sites: the import sites that run at import time, in source order.
         bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
-            ``class``, imports, ``for``/``with`` targets), less those a later module-level ``del``
-            unbinds. Used for ``from p import name``: CPython
-            imports the submodule ``p.name`` only when ``p`` did not bind ``name``
+            ``class``, imports, ``for``/``with`` targets, ``match`` captures), less those a later
+            module-level ``del`` unbinds. Used for ``from p import name``: CPython imports the
+            submodule ``p.name`` only when ``p`` did not bind ``name``
             (``importlib._bootstrap._handle_fromlist``).
         all_names: the literal ``__all__`` (``None`` if absent or not a literal).
         all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
@@ -445,9 +445,7 @@ class _ImportTimeVisitor:
         elif isinstance(stmt, ast.While):
             self._while(stmt, flags)
         elif isinstance(stmt, ast.Match):
-            self.scan_expr(stmt.subject, flags)
-            for case in stmt.cases:
-                self.visit_body(case.body, flags | {CONDITIONAL})
+            self._match(stmt, flags)
         elif isinstance(stmt, ast.ClassDef):
             self._class(stmt, flags)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -524,6 +522,19 @@ class _ImportTimeVisitor:
                 self.visit_body(orelse, flags)
             else:
                 self.line = branch.lineno
+
+    def _match(self, stmt: ast.Match, flags: frozenset[str]) -> None:
+        """Every case may run (conditional). Capture patterns bind names (``case sub:``,
+        ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
+        they count as bindings."""
+        self.scan_expr(stmt.subject, flags)
+        for case in stmt.cases:
+            for node in ast.walk(case.pattern):
+                if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                    self._bind(node.name, None)
+                elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                    self._bind(node.rest, None)
+            self.visit_body(case.body, flags | {CONDITIONAL})
 
     def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
         self.scan_expr(stmt.test, flags)

@@ -246,6 +246,22 @@ def test_module_level_del_unbinds_unless_it_may_not_run() -> None:
     assert found.all_names is None and not found.defines_getattr
 
 
+def test_match_capture_patterns_bind_names() -> None:
+    found = facts("""
+        match {}:
+            case {"k": [first, *rest], **others}:
+                pass
+            case (1 | 2) as either:
+                pass
+            case Point(x=_) | Point(y=_):
+                pass
+            case sub:
+                pass
+    """)
+    assert {"first", "rest", "others", "either", "sub"} <= found.bindings
+    assert not {"_", "Point", "x", "y", "k"} & found.bindings
+
+
 def test_global_statement_in_function_binds_nothing_at_import_time() -> None:
     found = facts("""
         def setup():

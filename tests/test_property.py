@@ -539,15 +539,8 @@ def test_for_loop_over_empty_iterable_is_labelled(tmp_path: Path) -> None:
     assert unlabelled == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a capture pattern (`case name:`) binds the name at module level, but is not in the module's "
-        "bindings, so `from p import name` predicts the submodule p.name, which CPython does not import "
-        "(the attribute exists): an extra module without a flag"
-    ),
-)
 def test_match_capture_binds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
+    """``case sub:`` in hpa binds ``sub``: ``from hpa import sub`` does not import hpa.sub."""
     _, unlabelled = _differential(
         tmp_path,
         {
