@@ -46,7 +46,9 @@ __all__ = [
 GUARDED: Final = "guarded"
 """Flag: the import is in a ``try:`` body (it may fail and be handled)."""
 CONDITIONAL: Final = "conditional"
-"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run)."""
+"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run),
+in a ``match`` case, a ``for`` body over an iterable that may be empty, or a loop's ``else`` that a
+``break`` may skip."""
 FALLBACK: Final = "fallback"
 """Flag: the import is in an ``except`` handler (runs only if the ``try:`` body raised)."""
 EAGER_BEFORE_315: Final = "eager-before-3.15"
@@ -438,10 +440,7 @@ class _ImportTimeVisitor:
                     self._bind_target(item.optional_vars)
             self.visit_body(stmt.body, flags)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.scan_expr(stmt.iter, flags)
-            self._bind_target(stmt.target)
-            self.visit_body(stmt.body, flags)
-            self.visit_body(stmt.orelse, flags)
+            self._for(stmt, flags)
         elif isinstance(stmt, ast.While):
             self._while(stmt, flags)
         elif isinstance(stmt, ast.Match):
@@ -536,12 +535,24 @@ class _ImportTimeVisitor:
                     self._bind(node.rest, None)
             self.visit_body(case.body, flags | {CONDITIONAL})
 
+    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[str]) -> None:
+        """The body runs only over a non-empty iterable: conditional unless the iterable is a
+        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop."""
+        self.scan_expr(stmt.iter, flags)
+        self._bind_target(stmt.target)
+        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {CONDITIONAL})
+        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if _breaks(stmt.body) else flags)
+
     def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
+        """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
+        ends the loop."""
         self.scan_expr(stmt.test, flags)
         outcome = self.evaluate(stmt.test)
-        if outcome is None or True in outcome:
+        runs = outcome is None or True in outcome
+        if runs:
             self.visit_body(stmt.body, flags if outcome is not None else flags | {CONDITIONAL})
-        self.visit_body(stmt.orelse, flags)
+        breaks = runs and _breaks(stmt.body)
+        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
         self.visit_body(getattr(stmt, "body"), flags | {GUARDED})
@@ -1257,6 +1268,48 @@ def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
 
 def _with_flag(site: ImportSite, flag: str) -> ImportSite:
     return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
+
+
+def _non_empty(iterable: ast.expr) -> bool:
+    """True if ``iterable`` is certainly not empty: a literal with an element, a non-empty string,
+    or ``range(...)`` of literal integers that is not empty."""
+    if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+        return any(not isinstance(element, ast.Starred) for element in iterable.elts)
+    if isinstance(iterable, ast.Dict):
+        return any(key is not None for key in iterable.keys)
+    if isinstance(iterable, ast.Constant):
+        return isinstance(iterable.value, (str, bytes)) and bool(iterable.value)
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "range"
+        and not iterable.keywords
+    ):
+        try:
+            bounds = [ast.literal_eval(arg) for arg in iterable.args]
+            return all(type(bound) is int for bound in bounds) and bool(range(*bounds))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return False
+
+
+def _breaks(body: Sequence[ast.stmt]) -> bool:
+    """True if a loop whose body is ``body`` may end by ``break``: one in the body itself, not in a
+    nested loop's body (a nested loop's ``else`` counts), function or class."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Break):
+            return True
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(stmt.orelse)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.stmt):
+                    stack.append(child)
+                elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    stack.extend(child.body)
+    return False
 
 
 def _literal_strings(node: ast.expr | None) -> list[str] | None:

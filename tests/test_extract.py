@@ -79,6 +79,60 @@ def test_module_level_blocks_all_run() -> None:
     assert found["a_while_else"] == ()
 
 
+def test_loop_bodies_over_maybe_empty_iterables_and_else_after_break_are_conditional() -> None:
+    found = sites("""
+        import os
+        for _ in os.environ:
+            import over_unknown
+        for _ in range(0):
+            import over_empty_range
+        for _ in [*os.environ]:
+            import over_starred
+        for _ in range(-1, 2, 2):
+            import over_range
+        for _ in {"k": 1}:
+            import over_dict
+        for _ in "ab":
+            for _ in ():
+                break
+            else:
+                pass
+        else:
+            import else_after_nested_break
+        for _ in "ab":
+            for _ in ():
+                pass
+            else:
+                break
+        else:
+            import else_after_break_in_nested_else
+        while os.environ:
+            try:
+                match 1:
+                    case 1:
+                        break
+            except ImportError:
+                pass
+        else:
+            import while_else_after_break
+        while os.environ:
+            def f():
+                for _ in ():
+                    break
+        else:
+            import while_else
+    """)
+    assert found["over_unknown"] == (CONDITIONAL,)
+    assert found["over_empty_range"] == (CONDITIONAL,)
+    assert found["over_starred"] == (CONDITIONAL,)
+    assert found["over_range"] == ()
+    assert found["over_dict"] == ()
+    assert found["else_after_nested_break"] == ()
+    assert found["else_after_break_in_nested_else"] == (CONDITIONAL,)
+    assert found["while_else_after_break"] == (CONDITIONAL,)
+    assert found["while_else"] == ()
+
+
 def test_class_bodies_run_but_methods_are_deferred() -> None:
     found = runs("""
         import functools

@@ -505,16 +505,9 @@ def test_del_unbinds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
     assert missed == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: the body and the else of a `for` loop are predicted as certainly run, without a flag: over an "
-        "iterable that may be empty the body may not run (`while cond:` is flagged conditional, `for` is "
-        "not), and the else does not run after a break; flag them conditional unless the iterable is a "
-        "non-empty literal or range"
-    ),
-)
 def test_for_loop_over_empty_iterable_is_labelled(tmp_path: Path) -> None:
+    """A ``for`` body over an iterable that may be empty, and a loop's ``else`` after a ``break``,
+    are flagged conditional."""
     _, unlabelled = _differential(
         tmp_path,
         {
