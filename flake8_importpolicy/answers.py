@@ -22,7 +22,7 @@ from flake8_importpolicy.check import PolicyEngine, Problem, Report, Violation
 from flake8_importpolicy.graph import Hop
 from flake8_importpolicy.jsonfile import write_json_atomic
 from flake8_importpolicy.policy import Policy
-from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
+from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter, read_source
 
 __all__ = ["check_policy_cached", "find_interpreter_info", "report_from_json", "report_to_json"]
 
@@ -148,7 +148,7 @@ def _load_valid(entry: Path) -> Report | None:
                 return None
             if st.st_size == size and st.st_mtime_ns == mtime:
                 continue
-            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+            if hashlib.sha256(read_source(Path(path))).hexdigest() != digest:
                 return None
         return report_from_json(data["report"])
     except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):

@@ -40,7 +40,13 @@ from flake8_importpolicy.noqa import is_suppressed
 from flake8_importpolicy.parallel import FactsPool, cached_facts, cached_function_facts
 from flake8_importpolicy.patterns import ModulePattern
 from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
-from flake8_importpolicy.resolve import InterpreterInfo, ModuleIndex, ResolvedModule, query_interpreter
+from flake8_importpolicy.resolve import (
+    InterpreterInfo,
+    ModuleIndex,
+    ResolvedModule,
+    query_interpreter,
+    read_source,
+)
 
 __all__ = [
     "Problem",
@@ -306,7 +312,7 @@ class PolicyEngine:
             return facts
         if source is None:
             try:
-                source = path.read_bytes()
+                source = read_source(path)
             except OSError as exc:
                 self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                 return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
@@ -388,7 +394,7 @@ class PolicyEngine:
         if taken is not None and taken[0] == self._digests.get(path):
             return taken[1]
         try:
-            source = source if source is not None else path.read_bytes()
+            source = source if source is not None else read_source(path)
         except OSError:
             return {}
         digest = hashlib.sha256(source).hexdigest()
@@ -624,7 +630,7 @@ class PolicyEngine:
     def _source_line(self, path: Path, line: int) -> str | None:
         source = self._overrides.get(path.resolve()) if self._overrides else None
         try:
-            data = source if source is not None else path.read_bytes()
+            data = source if source is not None else read_source(path)
         except OSError:
             return None
         # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).

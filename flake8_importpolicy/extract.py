@@ -24,9 +24,10 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSet, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 __all__ = [
     "GUARDED",
@@ -45,7 +46,9 @@ __all__ = [
 GUARDED: Final = "guarded"
 """Flag: the import is in a ``try:`` body (it may fail and be handled)."""
 CONDITIONAL: Final = "conditional"
-"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run)."""
+"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run),
+in a ``match`` case, a ``for`` body over an iterable that may be empty, or a loop's ``else`` that a
+``break`` may skip."""
 FALLBACK: Final = "fallback"
 """Flag: the import is in an ``except`` handler (runs only if the ``try:`` body raised)."""
 EAGER_BEFORE_315: Final = "eager-before-3.15"
@@ -187,8 +190,9 @@ class ModuleFacts:
     Attributes:
         sites: the import sites that run at import time, in source order.
         bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
-            ``class``, imports, ``for``/``with`` targets). Used for ``from p import name``: CPython
-            imports the submodule ``p.name`` only when ``p`` did not bind ``name``
+            ``class``, imports, ``for``/``with`` targets, ``match`` captures), less those a later
+            module-level ``del`` unbinds. Used for ``from p import name``: CPython imports the
+            submodule ``p.name`` only when ``p`` did not bind ``name``
             (``importlib._bootstrap._handle_fromlist``).
         all_names: the literal ``__all__`` (``None`` if absent or not a literal).
         all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
@@ -381,9 +385,9 @@ class _ImportTimeVisitor:
     all_unknown: bool = False
     defines_getattr: bool = False
     # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: MutableMapping[str, str] = field(default_factory=dict)
     # module-level names bound once to a literal (``MYPY = False``): usable in conditions
-    constants: dict[str, object] = field(default_factory=dict)
+    constants: MutableMapping[str, object] = field(default_factory=dict)
     seen_constants: set[str] = field(default_factory=set)
     class_depth: int = 0
     # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
@@ -394,7 +398,7 @@ class _ImportTimeVisitor:
     calls: list[CallSite] = field(default_factory=list)
     classes: set[str] = field(default_factory=set)
     class_path: list[str] = field(default_factory=list)
-    local_defs: set[str] = field(default_factory=set)
+    local_defs: MutableSet[str] = field(default_factory=set)
     import_bound: set[str] = field(default_factory=set)
     pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=list)
     used_names: dict[str, list[int]] = field(default_factory=dict)
@@ -436,24 +440,21 @@ class _ImportTimeVisitor:
                     self._bind_target(item.optional_vars)
             self.visit_body(stmt.body, flags)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.scan_expr(stmt.iter, flags)
-            self._bind_target(stmt.target)
-            self.visit_body(stmt.body, flags)
-            self.visit_body(stmt.orelse, flags)
+            self._for(stmt, flags)
         elif isinstance(stmt, ast.While):
             self._while(stmt, flags)
         elif isinstance(stmt, ast.Match):
-            self.scan_expr(stmt.subject, flags)
-            for case in stmt.cases:
-                self.visit_body(case.body, flags | {CONDITIONAL})
+            self._match(stmt, flags)
         elif isinstance(stmt, ast.ClassDef):
             self._class(stmt, flags)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(stmt, flags)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             self._assign(stmt, flags)
+        elif isinstance(stmt, ast.Delete):
+            self._delete(stmt, flags)
         else:
-            # Expr, Return, Raise, Assert, Delete, Global, Pass, TypeAlias (lazy value), ...
+            # Expr, Return, Raise, Assert, Global, Pass, TypeAlias (lazy value), ...
             if type(stmt).__name__ == "TypeAlias":
                 self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
                 return
@@ -501,24 +502,57 @@ class _ImportTimeVisitor:
             self._bind(alias.asname or alias.name, prefix + alias.name, "import")
 
     def _if(self, stmt: ast.If, flags: frozenset[str]) -> None:
-        self.scan_expr(stmt.test, flags)
-        outcome = self.evaluate(stmt.test)
-        if outcome is None:
-            branch_flags = flags | {CONDITIONAL}
-            self.visit_body(stmt.body, branch_flags)
-            self.visit_body(stmt.orelse, branch_flags)
-            return
-        if True in outcome:
-            self.visit_body(stmt.body, flags)
-        if False in outcome:
-            self.visit_body(stmt.orelse, flags)
+        """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
+        not recurse once per branch). After a test that cannot be evaluated, everything that
+        follows in the chain is conditional."""
+        branch: ast.If | None = stmt
+        while branch is not None:
+            self.scan_expr(branch.test, flags)
+            outcome = self.evaluate(branch.test)
+            if outcome is None:
+                flags = flags | {CONDITIONAL}
+            if outcome is None or True in outcome:
+                self.visit_body(branch.body, flags)
+            if outcome is not None and False not in outcome:
+                return
+            orelse = branch.orelse
+            branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+            if branch is None:
+                self.visit_body(orelse, flags)
+            else:
+                self.line = branch.lineno
+
+    def _match(self, stmt: ast.Match, flags: frozenset[str]) -> None:
+        """Every case may run (conditional). Capture patterns bind names (``case sub:``,
+        ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
+        they count as bindings."""
+        self.scan_expr(stmt.subject, flags)
+        for case in stmt.cases:
+            for node in ast.walk(case.pattern):
+                if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                    self._bind(node.name, None)
+                elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                    self._bind(node.rest, None)
+            self.visit_body(case.body, flags | {CONDITIONAL})
+
+    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[str]) -> None:
+        """The body runs only over a non-empty iterable: conditional unless the iterable is a
+        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop."""
+        self.scan_expr(stmt.iter, flags)
+        self._bind_target(stmt.target)
+        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {CONDITIONAL})
+        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if _breaks(stmt.body) else flags)
 
     def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
+        """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
+        ends the loop."""
         self.scan_expr(stmt.test, flags)
         outcome = self.evaluate(stmt.test)
-        if outcome is None or True in outcome:
+        runs = outcome is None or True in outcome
+        if runs:
             self.visit_body(stmt.body, flags if outcome is not None else flags | {CONDITIONAL})
-        self.visit_body(stmt.orelse, flags)
+        breaks = runs and _breaks(stmt.body)
+        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
         self.visit_body(getattr(stmt, "body"), flags | {GUARDED})
@@ -614,6 +648,22 @@ class _ImportTimeVisitor:
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
+
+    def _delete(self, stmt: ast.Delete, flags: frozenset[str]) -> None:
+        """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
+        the submodule again (rule 2). A ``del`` that may not run (conditional, in an ``except``
+        handler) leaves the name bound, as a binding that may not run counts as one."""
+        for target in stmt.targets:
+            self.scan_expr(target, flags)
+        if not self._is_module_level() or CONDITIONAL in flags or FALLBACK in flags:
+            return
+        stack = list(stmt.targets)
+        while stack:
+            target = stack.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                stack.extend(target.elts)
+            elif isinstance(target, ast.Name):
+                self._unbind(target.id)
 
     # -- expressions -------------------------------------------------------------------------------
 
@@ -877,6 +927,17 @@ class _ImportTimeVisitor:
         if not self.in_function:
             self.constants.pop(name, None)
 
+    def _unbind(self, name: str) -> None:
+        """Forget a module-level name (``del name``); a later binding records its own line."""
+        for names in (self.bindings, self.local_defs, self.import_bound):
+            names.discard(name)
+        for mapping in (self.binding_lines, self.aliases, self.constants):
+            mapping.pop(name, None)
+        if name == "__getattr__":
+            self.defines_getattr = False
+        elif name == "__all__":
+            self.all_names, self.all_unknown, self.all_conditional = None, False, False
+
     def _bind_target(self, target: ast.expr) -> None:
         if isinstance(target, ast.Name):
             self._bind(target.id, None)
@@ -945,19 +1006,20 @@ class _ImportTimeVisitor:
         """Analyse every function recorded so far as if it were called (SEMANTICS.md rule 16).
 
         A body sees the module's final import aliases, minus its own parameters and local bindings.
-        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``.
+        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each
+        body gets copy-on-write views of the module's names, so the cost is linear in the module.
         """
         out: dict[str, FunctionFacts] = {}
-        queue = list(self.pending)
+        queue = deque(self.pending)
         while queue:
-            qualname, node = queue.pop(0)
+            qualname, node = queue.popleft()
             child = _ImportTimeVisitor(
                 self.target,
-                aliases=dict(self.aliases),
-                constants=dict(self.constants),
+                aliases=_MappingOverlay(self.aliases),
+                constants=_MappingOverlay(self.constants),
                 in_function=True,
                 function_name=qualname,
-                local_defs=set(self.local_defs),
+                local_defs=_SetOverlay(self.local_defs),
                 future_annotations=self.future_annotations,
             )
             args = node.args
@@ -1043,6 +1105,73 @@ class _ImportTimeVisitor:
                 detail=detail,
             )
         )
+
+
+_V = TypeVar("_V")
+
+
+class _MappingOverlay(MutableMapping[str, _V]):
+    """A copy-on-write view of a shared mapping: reads fall through to ``base`` (never modified),
+    writes and deletions stay in the view. A function body's view of the module's names."""
+
+    __slots__ = ("_base", "_own", "_removed")
+
+    def __init__(self, base: Mapping[str, _V]) -> None:
+        self._base = base
+        self._own: dict[str, _V] = {}
+        self._removed: set[str] = set()
+
+    def __getitem__(self, key: str) -> _V:
+        if key in self._own:
+            return self._own[key]
+        if key in self._removed:
+            raise KeyError(key)
+        return self._base[key]
+
+    def __setitem__(self, key: str, value: _V) -> None:
+        self._own[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        self._own.pop(key, None)
+        self._removed.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._own
+        yield from (k for k in self._base if k not in self._own and k not in self._removed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _SetOverlay(MutableSet[str]):
+    """A copy-on-write view of a shared set (see :class:`_MappingOverlay`)."""
+
+    __slots__ = ("_base", "_added", "_removed")
+
+    def __init__(self, base: Set[str]) -> None:
+        self._base = base
+        self._added: set[str] = set()
+        self._removed: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._added or (key in self._base and key not in self._removed)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._added
+        yield from (k for k in self._base if k not in self._added and k not in self._removed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def add(self, value: str) -> None:
+        self._added.add(value)
+        self._removed.discard(value)
+
+    def discard(self, value: str) -> None:
+        self._added.discard(value)
+        self._removed.add(value)
 
 
 class _Unknown:
@@ -1139,6 +1268,48 @@ def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
 
 def _with_flag(site: ImportSite, flag: str) -> ImportSite:
     return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
+
+
+def _non_empty(iterable: ast.expr) -> bool:
+    """True if ``iterable`` is certainly not empty: a literal with an element, a non-empty string,
+    or ``range(...)`` of literal integers that is not empty."""
+    if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+        return any(not isinstance(element, ast.Starred) for element in iterable.elts)
+    if isinstance(iterable, ast.Dict):
+        return any(key is not None for key in iterable.keys)
+    if isinstance(iterable, ast.Constant):
+        return isinstance(iterable.value, (str, bytes)) and bool(iterable.value)
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "range"
+        and not iterable.keywords
+    ):
+        try:
+            bounds = [ast.literal_eval(arg) for arg in iterable.args]
+            return all(type(bound) is int for bound in bounds) and bool(range(*bounds))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return False
+
+
+def _breaks(body: Sequence[ast.stmt]) -> bool:
+    """True if a loop whose body is ``body`` may end by ``break``: one in the body itself, not in a
+    nested loop's body (a nested loop's ``else`` counts), function or class."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Break):
+            return True
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(stmt.orelse)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.stmt):
+                    stack.append(child)
+                elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    stack.extend(child.body)
+    return False
 
 
 def _literal_strings(node: ast.expr | None) -> list[str] | None:

@@ -11,7 +11,8 @@ The search follows the interpreter's order (``shared/SEMANTICS.md`` rules 5-7):
    (``importlib.machinery.FileFinder.find_spec``) a regular package ``name/__init__.*`` wins over a
    module file, module files are tried in loader order (extension suffixes, ``.py``, ``.pyc``), and a
    directory without ``__init__`` is only a namespace portion (PEP 420) if nothing else matched on the
-   whole path.
+   whole path. Like ``FileFinder`` (``_path_isfile``: ``stat`` and ``S_ISREG``), a FIFO, socket or
+   device named ``x.py`` is not a module.
 
 Nothing here imports the analysed code; ``importlib.util.find_spec`` is never used because it executes
 parent packages. The target interpreter is queried once for its ``sys.path`` and module lists.
@@ -19,8 +20,10 @@ parent packages. The target interpreter is queried once for its ``sys.path`` and
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,7 @@ __all__ = [
     "ModuleIndex",
     "ResolvedModule",
     "query_interpreter",
+    "read_source",
 ]
 
 ModuleKind = Literal[
@@ -416,13 +420,13 @@ class ModuleIndex:
                     is_dir = True
                     for suffix, kind in self._suffixes:
                         init = "__init__" + suffix
-                        if init in sub_entries and not (candidate / init).is_dir():
+                        if init in sub_entries and _is_module_file(candidate / init):
                             package_kind: ModuleKind = "package" if kind == "source" else kind
                             return ResolvedModule(last, package_kind, "unknown", candidate / init,
                                                   (candidate,))
             for suffix, kind in self._suffixes:
                 filename = last + suffix
-                if filename in entries and not (directory / filename).is_dir():
+                if filename in entries and _is_module_file(directory / filename):
                     return ResolvedModule(last, kind, "unknown", directory / filename)
             if is_dir:
                 portions.append(directory / last)
@@ -440,6 +444,34 @@ class ModuleIndex:
             listing = None
         self._listings[directory] = listing
         return listing
+
+
+def read_source(path: Path) -> bytes:
+    """Read a module's source without ever blocking.
+
+    The file is opened non-blocking and checked to be a regular file before it is read, so a FIFO or
+    device put where a module was (after path search, which accepts regular files only) fails at
+    once instead of waiting for a writer.
+
+    Raises:
+        OSError: if ``path`` cannot be opened or read, or is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read()
+
+
+def _is_module_file(path: Path) -> bool:
+    """A regular file, as ``FileFinder`` requires (``_path_isfile``): not a directory, FIFO, socket
+    or device. A path that cannot be ``stat``-ed (a dangling symlink) is kept, unlike CPython (which
+    raises ModuleNotFoundError): reading it then reports the module as unanalysable (IPL005)
+    instead of dropping it silently."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 def _module_name_of_entry(

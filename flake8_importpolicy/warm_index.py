@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -207,8 +208,8 @@ def _unchanged(path: str, size: int | None, mtime: int | None, digest: str | Non
         return size is None
     if st.st_size == size and st.st_mtime_ns == mtime:
         return True
-    if digest is None:
-        return False
+    if digest is None or not stat.S_ISREG(st.st_mode):
+        return False  # never open a FIFO or device now where a module was: it could block
     try:
         with open(path, "rb") as handle:
             return sha256(handle.read()) == digest

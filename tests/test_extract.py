@@ -79,6 +79,60 @@ def test_module_level_blocks_all_run() -> None:
     assert found["a_while_else"] == ()
 
 
+def test_loop_bodies_over_maybe_empty_iterables_and_else_after_break_are_conditional() -> None:
+    found = sites("""
+        import os
+        for _ in os.environ:
+            import over_unknown
+        for _ in range(0):
+            import over_empty_range
+        for _ in [*os.environ]:
+            import over_starred
+        for _ in range(-1, 2, 2):
+            import over_range
+        for _ in {"k": 1}:
+            import over_dict
+        for _ in "ab":
+            for _ in ():
+                break
+            else:
+                pass
+        else:
+            import else_after_nested_break
+        for _ in "ab":
+            for _ in ():
+                pass
+            else:
+                break
+        else:
+            import else_after_break_in_nested_else
+        while os.environ:
+            try:
+                match 1:
+                    case 1:
+                        break
+            except ImportError:
+                pass
+        else:
+            import while_else_after_break
+        while os.environ:
+            def f():
+                for _ in ():
+                    break
+        else:
+            import while_else
+    """)
+    assert found["over_unknown"] == (CONDITIONAL,)
+    assert found["over_empty_range"] == (CONDITIONAL,)
+    assert found["over_starred"] == (CONDITIONAL,)
+    assert found["over_range"] == ()
+    assert found["over_dict"] == ()
+    assert found["else_after_nested_break"] == ()
+    assert found["else_after_break_in_nested_else"] == (CONDITIONAL,)
+    assert found["while_else_after_break"] == (CONDITIONAL,)
+    assert found["while_else"] == ()
+
+
 def test_class_bodies_run_but_methods_are_deferred() -> None:
     found = runs("""
         import functools
@@ -185,6 +239,83 @@ def test_match_cases_are_conditional() -> None:
     assert found["case_default"] == (CONDITIONAL,)
 
 
+def test_function_bodies_see_module_names_minus_their_own_bindings() -> None:
+    """Each body reads the module's names through a copy-on-write view: its own bindings shadow
+    them, and never leak into the module or into another body."""
+    found = facts("""
+        import helpers as h
+        from pkg import tool
+
+        def local():
+            pass
+
+        def shadows(h, local):
+            h.setup()
+            local()
+            tool = 1
+            tool()
+            import other as tool
+            tool.run()
+
+        def uses():
+            h.setup()
+            tool()
+            local()
+    """)
+    calls = {name: [(c.callee, c.local) for c in f.calls] for name, f in found.functions.items()}
+    assert calls["shadows"] == [("h.setup", False), ("local", False), ("tool", False),
+                                ("other.run", False)]
+    assert calls["uses"] == [("helpers.setup", False), ("pkg.tool", False), ("local", True)]
+    assert found.aliases == {"h": "helpers", "tool": "pkg.tool"}
+
+
+def test_module_level_del_unbinds_unless_it_may_not_run() -> None:
+    found = facts("""
+        import os
+        a = b = c = d = e = 1
+        del a, (b, [c])
+        b = 2
+        if os.environ.get("X"):
+            del d
+        try:
+            pass
+        except ImportError:
+            del e
+
+        def f(x):
+            del x
+
+        class C:
+            e = 1
+            del e
+
+        __all__ = ["x"]
+        def __getattr__(name):
+            raise AttributeError(name)
+        del __all__, __getattr__
+    """)
+    assert {"b", "d", "e", "f", "C"} <= found.bindings
+    assert not {"a", "c", "__all__", "__getattr__"} & found.bindings
+    assert found.binding_lines["b"] == 4
+    assert found.all_names is None and not found.defines_getattr
+
+
+def test_match_capture_patterns_bind_names() -> None:
+    found = facts("""
+        match {}:
+            case {"k": [first, *rest], **others}:
+                pass
+            case (1 | 2) as either:
+                pass
+            case Point(x=_) | Point(y=_):
+                pass
+            case sub:
+                pass
+    """)
+    assert {"first", "rest", "others", "either", "sub"} <= found.bindings
+    assert not {"_", "Point", "x", "y", "k"} & found.bindings
+
+
 def test_global_statement_in_function_binds_nothing_at_import_time() -> None:
     found = facts("""
         def setup():
@@ -262,6 +393,21 @@ def test_type_checking_in_boolean_operators_and_elif_chains() -> None:
     assert "never" not in found
     assert found["elif_after_tc"] == (CONDITIONAL,)
     assert found["else_after_tc"] == (CONDITIONAL,)
+
+
+def test_long_elif_chains_are_walked_without_recursion() -> None:
+    """600 branches (CPython compiles them) at module level and in a function body."""
+    chain = "".join(f"elif sys.platform == 'p{n}':\n    import never\n" for n in range(600))
+    in_body = "".join(f"    elif x == {n}:\n        pass\n" for n in range(600))
+    found = facts(
+        f"import sys\nif sys.platform == 'no':\n    pass\n{chain}else:\n    import last\n"
+        f"def f(x):\n    if x:\n        pass\n{in_body}    else:\n        import deep_else\n"
+    )
+    assert found.problem is None
+    assert [(site.target, site.flags) for site in found.sites] == [("sys", ()), ("last", ())]
+    assert [(site.target, site.flags) for site in found.functions["f"].sites] == [
+        ("deep_else", (CONDITIONAL,))
+    ]
 
 
 def test_false_constants_and_mypy_flag_skip_the_body() -> None:

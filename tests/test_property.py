@@ -492,16 +492,8 @@ def _differential(
     return executed - predicted, unlabelled
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a module-level `del NAME` is ignored when computing a module's bindings (extract: "
-        "ModuleFacts.bindings), so `from p import NAME` after `NAME = 1; del NAME` in p is predicted not to "
-        "run the submodule p.NAME, which CPython then imports (_handle_fromlist: not hasattr): the engine "
-        "misses a module that runs; remove the name from the bindings on an unconditional module-level del"
-    ),
-)
 def test_del_unbinds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
+    """``sub = 1; del sub`` in hpa: ``from hpa import sub`` imports the submodule hpa.sub."""
     missed, _ = _differential(
         tmp_path,
         {
@@ -513,16 +505,9 @@ def test_del_unbinds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
     assert missed == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: the body and the else of a `for` loop are predicted as certainly run, without a flag: over an "
-        "iterable that may be empty the body may not run (`while cond:` is flagged conditional, `for` is "
-        "not), and the else does not run after a break; flag them conditional unless the iterable is a "
-        "non-empty literal or range"
-    ),
-)
 def test_for_loop_over_empty_iterable_is_labelled(tmp_path: Path) -> None:
+    """A ``for`` body over an iterable that may be empty, and a loop's ``else`` after a ``break``,
+    are flagged conditional."""
     _, unlabelled = _differential(
         tmp_path,
         {
@@ -547,15 +532,8 @@ def test_for_loop_over_empty_iterable_is_labelled(tmp_path: Path) -> None:
     assert unlabelled == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a capture pattern (`case name:`) binds the name at module level, but is not in the module's "
-        "bindings, so `from p import name` predicts the submodule p.name, which CPython does not import "
-        "(the attribute exists): an extra module without a flag"
-    ),
-)
 def test_match_capture_binds_a_name_that_hides_a_submodule(tmp_path: Path) -> None:
+    """``case sub:`` in hpa binds ``sub``: ``from hpa import sub`` does not import hpa.sub."""
     _, unlabelled = _differential(
         tmp_path,
         {

@@ -7,6 +7,7 @@ per process). A few cases are checked against the interpreter itself with ``help
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from flake8_importpolicy.resolve import (
     InterpreterInfo,
     ModuleIndex,
     query_interpreter,
+    read_source,
 )
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -138,6 +140,28 @@ def test_invalid_names_are_unresolved(tmp_path: Path) -> None:
 def test_directory_named_like_a_module_file_is_not_a_module(tmp_path: Path) -> None:
     root = tree(tmp_path, {"weird.py/inner.txt": ""})
     assert index(root).resolve_module("weird").kind == "unresolved"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_only_regular_files_are_modules_and_a_fifo_is_never_read(tmp_path: Path) -> None:
+    """FileFinder's ``_path_isfile`` (stat + S_ISREG): a FIFO named ``x.py`` or ``__init__.py`` is no
+    module (the package directory is then a namespace portion); reading one fails at once. A
+    dangling symlink is kept on purpose, so that it is reported (IPL005), not silently dropped."""
+    root = tree(tmp_path, {"pkg/__init__.py": "", "nsish/x.py": ""})
+    os.mkfifo(root / "pkg/fifo.py")
+    os.mkfifo(root / "nsish/__init__.py")
+    (root / "pkg/dangling.py").symlink_to(tmp_path / "missing.py")
+    ix = index(root)
+    assert ix.resolve_module("pkg.fifo").kind == "unresolved"
+    assert ix.find_children("pkg") == ("pkg.dangling",)
+    assert ix.resolve_module("nsish").kind == "namespace"
+    with pytest.raises(OSError, match="not a regular file"):
+        read_source(root / "pkg/fifo.py")
+    for name in ("pkg.fifo", "nsish"):
+        completed = subprocess.run([sys.executable, "-c", f"import {name}; print({name}.__file__)"],
+                                   cwd=root, capture_output=True, text=True, timeout=30, check=False)
+        assert ("ModuleNotFoundError" in completed.stderr) == (name == "pkg.fifo"), completed
+        assert name == "pkg.fifo" or completed.stdout.strip() == "None"
 
 
 def test_children_skip_pycache_hidden_and_non_identifiers(tmp_path: Path) -> None:
