@@ -46,7 +46,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 4
+_FORMAT: Final = 5
 
 
 _ENGINE_MODULES: Final = (
@@ -105,19 +105,24 @@ class DiskFactsCache(FactsCache):
         self.hits += 1
         return facts
 
-    def get_functions(self, digest: str, target: Target) -> Mapping[str, FunctionFacts] | None:
-        """Cached function-body facts for this source and target, or None."""
+    def get_function(
+        self, digest: str, target: Target, qualname: str
+    ) -> tuple[FunctionFacts | None] | None:
+        """Cached facts of one function body: ``(facts,)``, ``(None,)`` if the module is known to
+        have no such function, or None if not cached."""
         try:
-            data = json.loads(self._path(digest, target, "functions").read_bytes())
-            return functions_from_json(data)
+            data = json.loads(self._path(digest, target, f"function:{qualname}").read_bytes())
+            row = data["facts"]
+            return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             return None
 
-    def put_functions(
-        self, digest: str, target: Target, functions: Mapping[str, FunctionFacts]
+    def put_function(
+        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
     ) -> None:
-        """Store function-body facts atomically (best effort)."""
-        self._write(self._path(digest, target, "functions"), functions_to_json(functions))
+        """Store one function body's facts (None: no such function) atomically (best effort)."""
+        row = None if facts is None else functions_to_json({qualname: facts})[qualname]
+        self._write(self._path(digest, target, f"function:{qualname}"), {"facts": row})
 
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +25,12 @@ from typing import TypeVar
 from flake8_importpolicy import codes
 from flake8_importpolicy.extract import (
     FunctionFacts,
+    FunctionIndex,
     ModuleFacts,
+    FunctionBodies,
     SourceProblem,
     Target,
+    parse_function_bodies,
 )
 from flake8_importpolicy.graph import (
     PARENT_PACKAGE,
@@ -37,7 +41,7 @@ from flake8_importpolicy.graph import (
     split_node,
 )
 from flake8_importpolicy.noqa import is_suppressed
-from flake8_importpolicy.parallel import FactsPool, cached_facts, cached_function_facts
+from flake8_importpolicy.parallel import FactsPool, cached_facts
 from flake8_importpolicy.patterns import ModulePattern
 from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
 from flake8_importpolicy.resolve import (
@@ -200,14 +204,17 @@ class FactsCache:
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts (best effort; never raises)."""
 
-    def get_functions(self, digest: str, target: Target) -> Mapping[str, FunctionFacts] | None:
-        """Cached function-body facts for this source and target, or None."""
+    def get_function(
+        self, digest: str, target: Target, qualname: str
+    ) -> tuple[FunctionFacts | None] | None:
+        """Cached facts of one function body: ``(facts,)``, ``(None,)`` for no such function, or
+        None if not cached."""
         return None
 
-    def put_functions(
-        self, digest: str, target: Target, functions: Mapping[str, FunctionFacts]
+    def put_function(
+        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
     ) -> None:
-        """Store function-body facts (best effort; never raises)."""
+        """Store one function body's facts (best effort; never raises)."""
 
 
 @dataclass
@@ -274,12 +281,13 @@ class PolicyEngine:
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._function_facts,
-            prefetch_functions=self._prefetch_functions,
         )
         self._pool = FactsPool(jobs, self.target, facts_cache.directory if facts_cache else None)
         self._forbid_any = tuple(
             {id(h): h for r in policy.light for h in r.forbid}.values()
         ) + tuple(policy.heavy)
+        self._bodies: OrderedDict[Path, FunctionBodies | None] = OrderedDict()
+        self._function_indexes: dict[Path, FunctionIndex] = {}
         self._first_party_tops: frozenset[str] | None = None
         self.files_read: dict[Path, str] = {}
         self._digests: dict[Path, str] = {}
@@ -306,21 +314,21 @@ class PolicyEngine:
         source = self._source(path)
         taken = self._pool.take(path) if source is None else None
         if taken is not None and taken[0]:
-            digest, facts = taken
-            self.files_read[path] = self._digests[path] = digest
-            self._prefetch_imports(resolved, facts)
-            return facts
-        if source is None:
-            try:
-                source = read_source(path)
-            except OSError as exc:
-                self.files_read[path] = ""  # unreadable: answers depending on it are not cached
-                return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
-        digest = hashlib.sha256(source).hexdigest()
+            digest, facts, index = taken
+        else:
+            if source is None:
+                try:
+                    source = path.read_bytes()
+                except OSError as exc:
+                    self.files_read[path] = ""  # unreadable: answers depending on it are not cached
+                    return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
+            digest = hashlib.sha256(source).hexdigest()
+            facts, index, extracted = cached_facts(digest, source, self.target, self._cache)
+            if extracted:
+                self._pool.note_miss()
         self.files_read[path] = self._digests[path] = digest
-        facts, extracted = cached_facts(digest, source, self.target, self._cache)
-        if extracted:
-            self._pool.note_miss()
+        if index is not None and index.spans:
+            self._function_indexes[path] = index
         self._prefetch_imports(resolved, facts)
         return facts
 
@@ -375,32 +383,45 @@ class PolicyEngine:
                     if found.path not in self.files_read:
                         self._pool.prefetch(found.path)
 
-    def _prefetch_functions(self, node: str) -> None:
-        """Have a worker analyse the function bodies of ``node``'s module (a ``module:qualname``
-        node the traversal has just queued)."""
-        if not self._pool.active:
-            return
-        module = split_node(node)[0]
-        found = self.index.resolve_module(module)
-        if found.path is not None and found.has_source and self._source(found.path) is None:
-            self._pool.prefetch_functions(found.path)
-
-    def _function_facts(self, resolved: ResolvedModule) -> Mapping[str, FunctionFacts]:
-        """Every function body of a module, analysed when an import-time call first reaches one."""
+    def _function_facts(self, resolved: ResolvedModule, qualname: str) -> FunctionFacts | None:
+        """One function body of a module, analysed when an import-time call first reaches it."""
         assert resolved.path is not None
         path = resolved.path
+        digest = self._digests.get(path)
+        if digest is None:
+            return None
+        if self._cache is not None:
+            cached = self._cache.get_function(digest, self.target, qualname)
+            if cached is not None:
+                return cached[0]
+        bodies = self._function_bodies(path, digest)
+        facts = bodies.find_function_facts(qualname) if bodies is not None else None
+        if self._cache is not None and bodies is not None:
+            self._cache.put_function(digest, self.target, qualname, facts)
+        return facts
+
+    def _function_bodies(self, path: Path, digest: str) -> FunctionBodies | None:
+        """The parsed function bodies of ``path`` (the last few modules' are kept), or None if the
+        file changed since its module facts were read, or cannot be read or parsed."""
+        if path in self._bodies:
+            self._bodies.move_to_end(path)
+            return self._bodies[path]
         source = self._source(path)
-        taken = self._pool.take_functions(path) if source is None else None
-        if taken is not None and taken[0] == self._digests.get(path):
-            return taken[1]
         try:
-            source = source if source is not None else read_source(path)
+            source = source if source is not None else path.read_bytes()
         except OSError:
-            return {}
-        digest = hashlib.sha256(source).hexdigest()
-        if digest != self._digests.get(path):
-            return {}  # changed since its module facts were read: keep the two consistent
-        return cached_function_facts(digest, source, self.target, self._cache)
+            source = None
+        bodies = None
+        if source is not None and hashlib.sha256(source).hexdigest() == digest:
+            index = self._function_indexes.get(path)
+            if index is not None:
+                bodies = index.load(source)  # parses only the bodies asked for
+            else:
+                bodies = parse_function_bodies(source, self.target)
+        self._bodies[path] = bodies
+        if len(self._bodies) > _BODIES_KEPT:
+            self._bodies.popitem(last=False)
+        return bodies
 
     def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers.
@@ -614,7 +635,7 @@ class PolicyEngine:
             return []
         calls = facts.calls
         if function is not None:
-            function_facts = self.graph.get_function_facts(owner).get(function)
+            function_facts = self.graph.get_function_facts(owner, function)
             calls = function_facts.calls if function_facts else ()
         path = self.index.resolve_module(owner).path
         return [
@@ -688,6 +709,9 @@ class PolicyEngine:
             problems=tuple(bad),
         )
 
+
+_BODIES_KEPT = 16
+"""Modules whose parsed function bodies a :class:`PolicyEngine` keeps for further calls into them."""
 
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")

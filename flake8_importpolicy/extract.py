@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib.util
 import io
 import re
 import sys
@@ -35,12 +36,16 @@ __all__ = [
     "FALLBACK",
     "EAGER_BEFORE_315",
     "CallSite",
+    "FunctionBodies",
     "FunctionFacts",
     "ImportSite",
     "ModuleFacts",
     "SourceProblem",
     "Target",
+    "FunctionIndex",
     "extract_facts",
+    "extract_facts_and_index",
+    "parse_function_bodies",
 ]
 
 GUARDED: Final = "guarded"
@@ -243,6 +248,13 @@ def extract_facts(source: bytes | str, target: Target, *, functions: bool = True
         NUL byte, a construct newer than the running Python) gives facts with ``problem`` set; this
         function never raises for bad input.
     """
+    return _extract(source, target, functions=functions)[1]
+
+
+def _extract(
+    source: bytes | str, target: Target, *, functions: bool
+) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
+    """:func:`extract_facts`, also returning the visitor (None if the source did not parse)."""
     try:
         text, lazy_lines = _strip_lazy_keyword(source)
         tree = ast.parse(text)
@@ -250,20 +262,21 @@ def extract_facts(source: bytes | str, target: Target, *, functions: bool = True
         line = exc.lineno or 1
         if "null bytes" in (exc.msg or ""):
             line = _nul_line(source)
-        return ModuleFacts(problem=SourceProblem(line, _syntax_message(exc)))
+        return None, ModuleFacts(problem=SourceProblem(line, _syntax_message(exc)))
     except (ValueError, UnicodeError, RecursionError, MemoryError, tokenize.TokenError) as exc:
-        return ModuleFacts(problem=SourceProblem(_nul_line(source), str(exc) or type(exc).__name__))
+        unreadable = SourceProblem(_nul_line(source), str(exc) or type(exc).__name__)
+        return None, ModuleFacts(problem=unreadable)
     declared_global = _globals(text)
     visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
         analysed = visitor.analyse_functions() if functions else {}
     except RecursionError:
-        return ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
+        return visitor, ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
     problem = visitor.problem or _late_future_import(tree)
     if problem is not None:
-        return ModuleFacts(problem=problem)
-    return ModuleFacts(
+        return visitor, ModuleFacts(problem=problem)
+    return visitor, ModuleFacts(
         sites=tuple(visitor.finish_lazy_sites()),
         bindings=frozenset(visitor.bindings),
         all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
@@ -276,6 +289,165 @@ def extract_facts(source: bytes | str, target: Target, *, functions: bool = True
         classes=frozenset(visitor.classes),
         aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
     )
+
+
+def extract_facts_and_index(
+    source: bytes | str, target: Target
+) -> tuple[ModuleFacts, FunctionIndex | None]:
+    """:func:`extract_facts` without function bodies, plus the module's :class:`FunctionIndex`
+    (None when ``facts.problem`` is set), from a single parse."""
+    visitor, facts = _extract(source, target, functions=False)
+    if visitor is None or facts.problem is not None:
+        return facts, None
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for qualname, node in visitor.pending:
+        spans.setdefault(qualname, []).append((node.lineno, node.end_lineno or node.lineno))
+    index = FunctionIndex(
+        target=target,
+        spans={name: tuple(found) for name, found in spans.items()},
+        aliases=dict(visitor.aliases),
+        constants=dict(visitor.constants),
+        local_defs=frozenset(visitor.local_defs),
+        future_annotations=visitor.future_annotations,
+    )
+    return facts, index
+
+
+def parse_function_bodies(source: bytes | str, target: Target) -> FunctionBodies | None:
+    """Parse all of ``source`` for its :class:`FunctionBodies` (when no :class:`FunctionIndex` of
+    it is at hand). Returns None if the module cannot be analysed; never raises for bad input."""
+    visitor, facts = _extract(source, target, functions=False)
+    if visitor is None or facts.problem is not None:
+        return None
+    return FunctionBodies(visitor, visitor.pending)
+
+
+@dataclass(frozen=True)
+class FunctionIndex:
+    """Where a module's functions are and which module-level names their bodies see: enough to
+    analyse one body later by parsing only its own lines (see :meth:`load`).
+
+    Attributes:
+        target: the target the module was analysed for.
+        spans: ``{qualified name: ((def line, last line), ...)}``, 1-based and inclusive, one pair
+            per definition in source order (a name defined twice has two).
+        aliases, constants, local_defs, future_annotations: the module's final import aliases,
+            literal constants, names bound by ``def``/``class``, and whether
+            ``from __future__ import annotations`` is in effect (PEP 563).
+    """
+
+    target: Target
+    spans: Mapping[str, tuple[tuple[int, int], ...]]
+    aliases: Mapping[str, str]
+    constants: Mapping[str, object]
+    local_defs: frozenset[str]
+    future_annotations: bool
+
+    def load(self, source: bytes | str) -> FunctionBodies:
+        """The function bodies of ``source``, which must be the source this index was made from
+        (the caller checks its digest). Parses nothing until a body is asked for."""
+        visitor = _ImportTimeVisitor(
+            self.target,
+            aliases=dict(self.aliases),
+            constants=dict(self.constants),
+            local_defs=set(self.local_defs),
+            future_annotations=self.future_annotations,
+        )
+        return FunctionBodies(visitor, (), source=source, spans=self.spans)
+
+
+class FunctionBodies:
+    """The function bodies of one module, each analysed the first time it is asked for.
+
+    :meth:`find_function_facts` gives for one qualified name exactly the :class:`FunctionFacts`
+    that ``extract_facts(source, target).functions`` holds for it (SEMANTICS.md rule 16), without
+    analysing the module's other functions: an import-time call usually reaches one or two of a
+    module's functions. Made from a :class:`FunctionIndex`, it parses only the lines of the
+    function asked for (inside ``if 1:`` when indented, so columns stay; line numbers are then
+    shifted back), and falls back to parsing the whole source if that fails.
+    """
+
+    def __init__(
+        self,
+        visitor: _ImportTimeVisitor,
+        pending: Sequence[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]],
+        *,
+        source: bytes | str | None = None,
+        spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
+    ) -> None:
+        self._visitor = visitor
+        self._nodes: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for qualname, node in pending:
+            self._nodes.setdefault(qualname, []).append(node)
+        self._source = source
+        self._spans = spans or {}
+        self._lines: list[str] | None = None
+        self._facts: dict[str, FunctionFacts | None] = {}
+
+    def find_function_facts(self, qualname: str) -> FunctionFacts | None:
+        """The facts of the function ``qualname`` (``"f"``, ``"C.m"``, ``"f.<locals>.g"``), or None
+        if the module defines no such function (a nested one counts if it is at most two levels
+        of ``<locals>`` deep, as in ``extract_facts``)."""
+        if qualname in self._facts:
+            return self._facts[qualname]
+        outer, nested_marker, _ = qualname.rpartition(".<locals>.")
+        if nested_marker and outer not in self._facts:
+            self.find_function_facts(outer)  # registers the functions nested in ``outer``
+        found: FunctionFacts | None = None
+        # Every definition under this name is analysed (a later one wins, as in extract_facts)
+        # because each may define nested functions.
+        for node in self._find_nodes(qualname):
+            try:
+                found, nested = self._visitor.analyse_function(qualname, node)
+            except RecursionError:
+                found, nested = None, []
+            for name, nested_node in nested:
+                self._nodes.setdefault(name, []).append(nested_node)
+        self._facts[qualname] = found
+        return found
+
+    def _find_nodes(self, qualname: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        if qualname in self._nodes or qualname not in self._spans:
+            return self._nodes.get(qualname, [])
+        nodes = [self._parse_span(*span) for span in self._spans[qualname]]
+        if all(node is not None for node in nodes):
+            found = [node for node in nodes if node is not None]
+        else:  # a span that does not parse on its own: parse the whole module once
+            found = self._parse_all().get(qualname, [])
+        self._nodes[qualname] = found
+        return found
+
+    def _parse_span(self, first: int, last: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        lines = self._text_lines()
+        segment = "\n".join(lines[first - 1:last]) + "\n"
+        indented = segment[:1] in (" ", "\t")
+        try:
+            tree = ast.parse("if 1:\n" + segment if indented else segment)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
+        node = body[0] if len(body) == 1 else None
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != 1 + indented:
+            return None
+        return ast.increment_lineno(node, first - node.lineno)
+
+    def _text_lines(self) -> list[str]:
+        if self._lines is None:
+            text, _ = _strip_lazy_keyword(self._source or "")
+            if isinstance(text, bytes):
+                text = importlib.util.decode_source(text)
+            else:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            self._lines = text.split("\n")
+        return self._lines
+
+    def _parse_all(self) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+        whole = parse_function_bodies(self._source or "", self._visitor.target)
+        if whole is None:
+            return {}
+        self._spans = {}
+        self._nodes.update(whole._nodes)
+        return whole._nodes
 
 
 _LAZY_HINT: Final = re.compile(rb"^[ \t]*lazy[ \t]+(?:import|from)\b", re.MULTILINE)
@@ -1013,30 +1185,37 @@ class _ImportTimeVisitor:
         queue = deque(self.pending)
         while queue:
             qualname, node = queue.popleft()
-            child = _ImportTimeVisitor(
-                self.target,
-                aliases=_MappingOverlay(self.aliases),
-                constants=_MappingOverlay(self.constants),
-                in_function=True,
-                function_name=qualname,
-                local_defs=_SetOverlay(self.local_defs),
-                future_annotations=self.future_annotations,
-            )
-            args = node.args
-            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                if arg is not None:
-                    child._bind(arg.arg, None)
-            child.visit_body(node.body, frozenset())
-            nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
-            out[qualname] = FunctionFacts(
-                line=node.lineno,
-                sites=tuple(child.sites),
-                calls=tuple(child.calls),
-                returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
-            )
-            if qualname.count("<locals>") < 2:
-                queue.extend(child.pending)
+            out[qualname], nested = self.analyse_function(qualname, node)
+            queue.extend(nested)
         return out
+
+    def analyse_function(
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+        """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
+        functions to analyse next (none beyond two levels of ``<locals>``)."""
+        child = _ImportTimeVisitor(
+            self.target,
+            aliases=_MappingOverlay(self.aliases),
+            constants=_MappingOverlay(self.constants),
+            in_function=True,
+            function_name=qualname,
+            local_defs=_SetOverlay(self.local_defs),
+            future_annotations=self.future_annotations,
+        )
+        args = node.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                child._bind(arg.arg, None)
+        child.visit_body(node.body, frozenset())
+        nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
+        facts = FunctionFacts(
+            line=node.lineno,
+            sites=tuple(child.sites),
+            calls=tuple(child.calls),
+            returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+        )
+        return facts, child.pending if qualname.count("<locals>") < 2 else []
 
     def finish_lazy_sites(self) -> list[ImportSite]:
         """The import sites with PEP 810 applied for the target versions and lazy-imports mode.

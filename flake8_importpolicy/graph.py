@@ -28,7 +28,7 @@ Edges follow CPython's import system (``shared/SEMANTICS.md``):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -116,8 +116,9 @@ class UnknownImport:
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
-FunctionFactsProvider = Callable[[ResolvedModule], Mapping[str, FunctionFacts]]
-"""Returns the facts of every function body of a module (asked only when a call reaches one)."""
+FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | None]
+"""Returns the facts of one function body of a module (asked only when a call reaches it), or None
+if the module has no function of that qualified name."""
 
 
 class ImportGraph:
@@ -130,11 +131,8 @@ class ImportGraph:
             policy's ``[[ignore]]`` entries). It is called once per distinct edge.
         call_depth: how many nested import-time calls are followed (``settings.call-depth``).
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
-        function_facts: returns the facts of a module's function bodies (default: those in its
+        function_facts: returns the facts of one function body of a module (default: those in its
             :class:`ModuleFacts`).
-        prefetch_functions: optional hint, called with a ``module:qualname`` node when the traversal
-            queues it (its module's function bodies will be asked for soon); it returns nothing and
-            cannot change an answer.
     """
 
     def __init__(
@@ -146,7 +144,6 @@ class ImportGraph:
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
         function_facts: FunctionFactsProvider | None = None,
-        prefetch_functions: Callable[[str], None] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
@@ -154,8 +151,7 @@ class ImportGraph:
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
-        self._prefetch_functions = prefetch_functions
-        self._function_facts: dict[str, Mapping[str, FunctionFacts]] = {}
+        self._function_facts: dict[tuple[str, str], FunctionFacts | None] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
@@ -170,20 +166,21 @@ class ImportGraph:
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
         return self._facts[module]
 
-    def get_function_facts(self, module: str) -> Mapping[str, FunctionFacts]:
-        """The facts of every function body of ``module`` (``{qualname: facts}``; empty if none)."""
+    def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
+        """The facts of the function body ``qualname`` of ``module`` (None if it has no such
+        function, or no analysable source)."""
         module = split_node(module)[0]
-        cached = self._function_facts.get(module)
-        if cached is not None:
-            return cached
+        key = (module, qualname)
+        if key in self._function_facts:
+            return self._function_facts[key]
         facts = self.get_facts(module)
-        found: Mapping[str, FunctionFacts] = {}
+        found: FunctionFacts | None = None
         if facts is not None and facts.problem is None:
             if facts.functions or self._function_facts_provider is None:
-                found = facts.functions
+                found = facts.functions.get(qualname)
             else:
-                found = self._function_facts_provider(self.index.resolve_module(module))
-        self._function_facts[module] = found
+                found = self._function_facts_provider(self.index.resolve_module(module), qualname)
+        self._function_facts[key] = found
         return found
 
     def find_problem(self, module: str) -> SourceProblem | None:
@@ -210,7 +207,7 @@ class ImportGraph:
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
             if function is not None:
-                function_facts = self.get_function_facts(owner).get(function)
+                function_facts = self.get_function_facts(owner, function)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
             for site in sites:
@@ -305,10 +302,6 @@ class ImportGraph:
                 if hop.imported not in visited:
                     visited.add(hop.imported)
                     queue.append((hop.imported, (*chain, hop)))
-                    if hop.kind == CALL and self._prefetch_functions is not None:
-                        owner = split_node(hop.imported)[0]
-                        if owner not in self._function_facts and not owner.endswith("()"):
-                            self._prefetch_functions(hop.imported)
 
     # -- edge construction -------------------------------------------------------------------------
 
@@ -418,7 +411,7 @@ class ImportGraph:
         if attribute in facts.function_names or attribute in facts.functions:
             nodes = [f"{module}:{attribute}"]
             if kind == "decorator-factory":
-                body = self.get_function_facts(module).get(attribute)
+                body = self.get_function_facts(module, attribute)
                 returned = body.returns if body is not None else ()
                 nodes += [f"{module}:{attribute}.<locals>.{name}" for name in returned]
             if kind in ("call", "decorator-factory"):

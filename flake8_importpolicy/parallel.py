@@ -19,11 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from flake8_importpolicy.extract import FunctionFacts, ModuleFacts, Target, extract_facts
+from flake8_importpolicy.extract import FunctionIndex, ModuleFacts, Target, extract_facts_and_index
 
 if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,7 +30,7 @@ if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multipr
     from flake8_importpolicy.cache import DiskFactsCache
     from flake8_importpolicy.check import FactsCache
 
-__all__ = ["FactsPool", "cached_facts", "cached_function_facts", "default_jobs"]
+__all__ = ["FactsPool", "cached_facts", "default_jobs"]
 
 _T = TypeVar("_T")
 
@@ -65,8 +64,7 @@ class FactsPool:
         self.cache_dir = cache_dir
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
-        self._modules: dict[Path, Future[tuple[str, ModuleFacts]]] = {}
-        self._functions: dict[Path, Future[tuple[str, Mapping[str, FunctionFacts]]]] = {}
+        self._modules: dict[Path, Future[tuple[str, ModuleFacts, FunctionIndex | None]]] = {}
 
     @property
     def active(self) -> bool:
@@ -91,39 +89,28 @@ class FactsPool:
     def prefetch(self, path: Path) -> None:
         """Start extracting the module facts of ``path`` in a worker (no-op if inactive or queued)."""
         if self._executor is not None and path not in self._modules:
-            future = self._submit(_module_facts, path)
+            future = self._submit(path)
             if future is not None:
                 self._modules[path] = future
 
-    def prefetch_functions(self, path: Path) -> None:
-        """Start analysing every function body of ``path`` in a worker (no-op if inactive or queued)."""
-        if self._executor is not None and path not in self._functions:
-            future = self._submit(_function_facts, path)
-            if future is not None:
-                self._functions[path] = future
-
-    def _submit(self, task: Callable[[Path, Target, Path | None], _T], path: Path) -> Future[_T] | None:
+    def _submit(self, path: Path) -> Future[tuple[str, ModuleFacts, FunctionIndex | None]] | None:
         assert self._executor is not None
         try:
-            return self._executor.submit(task, path, self.target, self.cache_dir)
+            return self._executor.submit(_module_facts, path, self.target, self.cache_dir)
         except RuntimeError:  # BrokenProcessPool (a worker died), or shut down: carry on serially
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
             self.jobs = 1
             return None
 
-    def take(self, path: Path) -> tuple[str, ModuleFacts] | None:
-        """``(sha256 hex digest of the bytes analysed, facts)`` if ``path`` was prefetched, else None.
+    def take(self, path: Path) -> tuple[str, ModuleFacts, FunctionIndex | None] | None:
+        """``(sha256 hex digest of the bytes analysed, facts, function index)`` if ``path`` was
+        prefetched, else None.
 
         A worker that failed (it cannot raise for bad input, but a pool can break) gives None, and the
         engine extracts the file itself.
         """
         future = self._modules.pop(path, None)
-        return _result(future)
-
-    def take_functions(self, path: Path) -> tuple[str, Mapping[str, FunctionFacts]] | None:
-        """Like :meth:`take`, for the function-body facts of ``path``."""
-        future = self._functions.pop(path, None)
         return _result(future)
 
     def close(self) -> None:
@@ -133,7 +120,6 @@ class FactsPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
         self._modules.clear()
-        self._functions.clear()
 
 
 def _can_fork() -> bool:
@@ -149,66 +135,36 @@ def _result(future: Future[_T] | None) -> _T | None:
         return None
 
 
-def _read(path: Path) -> tuple[str, bytes] | None:
+def cached_facts(
+    digest: str, source: bytes, target: Target, cache: FactsCache | None
+) -> tuple[ModuleFacts, FunctionIndex | None, bool]:
+    """The module facts of ``source`` (SHA-256 hex ``digest``): from ``cache`` if there, else
+    extracted (function bodies not analysed) and stored.
+
+    Returns:
+        ``(facts, index, extracted)``: ``index`` is the :class:`FunctionIndex` from the extraction
+        (None when the facts came from the cache).
+    """
+    cached = cache.get(digest, target) if cache is not None else None
+    if cached is not None:
+        return cached, None, False
+    facts, index = extract_facts_and_index(source, target)
+    if cache is not None:
+        cache.put(digest, target, facts)
+    return facts, index, True
+
+
+def _module_facts(
+    path: Path, target: Target, cache_dir: Path | None
+) -> tuple[str, ModuleFacts, FunctionIndex | None]:
+    """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
     try:
         source = path.read_bytes()
     except OSError:
-        return None
-    return hashlib.sha256(source).hexdigest(), source
-
-
-def cached_facts(
-    digest: str, source: bytes, target: Target, cache: FactsCache | None
-) -> tuple[ModuleFacts, bool]:
-    """The module facts of ``source`` (SHA-256 hex ``digest``): from ``cache`` if there, else
-    extracted (function bodies not analysed) and stored. Returns ``(facts, extracted)``."""
-    if cache is None:
-        return extract_facts(source, target, functions=False), True
-    return _through(
-        cache.get(digest, target),
-        lambda: extract_facts(source, target, functions=False),
-        lambda facts: cache.put(digest, target, facts),
-    )
-
-
-def cached_function_facts(
-    digest: str, source: bytes, target: Target, cache: FactsCache | None
-) -> Mapping[str, FunctionFacts]:
-    """The facts of every function body of ``source``, from ``cache`` if there, else analysed and
-    stored."""
-    if cache is None:
-        return extract_facts(source, target).functions
-    return _through(
-        cache.get_functions(digest, target),
-        lambda: extract_facts(source, target).functions,
-        lambda functions: cache.put_functions(digest, target, functions),
-    )[0]
-
-
-def _through(cached: _T | None, compute: Callable[[], _T], put: Callable[[_T], None]) -> tuple[_T, bool]:
-    if cached is not None:
-        return cached, False
-    value = compute()
-    put(value)
-    return value, True
-
-
-def _module_facts(path: Path, target: Target, cache_dir: Path | None) -> tuple[str, ModuleFacts]:
-    """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
-    read = _read(path)
-    if read is None:
-        return "", ModuleFacts()
-    return read[0], cached_facts(*read, target, _open_cache(cache_dir))[0]
-
-
-def _function_facts(
-    path: Path, target: Target, cache_dir: Path | None
-) -> tuple[str, Mapping[str, FunctionFacts]]:
-    """In a worker: the facts of every function body of ``path``."""
-    read = _read(path)
-    if read is None:
-        return "", {}
-    return read[0], cached_function_facts(*read, target, _open_cache(cache_dir))
+        return "", ModuleFacts(), None
+    digest = hashlib.sha256(source).hexdigest()
+    facts, index, _ = cached_facts(digest, source, target, _open_cache(cache_dir))
+    return digest, facts, index
 
 
 def _open_cache(cache_dir: Path | None) -> DiskFactsCache | None:

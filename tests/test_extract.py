@@ -7,7 +7,9 @@ target, kind and flags. Nothing is imported. Where the engine disagrees with CPy
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,8 @@ from flake8_importpolicy.extract import (
     ModuleFacts,
     Target,
     extract_facts,
+    extract_facts_and_index,
+    parse_function_bodies,
 )
 
 PY311 = Target(versions=((3, 11),), platform="linux")
@@ -763,3 +767,103 @@ def test_generator_expression_body_is_deferred() -> None:
         lazy = (__import__("gen_body") for _ in [__import__("gen_iter")])
     """)
     assert found == {"gen_iter"}
+
+
+# -- function bodies analysed one at a time (FunctionIndex / FunctionBodies) ------------------------
+
+_BODIES_CORNERS = {
+    "duplicates_and_nesting": """\
+        import os
+        if os.name == "nt":
+            def f():
+                import a
+                def inner():
+                    import b
+                    def deeper():
+                        import c
+                        def deepest():
+                            import d
+                        return deepest
+                    return deeper
+                return inner
+        else:
+            def f():
+                import e
+                def other():
+                    import g
+                return other
+        class C:
+            class D:
+                async def m(self):
+                    import h
+            @staticmethod
+            def s(x=1):  # a comment on the def line
+                import i; import j
+        """,
+    "tabs_form_feed_and_strings": "def f():\n\timport a\n\tx = '''\ndef fake():\n    import b\n'''\n"
+                                  "\x0c\ndef g():\n\timport c\n",
+    "crlf": "def f():\r\n    import a\r\n\r\nclass C:\r\n    def m(self):\r\n        import b\r\n",
+    "latin1_cookie": b"# -*- coding: latin-1 -*-\ns = '\xe9'\ndef f():\n    import a  # \xe9\n",
+    "bom": b"\xef\xbb\xbfdef f():\n    import a\n",
+    "lazy_keyword": "lazy import json\ndef f():\n    lazy import a\n    import b\n",
+    "one_line_defs": "def f(): import a\nclass C:\n    def m(self): import b; return 1\n",
+    "decorated_multiline": "@dec(\n    1,\n)\ndef f(\n    a,\n    b,\n):\n    import a\n",
+}
+
+
+def _all_function_names(source: bytes | str) -> dict[str, object]:
+    return dict(extract_facts(source, PY311).functions)
+
+
+@pytest.mark.parametrize("name", sorted(_BODIES_CORNERS))
+def test_function_bodies_one_at_a_time_equal_the_whole_module_analysis(name: str) -> None:
+    source = _BODIES_CORNERS[name]
+    if isinstance(source, str) and name == "duplicates_and_nesting":
+        source = textwrap.dedent(source)
+    expected = _all_function_names(source)
+    assert expected, "the corner case must define functions"
+    facts, index = extract_facts_and_index(source, PY311)
+    assert facts == extract_facts(source, PY311, functions=False)
+    assert index is not None
+    # In every order: nested names first (their outer function is analysed on the way), then all.
+    for names in (sorted(expected, key=len, reverse=True), sorted(expected)):
+        bodies = index.load(source)
+        assert {q: bodies.find_function_facts(q) for q in names} == {q: expected[q] for q in names}
+        assert bodies.find_function_facts("missing") is None
+        assert bodies.find_function_facts("f.<locals>.missing") is None
+    whole = parse_function_bodies(source, PY311)
+    assert whole is not None
+    assert {q: whole.find_function_facts(q) for q in expected} == expected
+
+
+def test_function_bodies_fall_back_to_a_whole_parse_when_a_span_does_not_parse() -> None:
+    source = "def f():\n    import a\n"
+    facts, index = extract_facts_and_index(source, PY311)
+    assert index is not None
+    broken = dataclasses.replace(index, spans={"f": ((2, 2),)})  # not the def's lines
+    assert broken.load(source).find_function_facts("f") == extract_facts(source, PY311).functions["f"]
+
+
+def test_function_bodies_of_real_modules_equal_the_whole_module_analysis() -> None:
+    """Every function of a corpus of real modules (this package, parts of the standard library)."""
+    import email
+    import json
+
+    import flake8_importpolicy
+
+    files = [
+        path
+        for package in (flake8_importpolicy, json, email)
+        for path in sorted(Path(package.__file__).parent.glob("*.py"))
+    ]
+    checked = 0
+    for path in files:
+        source = path.read_bytes()
+        expected = _all_function_names(source)
+        _, index = extract_facts_and_index(source, PY311)
+        assert index is not None, path
+        bodies = index.load(source)
+        for qualname, facts in expected.items():
+            assert bodies.find_function_facts(qualname) == facts, (path, qualname)
+            checked += 1
+    assert checked > 500
