@@ -19,7 +19,9 @@ Nothing is imported or executed: the source is parsed with :func:`ast.parse` onl
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
+import gc
 import importlib.util
 import io
 import re
@@ -255,6 +257,27 @@ def _extract(
     source: bytes | str, target: Target, *, functions: bool
 ) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
     """:func:`extract_facts`, also returning the visitor (None if the source did not parse)."""
+    with _gc_paused():
+        return _extract_unpaused(source, target, functions=functions)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a syntax tree is millions of young objects without
+    cycles (reference counting frees it), and collections triggered while it is built cost about a
+    fifth of the extraction time for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _extract_unpaused(
+    source: bytes | str, target: Target, *, functions: bool
+) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
     try:
         text, lazy_lines = _strip_lazy_keyword(source)
         tree = ast.parse(text)
@@ -464,7 +487,7 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
         tokenize.TokenError, SyntaxError, UnicodeError: for sources that cannot be tokenized.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
-    if not _LAZY_HINT.search(raw):
+    if b"lazy" not in raw or not _LAZY_HINT.search(raw):
         return source, {}
     tokens = list(tokenize.tokenize(io.BytesIO(raw).readline))
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
@@ -520,6 +543,8 @@ def _globals(source: bytes | str) -> frozenset[str]:
     A match inside a string literal only adds a name, which makes it non-constant: the safe side.
     """
     raw = source.encode("utf-8", "replace") if isinstance(source, str) else source
+    if b"global" not in raw:  # a substring test is ~30 times faster than the regex scan
+        return frozenset()
     names: set[str] = set()
     for match in _GLOBAL_STATEMENT.finditer(raw):
         names.update(name.strip().decode() for name in match.group(1).split(b",") if name.strip())
