@@ -387,12 +387,18 @@ def grimp_argv(setup: Setup, *, cache: bool) -> list[str]:
 
 
 def count_facts(cache_dir: Path) -> int:
-    """Entries in an importpolicy facts cache (= distinct files parsed by the run that filled it)."""
+    """Module entries in an importpolicy facts cache (= distinct files parsed by the run that filled
+    it; entries for single function bodies are not counted)."""
     facts = cache_dir / "facts"
     if not facts.is_dir():
         return 0
-    return sum(1 for sub in facts.iterdir() if sub.is_dir() for entry in sub.iterdir()
-               if entry.suffix == ".json" and not entry.name.startswith("."))
+    count = 0
+    for entry in facts.glob("*/*.json"):
+        try:
+            count += "sites" in json.loads(entry.read_bytes())
+        except (OSError, ValueError):
+            pass
+    return count
 
 
 def machine_description() -> str:

@@ -15,7 +15,9 @@ run once as a fresh process, in turn (so drifts in machine load hit every row al
 row                    command
 =====================  ==================================================================
 python -c pass         the interpreter start-up floor (site + .pth files of this machine)
-importpolicy cold      ``importpolicy check --no-cache`` (no facts, answers or interpreter cache)
+importpolicy cold      ``importpolicy check --no-cache`` (no facts, answers or interpreter cache;
+                       ``--jobs`` at its default, the CPUs)
+importpolicy cold -j1  the same in one process (``--jobs 1``)
 importpolicy warm      ``importpolicy check`` with its cache populated (whole-answer hit)
 importpolicy facts     ``importpolicy check`` with the answers cache deleted before the run:
                        every module of the closures is re-traversed from the facts cache
@@ -90,6 +92,8 @@ def _rows(setup: Setup) -> list[tuple[str, list[str], dict[str, str], object]]:
     return [
         ("python -c pass", [sys.executable, "-c", "pass"], plain, None),
         ("importpolicy cold", importpolicy_argv(setup, cache=False), engine, None),
+        ("importpolicy cold -j1", importpolicy_argv(setup, cache=False) + ["--jobs", "1"], engine,
+         None),
         ("importpolicy warm", importpolicy_argv(setup, cache=True), engine, None),
         ("importpolicy facts", importpolicy_argv(setup, cache=True), engine, drop_answers),
         ("lint-imports cold", lint_imports_argv(setup, cache=False), with_tree, None),
@@ -155,7 +159,8 @@ def bench_codebase(key: str, runs: int) -> dict[str, object]:
             if label.startswith("importpolicy"):
                 outputs.setdefault(label, set()).add(run.stdout)
         print(f"  run {number + 1}/{runs}: " + ", ".join(
-            f"{label.split()[0][:2]}{label.split()[-1][:1]}={s.runs[-1].wall:.2f}"
+            f"{label.replace('importpolicy', 'ip').replace('lint-imports', 'li')}"
+            f"={s.runs[-1].wall:.2f}"
             for label, s in series.items()), file=sys.stderr)
 
     distinct = {out for seen in outputs.values() for out in seen}
@@ -196,11 +201,13 @@ def report(results: list[dict[str, object]], runs: int) -> str:
         peak = max(series[k].peak for k in ("importpolicy cold", "importpolicy warm",
                                             "importpolicy facts"))
         cold = m["importpolicy cold"] / m["lint-imports cold"]
+        serial = m["importpolicy cold -j1"] / m["lint-imports cold"]
         warm = m["importpolicy warm"] / m["lint-imports warm"]
         facts = m["importpolicy facts"] / m["lint-imports warm"]
         summary_rows.append((
             res["key"],
             f"{cold:.2f} {'ok' if cold <= TARGETS['cold'] else 'MISSED'}",
+            f"{serial:.2f}",
             f"{warm:.2f} {'ok' if warm <= TARGETS['warm'] else 'MISSED'}",
             f"{facts:.2f} {'ok' if facts <= TARGETS['warm'] else 'MISSED'}",
             f"{m['importpolicy cold'] / m['grimp cold']:.2f}",
@@ -209,7 +216,8 @@ def report(results: list[dict[str, object]], runs: int) -> str:
         ))
     out.append("### Ratios (medians) against the targets\n")
     out.append(table(
-        ["codebase", "ip cold / li cold (<= 0.30)", "ip warm / li warm (<= 0.25)",
+        ["codebase", "ip cold / li cold (<= 0.30)", "ip cold -j1 / li cold",
+         "ip warm / li warm (<= 0.25)",
          "ip facts / li warm (<= 0.25)", "ip cold / grimp cold", "ip warm / grimp warm",
          "ip peak RSS MiB (<= 200)"],
         summary_rows,

@@ -7,6 +7,7 @@ error. Errors are one clear message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from collections.abc import Sequence
@@ -156,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         policy = discover_policy(Path.cwd(), args.policy)
         _start_query_early(args, policy)
-        code: int = args.handler(args, policy)
+        code: int = _run_handler(args, policy)
     except PolicyError as exc:
         print(f"importpolicy: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -172,6 +173,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _UsageError(Exception):
     pass
+
+
+def _run_handler(args: argparse.Namespace, policy: Policy) -> int:
+    """Run the command's handler; ``check`` and ``why`` with the cyclic garbage collector paused
+    (their syntax trees have no cycles, and collections over them cost about a fifth of a cold
+    run), restored afterwards for callers of :func:`main` in a longer-lived process."""
+    paused = args.command in ("check", "why") and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return int(args.handler(args, policy))
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
