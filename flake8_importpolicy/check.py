@@ -367,22 +367,6 @@ class PolicyEngine:
                 ):
                     self._pool.prefetch(found.path)
 
-    def _prefetch_light_modules(self, lights: Sequence[str]) -> None:
-        """Without a facts cache every file is parsed: start the workers on the light modules and
-        their parent packages, the first files the traversal reads."""
-        if self._cache is not None:
-            return
-        self._pool.start()
-        if not self._pool.active:
-            return
-        for light in lights:
-            parts = light.split(".")
-            for i in range(1, len(parts) + 1):
-                found = self.index.resolve_module(".".join(parts[:i]))
-                if found.has_source and found.path is not None and self._source(found.path) is None:
-                    if found.path not in self.files_read:
-                        self._pool.prefetch(found.path)
-
     def _function_facts(self, resolved: ResolvedModule, qualname: str) -> FunctionFacts | None:
         """One function body of a module, analysed when an import-time call first reaches it."""
         assert resolved.path is not None
@@ -528,7 +512,6 @@ class PolicyEngine:
             for light in modules:
                 rules_of.setdefault(light, []).append(rule)
         lights = sorted(rules_of)
-        self._prefetch_light_modules(lights)
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)

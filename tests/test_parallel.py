@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy import resolve
+from flake8_importpolicy import parallel, resolve
 from flake8_importpolicy.cache import DiskFactsCache
 from flake8_importpolicy.check import PolicyEngine, Report
 from flake8_importpolicy.cli import main
@@ -29,6 +29,14 @@ from helpers import fixture_dirs
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
 
 TARGET = Target(versions=((3, 11),), platform="linux")
+
+
+@pytest.fixture(autouse=True)
+def eager_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start workers after the first file and whatever the machine's load: these tests are about
+    answers with a pool, which the thresholds would otherwise skip for trees this small."""
+    monkeypatch.setattr(parallel, "MIN_MISSES", 1)
+    monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
 
 
 def check(root: Path, jobs: int, cache: DiskFactsCache | None = None) -> Report:
@@ -130,6 +138,23 @@ def test_unreadable_prefetched_file_gives_the_serial_problem(tmp_path: Path) -> 
     (root / "app" / "l1" / "m4.py").unlink()
     (root / "app" / "l1" / "m4.py").symlink_to(root / "missing.py")  # resolves, cannot be read
     assert check(root, jobs=2) == check(root, jobs=1)
+
+
+def test_pool_waits_for_enough_misses_and_idle_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_MISSES", 3)
+    pool = FactsPool(2, TARGET, None)
+    try:
+        pool.note_miss()
+        pool.note_miss()
+        assert not pool.active
+        monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: False)
+        pool.note_miss()
+        assert not pool.active, "a busy machine gets no workers"
+        monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
+        pool.note_miss()
+        assert pool.active
+    finally:
+        pool.close()
 
 
 def test_pool_with_one_job_never_starts(tmp_path: Path) -> None:
