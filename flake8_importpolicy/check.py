@@ -318,7 +318,7 @@ class PolicyEngine:
         else:
             if source is None:
                 try:
-                    source = path.read_bytes()
+                    source = read_source(path)
                 except OSError as exc:
                     self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                     return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
@@ -392,7 +392,7 @@ class PolicyEngine:
             return self._bodies[path]
         source = self._source(path)
         try:
-            source = source if source is not None else path.read_bytes()
+            source = source if source is not None else read_source(path)
         except OSError:
             source = None
         bodies = None

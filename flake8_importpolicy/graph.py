@@ -461,15 +461,36 @@ class ImportGraph:
             return self._self_fromlist(package, name, line, candidate)
         facts = self.get_facts(package)
         if facts is not None and name in facts.bindings:
-            if importer.startswith(package + ".") and facts.binding_lines.get(name, 0) > (
-                self._first_internal_import(package, facts)
-            ):
-                # Circular import: the package's __init__ may still be running (it imports its own
-                # submodules before binding ``name``), so ``name`` may not be bound yet and the
-                # submodule runs. Flagged conditional: it depends on the order of imports.
+            if self._bound_after_importer_runs(package, facts, name, importer):
+                # Circular import: the package's __init__ may still be running, so ``name`` may not
+                # be bound yet and the submodule runs. Flagged conditional: it depends on the
+                # order of imports.
                 return candidate, True
             return None
         return candidate, False
+
+    def _bound_after_importer_runs(
+        self, package: str, facts: ModuleFacts, name: str, importer: str
+    ) -> bool:
+        """True if ``importer`` may run while ``package``'s ``__init__`` has not bound ``name`` yet.
+
+        Two shapes: ``importer`` is inside the package and ``name`` is bound at or after the
+        package's first import of its own submodules (a binding made by an import statement exists
+        only once that import returns); or the statement that binds ``name`` runs ``importer`` (it
+        imports ``importer`` or a module inside it: ``from other.registry import name``, where
+        ``other.registry`` does ``from package import name``).
+        """
+        line = facts.binding_lines.get(name, 0)
+        if importer.startswith(package + ".") and line >= self._first_internal_import(package, facts):
+            return True
+        for site in facts.sites:
+            imported = resolve_relative(site, package, True) if site.line == line else None
+            if imported is None:
+                continue
+            for module in (imported, *(f"{imported}.{sub}" for sub in site.names)):
+                if module == importer or module.startswith(importer + "."):
+                    return True
+        return False
 
     def _self_fromlist(
         self, package: str, name: str, line: int, candidate: str

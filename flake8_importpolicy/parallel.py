@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from flake8_importpolicy.extract import FunctionIndex, ModuleFacts, Target, extract_facts_and_index
+from flake8_importpolicy.resolve import read_source
 
 if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -173,7 +174,7 @@ def _module_facts(
 ) -> tuple[str, ModuleFacts, FunctionIndex | None]:
     """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
     try:
-        source = path.read_bytes()
+        source = read_source(path)
     except OSError:
         return "", ModuleFacts(), None
     digest = hashlib.sha256(source).hexdigest()

@@ -32,10 +32,10 @@ Runs 20 examples in the normal suite (about 10 s on 2 cores). The long run::
     python -m pytest tests/test_property.py --hypothesis-profile=long
 
 (500 examples, about 2 minutes when nothing fails; the profile is registered in ``tests/conftest.py``).
-The constructs the generator leaves out because the engine gets them wrong are the
-``xfail(strict=True)`` tests at the end, each a minimal differential case. This test found three bugs;
-two were fixed while it was written (regression tests at the end), the third (a package seen
-partially initialised in an import cycle) is still an xfail.
+The constructs the generator leaves out, because the engine used to get them wrong, are minimal
+differential tests at the end (a module-level ``del``, ``for`` loops, ``match`` captures, a package
+seen partially initialised in an import cycle); all pass now. This test found three bugs; two were
+fixed while it was written (regression tests at the end), the third (partial initialisation) later.
 """
 
 from __future__ import annotations
@@ -470,7 +470,7 @@ def test_engine_predicts_what_cpython_runs(tree: Tree, tmp_path_factory: pytest.
     check_tree(tree, tmp_path_factory.mktemp("tree"))
 
 
-# -- constructs the generator leaves out: bugs found while writing it --------------------------------
+# -- constructs the generator leaves out: bugs found while writing it, fixed since ------------------
 
 
 def _differential(
@@ -561,24 +561,29 @@ PARTIAL_INIT = {
         "hpb/__init__.py": "",
         "hpb/registry.py": "from hpa import models as _module\nmodels = 'the registry of models'\n",
     },
+    # ... through the parent package of the module the binding statement imports
+    "cycle-through-a-parent-package": {
+        "hpa/__init__.py": "X = 1\nfrom hpb.registry import models\n",
+        "hpa/models.py": "VALUE = 1\n",
+        "hpa/light.py": "import hpa\n",
+        "hpb/__init__.py": "from hpa import models as _module\n",
+        "hpb/registry.py": "models = 'the registry of models'\n",
+    },
+    # ... through a submodule the binding statement imports by its fromlist
+    "cycle-through-a-fromlist-submodule": {
+        "hpa/__init__.py": "X = 1\nfrom hpb import models\n",
+        "hpa/models.py": "VALUE = 1\n",
+        "hpa/light.py": "import hpa\n",
+        "hpb/__init__.py": "",
+        "hpb/models.py": "from hpa import models as _module\n",
+    },
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: `from p import name` is resolved against p's final bindings, but in an import cycle p is "
-        "only partially initialised: hpa/__init__ binds `models` by `from ... import models`, and the "
-        "module that statement runs does `from hpa import models` before the binding exists, so CPython "
-        "imports the submodule hpa.models, which the engine misses (a soundness miss). "
-        "graph._submodule_run_by_fromlist suspects a cycle only when the importer is inside the package "
-        "and the binding line is strictly after the package's first internal import (`>`): use `>=` (a "
-        "binding made by an import exists only once that import returns), and suspect a binding made by "
-        "an import statement whoever the importer is. Found by test_engine_predicts_what_cpython_runs"
-    ),
-)
 @pytest.mark.parametrize("shape", sorted(PARTIAL_INIT))
 def test_from_import_of_a_partially_initialised_package(tmp_path: Path, shape: str) -> None:
+    """hpa binds ``models`` by an import whose module runs ``from hpa import models`` before that
+    binding exists, so CPython imports the submodule hpa.models (graph._bound_after_importer_runs)."""
     missed, _ = _differential(tmp_path, PARTIAL_INIT[shape])
     assert missed == set()
 
