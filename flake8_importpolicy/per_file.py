@@ -239,7 +239,11 @@ def _same_text(path: str, text: str) -> bool:
 
 
 def _normalise(text: str) -> str:
-    return text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    """Text as flake8 hands it over: without a byte order mark, which flake8 strips whether it was
+    decoded as U+FEFF or, under a latin-1 coding cookie, as the three characters of its UTF-8 bytes
+    (``FileProcessor.strip_utf_bom``), and with ``\n`` line ends."""
+    text = text.removeprefix("\ufeff").removeprefix("\xef\xbb\xbf")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _encode(text: str) -> bytes:

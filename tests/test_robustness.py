@@ -673,17 +673,9 @@ def test_zoo_exact_findings_and_adapters_agree(zoo: ZooRuns) -> None:
     assert len(zoo.report["problems"]) == len(ZOO_PROBLEMS) - (0 if NEWER_SYNTAX else 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: flake8 reports an IPL002 in a file with a UTF-8 BOM and a latin-1 coding cookie, which CPython "
-        "refuses to import and `importpolicy check` reports as IPL005 (no IPL001 in the light module): "
-        "flake8 "
-        "strips the latin-1-decoded BOM (FileProcessor.strip_utf_bom), per_file._normalise strips only "
-        "'\\ufeff', so the buffer looks edited and is re-checked without its BOM"
-    ),
-)
 def test_zoo_bom_with_latin1_cookie_gets_no_flake8_finding(zoo: ZooRuns) -> None:
+    """CPython refuses a UTF-8 BOM with a latin-1 cookie (IPL005 in ``check``); flake8 strips the
+    latin-1-decoded BOM, which must not make the buffer look edited."""
     assert not {f for f in zoo.flake8.found("IPL") if f[0] == "src/zoo/enc_bom_latin1.py"}, zoo.flake8.stdout
 
 
