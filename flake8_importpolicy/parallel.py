@@ -114,10 +114,13 @@ class FactsPool:
         """``(sha256 hex digest of the bytes analysed, facts, function index)`` if ``path`` was
         prefetched, else None.
 
-        A worker that failed (it cannot raise for bad input, but a pool can break) gives None, and the
-        engine extracts the file itself.
+        A file still waiting in the queue is taken back (None: the engine extracts it itself rather
+        than wait for the workers to reach it), and so is the work of a worker that failed (it cannot
+        raise for bad input, but a pool can break).
         """
         future = self._modules.pop(path, None)
+        if future is None or future.cancel():
+            return None
         return _result(future)
 
     def close(self) -> None:
