@@ -473,6 +473,23 @@ class FunctionBodies:
         return whole._nodes
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
+    """``stack.extend(ast.iter_child_nodes(node))`` without the ``ctx`` markers (``Load``,
+    ``Store``) and about twice as fast: the fields to look at are listed once per node class."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f != "ctx")
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack.extend(item for item in value if isinstance(item, ast.AST))
+
+
 _LAZY_HINT: Final = re.compile(rb"^[ \t]*lazy[ \t]+(?:import|from)\b", re.MULTILINE)
 
 
@@ -899,7 +916,7 @@ class _ImportTimeVisitor:
                 self._all_mutation(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
-            stack.extend(ast.iter_child_nodes(current))
+            _push_children(stack, current)
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects
