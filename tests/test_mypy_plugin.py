@@ -22,6 +22,8 @@ from flake8_importpolicy.report import format_violation_message
 
 SEED = Path(__file__).parent / "fixtures_mypy" / "seed"
 REPO = Path(__file__).parent.parent
+CODE = Path(str(importlib.util.find_spec("mypy_plugin").origin)).resolve().parent.parent
+"""Where the plugin under test lives: mypy runs put it first on ``PYTHONPATH``."""
 
 OPS_INIT = "src/inferno/models/common/ops/__init__.py"
 STATE = "src/inferno/distributed/parallel_state.py"
@@ -85,9 +87,17 @@ def seed(cold_seed: Path, stdlib_cache: Path) -> Path:
     return cold_seed
 
 
+def clean_env() -> dict[str, str]:
+    """The environment of a mypy run: none of the caller's MYPY* or PYTHON* variables, except that the
+    code under test comes first on ``PYTHONPATH`` (an editable install may point at another checkout)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env["PYTHONPATH"] = str(CODE)
+    return env
+
+
 def run_mypy(root: Path, *args: str) -> tuple[int, list[str], str]:
     """``mypy -p inferno`` (or ``args``) in ``root``: exit status, stdout lines, stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env = clean_env()
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", *(args or ("-p", "inferno"))],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
@@ -193,7 +203,7 @@ def test_light_package_reached_only_by_following_imports(seed: Path) -> None:
 
 def test_dmypy_reports_nothing(seed: Path) -> None:
     """Unsupported (docs/mypy.md): inert rather than showing findings that vanish or go stale."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env = clean_env()
     dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", str(seed / ".dmypy.json")]
     try:
         run = subprocess.run([*dmypy, "run", "--", "-p", "inferno"], cwd=seed, env=env,
