@@ -120,6 +120,13 @@ def test_cold_and_warm_runs_report_the_same(cold_seed: Path) -> None:
     assert run_mypy(cold_seed) == cold
 
 
+def test_warm_index_and_a_light_module_rechecked(seed: Path) -> None:
+    """The index stays valid while another option makes mypy re-check every module: the plugin then
+    finds mypy's error log only when it reports (not in set_modules, as on a cold run)."""
+    assert run_mypy(seed) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(seed, "-p", "inferno", "--warn-unreachable") == (1, [IPL001, FOUND_ONE], "")
+
+
 def test_message_is_the_engine_text_the_flake8_checker_shows(seed: Path) -> None:
     policy = load_policy(seed / "policy.toml")
     (violation,) = PolicyEngine(policy).check().violations
