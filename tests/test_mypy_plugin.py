@@ -303,3 +303,32 @@ def test_a_warm_answer_does_not_import_the_engine(seed: Path) -> None:
         "['inferno.models.common.ops'] True\n",  # cold: the engine checks and writes the index
         "['inferno.models.common.ops'] False\n",  # warm: the index answers
     ]
+
+
+def test_the_helper_answers_the_interpreter_query_itself(
+    cold_seed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index-building helper is a fresh interpreter started like the engine's interpreter query (in an
+    empty directory): its own answer, stored in the interpreter cache, is the query's."""
+    import json
+    import tempfile
+
+    from flake8_importpolicy.module_findings import find_module_findings, start_index_build
+    from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
+
+    made: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(*args: object, **kwargs: object) -> str:
+        made.append(mkdtemp(*args, **kwargs))  # type: ignore[call-overload]
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
+    monkeypatch.chdir(cold_seed)
+    policy = str((cold_seed / "policy.toml").resolve())
+    helper = start_index_build(policy)
+    assert helper is not None and helper.wait() == 0
+    assert len(made) == 1 and not os.path.exists(made[0])  # the helper removed its empty directory
+    (entry,) = (cold_seed / ".importpolicy_cache" / "interpreters").iterdir()
+    assert InterpreterInfo.from_json(json.loads(entry.read_text())["info"]) == query_interpreter()
+    assert sorted(find_module_findings(policy).findings) == ["inferno.models.common.ops"]
