@@ -32,7 +32,8 @@ def write_json_atomic(location: str | Path, data: object) -> bool:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, separators=(",", ":"))
+                # dumps, not dump: only a one-shot encoding uses the C encoder (dump is pure Python)
+                handle.write(json.dumps(data, separators=(",", ":")))
             os.replace(tmp, location)
         except BaseException:
             try:

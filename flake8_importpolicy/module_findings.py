@@ -146,17 +146,52 @@ def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
     return lambda module: any(pattern.matches_exactly(module) for pattern in patterns)
 
 
-def start_index_build(policy_path: str) -> subprocess.Popen[bytes]:
-    """Start ``python -m flake8_importpolicy.module_findings POLICY``, which writes the index.
+def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
+    """Start a helper process that writes the index, as ``python -m flake8_importpolicy.module_findings
+    POLICY`` does; None if it cannot be started (:func:`find_module_findings` then checks in-process).
 
     A caller with other work to do meanwhile (mypy parsing the project) starts this, and later waits for
     the process and calls :func:`find_module_findings`, which then reads the index; a helper that fails
     (a broken policy) leaves no index, and :func:`find_module_findings` reports why.
+
+    The helper is a fresh interpreter of the same executable and environment, which is what the engine's
+    interpreter query (:func:`flake8_importpolicy.resolve.query_interpreter`) starts: so it starts
+    as the query does (``python -c``, in an empty directory), answers the query first, then moves to
+    this process's directory and imports this copy of the package (one interpreter start, not two).
     """
-    return subprocess.Popen(
-        [sys.executable, "-m", "flake8_importpolicy.module_findings", policy_path],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    import tempfile
+
+    from flake8_importpolicy.resolve import query_script
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        empty = tempfile.mkdtemp(prefix="importpolicy-")
+    except OSError:
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", query_script(_HELPER), policy_path, package_parent, os.getcwd()],
+            cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        os.rmdir(empty)
+        return None
+
+
+# After the query (argv: policy, the directory holding this package, the directory to work in).
+_HELPER = """\
+import os
+empty = os.getcwd()
+os.chdir(sys.argv[3])
+os.rmdir(empty)
+if not sys.flags.safe_path:
+    del sys.path[0]  # the script directory of -c
+sys.path.insert(0, sys.argv[2])
+import flake8_importpolicy
+del sys.path[0]
+from flake8_importpolicy.module_findings import _run_helper
+_run_helper(sys.argv[1], answer)
+"""
 
 
 # -- the quick path: the index, standard library only ---------------------------------------------
@@ -227,8 +262,17 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
     return {module: sorted(rows) for module, rows in found.items()}, files_of
 
 
-if __name__ == "__main__":  # the helper of start_index_build
+def _run_helper(policy_path: str, answer: dict[str, object] | None = None) -> None:
+    """The helper of :func:`start_index_build`: writes the index (exit status 1 if the policy is unusable)."""
+    if answer is not None:
+        from flake8_importpolicy.resolve import remember_interpreter
+
+        remember_interpreter(answer)
     try:
-        find_module_findings(sys.argv[1])
+        find_module_findings(policy_path)
     except PolicyUnusable:
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    _run_helper(sys.argv[1])

@@ -38,7 +38,10 @@ __all__ = [
     "ModuleIndex",
     "ResolvedModule",
     "query_interpreter",
+    "query_script",
     "read_source",
+    "remember_interpreter",
+    "start_interpreter_query",
 ]
 
 ModuleKind = Literal[
@@ -122,7 +125,7 @@ class InterpreterInfo:
 
 
 # Runs in the target interpreter (any Python >= 3.6); imports only the stdlib, never analysed code.
-_QUERY: Final = """\
+_QUERY_BODY: Final = """\
 import sys
 preloaded = sorted(sys.modules)
 import json, sysconfig, importlib.machinery
@@ -132,7 +135,7 @@ try:
 except Exception:
     frozen = []
 paths = sysconfig.get_paths()
-print(json.dumps({
+answer = {
     "executable": sys.executable,
     "version": list(sys.version_info[:2]),
     "platform": sys.platform,
@@ -142,8 +145,22 @@ print(json.dumps({
     "preloaded": preloaded,
     "stdlib_dirs": [paths["stdlib"], paths["platstdlib"]],
     "extension_suffixes": list(importlib.machinery.EXTENSION_SUFFIXES),
-}))
+}
 """
+
+
+def query_script(then: str) -> str:
+    """The source of the interpreter query for ``python -c``, run in an empty directory: it binds the
+    answer to ``answer`` (a JSON-able dict), then runs ``then``.
+
+    :func:`query_interpreter` prints the answer; a helper process of the same interpreter and
+    environment (the mypy plugin's) computes it first and hands it to :func:`remember_interpreter`,
+    which spares the engine a second interpreter start.
+    """
+    return _QUERY_BODY + then
+
+
+_QUERY: Final = query_script("print(json.dumps(answer))\n")
 
 _QUERY_CACHE: dict[str, InterpreterInfo] = {}
 _STARTED: dict[str, tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
@@ -172,6 +189,17 @@ def start_interpreter_query(executable: str | None = None) -> None:
         empty.cleanup()
         return
     _STARTED[exe] = (process, empty)
+
+
+def remember_interpreter(answer: dict[str, object]) -> None:
+    """Take ``answer``, bound by :func:`query_script` at the start of this very process, as the answer
+    of the interpreter running us (:func:`query_interpreter` with no executable); a malformed answer
+    is ignored (the interpreter is then queried as usual)."""
+    try:
+        info = InterpreterInfo.from_json(answer)
+    except (KeyError, TypeError, ValueError):
+        return
+    _QUERY_CACHE.setdefault(sys.executable, info)
 
 
 def query_interpreter(executable: str | None = None) -> InterpreterInfo:

@@ -5,8 +5,9 @@ A thin adapter over :mod:`flake8_importpolicy.module_findings`: the engine scans
 cache, and shows third-party packages through their stubs); mypy only hosts the reporting, under the
 error code ``import-policy``. How it fits mypy's build (mypy >= 2.4, sequential or ``-n N``):
 
-- ``set_modules`` finds the ``BuildManager`` for its ``Errors`` (eagerly: a parallel worker calls
-  ``gc.freeze()`` right after it, which hides objects from ``gc.get_referrers``);
+- ``gc.get_referrers`` finds the ``BuildManager`` for its ``Errors``: in ``set_modules`` on a cold run
+  (before the heap grows) and in a ``-n`` worker (whose ``gc.freeze()`` then hides it), else only when
+  a finding is reported: a warm run that re-checks no light module never pays for the search;
 - ``get_additional_indirect_deps`` runs once per re-checked module, in the process that checks it,
   before that module's errors are cached: the findings are reported there, and ``# type: ignore`` and
   ``--warn-unused-ignores`` see them. (Errors reported at parse time crash ``-n N``: the
@@ -108,10 +109,11 @@ class ImportPolicyPlugin(Plugin):
         super().set_modules(modules)
         if self._config_error:
             raise CompileError([self._config_error])
-        # Nothing is reported with nothing to report, nor under dmypy (docs/mypy.md: fine-grained updates
-        # drop plugin errors and never re-check a light module whose dependency changed no interface).
-        if (self._found is None or self._found.findings) and not self.options.fine_grained_incremental:
-            self._manager = next((r for r in gc.get_referrers(modules) if isinstance(r, BuildManager)), None)
+        # Nothing is reported under dmypy (docs/mypy.md: fine-grained updates drop plugin errors and
+        # never re-check a light module whose dependency changed no interface).
+        if not self.options.fine_grained_incremental and (
+                self._found is None or self._found.findings and _in_build_worker()):
+            self._manager = _find_manager(modules)
 
     def report_config_data(self, ctx: ReportConfigContext) -> str | None:
         if ctx.path.endswith(".pyi") or not self._is_light(ctx.id):  # a stub never runs
@@ -119,11 +121,14 @@ class ImportPolicyPlugin(Plugin):
         return self._get_found().digests.get(ctx.id)
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
-        if file.is_stub or self._manager is None or not self._is_light(file.fullname):
+        if file.is_stub or self.options.fine_grained_incremental or not self._is_light(file.fullname):
             return set()
         found = self._get_found()
         findings = found.findings.get(file.fullname)
         if findings and _is_same_file(file, found.files.get(file.fullname)):
+            self._manager = self._manager or _find_manager(self._modules)  # warm: searched only now
+            if self._manager is None:
+                return set()
             errors = self._manager.errors
             saved = (errors.file, errors.target_module, errors.options, errors.scope)
             options = saved[2] if saved[0] == file.path else (
@@ -140,6 +145,10 @@ class ImportPolicyPlugin(Plugin):
 def plugin(version: str) -> type[Plugin]:
     """mypy's entry point (setup.cfg states the supported range; a too old mypy is detected by feature)."""
     return ImportPolicyPlugin
+
+
+def _find_manager(modules: object) -> BuildManager | None:
+    return next((r for r in gc.get_referrers(modules) if isinstance(r, BuildManager)), None)
 
 
 def _in_build_worker() -> bool:

@@ -22,6 +22,8 @@ from flake8_importpolicy.report import format_violation_message
 
 SEED = Path(__file__).parent / "fixtures_mypy" / "seed"
 REPO = Path(__file__).parent.parent
+CODE = Path(str(importlib.util.find_spec("mypy_plugin").origin)).resolve().parent.parent
+"""Where the plugin under test lives: mypy runs put it first on ``PYTHONPATH``."""
 
 OPS_INIT = "src/inferno/models/common/ops/__init__.py"
 STATE = "src/inferno/distributed/parallel_state.py"
@@ -85,9 +87,17 @@ def seed(cold_seed: Path, stdlib_cache: Path) -> Path:
     return cold_seed
 
 
+def clean_env() -> dict[str, str]:
+    """The environment of a mypy run: none of the caller's MYPY* or PYTHON* variables, except that the
+    code under test comes first on ``PYTHONPATH`` (an editable install may point at another checkout)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env["PYTHONPATH"] = str(CODE)
+    return env
+
+
 def run_mypy(root: Path, *args: str) -> tuple[int, list[str], str]:
     """``mypy -p inferno`` (or ``args``) in ``root``: exit status, stdout lines, stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env = clean_env()
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", *(args or ("-p", "inferno"))],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
@@ -108,6 +118,13 @@ def test_cold_and_warm_runs_report_the_same(cold_seed: Path) -> None:
     cold = run_mypy(cold_seed)
     assert cold == (1, [IPL001, FOUND_ONE], "")
     assert run_mypy(cold_seed) == cold
+
+
+def test_warm_index_and_a_light_module_rechecked(seed: Path) -> None:
+    """The index stays valid while another option makes mypy re-check every module: the plugin then
+    finds mypy's error log only when it reports (not in set_modules, as on a cold run)."""
+    assert run_mypy(seed) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(seed, "-p", "inferno", "--warn-unreachable") == (1, [IPL001, FOUND_ONE], "")
 
 
 def test_message_is_the_engine_text_the_flake8_checker_shows(seed: Path) -> None:
@@ -193,7 +210,7 @@ def test_light_package_reached_only_by_following_imports(seed: Path) -> None:
 
 def test_dmypy_reports_nothing(seed: Path) -> None:
     """Unsupported (docs/mypy.md): inert rather than showing findings that vanish or go stale."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    env = clean_env()
     dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", str(seed / ".dmypy.json")]
     try:
         run = subprocess.run([*dmypy, "run", "--", "-p", "inferno"], cwd=seed, env=env,
@@ -286,3 +303,32 @@ def test_a_warm_answer_does_not_import_the_engine(seed: Path) -> None:
         "['inferno.models.common.ops'] True\n",  # cold: the engine checks and writes the index
         "['inferno.models.common.ops'] False\n",  # warm: the index answers
     ]
+
+
+def test_the_helper_answers_the_interpreter_query_itself(
+    cold_seed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index-building helper is a fresh interpreter started like the engine's interpreter query (in an
+    empty directory): its own answer, stored in the interpreter cache, is the query's."""
+    import json
+    import tempfile
+
+    from flake8_importpolicy.module_findings import find_module_findings, start_index_build
+    from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
+
+    made: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(*args: object, **kwargs: object) -> str:
+        made.append(mkdtemp(*args, **kwargs))  # type: ignore[call-overload]
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
+    monkeypatch.chdir(cold_seed)
+    policy = str((cold_seed / "policy.toml").resolve())
+    helper = start_index_build(policy)
+    assert helper is not None and helper.wait() == 0
+    assert len(made) == 1 and not os.path.exists(made[0])  # the helper removed its empty directory
+    (entry,) = (cold_seed / ".importpolicy_cache" / "interpreters").iterdir()
+    assert InterpreterInfo.from_json(json.loads(entry.read_text())["info"]) == query_interpreter()
+    assert sorted(find_module_findings(policy).findings) == ["inferno.models.common.ops"]
