@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -25,6 +27,8 @@ from flake8_importpolicy.extract import (
 )
 
 PY311 = Target(versions=((3, 11),), platform="linux")
+
+_R = TypeVar("_R")
 
 
 def facts(source: str | bytes, target: Target = PY311) -> ModuleFacts:
@@ -867,3 +871,25 @@ def test_function_bodies_of_real_modules_equal_the_whole_module_analysis() -> No
             assert bodies.find_function_facts(qualname) == facts, (path, qualname)
             checked += 1
     assert checked > 500
+
+
+def _at_depth(frames: int, function: Callable[[], _R]) -> _R:
+    """``function()`` called ``frames`` Python frames deeper than here."""
+    return function() if frames == 0 else _at_depth(frames - 1, function)
+
+
+def test_nesting_limit_does_not_depend_on_the_callers_stack() -> None:
+    """How deeply a source may nest must not depend on how deep the stack of the code analysing it
+    is: a worker process forked deep inside the engine, or a long chain of import-time calls, would
+    otherwise get another answer (``--jobs 2`` reported IPL005 for a module with 485 ``not`` that
+    ``--jobs 1`` analysed). CPython itself compiles all of these."""
+    for count in range(380, 520, 10):
+        source = "X = 0\nif " + "not " * count + "X:\n    import a\n"
+        compile(source, "m.py", "exec")
+        shallow = extract_facts(source, PY311)
+        assert _at_depth(400, lambda: extract_facts(source, PY311)) == shallow, count
+        body = "def f():\n    if " + "not " * count + "X:\n        import a\n"
+        _, index = extract_facts_and_index(body, PY311)
+        assert index is not None
+        expected = index.load(body).find_function_facts("f")
+        assert _at_depth(400, lambda: index.load(body).find_function_facts("f")) == expected, count

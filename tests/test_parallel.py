@@ -24,7 +24,7 @@ from flake8_importpolicy.cli import main
 from flake8_importpolicy.extract import Target
 from flake8_importpolicy.parallel import FactsPool, default_jobs
 from flake8_importpolicy.policy import load_policy
-from helpers import fixture_dirs
+from helpers import fixture_dirs, run_import
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
 
@@ -181,6 +181,20 @@ def test_cli_jobs_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         main(["check", "-j", "0"])
     assert exc.value.code == 2
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_deeply_nested_module_same_report_with_two_jobs(tmp_path: Path) -> None:
+    """Workers are forked deep inside the engine, so their stacks are deeper than the engine's own:
+    a module nested close to the recursion limit was IPL005 with two jobs and analysed with one."""
+    root = make_project(tmp_path / "p", width=2, depth=2)
+    light = root / "app" / "light.py"
+    for count in range(451, 511, 6):  # odd: ``if not ... X`` is true, ``app.heavy`` runs
+        (root / "app" / "deep.py").write_text(
+            "X = 0\nif " + "not " * count + "X:\n    import app.heavy\n"
+        )
+        light.write_text("import app.l0.m0\nimport app.deep\n")
+        assert check(root, jobs=2) == check(root, jobs=1), count
+    assert "app.heavy" in run_import("app.deep", [root])  # CPython compiles and runs all of them
 
 
 # -- the interpreter query, started early ----------------------------------------------------------
