@@ -174,6 +174,21 @@ def start_interpreter_query(executable: str | None = None) -> None:
     _STARTED[exe] = (process, empty)
 
 
+def stop_started_queries() -> None:
+    """Stop the queries :func:`start_interpreter_query` started that no :func:`query_interpreter`
+    collected (a command that failed before it needed the interpreter): no process is left
+    behind, and a later query in this process starts afresh, in the environment of its own time."""
+    while _STARTED:
+        _, (process, empty) = _STARTED.popitem()
+        try:
+            process.kill()
+            process.communicate()
+        except (OSError, subprocess.SubprocessError):
+            pass
+        finally:
+            empty.cleanup()
+
+
 def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     """Ask an interpreter for its module search path and start-up modules.
 

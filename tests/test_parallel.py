@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -228,3 +229,25 @@ def test_started_query_of_a_failing_interpreter(tmp_path: Path, monkeypatch: pyt
     resolve.start_interpreter_query(str(fake))
     with pytest.raises(resolve.InterpreterError, match=r"failed to report its sys.path \(exit 3\): boom"):
         resolve.query_interpreter(str(fake))
+
+
+def test_cli_leaves_no_started_query_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command that fails before it needs the interpreter (a usage error) must not leave its early
+    query running, to be collected by a later ``main`` in the same process: that one would see the
+    environment of the failed command (here a ``PYTHONPATH`` without ``extramod``), not its own."""
+    root = make_project(tmp_path / "p", width=2, depth=2)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    monkeypatch.setattr(resolve, "_STARTED", {})
+    with pytest.raises(SystemExit):
+        main(["why", "not a module", "--no-cache"])
+    assert resolve._STARTED == {}
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "extramod.py").write_text("")
+    paths = [str(extra), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    assert main(["why", "extramod", "--no-cache"]) == 0, capsys.readouterr().err
+    subprocess.run([sys.executable, "-c", "import extramod"], check=True)  # the environment's answer
