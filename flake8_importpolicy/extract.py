@@ -542,11 +542,16 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
         tokenize.TokenError, SyntaxError, UnicodeError: for sources that cannot be tokenized.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
-    if b"lazy" not in raw or not _LAZY_HINT.search(raw):
+    if b"lazy" not in raw:
+        return source, {}
+    # Python's line breaks (CR LF, CR, LF) as LF, and only those: tokenize counts rows at LF alone,
+    # and str.splitlines would also break at a form feed, \x1c or \u2028 (in a comment, say).
+    raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if not _LAZY_HINT.search(raw):
         return source, {}
     tokens = list(tokenize.tokenize(io.BytesIO(raw).readline))
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
-    lines = raw.decode(encoding).splitlines(keepends=True)
+    lines = raw.decode(encoding).split("\n")
     lazy: dict[int, int] = {}
     at_statement_start = True
     for index, token in enumerate(tokens):
@@ -570,7 +575,7 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
             lines[row - 1] = line[:col] + line[following.start[1]:]
             lazy[row] = col
         at_statement_start = token.type == tokenize.OP and token.string == ";"
-    return "".join(lines), lazy
+    return "\n".join(lines), lazy
 
 
 def _late_future_import(tree: ast.Module) -> SourceProblem | None:
