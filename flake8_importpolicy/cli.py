@@ -35,7 +35,11 @@ from flake8_importpolicy.report import (
     format_why_json,
     format_why_text,
 )
-from flake8_importpolicy.resolve import InterpreterError, start_interpreter_query
+from flake8_importpolicy.resolve import (
+    InterpreterError,
+    start_interpreter_query,
+    stop_started_queries,
+)
 
 if TYPE_CHECKING:
     from flake8_importpolicy.check import PolicyEngine
@@ -157,7 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         policy = discover_policy(Path.cwd(), args.policy)
         _start_query_early(args, policy)
-        code: int = _run_handler(args, policy)
+        try:
+            code: int = _run_handler(args, policy)
+        finally:
+            stop_started_queries()  # a handler that failed early never collected it
     except PolicyError as exc:
         print(f"importpolicy: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -26,11 +26,12 @@ import importlib.util
 import io
 import re
 import sys
+import threading
 import tokenize
 from collections import deque
-from collections.abc import Iterator, Mapping, MutableMapping, MutableSet, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, MutableSet, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar, cast
 
 __all__ = [
     "GUARDED",
@@ -258,7 +259,49 @@ def _extract(
 ) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
     """:func:`extract_facts`, also returning the visitor (None if the source did not parse)."""
     with _gc_paused():
-        return _extract_unpaused(source, target, functions=functions)
+        try:
+            return _extract_unpaused(source, target, functions=functions, report_recursion=False)
+        except RecursionError:
+            return _on_new_stack(lambda: _extract_unpaused(source, target, functions=functions))
+
+
+_R = TypeVar("_R")
+
+_DEEP_STACK: Final = 16 * 2**20
+"""Bytes of stack for the thread that retries a deeply nested source (see :func:`_on_new_stack`)."""
+
+
+def _on_new_stack(function: Callable[[], _R]) -> _R:
+    """``function()`` called at the bottom of a new thread's stack.
+
+    For work that exceeded the recursion limit where it was called: the caller's frames count
+    towards the limit, so how deeply a source may nest would depend on where it is analysed (a
+    worker process forked deep inside the engine, a long chain of import-time calls) and so would
+    the answers. Tried again from a stack of a few frames, it always gets the same budget.
+    """
+    outcome: list[tuple[bool, object]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function()))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            outcome.append((False, exc))
+
+    try:  # as deep a stack as the main thread's usually is (musl's default for threads is 128 KiB)
+        previous = threading.stack_size(_DEEP_STACK)
+    except (ValueError, RuntimeError):
+        previous = None
+    try:
+        thread = threading.Thread(target=run, name="importpolicy-deep-source")
+        thread.start()
+    finally:
+        if previous is not None:
+            threading.stack_size(previous)
+    thread.join()
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise cast(BaseException, value)
+    return cast(_R, value)
 
 
 @contextlib.contextmanager
@@ -276,8 +319,10 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _extract_unpaused(
-    source: bytes | str, target: Target, *, functions: bool
+    source: bytes | str, target: Target, *, functions: bool, report_recursion: bool = True
 ) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
+    """The extraction; a source nested too deeply for the recursion limit is a problem, or with
+    ``report_recursion=False`` raises RecursionError (to be tried again on a new stack)."""
     try:
         text, lazy_lines = _strip_lazy_keyword(source)
         tree = ast.parse(text)
@@ -287,6 +332,8 @@ def _extract_unpaused(
             line = _nul_line(source)
         return None, ModuleFacts(problem=SourceProblem(line, _syntax_message(exc)))
     except (ValueError, UnicodeError, RecursionError, MemoryError, tokenize.TokenError) as exc:
+        if isinstance(exc, RecursionError) and not report_recursion:
+            raise
         unreadable = SourceProblem(_nul_line(source), str(exc) or type(exc).__name__)
         return None, ModuleFacts(problem=unreadable)
     declared_global = _globals(text)
@@ -295,6 +342,8 @@ def _extract_unpaused(
         visitor.visit_body(tree.body, frozenset())
         analysed = visitor.analyse_functions() if functions else {}
     except RecursionError:
+        if not report_recursion:
+            raise
         return visitor, ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
     problem = visitor.problem or _late_future_import(tree)
     if problem is not None:
@@ -420,14 +469,31 @@ class FunctionBodies:
         # Every definition under this name is analysed (a later one wins, as in extract_facts)
         # because each may define nested functions.
         for node in self._find_nodes(qualname):
-            try:
-                found, nested = self._visitor.analyse_function(qualname, node)
-            except RecursionError:
-                found, nested = None, []
+            found, nested = self._analyse(qualname, node)
             for name, nested_node in nested:
                 self._nodes.setdefault(name, []).append(nested_node)
         self._facts[qualname] = found
         return found
+
+    def _analyse(
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+        """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
+        whatever the depth of the caller's stack (see :func:`_on_new_stack`)."""
+        try:
+            return self._visitor.analyse_function(qualname, node)
+        except RecursionError:
+            pass
+
+        def again() -> tuple[
+            FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
+        ]:
+            try:
+                return self._visitor.analyse_function(qualname, node)
+            except RecursionError:
+                return None, []
+
+        return _on_new_stack(again)
 
     def _find_nodes(self, qualname: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         if qualname in self._nodes or qualname not in self._spans:
@@ -504,11 +570,16 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
         tokenize.TokenError, SyntaxError, UnicodeError: for sources that cannot be tokenized.
     """
     raw = source.encode("utf-8") if isinstance(source, str) else source
-    if b"lazy" not in raw or not _LAZY_HINT.search(raw):
+    if b"lazy" not in raw:
+        return source, {}
+    # Python's line breaks (CR LF, CR, LF) as LF, and only those: tokenize counts rows at LF alone,
+    # and str.splitlines would also break at a form feed, \x1c or \u2028 (in a comment, say).
+    raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if not _LAZY_HINT.search(raw):
         return source, {}
     tokens = list(tokenize.tokenize(io.BytesIO(raw).readline))
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
-    lines = raw.decode(encoding).splitlines(keepends=True)
+    lines = raw.decode(encoding).split("\n")
     lazy: dict[int, int] = {}
     at_statement_start = True
     for index, token in enumerate(tokens):
@@ -532,7 +603,7 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
             lines[row - 1] = line[:col] + line[following.start[1]:]
             lazy[row] = col
         at_statement_start = token.type == tokenize.OP and token.string == ";"
-    return "".join(lines), lazy
+    return "\n".join(lines), lazy
 
 
 def _late_future_import(tree: ast.Module) -> SourceProblem | None:

@@ -42,6 +42,7 @@ __all__ = [
     "read_source",
     "remember_interpreter",
     "start_interpreter_query",
+    "stop_started_queries",
 ]
 
 ModuleKind = Literal[
@@ -200,6 +201,21 @@ def remember_interpreter(answer: dict[str, object]) -> None:
     except (KeyError, TypeError, ValueError):
         return
     _QUERY_CACHE.setdefault(sys.executable, info)
+
+
+def stop_started_queries() -> None:
+    """Stop the queries :func:`start_interpreter_query` started that no :func:`query_interpreter`
+    collected (a command that failed before it needed the interpreter): no process is left
+    behind, and a later query in this process starts afresh, in the environment of its own time."""
+    while _STARTED:
+        _, (process, empty) = _STARTED.popitem()
+        try:
+            process.kill()
+            process.communicate()
+        except (OSError, subprocess.SubprocessError):
+            pass
+        finally:
+            empty.cleanup()
 
 
 def query_interpreter(executable: str | None = None) -> InterpreterInfo:

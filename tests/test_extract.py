@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from flake8_importpolicy.extract import (
     CONDITIONAL,
@@ -25,6 +29,8 @@ from flake8_importpolicy.extract import (
 )
 
 PY311 = Target(versions=((3, 11),), platform="linux")
+
+_R = TypeVar("_R")
 
 
 def facts(source: str | bytes, target: Target = PY311) -> ModuleFacts:
@@ -867,3 +873,111 @@ def test_function_bodies_of_real_modules_equal_the_whole_module_analysis() -> No
             assert bodies.find_function_facts(qualname) == facts, (path, qualname)
             checked += 1
     assert checked > 500
+
+
+def _at_depth(frames: int, function: Callable[[], _R]) -> _R:
+    """``function()`` called ``frames`` Python frames deeper than here."""
+    return function() if frames == 0 else _at_depth(frames - 1, function)
+
+
+def test_nesting_limit_does_not_depend_on_the_callers_stack() -> None:
+    """How deeply a source may nest must not depend on how deep the stack of the code analysing it
+    is: a worker process forked deep inside the engine, or a long chain of import-time calls, would
+    otherwise get another answer (``--jobs 2`` reported IPL005 for a module with 485 ``not`` that
+    ``--jobs 1`` analysed). CPython itself compiles all of these."""
+    for count in range(380, 520, 10):
+        source = "X = 0\nif " + "not " * count + "X:\n    import a\n"
+        compile(source, "m.py", "exec")
+        shallow = extract_facts(source, PY311)
+        assert _at_depth(400, lambda: extract_facts(source, PY311)) == shallow, count
+        body = "def f():\n    if " + "not " * count + "X:\n        import a\n"
+        _, index = extract_facts_and_index(body, PY311)
+        assert index is not None
+        expected = index.load(body).find_function_facts("f")
+        assert _at_depth(400, lambda: index.load(body).find_function_facts("f")) == expected, count
+
+
+# A property: random modules (functions, methods and nested functions under decorators, in if/try/
+# with/match/while blocks and classes, with tabs or spaces, CRLF, form feeds, strings that look like
+# code, continuations, lazy imports) analysed one body at a time equal the whole-module analysis.
+
+_SIMPLE = (
+    "import a", "import b.c as np", "from . import d", "from os import path as os", "x = 1",
+    "MYPY = False", "np.load()", "os.f()", "f()", "C()", "g()", "__import__('e')",
+    "importlib.import_module('h')", "del np", "global x", "pass",
+    "y = '''\\ndef f():\\n    import z\\n'''", "if MYPY:\n    import t1\nelse:\n    import t2",
+    "lam = lambda: __import__('lam')", "z = (1,\n2)", "w = 1 + \\\n 2", "import q; import r",
+    "# comment", "s = f'{x!r}'", "lazy import lz", "lz.use()",
+)
+_HEADS = {
+    "def": ("def {}(self=None, *a, k=__import__('dflt')):",),
+    "async": ("async def {}():",),
+    "class": ("class {}(object):",),
+    "if": ("if x:",), "try": ("try:",), "with": ("with x as np:",), "while": ("while x:",),
+    "match": ("match x:", "    case 1:"),
+}
+
+
+def _indent(lines: list[str], width: int) -> list[str]:
+    return [" " * width + line if line else line for text in lines for line in text.split("\n")]
+
+
+def _blocks(depth: int) -> st.SearchStrategy[list[str]]:
+    if depth == 0:
+        return st.lists(st.sampled_from(_SIMPLE), min_size=1, max_size=4)
+
+    def compound(kind: str, name: str, body: list[str], decorators: list[str]) -> str:
+        head = [*(decorators if kind in ("def", "class") else []),
+                *(line.format(name) for line in _HEADS[kind])]
+        if kind in ("def", "async"):
+            body = [*body, "return g"]  # a decorator factory's returned function
+        lines = head + _indent(body, 8 if kind == "match" else 4)
+        if kind == "try":
+            lines += ["except ImportError:", f"    def {name}():", f"        import fallback_{name}"]
+        return "\n".join(lines)
+
+    inner = st.builds(
+        compound,
+        st.sampled_from([*_HEADS, "def", "def", "class"]),
+        st.sampled_from(["f", "g", "m", "C", "D"]),
+        _blocks(depth - 1),
+        st.lists(st.sampled_from(["@dec", "@dec(\n    1)", "@staticmethod", "@f"]), max_size=2),
+    )
+    return st.lists(st.one_of(st.sampled_from(_SIMPLE), inner, inner, inner), min_size=1, max_size=4)
+
+
+@st.composite
+def _modules(draw: st.DrawFn) -> str:
+    lines = "\n".join(draw(_blocks(3))).split("\n")
+    for _ in range(draw(st.integers(0, 2))):  # page breaks between top-level statements
+        at = draw(st.integers(0, len(lines)))
+        if at == len(lines) or not lines[at][:1].isspace():
+            lines.insert(at, "\x0c")
+    text = "\n".join(lines) + "\n"
+    if draw(st.booleans()):
+        text = text.replace("    ", "\t")
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    if draw(st.booleans()):
+        text = "from __future__ import annotations\n" + text
+    return text
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=_modules())
+def test_function_bodies_of_random_modules_equal_the_whole_module_analysis(source: str) -> None:
+    note(repr(source))
+    target = Target(versions=((3, 11), (3, 15)), platform="linux")
+    whole = extract_facts(source, target)
+    facts, index = extract_facts_and_index(source, target)
+    assert facts == extract_facts(source, target, functions=False)
+    if whole.problem is not None:  # not expected from this generator
+        assert index is None
+        return
+    assert index is not None
+    expected = dict(whole.functions)
+    for names in (sorted(expected, key=len, reverse=True), sorted(expected)):
+        bodies = index.load(source)
+        assert {q: bodies.find_function_facts(q) for q in names} == expected
+        for missing in ("missing", "f.<locals>.missing", "C.missing", "C.m.<locals>.missing"):
+            assert missing in expected or bodies.find_function_facts(missing) is None

@@ -4,6 +4,7 @@ cover what one Python version cannot show (target versions, settings) on tiny ge
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -113,6 +114,20 @@ def test_lazy_keyword_keeps_lines_and_statement_columns() -> None:
     assert "after_semicolon" not in sites
     used = sites["used_pkg"]
     assert (used.line, used.col, used.lazy_use_line) == (2, 0, 4)
+
+
+@pytest.mark.parametrize("before", ["\x0c\n", "# page\x0cbreak\n", "# \u2028\n", "pass\r"])
+def test_lazy_keyword_after_characters_str_splitlines_breaks_at(before: str) -> None:
+    """A form feed (a page-break line) or ``\\u2028`` in a comment ends a line for
+    ``str.splitlines`` but not for Python, and a lone CR does the opposite for ``tokenize``: the
+    keyword must still be removed from the line it is on (an IPL005 'invalid syntax' for the file
+    otherwise, or a silently lost import when the line it was removed from was a comment)."""
+    assert ast.parse(before + "pass\n").body[-1].lineno == 2  # Python's own line numbering
+    facts = extract_facts(before + LAZY, Target(((3, 15),), "linux"))
+    assert facts.problem is None
+    sites = {site.target: site for site in facts.sites}
+    assert set(sites) == {"used_pkg"}
+    assert (sites["used_pkg"].line, sites["used_pkg"].col, sites["used_pkg"].lazy_use_line) == (3, 0, 5)
 
 
 @pytest.mark.parametrize(("mode", "targets"), [

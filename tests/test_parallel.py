@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from flake8_importpolicy.cli import main
 from flake8_importpolicy.extract import Target
 from flake8_importpolicy.parallel import FactsPool, default_jobs
 from flake8_importpolicy.policy import load_policy
-from helpers import fixture_dirs
+from helpers import fixture_dirs, run_import
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
 
@@ -183,6 +184,20 @@ def test_cli_jobs_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert "--jobs must be at least 1, got 0" in capsys.readouterr().err
 
 
+def test_deeply_nested_module_same_report_with_two_jobs(tmp_path: Path) -> None:
+    """Workers are forked deep inside the engine, so their stacks are deeper than the engine's own:
+    a module nested close to the recursion limit was IPL005 with two jobs and analysed with one."""
+    root = make_project(tmp_path / "p", width=2, depth=2)
+    light = root / "app" / "light.py"
+    for count in range(451, 511, 6):  # odd: ``if not ... X`` is true, ``app.heavy`` runs
+        (root / "app" / "deep.py").write_text(
+            "X = 0\nif " + "not " * count + "X:\n    import app.heavy\n"
+        )
+        light.write_text("import app.l0.m0\nimport app.deep\n")
+        assert check(root, jobs=2) == check(root, jobs=1), count
+    assert "app.heavy" in run_import("app.deep", [root])  # CPython compiles and runs all of them
+
+
 # -- the interpreter query, started early ----------------------------------------------------------
 
 
@@ -214,3 +229,25 @@ def test_started_query_of_a_failing_interpreter(tmp_path: Path, monkeypatch: pyt
     resolve.start_interpreter_query(str(fake))
     with pytest.raises(resolve.InterpreterError, match=r"failed to report its sys.path \(exit 3\): boom"):
         resolve.query_interpreter(str(fake))
+
+
+def test_cli_leaves_no_started_query_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command that fails before it needs the interpreter (a usage error) must not leave its early
+    query running, to be collected by a later ``main`` in the same process: that one would see the
+    environment of the failed command (here a ``PYTHONPATH`` without ``extramod``), not its own."""
+    root = make_project(tmp_path / "p", width=2, depth=2)
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    monkeypatch.setattr(resolve, "_STARTED", {})
+    with pytest.raises(SystemExit):
+        main(["why", "not a module", "--no-cache"])
+    assert resolve._STARTED == {}
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "extramod.py").write_text("")
+    paths = [str(extra), *filter(None, [os.environ.get("PYTHONPATH")])]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
+    assert main(["why", "extramod", "--no-cache"]) == 0, capsys.readouterr().err
+    subprocess.run([sys.executable, "-c", "import extramod"], check=True)  # the environment's answer
