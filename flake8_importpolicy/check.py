@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +51,9 @@ from flake8_importpolicy.resolve import (
     ModuleIndex,
     ResolvedModule,
     query_interpreter,
+    query_is_running,
     read_source,
+    running_interpreter_without_path,
 )
 
 __all__ = [
@@ -260,14 +264,18 @@ class PolicyEngine:
         self.policy = policy
         settings = policy.settings
         exe = interpreter or (str(settings.interpreter) if settings.interpreter else None)
+        self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
+        self._cache = facts_cache
+        self._early: dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]] = {}
+        self._early_target: Target | None = None
+        if interpreter_info is None and query_is_running(exe):
+            self._early = self._extract_light_files_early(exe, tuple(target_versions))
         self.interpreter = interpreter_info or query_interpreter(exe)
         versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
         self.target = Target(
             versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
         )
         self.index = ModuleIndex(settings.source_roots, self.interpreter)
-        self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
-        self._cache = facts_cache
         self._ignores = _IgnoreTracker(policy.ignores)
         heavy_calls = policy.heavy_calls
 
@@ -308,11 +316,55 @@ class PolicyEngine:
         """The override for ``path`` (an editor's buffer), if any."""
         return self._overrides.get(path.resolve()) if self._overrides else None
 
+    def _extract_light_files_early(
+        self, exe: str | None, target_versions: tuple[tuple[int, int], ...]
+    ) -> dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]:
+        """While the interpreter query runs: the facts of the light modules' files and their parent
+        packages', found in the source roots alone (the files the check reads first).
+
+        Only for the interpreter running us (whose builtin and frozen modules, version and
+        extension suffixes are known here already; the query adds ``sys.path`` and the start-up
+        modules). The check uses a result only for the file its real path search finds, and facts
+        depend on nothing but the file's bytes and the target, so the answer cannot change.
+        """
+        if exe is not None and os.path.realpath(exe) != os.path.realpath(sys.executable):
+            return {}
+        settings = self.policy.settings
+        target = Target(
+            versions=target_versions or settings.target_versions or (sys.version_info[:2],),
+            platform=settings.platform,
+            lazy_imports=settings.lazy_imports,
+        )
+        self._early_target = target
+        index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
+        found: dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]] = {}
+        for rule in self.policy.light:
+            if rule.pattern.is_wildcard:
+                continue
+            parts = rule.pattern.text.split(".")
+            for end in range(1, len(parts) + 1):
+                module = index.resolve_module(".".join(parts[:end]))
+                path = module.path
+                if module.origin != "first-party" or not module.has_source or path is None:
+                    continue
+                if path in found or self._source(path) is not None:
+                    continue
+                try:
+                    source = read_source(path)
+                except OSError:
+                    continue
+                digest = hashlib.sha256(source).hexdigest()
+                facts, function_index, _ = cached_facts(digest, source, target, self._cache)
+                found[path] = (digest, facts, function_index)
+        return found
+
     def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
         assert resolved.path is not None
         path = resolved.path
         source = self._source(path)
         taken = self._pool.take(path) if source is None else None
+        if taken is None and self._early and self.target == self._early_target:
+            taken = self._early.pop(path, None)
         if taken is not None and taken[0]:
             digest, facts, index = taken
         else:

@@ -38,9 +38,11 @@ __all__ = [
     "ModuleIndex",
     "ResolvedModule",
     "query_interpreter",
+    "query_is_running",
     "query_script",
     "read_source",
     "remember_interpreter",
+    "running_interpreter_without_path",
     "start_interpreter_query",
     "stop_started_queries",
 ]
@@ -201,6 +203,32 @@ def remember_interpreter(answer: dict[str, object]) -> None:
     except (KeyError, TypeError, ValueError):
         return
     _QUERY_CACHE.setdefault(sys.executable, info)
+
+
+def query_is_running(executable: str | None = None) -> bool:
+    """Whether :func:`start_interpreter_query` started a query of ``executable`` that nobody
+    collected yet (its answer is still coming)."""
+    return (executable or sys.executable) in _STARTED
+
+
+def running_interpreter_without_path() -> InterpreterInfo:
+    """What this process knows of its own interpreter without a query: version, platform, builtin
+    and frozen modules, extension suffixes; no ``sys.path``, no start-up modules. Path search with it
+    finds first-party modules only (the source roots come first anyway)."""
+    import _imp
+    import importlib.machinery
+
+    return InterpreterInfo(
+        executable=sys.executable,
+        version=(sys.version_info[0], sys.version_info[1]),
+        platform=sys.platform,
+        sys_path=(),
+        builtin=frozenset(sys.builtin_module_names),
+        frozen=frozenset(getattr(_imp, "_frozen_module_names", lambda: ())()),
+        preloaded=frozenset(),
+        stdlib_dirs=(),
+        extension_suffixes=tuple(importlib.machinery.EXTENSION_SUFFIXES),
+    )
 
 
 def stop_started_queries() -> None:

@@ -118,7 +118,9 @@ def test_engine_uses_prefetched_facts(tmp_path: Path) -> None:
         pool.take = take  # type: ignore[method-assign]
         engine.check()
         assert pool.active
-    assert len(taken) > 30, "the traversal should find most files already extracted"
+    # How many depends on how fast the workers are next to the traversal (a file still queued
+    # when the traversal reaches it is extracted in-process instead): at least some must be used.
+    assert taken, "the traversal should use files the workers extracted"
 
 
 def test_a_killed_worker_falls_back_to_serial_extraction(tmp_path: Path) -> None:
@@ -251,3 +253,42 @@ def test_cli_leaves_no_started_query_behind(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     assert main(["why", "extramod", "--no-cache"]) == 0, capsys.readouterr().err
     subprocess.run([sys.executable, "-c", "import extramod"], check=True)  # the environment's answer
+
+
+def test_light_files_are_extracted_while_the_query_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path / "p")
+    policy = load_policy(root / "policy.toml")
+    plain = check(root, jobs=1)
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    resolve.start_interpreter_query(None)
+    with PolicyEngine(policy, jobs=1) as engine:
+        early = dict(engine._early)
+        # app, app.light, app.l2, app.l2.m3: the light modules and their parent packages
+        assert {p.relative_to(root).as_posix() for p in early} == {
+            "app/__init__.py", "app/light.py", "app/l2/__init__.py", "app/l2/m3.py",
+        }
+        assert engine.check() == plain
+        assert not engine._early, "every file extracted early was used"
+    assert not resolve._STARTED
+
+
+def test_no_early_extraction_for_another_interpreter_or_without_a_running_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path / "p")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy, jobs=1) as engine:
+        assert engine._early == {}
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    other = tmp_path / "python"
+    other.symlink_to(sys.executable)  # the same interpreter under another name: queried, not assumed
+    if os.path.realpath(other) == os.path.realpath(sys.executable):
+        other.unlink()
+        other.write_text("#!/bin/sh\nexec " + sys.executable + ' "$@"\n')
+        other.chmod(0o755)
+    resolve.start_interpreter_query(str(other))
+    with PolicyEngine(policy, interpreter=str(other), jobs=1) as engine:
+        assert engine._early == {}
+        assert engine.check() == check(root, jobs=1)
