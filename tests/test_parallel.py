@@ -110,19 +110,39 @@ def test_engine_uses_prefetched_facts(tmp_path: Path) -> None:
         original = pool.take
 
         def take(path: Path) -> object:
+            future = pool._modules.get(path)
+            if future is not None:
+                future.result()  # as if the workers were ahead of the traversal (idle CPUs)
             found = original(path)
             if found is not None:
                 taken.append(path)
             return found
 
         pool.take = take  # type: ignore[method-assign]
-        engine.check()
+        report = engine.check()
         assert pool.active
-    # How many depends on how fast the workers are next to the traversal (a file still queued
-    # when the traversal reaches it is extracted in-process instead): at least some must be used.
-    assert taken, "the traversal should use files the workers extracted"
+    assert report == check(root, jobs=1)
+    assert len(taken) > 40, "with the workers ahead, the traversal uses what they extracted"
 
 
+def test_a_file_still_queued_is_extracted_in_process(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    with PolicyEngine(load_policy(root / "policy.toml"), jobs=2) as engine:
+        pool = engine._pool
+        pool.start()
+        path = root / "app" / "l4" / "m7.py"
+        pool.prefetch(path)
+        future = pool._modules[path]
+        if future.cancel():  # still queued: take gives it back, the engine extracts it itself
+            pool._modules[path] = future
+            assert pool.take(path) is None
+        assert engine.check() == check(root, jobs=1)
+
+
+# Killing a worker makes the pool's manager thread fail futures the engine already cancelled
+# (InvalidStateError in concurrent.futures' terminate_broken): a CPython quirk of a broken pool,
+# reported as an unhandled thread exception; the engine's answer is what this test is about.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_killed_worker_falls_back_to_serial_extraction(tmp_path: Path) -> None:
     root = make_project(tmp_path / "p")
     serial = check(root, jobs=1)
