@@ -353,9 +353,7 @@ class PolicyEngine:
                     source = read_source(path)
                 except OSError:
                     continue
-                digest = hashlib.sha256(source).hexdigest()
-                facts, function_index, _ = cached_facts(digest, source, target, self._cache)
-                found[path] = (digest, facts, function_index)
+                found[path] = cached_facts(source, target, self._cache)[:3]
         return found
 
     def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
@@ -374,8 +372,7 @@ class PolicyEngine:
                 except OSError as exc:
                     self.files_read[path] = ""  # unreadable: answers depending on it are not cached
                     return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
-            digest = hashlib.sha256(source).hexdigest()
-            facts, index, extracted = cached_facts(digest, source, self.target, self._cache)
+            digest, facts, index, extracted = cached_facts(source, self.target, self._cache)
             if extracted:
                 self._pool.note_miss()
         self.files_read[path] = self._digests[path] = digest

@@ -155,22 +155,24 @@ def _result(future: Future[_T] | None) -> _T | None:
 
 
 def cached_facts(
-    digest: str, source: bytes, target: Target, cache: FactsCache | None
-) -> tuple[ModuleFacts, FunctionIndex | None, bool]:
-    """The module facts of ``source`` (SHA-256 hex ``digest``): from ``cache`` if there, else
-    extracted (function bodies not analysed) and stored.
+    source: bytes, target: Target, cache: FactsCache | None
+) -> tuple[str, ModuleFacts, FunctionIndex | None, bool]:
+    """The module facts of ``source``: from ``cache`` if there, else extracted (function bodies not
+    analysed) and stored.
 
     Returns:
-        ``(facts, index, extracted)``: ``index`` is the :class:`FunctionIndex` from the extraction
-        (None when the facts came from the cache).
+        ``(digest, facts, index, extracted)``: the SHA-256 hex digest of ``source`` (the cache key and
+        what answers depend on), and the :class:`FunctionIndex` from the extraction (None when the
+        facts came from the cache).
     """
+    digest = hashlib.sha256(source).hexdigest()
     cached = cache.get(digest, target) if cache is not None else None
     if cached is not None:
-        return cached, None, False
+        return digest, cached, None, False
     facts, index = extract_facts_and_index(source, target)
     if cache is not None:
         cache.put(digest, target, facts)
-    return facts, index, True
+    return digest, facts, index, True
 
 
 def _module_facts(
@@ -181,8 +183,7 @@ def _module_facts(
         source = read_source(path)
     except OSError:
         return "", ModuleFacts(), None
-    digest = hashlib.sha256(source).hexdigest()
-    facts, index, _ = cached_facts(digest, source, target, _open_cache(cache_dir))
+    digest, facts, index, _ = cached_facts(source, target, _open_cache(cache_dir))
     return digest, facts, index
 
 
