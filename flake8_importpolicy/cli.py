@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from flake8_importpolicy import __version__
 from flake8_importpolicy.formats import (
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 # The engine (answers, check, graph, extract) is imported by the handlers, after
 # _start_query_early has started the interpreter query: the two overlap.
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "run"]
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -151,6 +152,28 @@ def build_parser() -> argparse.ArgumentParser:
     clear.add_argument("--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml")
     clear.set_defaults(handler=_run_cache_clear, format="text")
     return parser
+
+
+def run() -> NoReturn:
+    """The ``importpolicy`` console script: :func:`main`, then exit without tearing down the heap.
+
+    Freeing every object of a run (syntax-tree facts, indexes, caches) at interpreter exit costs
+    30-40 ms of a 0.7 s cold check; like mypy (``mypy.util.hard_exit``), the command line flushes
+    its output and leaves with ``os._exit``. The engine has closed its worker processes and removed
+    its temporary directories by then; :func:`main` itself returns normally for in-process callers.
+    """
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop writing and leave, as the signal module's note on
+        # SIGPIPE advises, with the error code (the report was not delivered).
+        code = EXIT_ERROR
+    try:
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

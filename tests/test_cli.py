@@ -563,6 +563,26 @@ def test_python_dash_m(basic: Path) -> None:
     assert version.returncode == 0 and version.stdout.startswith("importpolicy ")
 
 
+def test_command_line_output_is_complete_and_a_closed_pipe_is_no_traceback(basic: Path) -> None:
+    """The command line leaves with ``os._exit`` after flushing (``cli.run``): what it printed must
+    all arrive, and a reader that goes away early must not produce a traceback."""
+    many = {f"app/light{i}.py": "from app.mid import X\n" for i in range(300)}
+    lights = "".join(f'[light."app.light{i}"]\nreason = "r"\n' for i in range(300))
+    root = write(basic.parent / "many", {**BASIC, **many})
+    (root / "policy.toml").write_text((basic / "policy.toml").read_text() + lights)
+    argv = [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json"]
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert len(json.loads(done.stdout)["violations"]) == 301  # all of it, parseable
+    with subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.read(10)
+        proc.stdout.close()  # the reader goes away while the output is being written
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+    assert code in (1, 2) and "Traceback" not in err, err  # 2 when the write itself failed
+
+
 # -- the check contract: noqa, ignore, allow, forbid, patterns -----------------------------------
 
 
