@@ -35,12 +35,13 @@ __all__ = ["FactsPool", "cached_facts", "default_jobs"]
 
 _T = TypeVar("_T")
 
-MIN_MISSES: int = 48
-"""Files extracted in the engine's own process before a pool is started: small closures are no
-faster with one (forking, the pipe and the workers' start cost about what they save), and a warm
-facts cache never pays for it. Measured on 2 CPUs at a load average below 1, medians of 7 cold
-checks: vLLM (77 files) 0.60 s in one process, 0.61 s with workers from the 48th file, 0.66 s from
-the first; transformers (54) 0.65, 0.53 and 0.59 s; torch (736, 3 runs) 4.2 s and 3.7 s."""
+MIN_MISSES: int = 100
+"""Files extracted in the engine's own process before a pool is started; a warm facts cache never
+pays for one. Below about a hundred files workers gain nothing measurable (forking, the pipe and
+their start cost about what they save): two series of 7 alternating cold checks on 2 CPUs at a load
+average near 1 gave vLLM (77 files) 0.60/0.47 s in one process against 0.61/0.52 s with workers from
+the 48th file, transformers (54) 0.65/0.56 s against 0.53/0.56 s. torch's closures (736 files) gain:
+4.2 s in one process, 3.7 s with workers (3 runs)."""
 
 
 def default_jobs() -> int:
