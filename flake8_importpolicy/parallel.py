@@ -9,7 +9,8 @@ target), so where they were computed cannot change an answer.
 
 Workers are forked (``fork`` start method, Linux only): they inherit the imported engine and start
 in milliseconds. Elsewhere, and when asked for one job, there is no pool. Results travel back over
-the pool's pipe as :class:`~flake8_importpolicy.extract.ModuleFacts` (``multiprocessing`` pickles
+the pool's pipe as :class:`~flake8_importpolicy.extract.ModuleFacts` and
+:class:`~flake8_importpolicy.extract.FunctionIndex` (``multiprocessing`` pickles
 them between our own processes; nothing is ever loaded from a file). Workers read and write the
 on-disk facts cache themselves, which is safe under concurrency (see :mod:`flake8_importpolicy.cache`).
 """
@@ -146,9 +147,7 @@ def _can_fork() -> bool:
     return sys.platform == "linux"  # fork is always available there, and cheap
 
 
-def _result(future: Future[_T] | None) -> _T | None:
-    if future is None:
-        return None
+def _result(future: Future[_T]) -> _T | None:
     try:
         return future.result()
     except Exception:  # a broken pool (a worker killed, say): extract in this process instead
