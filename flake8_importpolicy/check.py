@@ -14,6 +14,7 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import re
@@ -22,14 +23,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.extract import (
     FunctionFacts,
+    FunctionBodies,
     FunctionIndex,
     ModuleFacts,
-    FunctionBodies,
     SourceProblem,
     Target,
     parse_function_bodies,
@@ -266,15 +266,16 @@ class PolicyEngine:
         exe = interpreter or (str(settings.interpreter) if settings.interpreter else None)
         self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
         self._cache = facts_cache
-        self._early: dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]] = {}
-        self._early_target: Target | None = None
+        early: tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None = None
         if interpreter_info is None and query_is_running(exe):
-            self._early = self._extract_light_files_early(exe, tuple(target_versions))
+            early = self._extract_light_files_early(exe, tuple(target_versions))
         self.interpreter = interpreter_info or query_interpreter(exe)
         versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
         self.target = Target(
             versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
         )
+        # Facts extracted for another target cannot be used (the query may report another version).
+        self._early = early[1] if early is not None and early[0] == self.target else {}
         self.index = ModuleIndex(settings.source_roots, self.interpreter)
         self._ignores = _IgnoreTracker(policy.ignores)
         heavy_calls = policy.heavy_calls
@@ -318,9 +319,10 @@ class PolicyEngine:
 
     def _extract_light_files_early(
         self, exe: str | None, target_versions: tuple[tuple[int, int], ...]
-    ) -> dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]:
+    ) -> tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None:
         """While the interpreter query runs: the facts of the light modules' files and their parent
-        packages', found in the source roots alone (the files the check reads first).
+        packages', found in the source roots alone (the files the check reads first), with the
+        target they were extracted for.
 
         Only for the interpreter running us (whose builtin and frozen modules, version and
         extension suffixes are known here already; the query adds ``sys.path`` and the start-up
@@ -328,14 +330,13 @@ class PolicyEngine:
         depend on nothing but the file's bytes and the target, so the answer cannot change.
         """
         if exe is not None and os.path.realpath(exe) != os.path.realpath(sys.executable):
-            return {}
+            return None
         settings = self.policy.settings
         target = Target(
             versions=target_versions or settings.target_versions or (sys.version_info[:2],),
             platform=settings.platform,
             lazy_imports=settings.lazy_imports,
         )
-        self._early_target = target
         index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
         found: dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]] = {}
         for rule in self.policy.light:
@@ -354,14 +355,14 @@ class PolicyEngine:
                 except OSError:
                     continue
                 found[path] = cached_facts(source, target, self._cache)[:3]
-        return found
+        return target, found
 
     def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
         assert resolved.path is not None
         path = resolved.path
         source = self._source(path)
         taken = self._pool.take(path) if source is None else None
-        if taken is None and self._early and self.target == self._early_target:
+        if taken is None and self._early:
             taken = self._early.pop(path, None)
         if taken is not None and taken[0]:
             digest, facts, index = taken
@@ -612,8 +613,9 @@ class PolicyEngine:
         Returns:
             ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
         """
-        forbidden_rule = _memoized(rule.forbidden_rule)
-        expand = _memoized(self.make_expander(forbidden_rule, (h.pattern for h in rule.forbid)))
+        # Both are pure for one check; the traversal asks them again for every statement.
+        forbidden_rule = functools.cache(rule.forbidden_rule)
+        expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rule.forbid)))
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
         statements: dict[tuple[int, int, bool], list[Hop]] = {}
@@ -681,7 +683,7 @@ class PolicyEngine:
         return text is not None and is_suppressed(text, violation.code)
 
     def _source_line(self, path: Path, line: int) -> str | None:
-        source = self._overrides.get(path.resolve()) if self._overrides else None
+        source = self._source(path)
         try:
             data = source if source is not None else read_source(path)
         except OSError:
@@ -769,24 +771,6 @@ def merge_light_rules(rules: Sequence[LightRule]) -> LightRule:
     allow = tuple(a for a in rules[0].allow if all(a.text in texts for texts in allowed))
     after = tuple(dict.fromkeys(e for rule in rules for e in rule.after_import))
     return dataclasses.replace(rules[0], forbid=tuple(forbid.values()), allow=allow, after_import=after)
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-
-
-def _memoized(function: Callable[[_K], _V]) -> Callable[[_K], _V]:
-    """``function`` with its answers remembered (for the pure per-rule predicates of one check)."""
-    memo: dict[_K, _V] = {}
-
-    def remembered(key: _K) -> _V:
-        try:
-            return memo[key]
-        except KeyError:
-            memo[key] = value = function(key)
-            return value
-
-    return remembered
 
 
 def _outermost(names: Iterable[str]) -> tuple[str, ...]:
