@@ -50,7 +50,7 @@ _FORMAT: Final = 5
 
 
 _ENGINE_MODULES: Final = (
-    "extract.py", "resolve.py", "graph.py", "check.py", "policy.py", "patterns.py", "noqa.py",
+    "extract.py", "skeleton.py", "resolve.py", "graph.py", "check.py", "policy.py", "patterns.py", "noqa.py",
 )
 
 

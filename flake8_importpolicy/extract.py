@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Mutable
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeVar, cast
 
+from flake8_importpolicy.skeleton import blank_function_bodies
+
 __all__ = [
     "GUARDED",
     "CONDITIONAL",
@@ -255,14 +257,23 @@ def extract_facts(source: bytes | str, target: Target, *, functions: bool = True
 
 
 def _extract(
-    source: bytes | str, target: Target, *, functions: bool
+    source: bytes | str, target: Target, *, functions: bool, skeleton: bool = False
 ) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
-    """:func:`extract_facts`, also returning the visitor (None if the source did not parse)."""
+    """:func:`extract_facts`, also returning the visitor (None if the source did not parse).
+
+    With ``skeleton`` (only with ``functions=False``) the function bodies are blanked out before
+    parsing (:mod:`flake8_importpolicy.skeleton`); the visitor's function nodes then have a ``pass``
+    body, but the right lines."""
+    skeleton = skeleton and not functions
     with _gc_paused():
         try:
-            return _extract_unpaused(source, target, functions=functions, report_recursion=False)
+            return _extract_unpaused(
+                source, target, functions=functions, report_recursion=False, skeleton=skeleton
+            )
         except RecursionError:
-            return _on_new_stack(lambda: _extract_unpaused(source, target, functions=functions))
+            return _on_new_stack(
+                lambda: _extract_unpaused(source, target, functions=functions, skeleton=skeleton)
+            )
 
 
 _R = TypeVar("_R")
@@ -319,13 +330,17 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _extract_unpaused(
-    source: bytes | str, target: Target, *, functions: bool, report_recursion: bool = True
+    source: bytes | str,
+    target: Target,
+    *,
+    functions: bool,
+    report_recursion: bool = True,
+    skeleton: bool = False,
 ) -> tuple[_ImportTimeVisitor | None, ModuleFacts]:
     """The extraction; a source nested too deeply for the recursion limit is a problem, or with
     ``report_recursion=False`` raises RecursionError (to be tried again on a new stack)."""
     try:
-        text, lazy_lines = _strip_lazy_keyword(source)
-        tree = ast.parse(text)
+        lazy_lines, tree = _parse(source, skeleton=skeleton)
     except SyntaxError as exc:
         line = exc.lineno or 1
         if "null bytes" in (exc.msg or ""):
@@ -336,7 +351,7 @@ def _extract_unpaused(
             raise
         unreadable = SourceProblem(_nul_line(source), str(exc) or type(exc).__name__)
         return None, ModuleFacts(problem=unreadable)
-    declared_global = _globals(text)
+    declared_global = _globals(source)
     visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
@@ -367,8 +382,12 @@ def extract_facts_and_index(
     source: bytes | str, target: Target
 ) -> tuple[ModuleFacts, FunctionIndex | None]:
     """:func:`extract_facts` without function bodies, plus the module's :class:`FunctionIndex`
-    (None when ``facts.problem`` is set), from a single parse."""
-    visitor, facts = _extract(source, target, functions=False)
+    (None when ``facts.problem`` is set), from a single parse.
+
+    Function bodies are not parsed at all (:mod:`flake8_importpolicy.skeleton`): a syntax error
+    that is only inside a function body does not set ``facts.problem`` here, where
+    :func:`extract_facts` reports it."""
+    visitor, facts = _extract(source, target, functions=False, skeleton=True)
     if visitor is None or facts.problem is not None:
         return facts, None
     spans: dict[str, list[tuple[int, int]]] = {}
@@ -604,6 +623,26 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
             lazy[row] = col
         at_statement_start = token.type == tokenize.OP and token.string == ";"
     return "\n".join(lines), lazy
+
+
+def _parse(source: bytes | str, *, skeleton: bool) -> tuple[dict[int, int], ast.Module]:
+    """The lazy-import lines (see :func:`_strip_lazy_keyword`) and syntax tree of ``source``; with
+    ``skeleton``, of its skeleton when there is one that parses, else of the whole source.
+
+    Raises:
+        SyntaxError, ValueError, UnicodeError, tokenize.TokenError, RecursionError, MemoryError: as
+            :func:`ast.parse` and :func:`_strip_lazy_keyword`, for the whole source.
+    """
+    if skeleton and isinstance(source, bytes):
+        blanked = blank_function_bodies(source)
+        if blanked is not None and blanked is not source:
+            try:
+                text, lazy_lines = _strip_lazy_keyword(blanked)
+                return lazy_lines, ast.parse(text)
+            except (SyntaxError, ValueError, UnicodeError, MemoryError, tokenize.TokenError):
+                pass  # the whole source says what is wrong, and where
+    text, lazy_lines = _strip_lazy_keyword(source)
+    return lazy_lines, ast.parse(text)
 
 
 def _late_future_import(tree: ast.Module) -> SourceProblem | None:
