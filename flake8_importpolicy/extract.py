@@ -454,8 +454,8 @@ class FunctionBodies:
     that ``extract_facts(source, target).functions`` holds for it (SEMANTICS.md rule 16), without
     analysing the module's other functions: an import-time call usually reaches one or two of a
     module's functions. Made from a :class:`FunctionIndex`, it parses only the lines of the
-    function asked for (inside ``if 1:`` when indented, so columns stay; line numbers are then
-    shifted back), and falls back to parsing the whole source if that fails.
+    function asked for (inside ``if 1:`` when indented, so columns stay, after blank lines, so line
+    numbers stay), and falls back to parsing the whole source if that fails.
     """
 
     def __init__(
@@ -529,15 +529,19 @@ class FunctionBodies:
         lines = self._text_lines()
         segment = "\n".join(lines[first - 1:last]) + "\n"
         indented = segment[:1] in (" ", "\t")
+        if indented and first < 2:
+            return None
+        # Blank lines before the segment put it at its own lines (cheaper than shifting every node).
+        padding = "\n" * (first - 2) + "if 1:\n" if indented else "\n" * (first - 1)
         try:
-            tree = ast.parse("if 1:\n" + segment if indented else segment)
+            tree = ast.parse(padding + segment)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
         node = body[0] if len(body) == 1 else None
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != 1 + indented:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno != first:
             return None
-        return ast.increment_lineno(node, first - node.lineno)
+        return node
 
     def _text_lines(self) -> list[str]:
         if self._lines is None:

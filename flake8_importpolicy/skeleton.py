@@ -40,21 +40,20 @@ from typing import Final
 __all__ = ["blank_function_bodies"]
 
 _TOKEN_START: Final = re.compile(rb"""['"#\\]""")
-"""Where a string literal, a comment or an explicit line join may start."""
+"""Where a string literal, a comment or an explicit line join may start (a character set: the regular
+expression engine skips to it in C)."""
 
-_LITERAL: Final = {
-    (quote, triple): re.compile(pattern.replace(b"Q", bytes([quote])), re.DOTALL)
+_SINGLE_QUOTED: Final = {
+    quote: re.compile(rb"Q[^Q\n\\]*(?:\\.[^Q\n\\]*)*Q".replace(b"Q", bytes([quote])), re.DOTALL)
     for quote in b"'\""
-    for triple, pattern in (
-        (True, rb"QQQ[^Q\\]*(?:(?:\\.|Q(?!QQ))[^Q\\]*)*QQQ"),
-        (False, rb"Q[^Q\n\\]*(?:\\.[^Q\n\\]*)*Q"),
-    )
 }
-"""``{(quote byte, triple-quoted): a complete literal}``. A backslash escapes the next character, a
-line feed included, in raw literals too (their quote cannot end them either; Language reference
-2.4.1); a single-quoted literal cannot contain a bare line feed."""
+"""``{quote byte: a complete single-quoted literal}`` (without its prefix). A backslash escapes the
+next character, a line feed included, in raw literals too (their quote cannot end them either;
+Language reference 2.4.1); a bare line feed cannot be in one. Triple-quoted literals are ended by
+:func:`_triple_end`."""
 
 _PAIRS: Final = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
+_ROUND: Final = bytes.maketrans(b"[{]}", b"(())")
 _PREFIX_LETTERS: Final = frozenset(b"rRbBuUfFtT")
 _WORD: Final = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(
     range(0x80, 0x100))
@@ -133,33 +132,57 @@ def _code_text(source: bytes) -> bytearray:
             PEP 701 field this lexer cannot follow.
     """
     code = bytearray(source)
-    find_start = _TOKEN_START.search
-    position = 0
-    while (match := find_start(source, position)) is not None:
+    search = _TOKEN_START.search
+    end = 0
+    while (match := search(source, end)) is not None:
         start = match.start()
         first = source[start]
-        if first == 0x23:  # "#": a comment runs to the end of the line
+        if first == 0x23:  # "#": a comment, to the end of the line
             end = source.find(b"\n", start)
             end = len(source) if end < 0 else end
             code[start:end] = b" " * (end - start)
-        elif first == 0x5C:  # "\\": only before a line feed, outside a literal
+            continue
+        if first == 0x5C:  # "\\": only before a line feed, outside a literal
             if source[start + 1:start + 2] != b"\n":
                 raise _Unsure
             end = start + 2
             code[start:end] = b" \x01"
+            continue
+        if source[start + 1:start + 3] == bytes((first, first)):
+            end = _triple_end(source, start)
         else:
-            triple = source[start + 1:start + 3] == bytes((first, first))
-            literal = _LITERAL[first, triple].match(source, start)
+            literal = _SINGLE_QUOTED[first].match(source, start)
             if literal is None:
-                raise _Unsure
+                raise _Unsure  # a quote that opens no complete literal
             end = literal.end()
-            if _FIELD_CHECK:
-                _check_fields(source, start, end)
-            inner = source[start + 1:end - 1]
-            code[start:end] = b"0" + (inner.translate(_TO_BLANK) if b"\n" in inner
-                                      else b" " * len(inner)) + b"0"
-        position = end
+        if _FIELD_CHECK:
+            _check_fields(source, start, end)
+        inner = source[start + 1:end - 1]
+        code[start:end] = b"0" + (inner.translate(_TO_BLANK) if b"\n" in inner
+                                  else b" " * len(inner)) + b"0"
     return code
+
+
+def _triple_end(source: bytes, start: int) -> int:
+    """The end offset of the triple-quoted literal opened at ``start``: after the first three quotes
+    not escaped by an odd run of backslashes (``bytes.find``, so long docstrings cost little).
+
+    Raises:
+        _Unsure: the literal is not closed.
+    """
+    delimiter = source[start:start + 3]
+    content = start + 3
+    position = content
+    while True:
+        end = source.find(delimiter, position)
+        if end < 0:
+            raise _Unsure
+        backslash = end
+        while backslash > content and source[backslash - 1] == 0x5C:
+            backslash -= 1
+        if (end - backslash) % 2 == 0:
+            return end + 3
+        position = end + 1
 
 
 def _check_fields(source: bytes, start: int, end: int) -> None:
@@ -187,6 +210,7 @@ def _blank(source: bytes, code: bytearray) -> bytes | None:
     """Blank the bodies found in ``code`` (see :func:`_code_text`) out of ``source``."""
     if any(code.count(opening) != code.count(closing) for opening, closing in _PAIRS):
         return None
+    code = code.translate(_ROUND)  # from here on only the depth counts: two counts instead of six
     pieces: list[bytes] = []
     copied = 0  # source[:copied] is in pieces
     for match in _DEF.finditer(code):
@@ -264,7 +288,6 @@ def _stop(indent: int) -> re.Pattern[bytes]:
 
 
 def _depth(code: bytearray, start: int, end: int) -> int:
-    """Open brackets minus closed ones in ``code[start:end]`` (no strings or comments left in it)."""
-    return (code.count(b"(", start, end) + code.count(b"[", start, end) + code.count(b"{", start, end)
-            - code.count(b")", start, end) - code.count(b"]", start, end)
-            - code.count(b"}", start, end))
+    """Open brackets minus closed ones in ``code[start:end]`` (no strings or comments left in it,
+    every bracket made round)."""
+    return code.count(b"(", start, end) - code.count(b")", start, end)
