@@ -10,7 +10,9 @@ in-process check of the same policy ``compare.py`` uses), then, ``--runs`` times
 times in fresh processes:
 
 - ``ast.parse`` of exactly those files, one after the other (garbage collector paused, as the engine
-  does), inside a ``python -c`` that imports nothing else: the serial floor;
+  does), inside a ``python -c`` that imports nothing else: the serial floor of a whole-file parser;
+- the same with function bodies blanked first (``flake8_importpolicy.skeleton``, what the engine
+  parses): the serial floor of this engine's parsing;
 - ``importpolicy check --no-cache --jobs 1`` and ``--jobs N`` (N = the CPUs);
 - ``lint-imports --no-cache`` (the target's reference).
 
@@ -53,6 +55,17 @@ for path in paths:
         ast.parse(handle.read())
 """
 
+_SKELETON_ALL = """\
+import ast, gc, json, sys
+from flake8_importpolicy.skeleton import blank_function_bodies
+paths = json.load(open(sys.argv[1]))
+gc.disable()
+for path in paths:
+    with open(path, "rb") as handle:
+        source = handle.read()
+    ast.parse(blank_function_bodies(source) or source)
+"""
+
 
 def closure_files(policy: Path) -> list[str]:
     """The source files a cold check of ``policy`` parses (first party and any followed)."""
@@ -76,6 +89,8 @@ def bench(key: str, runs: int, jobs: int) -> list[object]:
     size = sum(Path(p).stat().st_size for p in paths)
     rows = [
         ("ast.parse of the closure", [sys.executable, "-c", _PARSE_ALL, str(listing)], bench_env()),
+        ("skeleton + ast.parse of the closure", [sys.executable, "-c", _SKELETON_ALL, str(listing)],
+         engine_env()),
         ("importpolicy cold -j1", importpolicy_argv(setup, cache=False) + ["--jobs", "1"],
          engine_env()),
         (f"importpolicy cold -j{jobs}", importpolicy_argv(setup, cache=False) + ["--jobs", str(jobs)],
@@ -95,10 +110,11 @@ def bench(key: str, runs: int, jobs: int) -> list[object]:
          for s in series.values()],
     ))
     floor = series["ast.parse of the closure"].median  # includes one interpreter start-up
+    skeleton = series["skeleton + ast.parse of the closure"].median
     lint = series["lint-imports cold"].median
     return [
         key, len(paths), fmt_s(floor), f"{floor / lint:.2f}",
-        f"{floor / jobs / lint:.2f}",
+        f"{floor / jobs / lint:.2f}", fmt_s(skeleton), f"{skeleton / lint:.2f}",
         f"{series['importpolicy cold -j1'].median / lint:.2f}",
         f"{series[f'importpolicy cold -j{jobs}'].median / lint:.2f}",
     ]
@@ -118,7 +134,7 @@ def main() -> None:
     print(f"\n### Ratios to lint-imports cold (medians; target <= 0.30); load after: {load_average()}\n")
     print(table(
         ["codebase", "files", "ast.parse s", "floor / li", f"floor / {jobs} CPUs / li",
-         "ip -j1 / li", f"ip -j{jobs} / li"],
+         "skeleton + parse s", "skeleton floor / li", "ip -j1 / li", f"ip -j{jobs} / li"],
         summary,
     ))
 
