@@ -57,7 +57,7 @@ def check_policy_cached(
             policy, interpreter=interpreter, target_versions=versions, jobs=jobs
         ) as engine:
             return engine.check(progress)
-    exe = interpreter or (str(policy.settings.interpreter) if policy.settings.interpreter else None)
+    exe = policy.settings.interpreter_executable(interpreter)
     info = find_interpreter_info(policy, exe)
     key = _answer_key(policy, info, versions)
     entry = policy.settings.cache_dir / "answers" / f"{key}.json"

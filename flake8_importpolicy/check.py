@@ -263,7 +263,7 @@ class PolicyEngine:
     ) -> None:
         self.policy = policy
         settings = policy.settings
-        exe = interpreter or (str(settings.interpreter) if settings.interpreter else None)
+        exe = settings.interpreter_executable(interpreter)
         self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
         self._cache = facts_cache
         early: tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None = None

@@ -225,10 +225,7 @@ def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
     if args.command not in ("check", "why"):
         return
     if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
-        exe = args.interpreter or (
-            str(policy.settings.interpreter) if policy.settings.interpreter else None
-        )
-        start_interpreter_query(exe)
+        start_interpreter_query(policy.settings.interpreter_executable(args.interpreter))
 
 
 def _seconds(text: str) -> float:

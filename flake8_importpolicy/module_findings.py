@@ -219,7 +219,7 @@ def _build_index(policy_path: str) -> ModuleFindings:
     from flake8_importpolicy.policy import load_policy
 
     policy = load_policy(Path(policy_path))
-    executable = str(policy.settings.interpreter) if policy.settings.interpreter else None
+    executable = policy.settings.interpreter_executable()
     info = find_interpreter_info(policy, executable)
     engine = PolicyEngine(policy, facts_cache=open_facts_cache(policy), interpreter_info=info)
     report = engine.check()

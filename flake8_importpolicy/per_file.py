@@ -269,7 +269,7 @@ def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
 
     try:
         policy = load_policy(Path(policy_path))
-        exe = str(policy.settings.interpreter) if policy.settings.interpreter else None
+        exe = policy.settings.interpreter_executable()
         return policy, find_interpreter_info(policy, exe)
     except (PolicyError, InterpreterError) as exc:
         raise PolicyUnusable(str(exc)) from None

@@ -225,6 +225,11 @@ class Settings:
     call_depth: int
     lazy_imports: str = "normal"
 
+    def interpreter_executable(self, override: str | None = None) -> str | None:
+        """The Python to query for the target's ``sys.path``: ``override`` (``--interpreter``), else
+        :attr:`interpreter` as a string, else None (the running interpreter)."""
+        return override or (str(self.interpreter) if self.interpreter else None)
+
 
 @dataclass(frozen=True)
 class Policy:
