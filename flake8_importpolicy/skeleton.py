@@ -20,6 +20,8 @@ source instead:
 - sources that are not UTF-8 (a PEP 263 cookie naming another encoding), or contain NUL, a form
   feed, a lone carriage return or a tab in indentation (tab columns follow rules of their own);
 - a quote that opens no complete string (an unterminated string, a syntax error);
+- a line of only blanks and a backslash joining it to the next (CPython takes the indentation of
+  such a logical line from the first of its lines indented more than zero columns);
 - on Python 3.12+, an f-string (3.14+: t-string) with a replacement field that is not a complete
   literal on its own: PEP 701 lets fields contain the f-string's own quote and span lines, which a
   regular expression cannot follow; such tokens are checked with ``ast.parse``;
@@ -130,8 +132,8 @@ def _code_text(source: bytes) -> bytearray:
     ``\\x01``: what is left of a line feed starts a new physical line that may start a logical one.
 
     Raises:
-        _Unsure: an unterminated quote, a backslash outside a literal that joins no lines, or a
-            PEP 701 field this lexer cannot follow.
+        _Unsure: an unterminated quote, a backslash outside a literal that joins no lines or that
+            is all its line holds, or a PEP 701 field this lexer cannot follow.
     """
     code = bytearray(source)
     search = _TOKEN_START.search
@@ -147,6 +149,8 @@ def _code_text(source: bytes) -> bytearray:
         if first == 0x5C:  # "\\": only before a line feed, outside a literal
             if source[start + 1:start + 2] != b"\n":
                 raise _Unsure
+            if not code[code.rfind(b"\n", 0, start) + 1:start].strip(b" "):
+                raise _Unsure  # a line of only blanks and the join: CPython indents it oddly
             end = start + 2
             code[start:end] = b" \x01"
             continue
@@ -277,7 +281,7 @@ def _body(code: bytearray, start: int, indent: int) -> tuple[int, int] | None:
             finish = found.start()
             break
         search_from = found.start() + 1
-    body = code[first:finish].rstrip(b" \n")
+    body = code[first:finish].rstrip(b" \n\x01")  # a trailing join adds no line to the body
     if not body.strip(b" \n\x01"):
         return None  # nothing indented after the header: not a block we understand
     return first, first + len(body) - 1

@@ -133,6 +133,8 @@ _CORNERS: dict[str, str] = {
     "decorated_nested_def_in_body": "def f():\n    @dec\n    def g():\n        pass\n    return g\n",
     "docstring_only_body": 'def f():\n    """Doc\n\nwith a line at column 0."""\nimport real\n',
     "semicolons": "import a; import b\ndef f():\n    import c; import d\n",
+    "body_ending_in_joins_and_a_blank_line":  # the joins add no line to the function
+        "def f():\n    x = 1 \\\n    \\\n\nimport real\n",
 }
 if sys.version_info < (3, 12):
     del _CORNERS["async_and_type_params"]  # PEP 695 syntax
@@ -160,6 +162,11 @@ def test_corner_cases_keep_the_module_level_tree(name: str) -> None:
         b"def f():\n    return '''unterminated\n",
         b"def f():\n    return 1 \\ 2\n",  # a backslash that joins no lines
         b"def f():\n    return (1\n",  # unbalanced brackets
+        # a line of only a join: CPython indents the logical line like the first of its lines
+        # indented more than zero columns
+        b"def f():\n    x = 1\n\\\nimport real\n",
+        b"class C:\n    def f(self):\n        pass\n    \\\nx = 1\n",
+        b"def f():\n    pass\n    \\\n\n",
     ],
 )
 def test_what_the_lexer_does_not_follow_is_parsed_whole(source: bytes) -> None:
