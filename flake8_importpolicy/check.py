@@ -417,8 +417,12 @@ class PolicyEngine:
                 ):
                     self._pool.prefetch(found.path)
 
-    def _function_facts(self, resolved: ResolvedModule, qualname: str) -> FunctionFacts | None:
-        """One function body of a module, analysed when an import-time call first reaches it."""
+    def _function_facts(
+        self, resolved: ResolvedModule, qualname: str
+    ) -> FunctionFacts | SourceProblem | None:
+        """One function body of a module, analysed when an import-time call first reaches it; or
+        the syntax error that keeps the module from being analysed (not cached: every run that
+        reaches the body parses it and reports the problem again)."""
         assert resolved.path is not None
         path = resolved.path
         digest = self._digests.get(path)
@@ -430,6 +434,8 @@ class PolicyEngine:
                 return cached[0]
         bodies = self._function_bodies(path, digest)
         facts = bodies.find_function_facts(qualname) if bodies is not None else None
+        if bodies is not None and bodies.problem is not None:
+            return bodies.problem
         if self._cache is not None and bodies is not None:
             self._cache.put_function(digest, self.target, qualname, facts)
         return facts
@@ -637,7 +643,7 @@ class PolicyEngine:
                 elif expand(name):
                     problem = self.graph.find_problem(name)
                     if problem is not None:
-                        bad[name] = problem
+                        bad[split_node(name)[0]] = problem
             if not reached:
                 continue
             heavy_name, chain, heavy_rule = reached[0]
@@ -718,7 +724,7 @@ class PolicyEngine:
         found: list[tuple[str, HeavyRule]] = []
         unknown: list[UnknownImport] = []
         lazy: list[UnknownImport] = []
-        bad: list[tuple[str, SourceProblem]] = []
+        bad: dict[str, SourceProblem] = {}  # by module: several called functions may share one
         for name in closure:
             rule = forbidden(name)
             if rule is not None and name != module:
@@ -729,7 +735,7 @@ class PolicyEngine:
                 lazy.extend(self._lazy_attachments(name))
                 problem = self.graph.find_problem(name)
                 if problem is not None:
-                    bad.append((name, problem))
+                    bad.setdefault(split_node(name)[0], problem)
         return WhyResult(
             module=module,
             resolved=self.index.resolve_module(module),
@@ -740,7 +746,7 @@ class PolicyEngine:
             forbidden=tuple(found),
             unknown=tuple(unknown),
             lazy=tuple(lazy),
-            problems=tuple(bad),
+            problems=tuple(bad.items()),
         )
 
 

@@ -404,12 +404,13 @@ def extract_facts_and_index(
     return facts, index
 
 
-def parse_function_bodies(source: bytes | str, target: Target) -> FunctionBodies | None:
+def parse_function_bodies(source: bytes | str, target: Target) -> FunctionBodies:
     """Parse all of ``source`` for its :class:`FunctionBodies` (when no :class:`FunctionIndex` of
-    it is at hand). Returns None if the module cannot be analysed; never raises for bad input."""
+    it is at hand). If the module cannot be analysed, the bodies' ``problem`` says why and they
+    find no function; never raises for bad input."""
     visitor, facts = _extract(source, target, functions=False)
     if visitor is None or facts.problem is not None:
-        return None
+        return FunctionBodies(_ImportTimeVisitor(target), (), problem=facts.problem)
     return FunctionBodies(visitor, visitor.pending)
 
 
@@ -465,7 +466,12 @@ class FunctionBodies:
         *,
         source: bytes | str | None = None,
         spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
+        problem: SourceProblem | None = None,
     ) -> None:
+        self.problem = problem
+        """Why the module's source cannot be analysed, once that is known: set when a body asked
+        for does not parse from its own lines and the whole source does not parse either (a
+        syntax error inside a function body, which the module-level extraction does not parse)."""
         self._visitor = visitor
         self._nodes: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         for qualname, node in pending:
@@ -555,9 +561,10 @@ class FunctionBodies:
 
     def _parse_all(self) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
         whole = parse_function_bodies(self._source or "", self._visitor.target)
-        if whole is None:
-            return {}
         self._spans = {}
+        if whole.problem is not None:
+            self.problem = whole.problem
+            return {}
         self._nodes.update(whole._nodes)
         return whole._nodes
 

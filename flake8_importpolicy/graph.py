@@ -116,9 +116,10 @@ class UnknownImport:
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
-FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | None]
-"""Returns the facts of one function body of a module (asked only when a call reaches it), or None
-if the module has no function of that qualified name."""
+FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | SourceProblem | None]
+"""Returns the facts of one function body of a module (asked only when a call reaches it), None
+if the module has no function of that qualified name, or why the module's source cannot be analysed
+(a syntax error inside that body: module facts come from a parse without function bodies)."""
 
 
 class ImportGraph:
@@ -152,6 +153,7 @@ class ImportGraph:
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
         self._function_facts: dict[tuple[str, str], FunctionFacts | None] = {}
+        self._function_problems: dict[tuple[str, str], SourceProblem] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
@@ -179,14 +181,24 @@ class ImportGraph:
             if facts.functions or self._function_facts_provider is None:
                 found = facts.functions.get(qualname)
             else:
-                found = self._function_facts_provider(self.index.resolve_module(module), qualname)
+                provided = self._function_facts_provider(self.index.resolve_module(module), qualname)
+                if isinstance(provided, SourceProblem):
+                    self._function_problems[key] = provided
+                else:
+                    found = provided
         self._function_facts[key] = found
         return found
 
     def find_problem(self, module: str) -> SourceProblem | None:
-        """Why ``module``'s source could not be analysed, or None."""
-        facts = self.get_facts(module)
-        return facts.problem if facts is not None else None
+        """Why ``module``'s source could not be analysed, or None. For a function node
+        (``"a.b:f"``): also a syntax error in that function's body, which the module-level
+        extraction does not parse (so the call's chain stops there)."""
+        owner, function = split_node(module)
+        facts = self.get_facts(owner)
+        if facts is None or facts.problem is not None or function is None:
+            return facts.problem if facts is not None else None
+        self.get_function_facts(owner, function)
+        return self._function_problems.get((owner, function))
 
     def find_import_time_edges(self, module: str) -> tuple[Hop, ...]:
         """The hops from ``module`` to every module its own import-time statements make run.

@@ -28,7 +28,9 @@ source instead:
 - unbalanced brackets.
 
 What a blanked body cannot give any more is its syntax errors: a module whose only error is inside a
-function body parses (CPython would raise ``SyntaxError`` when importing it). See docs/design.md.
+function body parses (CPython would raise ``SyntaxError`` when importing it). The error is found
+when an import-time call reaches that body (it is parsed then), and not otherwise. See
+docs/design.md.
 """
 
 from __future__ import annotations
