@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import re
 import sys
+import tokenize
 from typing import Final
 
 __all__ = ["blank_function_bodies"]
@@ -68,7 +70,6 @@ literal, which is fast, and then checked to start its line: see :func:`_def_inde
 
 _ASYNC_DEF_LINE: Final = re.compile(rb"( *)async[ \t]+")
 
-_CODING: Final = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _FIRST_STATEMENT: Final = re.compile(rb"^( *)[^ \n]", re.MULTILINE)
 
 _TO_BLANK: Final = bytes(0x01 if byte == 0x0A else 0x20 for byte in range(256))
@@ -117,15 +118,13 @@ def blank_function_bodies(source: bytes) -> bytes | None:
 
 
 def _utf8(source: bytes) -> bool:
-    """True if the source is UTF-8 by PEP 263: no cookie on its first two lines, or a UTF-8 one."""
-    for line in source.split(b"\n", 2)[:2]:
-        match = _CODING.match(line)
-        if match is not None:
-            name = match.group(1).lower().replace(b"_", b"-")
-            return name in (b"utf-8", b"utf8") or name.startswith(b"utf-8-")  # tokenizer.c get_normal_name
-        if line.strip() and not line.lstrip().startswith(b"#"):
-            return True  # a cookie must come before any code
-    return True
+    """True if the source is UTF-8 by PEP 263 (no cookie, a UTF-8 cookie, or a BOM), as
+    :func:`tokenize.detect_encoding` reads it."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:  # an unknown or contradictory cookie: the whole parse reports it
+        return False
+    return encoding in ("utf-8", "utf-8-sig")
 
 
 def _code_text(source: bytes) -> bytearray:
