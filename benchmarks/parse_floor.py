@@ -11,7 +11,7 @@ times in fresh processes:
 
 - ``ast.parse`` of exactly those files, one after the other (garbage collector paused, as the engine
   does), inside a ``python -c`` that imports nothing else: the serial floor of a whole-file parser;
-- the same with function bodies blanked first (``flake8_importpolicy.skeleton``, what the engine
+- the same with function bodies blanked first (``flake8_importpolicy.analysis.skeleton``, what the engine
   parses): the serial floor of this engine's parsing;
 - ``importpolicy check --no-cache --jobs 1`` and ``--jobs N`` (N = the CPUs);
 - ``lint-imports --no-cache`` (the target's reference).
@@ -57,7 +57,7 @@ for path in paths:
 
 _SKELETON_ALL = """\
 import ast, gc, json, sys
-from flake8_importpolicy.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 paths = json.load(open(sys.argv[1]))
 gc.disable()
 for path in paths:
@@ -69,8 +69,8 @@ for path in paths:
 
 def closure_files(policy: Path) -> list[str]:
     """The source files a cold check of ``policy`` parses (first party and any followed)."""
-    from flake8_importpolicy.check import PolicyEngine
-    from flake8_importpolicy.policy import load_policy
+    from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.config.load import load_policy
 
     with PolicyEngine(load_policy(policy), jobs=1) as engine:
         engine.check()
@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--codebases", default="vllm,transformers,torch")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from flake8_importpolicy.parallel import default_jobs
+    from flake8_importpolicy.analysis.parallel import default_jobs
 
     jobs = default_jobs()
     prewarm_bytecode()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.formats import (
+from flake8_importpolicy.output.formats import (
     CHECK_FORMATS,
     WHY_FORMATS,
     find_workspace,
@@ -28,22 +28,22 @@ from flake8_importpolicy.formats import (
     open_status_line,
     workspace_relpath,
 )
-from flake8_importpolicy.patterns import PatternError, parse_pattern
-from flake8_importpolicy.policy import Policy, PolicyError, discover_policy
-from flake8_importpolicy.report import (
+from flake8_importpolicy.model.patterns import PatternError, parse_pattern
+from flake8_importpolicy.config.load import Policy, PolicyError, discover_policy
+from flake8_importpolicy.output.text import (
     format_report_json,
     format_report_text,
     format_why_json,
     format_why_text,
 )
-from flake8_importpolicy.resolve import (
+from flake8_importpolicy.analysis.resolve import (
     InterpreterError,
     start_interpreter_query,
     stop_started_queries,
 )
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.check import PolicyEngine
+    from flake8_importpolicy.analysis.engine import PolicyEngine
 
 # The engine (answers, check, graph, extract) is imported by the handlers, after
 # _start_query_early has started the interpreter query: the two overlap.
@@ -246,11 +246,11 @@ def _version(text: str) -> tuple[int, int]:
 
 
 def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
-    from flake8_importpolicy.check import PolicyEngine
+    from flake8_importpolicy.analysis.engine import PolicyEngine
 
     cache = None
     if not args.no_cache:
-        from flake8_importpolicy.cache import open_facts_cache
+        from flake8_importpolicy.answers.facts_cache import open_facts_cache
 
         cache = open_facts_cache(policy)
     return PolicyEngine(
@@ -263,7 +263,7 @@ def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from flake8_importpolicy.parallel import default_jobs
+    from flake8_importpolicy.analysis.parallel import default_jobs
 
     if args.jobs is None:
         return default_jobs()
@@ -273,7 +273,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
-    from flake8_importpolicy.answers import check_policy_cached
+    from flake8_importpolicy.answers.whole import check_policy_cached
 
     status = open_status_line(sys.stderr)  # None unless stderr is a terminal
     try:
@@ -327,11 +327,11 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
 
 
 def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
-    from flake8_importpolicy.verify import UnknownLightModule, run_command
+    from flake8_importpolicy.runtime.verify import UnknownLightModule, run_command
 
     cache = None
     if not args.no_cache:
-        from flake8_importpolicy.cache import open_facts_cache
+        from flake8_importpolicy.answers.facts_cache import open_facts_cache
 
         cache = open_facts_cache(policy)
     try:
@@ -345,7 +345,7 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
-    from flake8_importpolicy.cache import clear_cache
+    from flake8_importpolicy.answers.facts_cache import clear_cache
 
     directory = policy.settings.cache_dir
     if clear_cache(directory):

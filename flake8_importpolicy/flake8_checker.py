@@ -1,7 +1,7 @@
 """The flake8 plugin: IPL001 and IPL002 per checked file, a thin adapter over the engine.
 
 Registered as ``IPL`` in the ``flake8.extension`` entry-point group, so flake8 selects it by default.
-The answer for each file comes from :class:`flake8_importpolicy.per_file.PerFileChecker`: the checked
+The answer for each file comes from :class:`flake8_importpolicy.answers.per_file.PerFileChecker`: the checked
 file's content is flake8's ``lines`` (the editor buffer with ``flake8 -``), every other module is read
 from disk, and the policy is found from the checked file's path unless ``--import-policy`` names one.
 
@@ -26,7 +26,7 @@ from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 from flake8.options.manager import OptionManager  # type: ignore[import-untyped]
 from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
 
-from flake8_importpolicy.per_file import PerFileChecker, PolicyUnusable
+from flake8_importpolicy.answers.per_file import PerFileChecker, PolicyUnusable
 
 __all__ = ["ImportPolicyChecker"]
 

@@ -6,7 +6,7 @@ Registered as the ``pytest11`` entry point ``importpolicy``; it does nothing unt
   item per light module of the policy found from pytest's rootdir (or ``--importpolicy-policy`` /
   the ``importpolicy_policy`` ini option), named ``test_import_policy[<module>]`` under the policy
   file's node (``policy.toml::test_import_policy[mypkg.ops]``). Each item runs the verification of
-  :mod:`flake8_importpolicy.verify` for its module (a fresh interpreter; this runs project code)
+  :mod:`flake8_importpolicy.runtime.verify` for its module (a fresh interpreter; this runs project code)
   and fails with the runtime chains. ``pytest policy.toml --importpolicy`` runs only these items.
 - The ``assert_import_light`` fixture is a helper for hand-written tests:
   ``assert_import_light("mypkg.cli", ["torch", "numpy"])`` imports the module in a fresh
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.policy import HeavyRule, Policy
-    from flake8_importpolicy.verify import LightPlan, LightResult, Verifier
+    from flake8_importpolicy.config.load import HeavyRule, Policy
+    from flake8_importpolicy.runtime.verify import LightPlan, LightResult, Verifier
 
 __all__ = ["ITEM_NAME", "ImportPolicyFailed", "PolicyFile", "PolicyItem", "assert_import_light"]
 
@@ -89,7 +89,7 @@ def _configured_policy(config: pytest.Config) -> Path | None:
     if ini:
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         return (base / ini).absolute()
-    from flake8_importpolicy.policy import find_policy
+    from flake8_importpolicy.config.load import find_policy
 
     return find_policy(config.rootpath)
 
@@ -149,7 +149,7 @@ class ImportPolicyFailed(Exception):
     """Raised by a :class:`PolicyItem` whose light module failed verification.
 
     Attributes:
-        result: the failed :class:`~flake8_importpolicy.verify.LightResult`.
+        result: the failed :class:`~flake8_importpolicy.runtime.verify.LightResult`.
         text: the rendered result, as shown in the failure report.
     """
 
@@ -167,8 +167,8 @@ class PolicyFile(pytest.File):
     """The policy file as a collector: one :class:`PolicyItem` per light module."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        from flake8_importpolicy.policy import load_policy
-        from flake8_importpolicy.verify import Verifier
+        from flake8_importpolicy.config.load import load_policy
+        from flake8_importpolicy.runtime.verify import Verifier
 
         state = self.config.stash.get(_STATE, None)
         timeout = state.timeout if state is not None else _DEFAULT_TIMEOUT
@@ -185,8 +185,8 @@ class PolicyFile(pytest.File):
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> str | Any:
-        from flake8_importpolicy.policy import PolicyError
-        from flake8_importpolicy.resolve import InterpreterError
+        from flake8_importpolicy.config.load import PolicyError
+        from flake8_importpolicy.analysis.resolve import InterpreterError
 
         if isinstance(excinfo.value, (PolicyError, InterpreterError)):
             return f"importpolicy: {excinfo.value}"
@@ -203,7 +203,7 @@ class PolicyItem(pytest.Item):
         self.result: LightResult | None = None
 
     def runtest(self) -> None:
-        from flake8_importpolicy.verify import format_light_result_text
+        from flake8_importpolicy.runtime.verify import format_light_result_text
 
         result = self.verifier.verify(self.plan)
         self.result = result
@@ -249,7 +249,7 @@ class ProblemItem(pytest.Item):
 def _defaults(config: pytest.Config) -> tuple[Policy | None, Sequence[Path], str, Path]:
     """``(policy, source roots, interpreter, cwd)`` for the fixture: from the policy if one is
     found (as for ``--importpolicy``), else the rootdir and this interpreter."""
-    from flake8_importpolicy.policy import load_policy
+    from flake8_importpolicy.config.load import load_policy
 
     state = config.stash.get(_STATE, None)
     path = state.policy_path if state is not None else _configured_policy(config)
@@ -281,7 +281,7 @@ def assert_import_light(request: pytest.FixtureRequest) -> Callable[..., LightRe
     (``*``/``**`` wildcards; submodules match); when omitted, the policy's rules for the module
     (its ``[light]`` rule's ``forbid``, else every ``[heavy]`` rule). Source roots, interpreter and
     working directory come from the policy found from the rootdir, else the rootdir and this
-    interpreter. It returns the :class:`~flake8_importpolicy.verify.LightResult` and fails the test
+    interpreter. It returns the :class:`~flake8_importpolicy.runtime.verify.LightResult` and fails the test
     (``AssertionError`` with the runtime chains) when a forbidden module executed, an
     ``after_import`` expression was false or raised, or the import raised, hung or crashed.
     """
@@ -298,7 +298,7 @@ def assert_import_light(request: pytest.FixtureRequest) -> Callable[..., LightRe
         python: str | None = None,
     ) -> LightResult:
         __tracebackhide__ = True
-        from flake8_importpolicy.verify import assert_import_light as verify
+        from flake8_importpolicy.runtime.verify import assert_import_light as verify
 
         policy, roots, default_python, cwd = _defaults(config)
         rules: list[str | HeavyRule] = list(forbid) if forbid is not None else []

@@ -1,6 +1,6 @@
 """The mypy plugin: ``plugins = mypy_plugin`` makes mypy report import-policy findings (docs/mypy.md).
 
-A thin adapter over :mod:`flake8_importpolicy.module_findings`: the engine scans the sources itself
+A thin adapter over :mod:`flake8_importpolicy.answers.by_module`: the engine scans the sources itself
 (mypy's AST hides the ``else:`` of ``if TYPE_CHECKING:``, has no imports for modules loaded from the
 cache, and shows third-party packages through their stubs); mypy only hosts the reporting, under the
 error code ``import-policy``. How it fits mypy's build (mypy >= 2.4, sequential or ``-n N``):
@@ -41,7 +41,7 @@ from mypy.nodes import MypyFile
 from mypy.options import Options
 from mypy.plugin import Plugin, ReportConfigContext
 
-from flake8_importpolicy.module_findings import (
+from flake8_importpolicy.answers.by_module import (
     ModuleFindings,
     PolicyUnusable,
     find_module_findings,

@@ -1,4 +1,4 @@
-"""The on-disk facts cache (flake8_importpolicy.cache) and its use by the engine and the CLI.
+"""The on-disk facts cache (flake8_importpolicy.answers.facts_cache) and its use by the engine and the CLI.
 
 What the cache promises (issue 6): keyed by content hash + engine fingerprint + target, not by mtime;
 JSON only; safe with concurrent writers (write to a temporary file, then rename); partial, corrupt or
@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy import cli
-from flake8_importpolicy.cache import DiskFactsCache, clear_cache, prune_cache
-from flake8_importpolicy.check import PolicyEngine, Report
-from flake8_importpolicy.extract import ImportSite, ModuleFacts, SourceProblem, Target, extract_facts
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.answers.facts_cache import DiskFactsCache, clear_cache, prune_cache
+from flake8_importpolicy.analysis.engine import PolicyEngine, Report
+from flake8_importpolicy.analysis.extract import ImportSite, ModuleFacts, SourceProblem, Target, extract_facts
+from flake8_importpolicy.config.load import load_policy
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TARGET = Target(versions=((3, 11),), platform="linux")

@@ -1,4 +1,4 @@
-"""Unit tests for flake8_importpolicy.extract: which import sites run at import time (rules 8-14).
+"""Unit tests for flake8_importpolicy.analysis.extract: which import sites run at import time (rules 8-14).
 
 Each test parses a small source with :func:`extract_facts` and looks at the sites it reports: the
 target, kind and flags. Nothing is imported. Where the engine disagrees with CPython the test is an
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from flake8_importpolicy.extract import (
+from flake8_importpolicy.analysis.extract import (
     CONDITIONAL,
     FALLBACK,
     GUARDED,
@@ -860,7 +860,7 @@ def test_function_bodies_of_real_modules_equal_the_whole_module_analysis() -> No
     files = [
         path
         for package in (flake8_importpolicy, json, email)
-        for path in sorted(Path(package.__file__).parent.glob("*.py"))
+        for path in sorted(Path(package.__file__).parent.rglob("*.py"))
     ]
     checked = 0
     for path in files:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import Expectation, fixture_dirs, read_expectations, run_import
 
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.config.load import load_policy
 
 FIXTURES = fixture_dirs()
 

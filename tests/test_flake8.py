@@ -1,6 +1,6 @@
 """The flake8 plugin, end to end: the real ``flake8`` in subprocesses over copies of the trees in
 ``tests/fixtures_flake8`` (inline ``# IPLnnn`` comments are the expectations), plus in-process tests
-of :mod:`flake8_importpolicy.per_file`, which answers per file.
+of :mod:`flake8_importpolicy.answers.per_file`, which answers per file.
 
 flake8 runs cost about 0.3 s each, so each test runs its independent flake8 processes concurrently.
 """
@@ -23,10 +23,12 @@ from helpers import Expectation, read_expectations
 
 from flake8.exceptions import ExecutionError
 
-from flake8_importpolicy import cli, policy, warm_index
+from flake8_importpolicy import cli
+from flake8_importpolicy.answers import warm_index
+from flake8_importpolicy.config import load as policy
 from flake8_importpolicy.flake8_checker import ImportPolicyChecker
-from flake8_importpolicy.per_file import PerFileChecker
-from flake8_importpolicy.policy import find_policy, load_policy
+from flake8_importpolicy.answers.per_file import PerFileChecker
+from flake8_importpolicy.config.load import find_policy, load_policy
 
 FIXTURES = Path(__file__).parent / "fixtures_flake8"
 OPS_INIT = "src/inferno/models/common/ops/__init__.py"
@@ -351,7 +353,7 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
     assert [f.code for f in cold] == ["IPL001"]
     program = (
         "import sys\n"
-        "from flake8_importpolicy.per_file import PerFileChecker\n"
+        "from flake8_importpolicy.answers.per_file import PerFileChecker\n"
         f"found = PerFileChecker().find_findings({str(api)!r}, open({str(api)!r}).read())\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('flake8_importpolicy'))\n"
         "print([f.code for f in found], loaded, 'hashlib' in sys.modules)\n"
@@ -360,7 +362,8 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     ).stdout
     assert out == (
-        "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.per_file', 'flake8_importpolicy.warm_index']"
+        "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.answers',"
+        " 'flake8_importpolicy.answers.per_file', 'flake8_importpolicy.answers.warm_index']"
         " False\n"
     )
 

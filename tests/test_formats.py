@@ -1,4 +1,5 @@
-"""Output formats of :mod:`flake8_importpolicy.formats`: GitHub annotations, SARIF, dot/mermaid graphs of
+"""Output formats of :mod:`flake8_importpolicy.output.formats`: GitHub annotations, SARIF, dot/mermaid graphs
+of
 ``why``, and the terminal status line (unit tests, then through the CLI)."""
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy import cli, codes, formats
-from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
-from flake8_importpolicy.extract import SourceProblem
-from flake8_importpolicy.graph import Hop, UnknownImport
-from flake8_importpolicy.patterns import parse_pattern
-from flake8_importpolicy.policy import HeavyRule
-from flake8_importpolicy.resolve import ResolvedModule
+from flake8_importpolicy import cli, codes
+from flake8_importpolicy.output import formats
+from flake8_importpolicy.analysis.engine import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.analysis.extract import SourceProblem
+from flake8_importpolicy.analysis.graph import Hop, UnknownImport
+from flake8_importpolicy.model.patterns import parse_pattern
+from flake8_importpolicy.config.load import HeavyRule
+from flake8_importpolicy.analysis.resolve import ResolvedModule
 
 ROOT = Path("/project").absolute()
 FIXTURES = Path(__file__).parent / "fixtures"

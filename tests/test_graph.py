@@ -1,4 +1,4 @@
-"""Tests for flake8_importpolicy.graph: import-time edges, chains and closures (rules 1-4, 12, 14).
+"""Tests for flake8_importpolicy.analysis.graph: import-time edges, chains and closures (rules 1-4, 12, 14).
 
 Most tests build a small tree in ``tmp_path`` and compare the engine's predicted closure with what a
 fresh interpreter really runs (``helpers.run_import``, the oracle). Where they disagree the test is an
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from helpers import run_import
 
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.extract import ImportSite
-from flake8_importpolicy.graph import PARENT_PACKAGE, resolve_relative
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.extract import ImportSite
+from flake8_importpolicy.analysis.graph import PARENT_PACKAGE, resolve_relative
+from flake8_importpolicy.config.load import load_policy
 
 POLICY = """
 [heavy]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.extract import EAGER_BEFORE_315, Target, extract_facts
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.extract import EAGER_BEFORE_315, Target, extract_facts
+from flake8_importpolicy.config.load import load_policy
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

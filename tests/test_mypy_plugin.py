@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.policy import load_policy
-from flake8_importpolicy.report import format_violation_message
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.output.text import format_violation_message
 
 SEED = Path(__file__).parent / "fixtures_mypy" / "seed"
 REPO = Path(__file__).parent.parent
@@ -282,7 +282,9 @@ def test_the_plugin_imports_neither_flake8_nor_the_engine() -> None:
     """The repository's own policy.toml: mypy_plugin stays off flake8, pytest and (until a cache miss)
     the engine."""
     engine = PolicyEngine(load_policy(REPO / "policy.toml"))
-    for light in ("mypy_plugin", "flake8_importpolicy.module_findings", "flake8_importpolicy.warm_index"):
+    for light in (
+        "mypy_plugin", "flake8_importpolicy.answers.by_module", "flake8_importpolicy.answers.warm_index"
+    ):
         rule = next(r for r in engine.policy.light if r.pattern.text == light)
         violations, _problems = engine.check_light_module(light, rule)
         assert violations == [], light
@@ -290,9 +292,9 @@ def test_the_plugin_imports_neither_flake8_nor_the_engine() -> None:
 
 def test_a_warm_answer_does_not_import_the_engine(seed: Path) -> None:
     probe = (
-        "import sys; from flake8_importpolicy.module_findings import find_module_findings; "
+        "import sys; from flake8_importpolicy.answers.by_module import find_module_findings; "
         "found = find_module_findings(sys.argv[1]); "
-        "print(sorted(found.findings), 'flake8_importpolicy.check' in sys.modules)"
+        "print(sorted(found.findings), 'flake8_importpolicy.analysis.engine' in sys.modules)"
     )
     policy = str((seed / "policy.toml").resolve())
     runs = [
@@ -313,8 +315,8 @@ def test_the_helper_answers_the_interpreter_query_itself(
     import json
     import tempfile
 
-    from flake8_importpolicy.module_findings import find_module_findings, start_index_build
-    from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter
+    from flake8_importpolicy.answers.by_module import find_module_findings, start_index_build
+    from flake8_importpolicy.analysis.resolve import InterpreterInfo, query_interpreter
 
     made: list[str] = []
     mkdtemp = tempfile.mkdtemp

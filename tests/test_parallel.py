@@ -1,4 +1,4 @@
-"""Parallel extraction (flake8_importpolicy.parallel) and the early interpreter query.
+"""Parallel extraction (flake8_importpolicy.analysis.parallel) and the early interpreter query.
 
 The promise: ``jobs`` changes how fast a check is, never what it answers. Every fixture tree and a
 generated project deep and wide enough to keep the workers busy are checked with one job and with
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy import parallel, resolve
-from flake8_importpolicy.cache import DiskFactsCache
-from flake8_importpolicy.check import PolicyEngine, Report
+from flake8_importpolicy.analysis import parallel, resolve
+from flake8_importpolicy.answers.facts_cache import DiskFactsCache
+from flake8_importpolicy.analysis.engine import PolicyEngine, Report
 from flake8_importpolicy.cli import main
-from flake8_importpolicy.extract import Target
-from flake8_importpolicy.parallel import FactsPool, default_jobs
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.analysis.extract import Target
+from flake8_importpolicy.analysis.parallel import FactsPool, default_jobs
+from flake8_importpolicy.config.load import load_policy
 from helpers import fixture_dirs, run_import
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")

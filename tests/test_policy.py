@@ -1,4 +1,4 @@
-"""Tests for flake8_importpolicy.patterns and flake8_importpolicy.policy.
+"""Tests for flake8_importpolicy.model.patterns and flake8_importpolicy.config.load.
 
 Error messages are part of the user interface: the broken-policy cases assert them verbatim.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy.patterns import ModulePattern, PatternError, parse_pattern
-from flake8_importpolicy.policy import (
+from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
+from flake8_importpolicy.config.load import (
     HeavyRule,
     IgnoreRule,
     LightRule,

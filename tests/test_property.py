@@ -49,9 +49,9 @@ from helpers import run_import
 from hypothesis import HealthCheck, assume, given, note, reject, settings
 from hypothesis import strategies as st
 
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.graph import Hop, split_node
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.graph import Hop, split_node
+from flake8_importpolicy.config.load import load_policy
 
 DEFAULT_EXAMPLES = 20
 if settings.get_current_profile_name() == "default":

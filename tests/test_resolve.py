@@ -1,4 +1,4 @@
-"""Tests for flake8_importpolicy.resolve: which file runs for a dotted name (rules 5-7).
+"""Tests for flake8_importpolicy.analysis.resolve: which file runs for a dotted name (rules 5-7).
 
 Trees are built in ``tmp_path``; the interpreter facts come from the running interpreter (queried once
 per process). A few cases are checked against the interpreter itself with ``helpers.run_import``.
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from helpers import run_import
 
-from flake8_importpolicy import resolve
-from flake8_importpolicy.resolve import (
+from flake8_importpolicy.analysis import resolve
+from flake8_importpolicy.analysis.resolve import (
     InterpreterError,
     InterpreterInfo,
     ModuleIndex,

@@ -766,7 +766,7 @@ def test_many_functions_take_linear_time() -> None:
     functions took 13.6 s when each body copied them, about 1.5 s now."""
     import time
 
-    from flake8_importpolicy.extract import Target, extract_facts
+    from flake8_importpolicy.analysis.extract import Target, extract_facts
 
     def seconds(count: int, repeat: int) -> float:
         source = "".join(f"def f_{n}(x):\n    return x\n" for n in range(count)).encode()
@@ -1031,15 +1031,15 @@ CACHE = ".importpolicy_cache"
 def _fill_caches(root: Path) -> None:
     """Every importpolicy cache, written in process (quick): facts, answers, interpreters, flake8's
     per-file index and mypy's index."""
-    from flake8_importpolicy.answers import check_policy_cached
-    from flake8_importpolicy.per_file import PerFileChecker
-    from flake8_importpolicy.policy import load_policy
+    from flake8_importpolicy.answers.whole import check_policy_cached
+    from flake8_importpolicy.answers.per_file import PerFileChecker
+    from flake8_importpolicy.config.load import load_policy
 
     policy = load_policy(root / "policy.toml")
     check_policy_cached(policy)
     PerFileChecker().find_findings(root / "src/zoo/light.py")
     if not MYPY_SKIP:
-        from flake8_importpolicy.module_findings import find_module_findings
+        from flake8_importpolicy.answers.by_module import find_module_findings
 
         find_module_findings(str(root / "policy.toml"))
     kinds = {path.relative_to(root / CACHE).parts[0] for path in (root / CACHE).rglob("*.json")}

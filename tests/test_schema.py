@@ -1,6 +1,6 @@
 """The JSON Schema of policy.toml (``flake8_importpolicy/schema/policy.schema.json``) for TOML editors.
 
-It must accept every policy the project ships, know every key that ``flake8_importpolicy.policy``
+It must accept every policy the project ships, know every key that ``flake8_importpolicy.config.load``
 accepts (and no other), and reject what the loader rejects for the common mistakes (the loader's own
 messages stay the ones users see from importpolicy).
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from flake8_importpolicy import policy as policy_module
-from flake8_importpolicy.policy import PolicyError, load_policy
+from flake8_importpolicy.config import load as policy_module
+from flake8_importpolicy.config.load import PolicyError, load_policy
 
 jsonschema = pytest.importorskip("jsonschema")
 

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from flake8_importpolicy.extract import Target, extract_facts_and_index
-from flake8_importpolicy.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.extract import Target, extract_facts_and_index
+from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 
 REPO = Path(__file__).resolve().parent.parent
 PY311 = Target(versions=((3, 11),), platform="linux")
@@ -195,7 +195,7 @@ def _corpus() -> list[Path]:
     return [
         path
         for package in (flake8_importpolicy, json_module, email, asyncio, unittest)
-        for path in sorted(Path(package.__file__).parent.glob("*.py"))
+        for path in sorted(Path(package.__file__).parent.rglob("*.py"))
     ] + [Path(ast.__file__), Path(textwrap.__file__), Path(subprocess.__file__)]
 
 
@@ -271,7 +271,7 @@ _PEP701 = [
 _PEP701_CHECK = """
 import ast, json, sys
 sys.path.insert(0, sys.argv[1])
-from flake8_importpolicy.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 out = []
 for text in json.loads(sys.argv[2]):
     source = text.encode()

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy import cli
-from flake8_importpolicy.check import PolicyEngine
-from flake8_importpolicy.graph import PARENT_PACKAGE, Hop
-from flake8_importpolicy.patterns import parse_pattern
-from flake8_importpolicy.policy import HeavyRule, IgnoreRule, load_policy
-from flake8_importpolicy.verify import (
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.graph import PARENT_PACKAGE, Hop
+from flake8_importpolicy.model.patterns import parse_pattern
+from flake8_importpolicy.config.load import HeavyRule, IgnoreRule, load_policy
+from flake8_importpolicy.runtime.verify import (
     RUNTIME,
     ExecutedModule,
     LightResult,
@@ -477,7 +477,7 @@ def test_recorder_is_stdlib_only_and_not_imported_by_the_package() -> None:
     for path in package.glob("*.py"):
         if path != recorder_path():
             assert "import _recorder" not in path.read_text()
-            assert "from flake8_importpolicy._recorder" not in path.read_text()
+            assert "from flake8_importpolicy.runtime.recorder" not in path.read_text()
 
 
 def _old_python() -> str | None:

@@ -1,4 +1,5 @@
-"""A cache of whole answers: the :class:`~flake8_importpolicy.check.Report` of a policy, reused while
+"""A cache of whole answers: the :class:`~flake8_importpolicy.analysis.engine.Report` of a policy, reused
+while
 nothing it depends on has changed.
 
 Editors start a new flake8 process per lint and CI runs many workers; each needs the same report. The
@@ -17,12 +18,12 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from flake8_importpolicy.cache import ENGINE_FINGERPRINT, ensure_cache_dir, open_facts_cache
-from flake8_importpolicy.check import PolicyEngine, Problem, Report, Violation
-from flake8_importpolicy.graph import Hop
-from flake8_importpolicy.jsonfile import write_json_atomic
-from flake8_importpolicy.policy import Policy
-from flake8_importpolicy.resolve import InterpreterInfo, query_interpreter, read_source
+from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT, ensure_cache_dir, open_facts_cache
+from flake8_importpolicy.analysis.engine import PolicyEngine, Problem, Report, Violation
+from flake8_importpolicy.analysis.graph import Hop
+from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.config.load import Policy
+from flake8_importpolicy.analysis.resolve import InterpreterInfo, query_interpreter, read_source
 
 __all__ = ["check_policy_cached", "find_interpreter_info", "report_from_json", "report_to_json"]
 
@@ -49,7 +50,7 @@ def check_policy_cached(
         jobs: processes extracting facts in parallel on a cold run (see :class:`PolicyEngine`).
 
     Raises:
-        flake8_importpolicy.resolve.InterpreterError: if the interpreter cannot be queried.
+        flake8_importpolicy.analysis.resolve.InterpreterError: if the interpreter cannot be queried.
     """
     versions = tuple(target_versions)
     if not use_cache:
@@ -86,7 +87,7 @@ def find_interpreter_info(policy: Policy, executable: str | None) -> Interpreter
     queried and stored.
 
     Raises:
-        flake8_importpolicy.resolve.InterpreterError: if the interpreter cannot be queried.
+        flake8_importpolicy.analysis.resolve.InterpreterError: if the interpreter cannot be queried.
     """
     import sys
 

@@ -9,10 +9,11 @@ target), so where they were computed cannot change an answer.
 
 Workers are forked (``fork`` start method, Linux only): they inherit the imported engine and start
 in milliseconds. Elsewhere, and when asked for one job, there is no pool. Results travel back over
-the pool's pipe as :class:`~flake8_importpolicy.extract.ModuleFacts` and
-:class:`~flake8_importpolicy.extract.FunctionIndex` (``multiprocessing`` pickles
+the pool's pipe as :class:`~flake8_importpolicy.analysis.extract.ModuleFacts` and
+:class:`~flake8_importpolicy.analysis.extract.FunctionIndex` (``multiprocessing`` pickles
 them between our own processes; nothing is ever loaded from a file). Workers read and write the
-on-disk facts cache themselves, which is safe under concurrency (see :mod:`flake8_importpolicy.cache`).
+on-disk facts cache themselves, which is safe under concurrency (see
+:mod:`flake8_importpolicy.answers.facts_cache`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from flake8_importpolicy.extract import FunctionIndex, ModuleFacts, Target, extract_facts_and_index
-from flake8_importpolicy.resolve import read_source
+from flake8_importpolicy.analysis.extract import FunctionIndex, ModuleFacts, Target, extract_facts_and_index
+from flake8_importpolicy.analysis.resolve import read_source
 
 if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from flake8_importpolicy.cache import DiskFactsCache
-    from flake8_importpolicy.check import FactsCache
+    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
+    from flake8_importpolicy.analysis.engine import FactsCache
 
 __all__ = ["FactsPool", "cached_facts", "default_jobs"]
 
@@ -190,6 +191,6 @@ def _module_facts(
 def _open_cache(cache_dir: Path | None) -> DiskFactsCache | None:
     if cache_dir is None:
         return None
-    from flake8_importpolicy.cache import DiskFactsCache  # cache imports check, which imports us
+    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
 
     return DiskFactsCache(cache_dir)

@@ -1,14 +1,14 @@
 """The warm-path core of the adapters' answer indexes: what they share, standard library only.
 
-The flake8 checker (:mod:`flake8_importpolicy.per_file`) and the mypy plugin
-(:mod:`flake8_importpolicy.module_findings`) each keep a small index of their answers beside the facts
+The flake8 checker (:mod:`flake8_importpolicy.answers.per_file`) and the mypy plugin
+(:mod:`flake8_importpolicy.answers.by_module`) each keep a small index of their answers beside the facts
 cache (``<cache-dir>/<index dir>/<key>.json``, JSON only), read without importing the engine: importing
 it (check, policy, answers, hashlib) costs more than everything else a warm run does. This module is
 what both indexes have in common:
 
 - finding the policy from a directory, walking up (``policy.toml``, else a ``pyproject.toml`` that
-  mentions ``importpolicy``, which only :func:`flake8_importpolicy.policy.find_policy` can confirm);
-- the cache directory, as :mod:`flake8_importpolicy.policy` computes it, and the index's location
+  mentions ``importpolicy``, which only :func:`flake8_importpolicy.config.load.find_policy` can confirm);
+- the cache directory, as :mod:`flake8_importpolicy.config.load` computes it, and the index's location
   and key (the interpreter running us and ``PYTHONPATH``);
 - reading an index: valid only while nothing it depends on changed (the policy's bytes, a stamp of
   this package's code, every source file parsed, every directory listed by path search and the
@@ -18,7 +18,7 @@ what both indexes have in common:
   while it was checked.
 
 The adapters check with the engine on a miss; this module never imports it (writing an index imports
-:mod:`flake8_importpolicy.jsonfile`, standard library only).
+:mod:`flake8_importpolicy.answers.jsonfile`, standard library only).
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from flake8_importpolicy import __version__
+from flake8_importpolicy.answers.freshness import find_package_files
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from flake8_importpolicy.check import Report
-    from flake8_importpolicy.policy import Policy
-    from flake8_importpolicy.resolve import InterpreterInfo
+    from flake8_importpolicy.analysis.engine import Report
+    from flake8_importpolicy.config.load import Policy
+    from flake8_importpolicy.analysis.resolve import InterpreterInfo
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -54,7 +55,7 @@ __all__ = [
 POLICY_FILENAME = "policy.toml"
 PYPROJECT_FILENAME = "pyproject.toml"
 DEFAULT_CACHE_DIR = ".importpolicy_cache"
-"""Those of :mod:`flake8_importpolicy.policy` (a test checks it), without importing it."""
+"""Those of :mod:`flake8_importpolicy.config.load` (a test checks it), without importing it."""
 
 _T = TypeVar("_T")
 
@@ -65,7 +66,7 @@ _T = TypeVar("_T")
 def find_policy_candidate(directory: str) -> tuple[str, bool] | None:
     """``(policy file, certain)`` for files in ``directory``, or None when there is none.
 
-    Same walk as :func:`~flake8_importpolicy.policy.find_policy`; a ``pyproject.toml`` that mentions
+    Same walk as :func:`~flake8_importpolicy.config.load.find_policy`; a ``pyproject.toml`` that mentions
     ``importpolicy`` is a candidate that is not certain (it may only mention it in a comment): the
     caller trusts it only when a valid index exists for it, or asks ``find_policy``.
     """
@@ -118,7 +119,7 @@ def find_cache_dir(policy_path: str, data: bytes) -> str | None:
 
 def _index_key(fmt: int, policy_path: str) -> str:
     """What besides the policy decides the answers: the interpreter running us (the default
-    target) and ``PYTHONPATH``, as in :mod:`flake8_importpolicy.answers`."""
+    target) and ``PYTHONPATH``, as in :mod:`flake8_importpolicy.answers.whole`."""
     return json.dumps([
         fmt, policy_path, os.path.realpath(sys.executable), os.environ.get("PYTHONPATH", ""),
     ])
@@ -135,20 +136,15 @@ def _index_location(policy_path: str, data: bytes, index_dir: str, key: str) -> 
 
 
 def _code_stamp() -> str:
-    """Changes whenever any module of this package (the engine included) or the version changes."""
+    """Changes whenever any module of this package (the engine and its subpackages included) or the
+    version changes."""
     rows = [__version__]
-    package = os.path.dirname(os.path.abspath(__file__))
-    try:
-        entries = sorted(os.scandir(package), key=lambda entry: entry.name)
-    except OSError:
-        return ""
-    for entry in entries:
-        if entry.name.endswith(".py"):
-            try:
-                st = entry.stat()
-            except OSError:
-                continue
-            rows.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    for name, path in find_package_files():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        rows.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     return ";".join(rows)
 
 
@@ -240,7 +236,7 @@ def store_index(
         policy_path: the policy file, as the quick path will name it.
         policy, info, report: what the engine checked, and with which interpreter.
         files, directories: the engine's
-            :meth:`~flake8_importpolicy.check.PolicyEngine.find_dependencies`.
+            :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.find_dependencies`.
         real_paths: record each source file by its real path.
 
     Nothing is written if a file or the policy changed while it was checked, or if the quick path
@@ -267,7 +263,7 @@ def store_index(
     location = _index_location(policy_path, policy_bytes, index_dir, key)
     if location is None or os.path.dirname(os.path.dirname(location)) != str(policy.settings.cache_dir):
         return
-    from flake8_importpolicy.jsonfile import write_json_atomic
+    from flake8_importpolicy.answers.jsonfile import write_json_atomic
 
     write_json_atomic(location, {
         "format": fmt,

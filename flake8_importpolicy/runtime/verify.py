@@ -3,11 +3,11 @@
 For each light module of a policy, a fresh interpreter (the policy's ``interpreter``, or
 ``--python``) imports the module with the policy's source roots first on ``sys.path`` and nothing
 else added from the caller's environment (it runs with ``-E``; ``PYTHON*`` variables are dropped).
-Inside it, the stdlib-only script ``_recorder.py`` (run by path, Python 3.9+) records every module
+Inside it, the stdlib-only script ``recorder.py`` (run by path, Python 3.9+) records every module
 whose code *executes*, with the importing module and the importing frame's file and line, and
 writes the events to a file as JSON lines (never to the subprocess's stdout, which the imported
 code owns). This module runs those subprocesses, in parallel and with a timeout, and compares what
-executed with the static prediction of :class:`~flake8_importpolicy.check.PolicyEngine`, as sets
+executed with the static prediction of :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`, as sets
 of modules:
 
 - a forbidden module that executed and was predicted is a failure ("forbidden module executed");
@@ -44,12 +44,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final, Literal
 
-from flake8_importpolicy.check import FactsCache, PolicyEngine
-from flake8_importpolicy.graph import PARENT_PACKAGE, Hop
-from flake8_importpolicy.patterns import ModulePattern, parse_pattern
-from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
-from flake8_importpolicy.report import _chain_lines, hop_to_json
-from flake8_importpolicy.resolve import InterpreterError, query_interpreter
+from flake8_importpolicy.analysis.engine import FactsCache, PolicyEngine
+from flake8_importpolicy.analysis.graph import PARENT_PACKAGE, Hop
+from flake8_importpolicy.model.patterns import ModulePattern, parse_pattern
+from flake8_importpolicy.config.load import HeavyRule, IgnoreRule, LightRule, Policy
+from flake8_importpolicy.output.text import _chain_lines, hop_to_json
+from flake8_importpolicy.analysis.resolve import InterpreterError, query_interpreter
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -83,7 +83,7 @@ DEFAULT_TIMEOUT: Final = 60.0
 RUNTIME: Final = "runtime"
 """The :attr:`Hop.kind` of a hop observed at runtime."""
 
-RECORDER_NAME: Final = "_recorder.py"
+RECORDER_NAME: Final = "recorder.py"
 _STDERR_TAIL_LINES: Final = 8
 
 Outcome = Literal["imported", "raised", "timeout", "crashed"]
@@ -950,10 +950,10 @@ def verify_import(
     No policy file and no static comparison: ``forbidden`` lists every module matching a
     ``forbid`` entry that executed first, not through another forbidden module. An entry is a
     module pattern (``*``/``**`` wildcards, submodules included) or a policy's
-    :class:`~flake8_importpolicy.policy.HeavyRule` (whose reason is then shown).
+    :class:`~flake8_importpolicy.config.load.HeavyRule` (whose reason is then shown).
 
     Raises:
-        flake8_importpolicy.patterns.PatternError: if a pattern is malformed.
+        flake8_importpolicy.model.patterns.PatternError: if a pattern is malformed.
         InterpreterError: if the interpreter cannot be started.
     """
     rules = tuple(

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from flake8_importpolicy import __version__, codes
-from flake8_importpolicy.report import PathFormatter, format_report_text
+from flake8_importpolicy.output.text import PathFormatter, format_report_text
 
 if TYPE_CHECKING:  # types only: the command line imports this module before the engine
-    from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
-    from flake8_importpolicy.graph import Hop
+    from flake8_importpolicy.analysis.engine import Problem, Report, Violation, WhyResult
+    from flake8_importpolicy.analysis.graph import Hop
 
 __all__ = [
     "CHECK_FORMATS",
@@ -332,7 +332,7 @@ def find_why_graph(why: WhyResult, relpath: PathFormatter) -> WhyGraph:
     """The graph that :func:`format_why_dot` and :func:`format_why_mermaid` draw.
 
     Args:
-        why: the result of :meth:`flake8_importpolicy.check.PolicyEngine.find_why`.
+        why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
     """
     forbidden: Mapping[str, str] = {name: rule.reason for name, rule in why.forbidden}
@@ -408,7 +408,7 @@ def format_why_dot(why: WhyResult, relpath: PathFormatter) -> str:
     statement in the importing module. What the graph cannot show is listed in ``//`` comments.
 
     Args:
-        why: the result of :meth:`flake8_importpolicy.check.PolicyEngine.find_why`.
+        why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
 
     Returns:
@@ -468,7 +468,7 @@ def format_why_mermaid(why: WhyResult, relpath: PathFormatter) -> str:
     kind and ``path:line``. What the graph cannot show is listed in ``%%`` comments.
 
     Args:
-        why: the result of :meth:`flake8_importpolicy.check.PolicyEngine.find_why`.
+        why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
     """
     graph = find_why_graph(why, relpath)

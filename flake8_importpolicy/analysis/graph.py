@@ -2,8 +2,8 @@
 
 Nodes are dotted module names (``str``). An edge (a :class:`Hop`) says: executing ``module`` runs the
 statement at ``path:line`` which makes ``imported`` run. Edges are built lazily, one module at a time,
-from the facts of :mod:`flake8_importpolicy.extract` and path search in
-:mod:`flake8_importpolicy.resolve`; only modules that are reached are parsed.
+from the facts of :mod:`flake8_importpolicy.analysis.extract` and path search in
+:mod:`flake8_importpolicy.analysis.resolve`; only modules that are reached are parsed.
 
 Edges follow CPython's import system (``shared/SEMANTICS.md``):
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.extract import (
+from flake8_importpolicy.analysis.extract import (
     CONDITIONAL,
     CallSite,
     FunctionFacts,
@@ -41,7 +41,7 @@ from flake8_importpolicy.extract import (
     ModuleFacts,
     SourceProblem,
 )
-from flake8_importpolicy.resolve import ModuleIndex, ResolvedModule
+from flake8_importpolicy.analysis.resolve import ModuleIndex, ResolvedModule
 
 __all__ = [
     "PARENT_PACKAGE",

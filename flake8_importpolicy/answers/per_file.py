@@ -4,10 +4,10 @@ Editors start a new flake8 process for every lint, so each process needs the ans
 importing the engine alone costs more than the budget. This module answers from a small per-file index
 written beside the facts cache (``<cache-dir>/per-file/<key>.json``) and reads it without importing the
 engine (standard library only; finding the policy, reading, validating and writing the index is
-:mod:`flake8_importpolicy.warm_index`, shared with the mypy plugin's index):
+:mod:`flake8_importpolicy.answers.warm_index`, shared with the mypy plugin's index):
 
 - the policy is found from the file's path, walking up (``policy.toml``, else a ``pyproject.toml``
-  with ``[tool.importpolicy]``; :func:`flake8_importpolicy.policy.find_policy` decides whenever the
+  with ``[tool.importpolicy]``; :func:`flake8_importpolicy.config.load.find_policy` decides whenever the
   quick test is unsure);
 - the index records the findings of every file that has any, and what they depend on: the policy
   file, a stamp of this package's code, the interpreter's path entries, every source file parsed
@@ -20,7 +20,8 @@ engine (standard library only; finding the policy, reading, validating and writi
   its content cannot change any answer.
 
 IPL001 is reported at the light module's first-hop statement; IPL002 at every other hop of a reported
-chain (the chains of :func:`flake8_importpolicy.check.check_policy`, not every path), naming the light
+chain (the chains of :func:`flake8_importpolicy.analysis.engine.check_policy`, not every path), naming the
+light
 module(s) the hop makes heavy. This module imports neither flake8 nor mypy.
 """
 
@@ -33,12 +34,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flake8_importpolicy.warm_index import find_policy_candidate, load_index, store_index
+from flake8_importpolicy.answers.warm_index import find_policy_candidate, load_index, store_index
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.check import FactsCache, Report
-    from flake8_importpolicy.policy import Policy
-    from flake8_importpolicy.resolve import InterpreterInfo
+    from flake8_importpolicy.analysis.engine import FactsCache, Report
+    from flake8_importpolicy.config.load import Policy
+    from flake8_importpolicy.analysis.resolve import InterpreterInfo
 
 __all__ = ["Finding", "PerFileChecker", "PolicyUnusable", "find_findings_by_file"]
 
@@ -64,8 +65,8 @@ class Finding(NamedTuple):
 
 class PolicyUnusable(Exception):
     """The policy cannot be loaded or its interpreter queried; ``str()`` is the complete message
-    (from :class:`~flake8_importpolicy.policy.PolicyError` or
-    :class:`~flake8_importpolicy.resolve.InterpreterError`)."""
+    (from :class:`~flake8_importpolicy.config.load.PolicyError` or
+    :class:`~flake8_importpolicy.analysis.resolve.InterpreterError`)."""
 
 
 # -- findings from a report ---------------------------------------------------------------------------
@@ -82,7 +83,7 @@ def find_findings_by_file(
     with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
-    from flake8_importpolicy.report import format_chain_compact, format_violation_message
+    from flake8_importpolicy.output.text import format_chain_compact, format_violation_message
 
     found: dict[str, list[Finding]] = {}
     hops: dict[tuple[str, int, int, str, str], list[tuple[str, str]]] = {}
@@ -171,7 +172,7 @@ class PerFileChecker:
 
     def _policy_for(self, directory: str) -> str | None:
         """The policy file for the files in ``directory`` (see
-        :func:`~flake8_importpolicy.warm_index.find_policy_candidate`)."""
+        :func:`~flake8_importpolicy.answers.warm_index.find_policy_candidate`)."""
         if self._explicit is not None:
             return self._explicit
         if directory in self._policies:
@@ -183,7 +184,7 @@ class PerFileChecker:
             if index is not None:
                 self._indexes[found[0]] = index
             else:
-                from flake8_importpolicy.policy import find_policy
+                from flake8_importpolicy.config.load import find_policy
 
                 exact = find_policy(Path(directory))
                 policy = str(exact) if exact is not None else None
@@ -191,7 +192,7 @@ class PerFileChecker:
         return policy
 
     def _check_buffer(self, policy_path: str, real: str, text: str) -> tuple[Finding, ...]:
-        from flake8_importpolicy.check import PolicyEngine
+        from flake8_importpolicy.analysis.engine import PolicyEngine
 
         policy, info = _load_policy(policy_path)
         engine = PolicyEngine(
@@ -263,9 +264,9 @@ def _encode(text: str) -> bytes:
 
 def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
     """Load the policy and its interpreter's facts (cached on disk), as :class:`PolicyUnusable`."""
-    from flake8_importpolicy.answers import find_interpreter_info
-    from flake8_importpolicy.policy import PolicyError, load_policy
-    from flake8_importpolicy.resolve import InterpreterError
+    from flake8_importpolicy.answers.whole import find_interpreter_info
+    from flake8_importpolicy.config.load import PolicyError, load_policy
+    from flake8_importpolicy.analysis.resolve import InterpreterError
 
     try:
         policy = load_policy(Path(policy_path))
@@ -276,14 +277,14 @@ def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
 
 
 def _facts_cache(policy: Policy) -> FactsCache:
-    from flake8_importpolicy.cache import open_facts_cache
+    from flake8_importpolicy.answers.facts_cache import open_facts_cache
 
     return open_facts_cache(policy)
 
 
 def _build_index(policy_path: str) -> _Index:
     """Check the policy with the engine, store the index (best effort) and return it."""
-    from flake8_importpolicy.check import PolicyEngine
+    from flake8_importpolicy.analysis.engine import PolicyEngine
 
     policy, info = _load_policy(policy_path)
     engine = PolicyEngine(policy, facts_cache=_facts_cache(policy), interpreter_info=info)

@@ -10,12 +10,12 @@ mtime, SHA-256) and every directory listed by path search, with the interpreter'
 it costs a ``stat`` per dependency; a file whose ``stat`` changed but whose bytes hash the same still
 counts as unchanged. Any change means a fresh check with the engine (the facts cache keeps that cheap),
 which rewrites the index atomically. Finding the policy, reading, validating and writing the index is
-:mod:`flake8_importpolicy.warm_index`, shared with the flake8 checker's per-file index.
+:mod:`flake8_importpolicy.answers.warm_index`, shared with the flake8 checker's per-file index.
 
 What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
-  :func:`flake8_importpolicy.report.format_violation_message` (what the flake8 checker prints);
+  :func:`flake8_importpolicy.output.text.format_violation_message` (what the flake8 checker prints);
 - IPL003 and IPL004 (stale light pattern, unused ``[[ignore]]``) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
   the modules it checks. IPL002 and IPL005 are not included (the first would go stale on warm runs,
@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.warm_index import find_policy_candidate, load_index, sha256, store_index
+from flake8_importpolicy.answers.warm_index import find_policy_candidate, load_index, sha256, store_index
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.check import Report
-    from flake8_importpolicy.policy import Policy
+    from flake8_importpolicy.analysis.engine import Report
+    from flake8_importpolicy.config.load import Policy
 
 __all__ = [
     "Finding",
@@ -79,8 +79,9 @@ class PolicyUnusable(Exception):
     """The policy cannot be used; ``error`` says why.
 
     Attributes:
-        error: a :class:`~flake8_importpolicy.policy.PolicyError` (the policy cannot be loaded), an
-            :class:`~flake8_importpolicy.resolve.InterpreterError` (its interpreter cannot be queried),
+        error: a :class:`~flake8_importpolicy.config.load.PolicyError` (the policy cannot be loaded), an
+            :class:`~flake8_importpolicy.analysis.resolve.InterpreterError` (its interpreter cannot be
+            queried),
             or a :class:`ValueError` (no light pattern matches a module, while the policy has problems
             to show: there is no module to show them in).
     """
@@ -91,7 +92,7 @@ class PolicyUnusable(Exception):
 
 
 def find_policy_quickly(start: str) -> str | None:
-    """:func:`flake8_importpolicy.policy.find_policy` from the directory ``start``, as a string; the
+    """:func:`flake8_importpolicy.config.load.find_policy` from the directory ``start``, as a string; the
     policy module is imported only for a ``pyproject.toml`` that mentions ``importpolicy``."""
     found = find_policy_candidate(os.path.abspath(start))
     if found is None:
@@ -99,7 +100,7 @@ def find_policy_quickly(start: str) -> str | None:
     path, certain = found
     if certain:
         return os.path.realpath(path)
-    from flake8_importpolicy.policy import find_policy
+    from flake8_importpolicy.config.load import find_policy
 
     exact = find_policy(Path(os.path.dirname(path)))
     return str(exact) if exact is not None else None
@@ -115,8 +116,8 @@ def find_module_findings(policy_path: str) -> ModuleFindings:
     found = _load_index(policy_path)
     if found is not None:
         return found
-    from flake8_importpolicy.policy import PolicyError
-    from flake8_importpolicy.resolve import InterpreterError
+    from flake8_importpolicy.config.load import PolicyError
+    from flake8_importpolicy.analysis.resolve import InterpreterError
 
     try:
         return _build_index(policy_path)
@@ -137,7 +138,7 @@ def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
     Raises:
         PolicyUnusable: if the policy cannot be loaded.
     """
-    from flake8_importpolicy.policy import PolicyError, load_policy
+    from flake8_importpolicy.config.load import PolicyError, load_policy
 
     try:
         patterns = tuple(rule.pattern for rule in load_policy(Path(policy_path)).light)
@@ -147,7 +148,7 @@ def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
 
 
 def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
-    """Start a helper process that writes the index, as ``python -m flake8_importpolicy.module_findings
+    """Start a helper process that writes the index, as ``python -m flake8_importpolicy.answers.by_module
     POLICY`` does; None if it cannot be started (:func:`find_module_findings` then checks in-process).
 
     A caller with other work to do meanwhile (mypy parsing the project) starts this, and later waits for
@@ -155,13 +156,13 @@ def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
     (a broken policy) leaves no index, and :func:`find_module_findings` reports why.
 
     The helper is a fresh interpreter of the same executable and environment, which is what the engine's
-    interpreter query (:func:`flake8_importpolicy.resolve.query_interpreter`) starts: so it starts
+    interpreter query (:func:`flake8_importpolicy.analysis.resolve.query_interpreter`) starts: so it starts
     as the query does (``python -c``, in an empty directory), answers the query first, then moves to
     this process's directory and imports this copy of the package (one interpreter start, not two).
     """
     import tempfile
 
-    from flake8_importpolicy.resolve import query_script
+    from flake8_importpolicy.analysis.resolve import query_script
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
@@ -189,7 +190,7 @@ if not sys.flags.safe_path:
 sys.path.insert(0, sys.argv[2])
 import flake8_importpolicy
 del sys.path[0]
-from flake8_importpolicy.module_findings import _run_helper
+from flake8_importpolicy.answers.by_module import _run_helper
 _run_helper(sys.argv[1], answer)
 """
 
@@ -213,10 +214,10 @@ def _parse_index(entry: Any) -> ModuleFindings:
 
 def _build_index(policy_path: str) -> ModuleFindings:
     """Check the policy with the engine, store the index (best effort) and return the findings."""
-    from flake8_importpolicy.answers import find_interpreter_info
-    from flake8_importpolicy.cache import ENGINE_FINGERPRINT, open_facts_cache
-    from flake8_importpolicy.check import PolicyEngine
-    from flake8_importpolicy.policy import load_policy
+    from flake8_importpolicy.answers.whole import find_interpreter_info
+    from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT, open_facts_cache
+    from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.config.load import load_policy
 
     policy = load_policy(Path(policy_path))
     executable = policy.settings.interpreter_executable()
@@ -237,7 +238,7 @@ def _build_index(policy_path: str) -> ModuleFindings:
 
 def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]], dict[str, str]]:
     """The report's IPL001, IPL003 and IPL004 by module, and the file of each IPL001 module."""
-    from flake8_importpolicy.report import format_violation_message
+    from flake8_importpolicy.output.text import format_violation_message
 
     root = os.path.join(policy.root, "")
 
@@ -265,7 +266,7 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
 def _run_helper(policy_path: str, answer: dict[str, object] | None = None) -> None:
     """The helper of :func:`start_index_build`: writes the index (exit status 1 if the policy is unusable)."""
     if answer is not None:
-        from flake8_importpolicy.resolve import remember_interpreter
+        from flake8_importpolicy.analysis.resolve import remember_interpreter
 
         remember_interpreter(answer)
     try:

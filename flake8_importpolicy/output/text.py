@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.policy import HeavyRule
+from flake8_importpolicy.config.load import HeavyRule
 
 if TYPE_CHECKING:  # types only: the command line imports this module before the engine
-    from flake8_importpolicy.check import Problem, Report, Violation, WhyResult
-    from flake8_importpolicy.graph import Hop
+    from flake8_importpolicy.analysis.engine import Problem, Report, Violation, WhyResult
+    from flake8_importpolicy.analysis.graph import Hop
 
 __all__ = [
     "PathFormatter",

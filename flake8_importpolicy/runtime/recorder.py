@@ -1,9 +1,9 @@
 """The runtime import recorder of ``importpolicy verify``: a self-contained script, stdlib only.
 
 It runs inside the *target* interpreter, which may not have flake8-importpolicy installed, so it is
-never imported by the package; :mod:`flake8_importpolicy.verify` runs it by path (Python 3.9+)::
+never imported by the package; :mod:`flake8_importpolicy.runtime.verify` runs it by path (Python 3.9+)::
 
-    python -E _recorder.py OUT MODULE [--root DIR]... [--after EXPRESSION]...
+    python -E recorder.py OUT MODULE [--root DIR]... [--after EXPRESSION]...
 
 It puts the ``--root`` directories first on ``sys.path`` in place of the script's own directory
 (nothing else is added), installs the recorder, imports ``MODULE`` and then evaluates each
@@ -384,20 +384,20 @@ def _evaluate(recorder: "_Recorder", expression: str) -> None:
 
 def _parse(argv: "List[str]") -> "Tuple[str, str, List[str], List[str]]":
     if len(argv) < 3:
-        raise SystemExit("usage: _recorder.py OUT MODULE [--root DIR]... [--after EXPRESSION]...")
+        raise SystemExit("usage: recorder.py OUT MODULE [--root DIR]... [--after EXPRESSION]...")
     out, module = argv[1], argv[2]
     roots: "List[str]" = []
     after: "List[str]" = []
     rest = argv[3:]
     if len(rest) % 2:
-        raise SystemExit("_recorder.py: an option without a value")
+        raise SystemExit("recorder.py: an option without a value")
     for flag, value in zip(rest[::2], rest[1::2]):
         if flag == "--root":
             roots.append(value)
         elif flag == "--after":
             after.append(value)
         else:
-            raise SystemExit("_recorder.py: unknown option " + flag)
+            raise SystemExit("recorder.py: unknown option " + flag)
     return out, module, roots, after
 
 

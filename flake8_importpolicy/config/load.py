@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from flake8_importpolicy.patterns import ModulePattern, PatternError, parse_pattern
+from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
 
 __all__ = [
     "DEFAULT_CACHE_DIR",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.extract import (
+from flake8_importpolicy.analysis.extract import (
     FunctionFacts,
     FunctionBodies,
     FunctionIndex,
@@ -34,7 +34,7 @@ from flake8_importpolicy.extract import (
     Target,
     parse_function_bodies,
 )
-from flake8_importpolicy.graph import (
+from flake8_importpolicy.analysis.graph import (
     PARENT_PACKAGE,
     Hop,
     ImportGraph,
@@ -42,11 +42,11 @@ from flake8_importpolicy.graph import (
     resolve_relative,
     split_node,
 )
-from flake8_importpolicy.noqa import is_suppressed
-from flake8_importpolicy.parallel import FactsPool, cached_facts
-from flake8_importpolicy.patterns import ModulePattern
-from flake8_importpolicy.policy import HeavyRule, IgnoreRule, LightRule, Policy
-from flake8_importpolicy.resolve import (
+from flake8_importpolicy.analysis.noqa import is_suppressed
+from flake8_importpolicy.analysis.parallel import FactsPool, cached_facts
+from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.config.load import HeavyRule, IgnoreRule, LightRule, Policy
+from flake8_importpolicy.analysis.resolve import (
     InterpreterInfo,
     ModuleIndex,
     ResolvedModule,
@@ -180,7 +180,7 @@ def check_policy(
         facts_cache: an optional on-disk cache of per-file import facts.
 
     Raises:
-        flake8_importpolicy.resolve.InterpreterError: if the target interpreter cannot be queried.
+        flake8_importpolicy.analysis.resolve.InterpreterError: if the target interpreter cannot be queried.
     """
     engine = PolicyEngine(
         policy,
@@ -193,7 +193,7 @@ def check_policy(
 
 
 class FactsCache:
-    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.cache`).
+    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.answers.facts_cache`).
 
     Attributes:
         directory: where the entries live, if on disk (worker processes open it themselves).
@@ -241,13 +241,13 @@ class PolicyEngine:
         policy: the loaded policy (source roots, interpreter, targets, rules).
         interpreter, target_versions, overrides, facts_cache: as for :func:`check_policy`.
         interpreter_info: the interpreter's facts if already known (skips the query).
-        jobs: processes that extract facts in parallel (see :mod:`flake8_importpolicy.parallel`);
+        jobs: processes that extract facts in parallel (see :mod:`flake8_importpolicy.analysis.parallel`);
             1 (the default) extracts everything in this process. Answers do not depend on it.
 
     Call :meth:`close` (or use the engine as a context manager) to stop the worker processes.
 
     Raises:
-        flake8_importpolicy.resolve.InterpreterError: if the target interpreter cannot be queried.
+        flake8_importpolicy.analysis.resolve.InterpreterError: if the target interpreter cannot be queried.
     """
 
     def __init__(

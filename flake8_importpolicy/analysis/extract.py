@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Mutable
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeVar, cast
 
-from flake8_importpolicy.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 
 __all__ = [
     "GUARDED",
@@ -262,7 +262,7 @@ def _extract(
     """:func:`extract_facts`, also returning the visitor (None if the source did not parse).
 
     With ``skeleton`` (only with ``functions=False``) the function bodies are blanked out before
-    parsing (:mod:`flake8_importpolicy.skeleton`); the visitor's function nodes then have a ``pass``
+    parsing (:mod:`flake8_importpolicy.analysis.skeleton`); the visitor's function nodes then have a ``pass``
     body, but the right lines."""
     skeleton = skeleton and not functions
     with _gc_paused():
@@ -384,7 +384,7 @@ def extract_facts_and_index(
     """:func:`extract_facts` without function bodies, plus the module's :class:`FunctionIndex`
     (None when ``facts.problem`` is set), from a single parse.
 
-    Function bodies are not parsed at all (:mod:`flake8_importpolicy.skeleton`): a syntax error
+    Function bodies are not parsed at all (:mod:`flake8_importpolicy.analysis.skeleton`): a syntax error
     that is only inside a function body does not set ``facts.problem`` here, where
     :func:`extract_facts` reports it."""
     visitor, facts = _extract(source, target, functions=False, skeleton=True)

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.check import FactsCache
-from flake8_importpolicy.extract import (
+from flake8_importpolicy.analysis.engine import FactsCache
+from flake8_importpolicy.analysis.extract import (
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -31,8 +31,9 @@ from flake8_importpolicy.extract import (
     SourceProblem,
     Target,
 )
-from flake8_importpolicy.jsonfile import write_json_atomic
-from flake8_importpolicy.policy import Policy
+from flake8_importpolicy.answers.freshness import find_package_files
+from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.config.load import Policy
 
 __all__ = [
     "ENGINE_FINGERPRINT",
@@ -49,16 +50,12 @@ MAX_ENTRIES: Final = 100_000
 _FORMAT: Final = 5
 
 
-_ENGINE_MODULES: Final = (
-    "extract.py", "skeleton.py", "resolve.py", "graph.py", "check.py", "policy.py", "patterns.py", "noqa.py",
-)
-
-
 def _fingerprint() -> str:
     digest = hashlib.sha256(f"{__version__};{_FORMAT}".encode())
-    for name in _ENGINE_MODULES:
+    for name, path in find_package_files():
+        digest.update(f"\0{name}\0".encode())
         try:
-            digest.update((Path(__file__).parent / name).read_bytes())
+            digest.update(Path(path).read_bytes())
         except OSError:
             pass
     return digest.hexdigest()[:16]
