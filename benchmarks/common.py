@@ -94,6 +94,37 @@ def snapshot_engine() -> tuple[Path, str]:
     return root, f"engine snapshot {key} ({state}) at {root}"
 
 
+def snapshot_engine_rev(rev: str) -> tuple[Path, str]:
+    """Check out ``flake8_importpolicy`` of the git revision ``rev`` into a directory keyed by the
+    revision's tree (``git archive``, nothing else of the repository), compiled to bytecode.
+
+    Returns ``(directory to put first on PYTHONPATH, description)``, like :func:`snapshot_engine`.
+    """
+    import io
+    import tarfile
+
+    resolved = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", f"{rev}^{{tree}}"],
+                              capture_output=True, text=True)
+    if resolved.returncode != 0:
+        raise SystemExit(f"--engine-rev {rev!r}: not a revision of {REPO}")
+    key = "rev-" + resolved.stdout.strip()[:12]
+    root = cache_root() / "engine-snapshots" / key
+    if not (root / "flake8_importpolicy").is_dir():
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev,
+                                  "flake8_importpolicy"], capture_output=True, check=True).stdout
+        tmp = root.with_name(key + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        compileall.compile_dir(tmp, quiet=1, workers=0)
+        shutil.rmtree(root, ignore_errors=True)
+        tmp.rename(root)
+    short = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev],
+                           capture_output=True, text=True).stdout.strip()
+    return root, f"engine of revision {rev} ({short}) at {root}"
+
+
 ENGINE_PATH: Optional[Path] = None
 """When set (``--snapshot-engine``), importpolicy runs import the engine from here."""
 

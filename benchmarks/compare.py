@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/compare.py [--codebases vllm,transformers,torch] [--runs 5]
-                                 [--json PATH] [--flake8-overhead]
+                                 [--json PATH] [--flake8-overhead] [--engine-rev REV]
 
 For each codebase (vLLM 0.33.0, transformers 5.17.0, torch 2.13.0+cpu, each unpacked from its wheel
 by ``fetch.py`` — nothing is imported), a policy of 5 light modules and its equivalent import-linter
@@ -26,6 +26,11 @@ lint-imports warm      ``lint-imports --cache-dir DIR`` (populated)
 grimp cold             ``grimp.build_graph(..., cache_dir=None)`` in ``python -c``
 grimp warm             ``grimp.build_graph(..., cache_dir=DIR)`` (populated)
 =====================  ==================================================================
+
+With ``--engine-rev REV`` the importpolicy rows also run with the engine of the git revision REV
+(``git archive`` of its ``flake8_importpolicy``, first on ``PYTHONPATH``), in a work directory and
+cache of its own, alternated with the working tree's rows; the report then compares the two engines'
+medians (cold and warm, working tree / REV).
 
 lint-imports and grimp run with ``PYTHONPATH=<tree>``; grimp builds the same graph lint-imports
 builds (same root packages, ``include_external_packages`` when a heavy module is third-party).
@@ -67,6 +72,7 @@ from common import (  # noqa: E402
     measure,
     prewarm_bytecode,
     snapshot_engine,
+    snapshot_engine_rev,
     table,
     write_setup,
 )
@@ -79,23 +85,38 @@ TARGETS = {
 }
 
 
-def _rows(setup: Setup) -> list[tuple[str, list[str], dict[str, str], object]]:
-    """(label, argv, env, before-hook) of every row, in the order they alternate."""
-    plain = bench_env()
-    engine = engine_env()
-    with_tree = bench_env(setup.tree)
+ENGINE_REV: tuple[Path, str] | None = None
+"""With ``--engine-rev``: (snapshot directory, revision) of the engine compared with the working tree."""
+
+
+def _importpolicy_rows(
+    setup: Setup, engine: dict[str, str], suffix: str = ""
+) -> list[tuple[str, list[str], dict[str, str], object]]:
     answers = setup.ip_cache / "answers"
 
     def drop_answers() -> None:
         shutil.rmtree(answers, ignore_errors=True)
 
     return [
+        (f"importpolicy cold{suffix}", importpolicy_argv(setup, cache=False), engine, None),
+        (f"importpolicy cold -j1{suffix}", importpolicy_argv(setup, cache=False) + ["--jobs", "1"],
+         engine, None),
+        (f"importpolicy warm{suffix}", importpolicy_argv(setup, cache=True), engine, None),
+        (f"importpolicy facts{suffix}", importpolicy_argv(setup, cache=True), engine, drop_answers),
+    ]
+
+
+def _rows(setup: Setup, rev_setup: Setup | None) -> list[tuple[str, list[str], dict[str, str], object]]:
+    """(label, argv, env, before-hook) of every row, in the order they alternate."""
+    plain = bench_env()
+    with_tree = bench_env(setup.tree)
+    rev_rows = []
+    if rev_setup is not None and ENGINE_REV is not None:
+        rev_rows = _importpolicy_rows(rev_setup, bench_env(ENGINE_REV[0]), f" [{ENGINE_REV[1]}]")
+    return [
         ("python -c pass", [sys.executable, "-c", "pass"], plain, None),
-        ("importpolicy cold", importpolicy_argv(setup, cache=False), engine, None),
-        ("importpolicy cold -j1", importpolicy_argv(setup, cache=False) + ["--jobs", "1"], engine,
-         None),
-        ("importpolicy warm", importpolicy_argv(setup, cache=True), engine, None),
-        ("importpolicy facts", importpolicy_argv(setup, cache=True), engine, drop_answers),
+        *_importpolicy_rows(setup, engine_env()),
+        *rev_rows,
         ("lint-imports cold", lint_imports_argv(setup, cache=False), with_tree, None),
         ("lint-imports warm", lint_imports_argv(setup, cache=True), with_tree, None),
         ("grimp cold", grimp_argv(setup, cache=False), with_tree, None),
@@ -124,9 +145,13 @@ def bench_codebase(key: str, runs: int) -> dict[str, object]:
     tree = fetch_wheel_tree(cb.dist, cb.version)
     work = cache_root() / "bench" / "compare" / key
     setup = write_setup(work, tree, cb.packages, cb.light, cb.heavy)
+    rev_setup = None
+    if ENGINE_REV is not None:
+        rev_setup = write_setup(work / "engine-rev", tree, cb.packages, cb.light, cb.heavy)
+        shutil.rmtree(rev_setup.ip_cache, ignore_errors=True)
     for stale in (setup.ip_cache, setup.li_cache, setup.grimp_cache):
         shutil.rmtree(stale, ignore_errors=True)
-    rows = _rows(setup)
+    rows = _rows(setup, rev_setup)
     print(f"\n## {key} {cb.version}  ({sum(1 for _ in tree.rglob('*.py'))} .py files)",
           file=sys.stderr)
 
@@ -157,7 +182,8 @@ def bench_codebase(key: str, runs: int) -> dict[str, object]:
             run = measure(argv, cwd=setup.work, env=env)
             series[label].runs.append(run)
             if label.startswith("importpolicy"):
-                outputs.setdefault(label, set()).add(run.stdout)
+                outputs.setdefault(label, set()).add(run.stdout.replace(str(work / "engine-rev"),
+                                                                        str(work)))
         print(f"  run {number + 1}/{runs}: " + ", ".join(
             f"{label.replace('importpolicy', 'ip').replace('lint-imports', 'li')}"
             f"={s.runs[-1].wall:.2f}"
@@ -214,6 +240,19 @@ def report(results: list[dict[str, object]], runs: int) -> str:
             f"{m['importpolicy warm'] / m['grimp warm']:.2f}",
             f"{peak:.0f} {'ok' if peak <= TARGETS['peak'] else 'MISSED'}",
         ))
+    if ENGINE_REV is not None:
+        out.append(f"### This engine against revision {ENGINE_REV[1]} (medians, working tree / revision)\n")
+        rev_rows = []
+        for res in results:
+            series = res["_series"]  # type: ignore[assignment]
+            m = {label: s.median for label, s in series.items()}
+            tag = f" [{ENGINE_REV[1]}]"
+            rev_rows.append((res["key"], *(
+                f"{m[label]:.3f} / {m[label + tag]:.3f} = {m[label] / m[label + tag]:.2f}"
+                for label in ("importpolicy cold", "importpolicy cold -j1", "importpolicy warm",
+                              "importpolicy facts"))))
+        out.append(table(["codebase", "cold", "cold -j1", "warm", "facts"], rev_rows))
+        out.append("")
     out.append("### Ratios (medians) against the targets\n")
     out.append(table(
         ["codebase", "ip cold / li cold (<= 0.30)", "ip cold -j1 / li cold",
@@ -234,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot-engine", action="store_true",
                     help="run importpolicy from a snapshot of the working tree's engine (for runs "
                          "while the engine is being edited)")
+    ap.add_argument("--engine-rev", metavar="REV",
+                    help="also run the engine of this git revision, alternated with the working tree's")
     ap.add_argument("--flake8-overhead", action="store_true",
                     help="afterwards run benchmarks/flake8_overhead.py if it exists")
     args = ap.parse_args(argv)
@@ -246,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     engine_note = "engine: the installed flake8_importpolicy"
     if args.snapshot_engine:
         common.ENGINE_PATH, engine_note = snapshot_engine()
+    if args.engine_rev:
+        global ENGINE_REV
+        root, note = snapshot_engine_rev(args.engine_rev)
+        ENGINE_REV = (root, args.engine_rev)
+        engine_note += f"; compared with the {note}"
     print(f"machine: {machine_description()}", file=sys.stderr)
     print(engine_note, file=sys.stderr)
     load_before = load_average()
