@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="also dump the raw profile here (for snakeviz etc.)")
     args = ap.parse_args(argv)
 
-    from flake8_importpolicy.answers.whole import check_policy_cached
-    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
     from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
+    from flake8_importpolicy.answers.whole import check_policy_cached
     from flake8_importpolicy.config.load import load_policy
 
     policy = load_policy(args.policy.resolve())

@@ -13,34 +13,27 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
 from typing import TYPE_CHECKING, NoReturn
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.output.formats import (
-    CHECK_FORMATS,
-    WHY_FORMATS,
-    find_workspace,
-    format_report_github,
-    format_report_sarif,
-    format_why_dot,
-    format_why_mermaid,
-    open_status_line,
-    workspace_relpath,
-)
-from flake8_importpolicy.model.patterns import PatternError, parse_pattern
-from flake8_importpolicy.config.load import Policy, PolicyError, discover_policy
-from flake8_importpolicy.output.text import (
-    format_report_json,
-    format_report_text,
-    format_why_json,
-    format_why_text,
-)
 from flake8_importpolicy.analysis.resolve import (
-    InterpreterError,
     start_interpreter_query,
     stop_started_queries,
 )
+from flake8_importpolicy.config.load import discover_policy
+from flake8_importpolicy.model.errors import InterpreterError, PolicyError
+from flake8_importpolicy.model.patterns import PatternError, parse_pattern
+from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.output.ci import (
+    find_workspace,
+    format_report_github,
+    format_report_sarif,
+    workspace_relpath,
+)
+from flake8_importpolicy.output.graphs import format_why_dot, format_why_mermaid
+from flake8_importpolicy.output.json_report import format_report_json, format_why_json
+from flake8_importpolicy.output.status import open_status_line
+from flake8_importpolicy.output.text import format_report_text, format_why_text
 
 if TYPE_CHECKING:
     from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -48,7 +41,12 @@ if TYPE_CHECKING:
 # The engine (answers, check, graph, extract) is imported by the handlers, after
 # _start_query_early has started the interpreter query: the two overlap.
 
-__all__ = ["main", "build_parser", "run"]
+__all__ = ["CHECK_FORMATS", "WHY_FORMATS", "build_parser", "main", "run"]
+
+CHECK_FORMATS = ("text", "json", "github", "sarif")
+"""The ``--format`` choices of ``importpolicy check``."""
+WHY_FORMATS = ("text", "json", "dot", "mermaid")
+"""The ``--format`` choices of ``importpolicy why``."""
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1

@@ -32,15 +32,17 @@ class Code:
     finding: bool = True
     call_template: str = ""
 
-    def format(self, **fields: object) -> str:
+    def format(self, *, call: bool = False, **fields: object) -> str:
         """Return ``"<id> <message>"`` with the template filled from ``fields``.
+
+        Args:
+            call: the ``heavy`` field names a call of a ``[heavy-calls]`` function: use
+                :attr:`call_template` when the code has one.
 
         Raises:
             KeyError: if a field named in the template is missing.
         """
-        template = self.template
-        if self.call_template and str(fields.get("heavy", "")).endswith("()"):
-            template = self.call_template
+        template = self.call_template if call and self.call_template else self.template
         return f"{self.id} {template.format(**fields)}"
 
 

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.config.load import HeavyRule, Policy
-    from flake8_importpolicy.runtime.verify import LightPlan, LightResult, Verifier
+    from flake8_importpolicy.model.policy import HeavyRule, Policy
+    from flake8_importpolicy.runtime.judge import LightResult
+    from flake8_importpolicy.runtime.verify import LightPlan, Verifier
 
 __all__ = ["ITEM_NAME", "ImportPolicyFailed", "PolicyFile", "PolicyItem", "assert_import_light"]
 
@@ -185,8 +186,7 @@ class PolicyFile(pytest.File):
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> str | Any:
-        from flake8_importpolicy.config.load import PolicyError
-        from flake8_importpolicy.analysis.resolve import InterpreterError
+        from flake8_importpolicy.model.errors import InterpreterError, PolicyError
 
         if isinstance(excinfo.value, (PolicyError, InterpreterError)):
             return f"importpolicy: {excinfo.value}"
@@ -203,7 +203,7 @@ class PolicyItem(pytest.Item):
         self.result: LightResult | None = None
 
     def runtest(self) -> None:
-        from flake8_importpolicy.runtime.verify import format_light_result_text
+        from flake8_importpolicy.runtime.render import format_light_result_text
 
         result = self.verifier.verify(self.plan)
         self.result = result

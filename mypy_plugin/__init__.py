@@ -44,8 +44,8 @@ from mypy.plugin import Plugin, ReportConfigContext
 from flake8_importpolicy.answers.by_module import (
     ModuleFindings,
     PolicyUnusable,
-    find_module_findings,
     find_light_matcher,
+    find_module_findings,
     find_module_findings_quickly,
     find_policy_quickly,
     start_index_build,

@@ -19,10 +19,21 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy import cli
-from flake8_importpolicy.answers.facts_cache import DiskFactsCache, clear_cache, prune_cache
-from flake8_importpolicy.analysis.engine import PolicyEngine, Report
-from flake8_importpolicy.analysis.extract import ImportSite, ModuleFacts, SourceProblem, Target, extract_facts
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.extract import extract_facts
+from flake8_importpolicy.answers.facts_cache import (
+    DiskFactsCache,
+    clear_cache,
+    prune_cache,
+)
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.facts import (
+    ImportSite,
+    ModuleFacts,
+    SourceProblem,
+    Target,
+)
+from flake8_importpolicy.model.findings import Report
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TARGET = Target(versions=((3, 11),), platform="linux")

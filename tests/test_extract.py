@@ -18,15 +18,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from flake8_importpolicy.analysis.extract import (
-    CONDITIONAL,
-    FALLBACK,
-    GUARDED,
-    ModuleFacts,
-    Target,
     extract_facts,
     extract_facts_and_index,
     parse_function_bodies,
 )
+from flake8_importpolicy.model.facts import Flag, ModuleFacts, Target
 
 PY311 = Target(versions=((3, 11),), platform="linux")
 
@@ -78,8 +74,8 @@ def test_module_level_blocks_all_run() -> None:
             import a_while_else
     """)
     assert found["a_if"] == ()
-    assert found["a_try"] == (GUARDED,)
-    assert found["a_except_star"] == (FALLBACK,)
+    assert found["a_try"] == (Flag.GUARDED,)
+    assert found["a_except_star"] == (Flag.FALLBACK,)
     assert found["a_else"] == ()
     assert found["a_finally"] == ()
     assert found["a_with"] == ()
@@ -132,14 +128,14 @@ def test_loop_bodies_over_maybe_empty_iterables_and_else_after_break_are_conditi
         else:
             import while_else
     """)
-    assert found["over_unknown"] == (CONDITIONAL,)
-    assert found["over_empty_range"] == (CONDITIONAL,)
-    assert found["over_starred"] == (CONDITIONAL,)
+    assert found["over_unknown"] == (Flag.CONDITIONAL,)
+    assert found["over_empty_range"] == (Flag.CONDITIONAL,)
+    assert found["over_starred"] == (Flag.CONDITIONAL,)
     assert found["over_range"] == ()
     assert found["over_dict"] == ()
     assert found["else_after_nested_break"] == ()
-    assert found["else_after_break_in_nested_else"] == (CONDITIONAL,)
-    assert found["while_else_after_break"] == (CONDITIONAL,)
+    assert found["else_after_break_in_nested_else"] == (Flag.CONDITIONAL,)
+    assert found["while_else_after_break"] == (Flag.CONDITIONAL,)
     assert found["while_else"] == ()
 
 
@@ -245,8 +241,8 @@ def test_match_cases_are_conditional() -> None:
             case _:
                 import case_default
     """)
-    assert found["case_x"] == (CONDITIONAL,)
-    assert found["case_default"] == (CONDITIONAL,)
+    assert found["case_x"] == (Flag.CONDITIONAL,)
+    assert found["case_default"] == (Flag.CONDITIONAL,)
 
 
 def test_function_bodies_see_module_names_minus_their_own_bindings() -> None:
@@ -393,16 +389,16 @@ def test_type_checking_in_boolean_operators_and_elif_chains() -> None:
         else:
             import else_after_tc
     """)
-    assert found["or_unknown"] == (CONDITIONAL,)
+    assert found["or_unknown"] == (Flag.CONDITIONAL,)
     assert "and_never" not in found
-    assert found["not_and_unknown"] == (CONDITIONAL,)
-    assert found["first"] == (CONDITIONAL,)
+    assert found["not_and_unknown"] == (Flag.CONDITIONAL,)
+    assert found["first"] == (Flag.CONDITIONAL,)
     assert "elif_never" not in found
-    assert found["elif_unknown"] == (CONDITIONAL,)
-    assert found["final_else"] == (CONDITIONAL,)
+    assert found["elif_unknown"] == (Flag.CONDITIONAL,)
+    assert found["final_else"] == (Flag.CONDITIONAL,)
     assert "never" not in found
-    assert found["elif_after_tc"] == (CONDITIONAL,)
-    assert found["else_after_tc"] == (CONDITIONAL,)
+    assert found["elif_after_tc"] == (Flag.CONDITIONAL,)
+    assert found["else_after_tc"] == (Flag.CONDITIONAL,)
 
 
 def test_long_elif_chains_are_walked_without_recursion() -> None:
@@ -416,7 +412,7 @@ def test_long_elif_chains_are_walked_without_recursion() -> None:
     assert found.problem is None
     assert [(site.target, site.flags) for site in found.sites] == [("sys", ()), ("last", ())]
     assert [(site.target, site.flags) for site in found.functions["f"].sites] == [
-        ("deep_else", (CONDITIONAL,))
+        ("deep_else", (Flag.CONDITIONAL,))
     ]
 
 
@@ -466,8 +462,8 @@ def test_constant_after_import_binding_is_unknown() -> None:
         if HAS_CUDA:
             import cuda_ops
     """)
-    assert found.get("needs_numpy") == (CONDITIONAL,)
-    assert found.get("cuda_ops") == (CONDITIONAL,)
+    assert found.get("needs_numpy") == (Flag.CONDITIONAL,)
+    assert found.get("cuda_ops") == (Flag.CONDITIONAL,)
 
 
 def test_constant_declared_global_in_a_function_is_unknown() -> None:
@@ -482,7 +478,7 @@ def test_constant_declared_global_in_a_function_is_unknown() -> None:
         if FLAG:
             import when_enabled
     """)
-    assert found.get("when_enabled") == (CONDITIONAL,)
+    assert found.get("when_enabled") == (Flag.CONDITIONAL,)
 
 
 def test_constant_rebound_later_is_unknown() -> None:
@@ -494,7 +490,7 @@ def test_constant_rebound_later_is_unknown() -> None:
         if FAST:
             import fast_path
     """)
-    assert found["fast_path"] == (CONDITIONAL,)
+    assert found["fast_path"] == (Flag.CONDITIONAL,)
 
 
 # -- rule 11/13: version, platform ---------------------------------------------------------------
@@ -553,8 +549,8 @@ def test_version_branches_for_311() -> None:
                  "alias_ge_312", "vi_lt_39", "underscore_lt_310"):
         assert name not in found, name
     # The micro release is unknown: both branches may run.
-    assert found["micro"] == (CONDITIONAL,)
-    assert found["micro_else"] == (CONDITIONAL,)
+    assert found["micro"] == (Flag.CONDITIONAL,)
+    assert found["micro_else"] == (Flag.CONDITIONAL,)
 
 
 def test_version_branches_for_38_and_union() -> None:
@@ -605,11 +601,11 @@ def test_guarded_and_fallback_flags() -> None:
         except* ImportError:
             import star_fallback
     """)
-    assert found["fast"] == (GUARDED,)
-    assert found["slow"] == (FALLBACK,)
-    assert found["outer"] == (GUARDED,)
-    assert found["inner"] == (GUARDED,)
-    assert found["star_fallback"] == (FALLBACK,)
+    assert found["fast"] == (Flag.GUARDED,)
+    assert found["slow"] == (Flag.FALLBACK,)
+    assert found["outer"] == (Flag.GUARDED,)
+    assert found["inner"] == (Flag.GUARDED,)
+    assert found["star_fallback"] == (Flag.FALLBACK,)
 
 
 # -- rule 14: dynamic imports --------------------------------------------------------------------

@@ -19,16 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, read_expectations
-
 from flake8.exceptions import ExecutionError
+from helpers import Expectation, read_expectations
 
 from flake8_importpolicy import cli
 from flake8_importpolicy.answers import warm_index
-from flake8_importpolicy.config import load as policy
-from flake8_importpolicy.flake8_checker import ImportPolicyChecker
 from flake8_importpolicy.answers.per_file import PerFileChecker
+from flake8_importpolicy.config import load as policy
 from flake8_importpolicy.config.load import find_policy, load_policy
+from flake8_importpolicy.flake8_checker import ImportPolicyChecker
 
 FIXTURES = Path(__file__).parent / "fixtures_flake8"
 OPS_INIT = "src/inferno/models/common/ops/__init__.py"
@@ -363,7 +362,8 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
     ).stdout
     assert out == (
         "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.answers',"
-        " 'flake8_importpolicy.answers.per_file', 'flake8_importpolicy.answers.warm_index']"
+        " 'flake8_importpolicy.answers.freshness', 'flake8_importpolicy.answers.per_file',"
+        " 'flake8_importpolicy.answers.warm_index']"
         " False\n"
     )
 

@@ -1,4 +1,4 @@
-"""Output formats of :mod:`flake8_importpolicy.output.formats`: GitHub annotations, SARIF, dot/mermaid graphs
+"""Output formats of :mod:`flake8_importpolicy.output`: GitHub annotations, SARIF, dot/mermaid graphs
 of
 ``why``, and the terminal status line (unit tests, then through the CLI)."""
 
@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy import cli, codes
-from flake8_importpolicy.output import formats
-from flake8_importpolicy.analysis.engine import Problem, Report, Violation, WhyResult
-from flake8_importpolicy.analysis.extract import SourceProblem
-from flake8_importpolicy.analysis.graph import Hop, UnknownImport
+from flake8_importpolicy.model.facts import Flag, SourceProblem
+from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop, HopKind, UnknownImport
+from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.config.load import HeavyRule
-from flake8_importpolicy.analysis.resolve import ResolvedModule
+from flake8_importpolicy.model.policy import HeavyRule
+from flake8_importpolicy.output import ci, graphs, status
 
 ROOT = Path("/project").absolute()
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -32,11 +32,12 @@ def relpath(path: Path) -> str:
 
 def _violation(**changes: object) -> Violation:
     fields: dict[str, object] = dict(
-        code="IPL001", light="app.ops.light", heavy="app.config", pattern="app.config",
+        light="app.ops.light", heavy="app.config", pattern="app.config",
         reason="initialises CUDA", path=ROOT / "app/ops/light.py", line=3, col=4, kind="from-import",
         also=(), chain=(
-            Hop("app.ops.light", ROOT / "app/ops/light.py", 3, 4, "from-import", "app.ops.fused"),
-            Hop("app.ops.fused", ROOT / "app/ops/fused.py", 1, 0, "import", "app.config", ("guarded",)),
+            Hop("app.ops.light", ROOT / "app/ops/light.py", 3, 4, HopKind.FROM_IMPORT, "app.ops.fused"),
+            Hop("app.ops.fused", ROOT / "app/ops/fused.py", 1, 0, HopKind.IMPORT, "app.config",
+                (Flag.GUARDED,)),
         ),
     )
     fields.update(changes)
@@ -46,8 +47,8 @@ def _violation(**changes: object) -> Violation:
 REPORT = Report(
     violations=(_violation(also=("app.other",)),),
     problems=(
-        Problem("IPL003", "light pattern 'app.old' matches no module", ROOT / "policy.toml", 12),
-        Problem("IPL005", "cannot analyse app.bad (line 2: invalid syntax); ...", None, None),
+        Problem.of(codes.IPL003, ROOT / "policy.toml", 12, pattern="app.old"),
+        Problem.of(codes.IPL005, None, None, module="app.bad", problem="line 2: invalid syntax"),
     ),
     light_modules=("app.ops.light",),
 )
@@ -57,20 +58,21 @@ REPORT = Report(
 
 
 def test_github_escaping_follows_the_toolkit() -> None:
-    assert formats.escape_github_data("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext: a, b"
-    assert formats.escape_github_property("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext%3A a%2C b"
-    assert formats.escape_github_property("%3A") == "%253A"  # % first, so escapes are not re-read
+    assert ci.escape_github_data("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext: a, b"
+    assert ci.escape_github_property("50% done\r\nnext: a, b") == "50%25 done%0D%0Anext%3A a%2C b"
+    assert ci.escape_github_property("%3A") == "%253A"  # % first, so escapes are not re-read
 
 
 def test_github_annotations() -> None:
-    assert formats.format_report_github(REPORT, relpath) == (
+    assert ci.format_report_github(REPORT, relpath) == (
         "::error file=app/ops/light.py,line=3,col=5,title=IPL001::IPL001 light module app.ops.light "
         "imports app.config at import time (initialises CUDA)"
         "%0Aapp/ops/light.py:3: app.ops.light -> app.ops.fused (from-import)"
         "%0Aapp/ops/fused.py:1: app.ops.fused -> app.config (import, guarded)"
         "%0Aalso reaches: app.other\n"
         "::error file=policy.toml,line=12,title=IPL003::IPL003 light pattern 'app.old' matches no module\n"
-        "::error title=IPL005::IPL005 cannot analyse app.bad (line 2: invalid syntax); ...\n"
+        "::error title=IPL005::IPL005 cannot analyse app.bad (line 2: invalid syntax); its imports are"
+        " unknown and the check is incomplete\n"
         "Found 1 violation, 2 problems in 1 light module.\n"
     )
 
@@ -79,14 +81,14 @@ def test_github_escapes_properties_and_message() -> None:
     report = Report(
         violations=(_violation(path=ROOT / "odd, name:1.py", reason="100% slow"),), problems=()
     )
-    first = formats.format_report_github(report, relpath).splitlines()[0]
+    first = ci.format_report_github(report, relpath).splitlines()[0]
     assert first.startswith("::error file=odd%2C name%3A1.py,line=3,col=5,title=IPL001::")
     assert "(100%25 slow)" in first
 
 
 def test_github_clean_report_is_only_the_summary() -> None:
     report = Report(violations=(), problems=(), light_modules=("a", "b"))
-    assert formats.format_report_github(report, relpath) == (
+    assert ci.format_report_github(report, relpath) == (
         "OK: 2 light modules checked, no forbidden import-time imports.\n"
     )
 
@@ -95,11 +97,11 @@ def test_github_clean_report_is_only_the_summary() -> None:
 
 
 def test_sarif_log() -> None:
-    text = formats.format_report_sarif(REPORT, relpath)
-    assert text == formats.format_report_sarif(REPORT, relpath)  # deterministic
+    text = ci.format_report_sarif(REPORT, relpath)
+    assert text == ci.format_report_sarif(REPORT, relpath)  # deterministic
     log = json.loads(text)
     assert log["version"] == "2.1.0"
-    assert log["$schema"] == formats.SARIF_SCHEMA
+    assert log["$schema"] == ci.SARIF_SCHEMA
     (run,) = log["runs"]
     driver = run["tool"]["driver"]
     assert driver["name"] == "importpolicy"
@@ -139,17 +141,17 @@ def test_sarif_uris() -> None:
         _violation(path=ROOT / "src/my mod.py", chain=()),
         _violation(path=outside, line=4, chain=()),
     ), problems=())
-    results = json.loads(formats.format_report_sarif(report, formats.workspace_relpath(ROOT)))
+    results = json.loads(ci.format_report_sarif(report, ci.workspace_relpath(ROOT)))
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
             for r in results["runs"][0]["results"]]
     assert uris == ["src/my%20mod.py", outside.as_uri()]
 
 
 def test_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert formats.find_workspace({"GITHUB_WORKSPACE": str(tmp_path)}) == tmp_path
+    assert ci.find_workspace({"GITHUB_WORKSPACE": str(tmp_path)}) == tmp_path
     monkeypatch.chdir(tmp_path)
-    assert formats.find_workspace({}) == Path.cwd()
-    shown = formats.workspace_relpath(tmp_path)
+    assert ci.find_workspace({}) == Path.cwd()
+    shown = ci.workspace_relpath(tmp_path)
     assert shown(tmp_path / "a" / "b.py") == "a/b.py"
     assert shown(tmp_path.parent / "x.py") == str(tmp_path.parent / "x.py")
 
@@ -160,13 +162,14 @@ def test_workspace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def _why() -> WhyResult:
     """Two forbidden modules behind a shared first hop, a call chain, and what a graph cannot show."""
     light, ops, fused = ROOT / "app/ops/light.py", ROOT / "app/ops/__init__.py", ROOT / "app/ops/fused.py"
-    h1 = Hop("app.ops.light", light, 1, 0, "parent-package", "app.ops")
-    h2 = Hop("app.ops", ops, 3, 0, "from-import", "app.ops.fused")
-    h3 = Hop("app.ops.fused", fused, 1, 0, "import", "app.config", ("guarded",))
-    h4 = Hop("app.ops.fused", fused, 2, 0, "import", "app.zeta")
-    h5 = Hop("app.ops.light", light, 5, 0, "call", "app.setup:init")
-    h6 = Hop("app.setup:init", ROOT / "app/setup.py", 2, 4, "call", "torch.cuda.init()")
-    h7 = Hop("app.ops", ops, 4, 0, "import", "app.cheap")
+    h1 = Hop("app.ops.light", light, 1, 0, HopKind.PARENT_PACKAGE, "app.ops")
+    h2 = Hop("app.ops", ops, 3, 0, HopKind.FROM_IMPORT, "app.ops.fused")
+    h3 = Hop("app.ops.fused", fused, 1, 0, HopKind.IMPORT, "app.config", (Flag.GUARDED,))
+    h4 = Hop("app.ops.fused", fused, 2, 0, HopKind.IMPORT, "app.zeta")
+    h5 = Hop("app.ops.light", light, 5, 0, HopKind.CALL, FunctionNode("app.setup", "init"))
+    h6 = Hop(FunctionNode("app.setup", "init"), ROOT / "app/setup.py", 2, 4, HopKind.CALL,
+             CallNode("torch.cuda.init"))
+    h7 = Hop("app.ops", ops, 4, 0, HopKind.IMPORT, "app.cheap")
     closure = {
         "app.ops.light": (), "app.ops": (h1,), "app.ops.fused": (h1, h2), "app.config": (h1, h2, h3),
         "app.zeta": (h1, h2, h4), "app.setup:init": (h5,), "torch.cuda.init()": (h5, h6),
@@ -191,7 +194,7 @@ def _why() -> WhyResult:
 
 
 def test_why_graph_keeps_only_the_chains_to_forbidden_modules() -> None:
-    graph = formats.find_why_graph(_why(), relpath)
+    graph = graphs.find_why_graph(_why(), relpath)
     assert [(n.name, n.forbidden is not None) for n in graph.nodes] == [
         ("app.ops.light", False),  # depth 0
         ("app.ops", False), ("app.setup:init", False),  # depth 1
@@ -234,7 +237,7 @@ digraph "importpolicy why app.ops.light" {
 
 
 def test_dot() -> None:
-    assert formats.format_why_dot(_why(), relpath) == EXPECTED_DOT
+    assert graphs.format_why_dot(_why(), relpath) == EXPECTED_DOT
 
 
 _DOT_ID = r'"(?:[^"\\]|\\.)*"'
@@ -268,7 +271,7 @@ def _parse_dot(text: str) -> tuple[list[str], list[tuple[str, str]], dict[str, s
 
 
 def test_dot_structure() -> None:
-    nodes, edges, attributes = _parse_dot(formats.format_why_dot(_why(), relpath))
+    nodes, edges, attributes = _parse_dot(graphs.format_why_dot(_why(), relpath))
     assert len(set(nodes)) == len(nodes)
     assert {end for edge in edges for end in edge} <= set(nodes)
     marked = {node for node, attrs in attributes.items() if "peripheries=2" in attrs}
@@ -278,7 +281,7 @@ def test_dot_structure() -> None:
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_dot_renders_with_graphviz() -> None:
     done = subprocess.run(
-        ["dot", "-Tsvg"], input=formats.format_why_dot(_why(), relpath), capture_output=True, text=True,
+        ["dot", "-Tsvg"], input=graphs.format_why_dot(_why(), relpath), capture_output=True, text=True,
         timeout=60, check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -312,11 +315,11 @@ EXPECTED_MERMAID = '''flowchart LR
 
 
 def test_mermaid() -> None:
-    assert formats.format_why_mermaid(_why(), relpath) == EXPECTED_MERMAID
+    assert graphs.format_why_mermaid(_why(), relpath) == EXPECTED_MERMAID
 
 
 def test_mermaid_labels_never_close_their_quotes() -> None:
-    text = formats.format_why_mermaid(_why(), relpath)
+    text = graphs.format_why_mermaid(_why(), relpath)
     for line in text.splitlines():
         if '["' in line or '|"' in line:
             assert line.count('"') in (2, 4), line
@@ -328,13 +331,13 @@ def test_graphs_without_a_forbidden_module() -> None:
         module=why.module, resolved=why.resolved, closure=why.closure, paths=why.paths,
         forbidden=(), unknown=(), problems=(),
     )
-    assert formats.format_why_dot(clean, relpath).splitlines()[0] == (
+    assert graphs.format_why_dot(clean, relpath).splitlines()[0] == (
         "// import app.ops.light reaches no forbidden module"
     )
-    nodes, edges, _ = _parse_dot(formats.format_why_dot(clean, relpath))
+    nodes, edges, _ = _parse_dot(graphs.format_why_dot(clean, relpath))
     assert (nodes, edges) == (['"app.ops.light"'], [])
-    assert "class n0 root" in formats.format_why_mermaid(clean, relpath)
-    assert "forbidden\n" not in formats.format_why_mermaid(clean, relpath).replace("classDef forbidden", "")
+    assert "class n0 root" in graphs.format_why_mermaid(clean, relpath)
+    assert "forbidden\n" not in graphs.format_why_mermaid(clean, relpath).replace("classDef forbidden", "")
 
 
 # -- status line --------------------------------------------------------------------------------------
@@ -350,37 +353,37 @@ class _Clock:
 
 def test_status_line_waits_throttles_and_clears() -> None:
     stream, clock = io.StringIO(), _Clock()
-    status = formats.StatusLine(stream, clock=clock, columns=lambda: 80)
-    status(0, 5, "app.a")
+    line = status.StatusLine(stream, clock=clock, columns=lambda: 80)
+    line(0, 5, "app.a")
     clock.now += 0.5
-    status(1, 5, "app.b")
+    line(1, 5, "app.b")
     assert stream.getvalue() == ""  # a run shorter than the delay shows nothing
     clock.now += 0.6
-    status(2, 5, "app.c")
+    line(2, 5, "app.c")
     clock.now += 0.05
-    status(3, 5, "app.d")  # within the interval: skipped
+    line(3, 5, "app.d")  # within the interval: skipped
     clock.now += 0.1
-    status(4, 5, "app.e")
+    line(4, 5, "app.e")
     assert stream.getvalue() == (
         "\r\x1b[Kchecking light module 3/5: app.c\r\x1b[Kchecking light module 5/5: app.e"
     )
-    status.clear()
+    line.clear()
     assert stream.getvalue().endswith("app.e\r\x1b[K")
-    status.clear()  # nothing more to erase
+    line.clear()  # nothing more to erase
     assert stream.getvalue().endswith("app.e\r\x1b[K")
 
 
 def test_status_line_fits_the_terminal() -> None:
     stream = io.StringIO()
-    status = formats.StatusLine(stream, delay=0, columns=lambda: 30)
-    status(0, 1, "a" * 100)
+    line = status.StatusLine(stream, delay=0, columns=lambda: 30)
+    line(0, 1, "a" * 100)
     text = stream.getvalue().removeprefix("\r\x1b[K")
     assert len(text) == 29 and text.endswith("...")
 
 
 def test_status_line_never_cleared_if_never_shown() -> None:
     stream = io.StringIO()
-    formats.StatusLine(stream).clear()
+    status.StatusLine(stream).clear()
     assert stream.getvalue() == ""
 
 
@@ -391,13 +394,13 @@ class _Terminal(io.StringIO):
 
 def test_open_status_line_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "xterm")
-    assert formats.open_status_line(io.StringIO()) is None
-    assert isinstance(formats.open_status_line(_Terminal()), formats.StatusLine)
+    assert status.open_status_line(io.StringIO()) is None
+    assert isinstance(status.open_status_line(_Terminal()), status.StatusLine)
     monkeypatch.setenv("TERM", "dumb")
-    assert formats.open_status_line(_Terminal()) is None
+    assert status.open_status_line(_Terminal()) is None
     closed = io.StringIO()
     closed.close()
-    assert formats.open_status_line(closed) is None
+    assert status.open_status_line(closed) is None
 
 
 # -- through the CLI ----------------------------------------------------------------------------------
@@ -468,7 +471,7 @@ def test_cli_check_shows_progress_on_a_terminal(
     monkeypatch.setattr("sys.stderr", terminal)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setattr(
-        cli, "open_status_line", lambda stream: formats.StatusLine(stream, delay=0, interval=0)
+        cli, "open_status_line", lambda stream: status.StatusLine(stream, delay=0, interval=0)
     )
     assert cli.main(["check", "--no-cache"]) == 1
     err = terminal.getvalue()

@@ -14,9 +14,10 @@ import pytest
 from helpers import run_import
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.analysis.extract import ImportSite
-from flake8_importpolicy.analysis.graph import PARENT_PACKAGE, resolve_relative
+from flake8_importpolicy.analysis.graph import resolve_relative
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.facts import ImportSite
+from flake8_importpolicy.model.graph import HopKind
 
 POLICY = """
 [heavy]
@@ -80,10 +81,11 @@ def test_import_dotted_runs_every_parent_first(tmp_path: Path) -> None:
     }, "light")
     hops = engine.graph.find_import_time_edges("light")
     assert [(h.imported, h.kind, h.line) for h in hops] == [
-        ("a", PARENT_PACKAGE, 1), ("a.b", PARENT_PACKAGE, 1), ("a.b.c", "import", 1),
+        ("a", HopKind.PARENT_PACKAGE, 1), ("a.b", HopKind.PARENT_PACKAGE, 1), ("a.b.c", "import", 1),
     ]
     assert [h.imported for h in engine.graph.find_parent_hops("a.b.c")] == ["a", "a.b"]
-    assert all(h.kind == PARENT_PACKAGE and h.line == 1 for h in engine.graph.find_parent_hops("a.b.c"))
+    hops = engine.graph.find_parent_hops("a.b.c")
+    assert all(h.kind == HopKind.PARENT_PACKAGE and h.line == 1 for h in hops)
 
 
 def test_from_import_of_submodule_versus_bound_name(tmp_path: Path) -> None:

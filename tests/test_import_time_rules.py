@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.analysis.extract import EAGER_BEFORE_315, Target, extract_facts
+from flake8_importpolicy.analysis.extract import extract_facts
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.facts import Flag, Target
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -149,7 +150,7 @@ def test_lazy_imports_all_makes_plain_imports_lazy_except_in_try() -> None:
 @pytest.mark.parametrize(("versions", "present", "flags"), [
     (((3, 14),), True, ()),
     (((3, 15),), False, None),
-    (((3, 14), (3, 15)), True, (EAGER_BEFORE_315,)),
+    (((3, 14), (3, 15)), True, (Flag.EAGER_BEFORE_315,)),
 ])
 def test_lazy_modules_is_lazy_only_from_315(
     versions: tuple[tuple[int, int], ...], present: bool, flags: tuple[str, ...] | None

@@ -18,7 +18,7 @@ import pytest
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
-from flake8_importpolicy.output.text import format_violation_message
+from flake8_importpolicy.output.render import format_violation_message
 
 SEED = Path(__file__).parent / "fixtures_mypy" / "seed"
 REPO = Path(__file__).parent.parent
@@ -285,8 +285,7 @@ def test_the_plugin_imports_neither_flake8_nor_the_engine() -> None:
     for light in (
         "mypy_plugin", "flake8_importpolicy.answers.by_module", "flake8_importpolicy.answers.warm_index"
     ):
-        rule = next(r for r in engine.policy.light if r.pattern.text == light)
-        violations, _problems = engine.check_light_module(light, rule)
+        violations, _problems = engine.check_light_module(light, engine.policy.rules_for(light))
         assert violations == [], light
 
 
@@ -315,8 +314,12 @@ def test_the_helper_answers_the_interpreter_query_itself(
     import json
     import tempfile
 
-    from flake8_importpolicy.answers.by_module import find_module_findings, start_index_build
-    from flake8_importpolicy.analysis.resolve import InterpreterInfo, query_interpreter
+    from flake8_importpolicy.analysis.resolve import query_interpreter
+    from flake8_importpolicy.answers.by_module import (
+        find_module_findings,
+        start_index_build,
+    )
+    from flake8_importpolicy.model.interpreter import InterpreterInfo
 
     made: list[str] = []
     mkdtemp = tempfile.mkdtemp

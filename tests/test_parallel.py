@@ -17,15 +17,16 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import fixture_dirs, run_import
 
 from flake8_importpolicy.analysis import parallel, resolve
-from flake8_importpolicy.answers.facts_cache import DiskFactsCache
-from flake8_importpolicy.analysis.engine import PolicyEngine, Report
-from flake8_importpolicy.cli import main
-from flake8_importpolicy.analysis.extract import Target
+from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.parallel import FactsPool, default_jobs
+from flake8_importpolicy.answers.facts_cache import DiskFactsCache
+from flake8_importpolicy.cli import main
 from flake8_importpolicy.config.load import load_policy
-from helpers import fixture_dirs, run_import
+from flake8_importpolicy.model.facts import Target
+from flake8_importpolicy.model.findings import Report
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="worker processes are forked on Linux only")
 

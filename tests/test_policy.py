@@ -13,19 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
-from flake8_importpolicy.config.load import (
-    HeavyRule,
-    IgnoreRule,
-    LightRule,
-    Policy,
-    PolicyError,
-    PolicyNotFound,
-    PolicyProblem,
-    discover_policy,
-    find_policy,
-    load_policy,
+from flake8_importpolicy.config.load import discover_policy, find_policy, load_policy
+from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+from flake8_importpolicy.model.patterns import (
+    ModulePattern,
+    PatternError,
+    parse_pattern,
 )
+from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule, LightRule, Policy
 
 
 def write(directory: Path, text: str, name: str = "policy.toml") -> Path:
@@ -963,7 +958,7 @@ def test_forbidden_rule_and_allow(project: Path) -> None:
         allow = ["torch.version", "mypkg.config.*"]
         """,
     )
-    (light,) = load_policy(path).light
+    light = load_policy(path).rules_for("mypkg.ops")
     assert light.forbidden_rule("torch") == HeavyRule(parse_pattern("torch"), "slow")
     assert light.forbidden_rule("torch.cuda.amp") == HeavyRule(parse_pattern("torch"), "slow")
     assert light.forbidden_rule("torch.version") is None
@@ -989,7 +984,7 @@ def test_empty_forbid_forbids_nothing(project: Path) -> None:
         after-import = ["'torch' not in sys.modules"]
         """,
     )
-    (light,) = load_policy(path).light
+    light = load_policy(path).rules_for("mypkg.ops")
     assert light.forbid == ()
     assert light.forbidden_rule("torch") is None
 

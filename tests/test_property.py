@@ -50,8 +50,8 @@ from hypothesis import HealthCheck, assume, given, note, reject, settings
 from hypothesis import strategies as st
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.analysis.graph import Hop, split_node
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 
 DEFAULT_EXAMPLES = 20
 if settings.get_current_profile_name() == "default":
@@ -415,12 +415,11 @@ def _predicted(engine: PolicyEngine, light: str) -> tuple[set[str], dict[str, tu
     closure = engine.graph.find_import_time_closure(light, expand=engine.make_expander(lambda n: None, ()))
     predicted = set()
     for name in closure:
-        module, function = split_node(name)
-        if function is not None or name.endswith("()"):
+        if isinstance(name, (FunctionNode, CallNode)):
             continue
-        resolved = engine.index.resolve_module(module)
+        resolved = engine.index.resolve_module(name)
         if resolved.has_source and resolved.origin == "first-party" and not resolved.preloaded:
-            predicted.add(module)
+            predicted.add(name)
     return predicted, closure
 
 

@@ -17,12 +17,12 @@ from helpers import run_import
 
 from flake8_importpolicy.analysis import resolve
 from flake8_importpolicy.analysis.resolve import (
-    InterpreterError,
-    InterpreterInfo,
     ModuleIndex,
     query_interpreter,
     read_source,
 )
+from flake8_importpolicy.model.errors import InterpreterError
+from flake8_importpolicy.model.interpreter import InterpreterInfo
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
 

@@ -766,7 +766,8 @@ def test_many_functions_take_linear_time() -> None:
     functions took 13.6 s when each body copied them, about 1.5 s now."""
     import time
 
-    from flake8_importpolicy.analysis.extract import Target, extract_facts
+    from flake8_importpolicy.analysis.extract import extract_facts
+    from flake8_importpolicy.model.facts import Target
 
     def seconds(count: int, repeat: int) -> float:
         source = "".join(f"def f_{n}(x):\n    return x\n" for n in range(count)).encode()
@@ -1031,8 +1032,8 @@ CACHE = ".importpolicy_cache"
 def _fill_caches(root: Path) -> None:
     """Every importpolicy cache, written in process (quick): facts, answers, interpreters, flake8's
     per-file index and mypy's index."""
-    from flake8_importpolicy.answers.whole import check_policy_cached
     from flake8_importpolicy.answers.per_file import PerFileChecker
+    from flake8_importpolicy.answers.whole import check_policy_cached
     from flake8_importpolicy.config.load import load_policy
 
     policy = load_policy(root / "policy.toml")

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from flake8_importpolicy.config import load as policy_module
-from flake8_importpolicy.config.load import PolicyError, load_policy
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.errors import PolicyError
 
 jsonschema = pytest.importorskip("jsonschema")
 

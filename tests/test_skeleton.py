@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from flake8_importpolicy.analysis.extract import Target, extract_facts_and_index
+from flake8_importpolicy.analysis.extract import extract_facts_and_index
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
+from flake8_importpolicy.model.facts import Target
 
 REPO = Path(__file__).resolve().parent.parent
 PY311 = Target(versions=((3, 11),), platform="linux")

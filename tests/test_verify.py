@@ -20,20 +20,20 @@ import pytest
 
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.analysis.graph import PARENT_PACKAGE, Hop
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.graph import Hop, HopKind
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.config.load import HeavyRule, IgnoreRule, load_policy
-from flake8_importpolicy.runtime.verify import (
-    RUNTIME,
-    ExecutedModule,
+from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
+from flake8_importpolicy.runtime.judge import (
     LightResult,
-    RuntimeRun,
     VerifyReport,
-    assert_import_light,
-    format_verify_text,
     judge_run,
-    recorder_path,
     runtime_chain,
+)
+from flake8_importpolicy.runtime.render import format_verify_text
+from flake8_importpolicy.runtime.run import ExecutedModule, RuntimeRun, recorder_path
+from flake8_importpolicy.runtime.verify import (
+    assert_import_light,
     verify_import,
     verify_policy,
 )
@@ -127,13 +127,14 @@ def test_violation_via_parent_init(parent_init: VerifyReport) -> None:
     finding = result.forbidden[0]
     assert finding.predicted is True
     assert _hops(finding.chain, root) == [
-        ("app.ops.light", "app.ops", "app/ops/light.py", 1, PARENT_PACKAGE),
-        ("app.ops", "app.ops.fused", "app/ops/__init__.py", 3, RUNTIME),
-        ("app.ops.fused", "app.heavy", "app/ops/fused.py", 1, RUNTIME),
+        ("app.ops.light", "app.ops", "app/ops/light.py", 1, HopKind.PARENT_PACKAGE),
+        ("app.ops", "app.ops.fused", "app/ops/__init__.py", 3, HopKind.RUNTIME),
+        ("app.ops.fused", "app.heavy", "app/ops/fused.py", 1, HopKind.RUNTIME),
     ]
     # The runtime chain is the static chain, hop for hop (module, imported, file, line).
     policy = load_policy(root / "policy.toml")
-    violations, _ = PolicyEngine(policy).check_light_module("app.ops.light", policy.light[0])
+    rules = policy.rules_for("app.ops.light")
+    violations, _ = PolicyEngine(policy).check_light_module("app.ops.light", rules)
     assert [h[:4] for h in _hops(violations[0].chain, root)] == [
         h[:4] for h in _hops(finding.chain, root)
     ]
@@ -157,11 +158,11 @@ def test_runtime_only_imports_are_static_missed(runtime_only: VerifyReport) -> N
     assert [f.module for f in dynamic.static_missed] == ["app.heavy"]
     assert dynamic.static_missed[0].predicted is False
     assert _hops(dynamic.static_missed[0].chain, root) == [
-        ("app.dynamic", "app.heavy", "app/dynamic.py", 4, RUNTIME),
+        ("app.dynamic", "app.heavy", "app/dynamic.py", 4, HopKind.RUNTIME),
     ]
     execed = _result(runtime_only, "app.execed")
     [missed] = execed.static_missed
-    assert _hops(missed.chain, root) == [("app.execed", "app.heavy", "app/execed.py", 3, RUNTIME)]
+    assert _hops(missed.chain, root) == [("app.execed", "app.heavy", "app/execed.py", 3, HopKind.RUNTIME)]
     assert missed.chain[0].flags == ("exec",)
     assert missed.hint is not None and "compiled from a string (exec/eval)" in missed.hint
     hint = dynamic.static_missed[0].hint
@@ -202,7 +203,7 @@ def test_lazy_module_that_is_touched_executes(lazy: VerifyReport) -> None:
     assert missed.module == "app.heavy"
     # Executed when the attribute was first used, at line 4 of the light module.
     assert _hops(missed.chain, RUNTIME_FIXTURES / "lazy") == [
-        ("app.lazy_touch", "app.heavy", "app/lazy_touch.py", 4, RUNTIME),
+        ("app.lazy_touch", "app.heavy", "app/lazy_touch.py", 4, HopKind.RUNTIME),
     ]
 
 
@@ -314,7 +315,7 @@ def test_import_from_a_function_of_a_start_up_module(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"light.py": "import codecs\n\ncodecs.lookup('idna')\n"})
     result = verify_import("light", ["stringprep"], source_roots=[root], cwd=root)
     [finding] = result.forbidden
-    assert [(h.module, h.imported, h.line, h.flags) for h in finding.chain] == [
+    assert [(h.module, h.imported, h.line, h.shown_flags()) for h in finding.chain] == [
         ("light", "encodings.idna", 3, ("via encodings",)),
         ("encodings.idna", "stringprep", 3, ()),
     ]

@@ -13,212 +13,59 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import os
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.analysis.extract import (
-    FunctionFacts,
     FunctionBodies,
     FunctionIndex,
-    ModuleFacts,
-    SourceProblem,
-    Target,
     parse_function_bodies,
 )
-from flake8_importpolicy.analysis.graph import (
-    PARENT_PACKAGE,
-    Hop,
-    ImportGraph,
-    UnknownImport,
-    resolve_relative,
-    split_node,
-)
+from flake8_importpolicy.analysis.graph import ImportGraph, resolve_relative
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import FactsPool, cached_facts
-from flake8_importpolicy.model.patterns import ModulePattern
-from flake8_importpolicy.config.load import HeavyRule, IgnoreRule, LightRule, Policy
 from flake8_importpolicy.analysis.resolve import (
-    InterpreterInfo,
     ModuleIndex,
-    ResolvedModule,
     query_interpreter,
     query_is_running,
     read_source,
     running_interpreter_without_path,
 )
+from flake8_importpolicy.model.facts import (
+    FunctionFacts,
+    ModuleFacts,
+    SourceProblem,
+    Target,
+)
+from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.graph import (
+    CallNode,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnknownImport,
+    module_of,
+)
+from flake8_importpolicy.model.interpreter import InterpreterInfo, ResolvedModule
+from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.model.policy import (
+    HeavyRule,
+    IgnoreRule,
+    LightRule,
+    ModuleRules,
+    Policy,
+)
+from flake8_importpolicy.model.ports import FactsCache
 
-__all__ = [
-    "Problem",
-    "Report",
-    "Violation",
-    "WhyResult",
-    "PolicyEngine",
-    "check_policy",
-]
-
-
-@dataclass(frozen=True)
-class Violation:
-    """A light module runs a forbidden module at import time (IPL001).
-
-    Attributes:
-        code: ``"IPL001"``.
-        light: the light module.
-        heavy: the nearest forbidden module the statement leads to.
-        pattern: the ``[heavy]``/``forbid`` pattern that ``heavy`` matched.
-        reason: why that module is heavy (from the policy).
-        path: the light module's file; line, col: the first-hop statement (1-based line, 0-based col).
-        kind: the first hop's kind (``parent-package`` for the pseudo-statement).
-        also: other forbidden modules reachable from the same statement, sorted.
-        chain: the hops from the light module to ``heavy``.
-    """
-
-    code: str
-    light: str
-    heavy: str
-    pattern: str
-    reason: str
-    path: Path
-    line: int
-    col: int
-    kind: str
-    also: tuple[str, ...]
-    chain: tuple[Hop, ...]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something that is not a violation but makes the check incomplete or the policy stale.
-
-    Attributes:
-        code: ``IPL003`` (light pattern matches nothing), ``IPL004`` (unused ignore), ``IPL005``
-            (module cannot be analysed).
-        message: the full message after the code.
-        path: the file it is about (``None`` if none); line: 1-based line or ``None``.
-    """
-
-    code: str
-    message: str
-    path: Path | None
-    line: int | None
-
-
-@dataclass(frozen=True)
-class Report:
-    """The result of :func:`check_policy`.
-
-    Attributes:
-        violations: sorted by (path, line, col, light, heavy).
-        problems: sorted by (path, line, code, message).
-        suppressed: how many violations a ``# noqa`` comment suppressed.
-        light_modules: every light module checked, sorted.
-    """
-
-    violations: tuple[Violation, ...]
-    problems: tuple[Problem, ...]
-    suppressed: int = 0
-    light_modules: tuple[str, ...] = ()
-
-    @property
-    def exit_code(self) -> int:
-        """0 when clean, 1 when there is any violation or problem."""
-        return 1 if self.violations or self.problems else 0
-
-
-@dataclass(frozen=True)
-class WhyResult:
-    """What ``importpolicy why MODULE`` shows.
-
-    Attributes:
-        module: the module asked about.
-        resolved: where it was found.
-        closure: every module its import runs (``{name: shortest chain}``; forbidden modules are
-            leaves, so the closure stops there).
-        forbidden: ``(module, heavy rule)`` for each forbidden module reached, in breadth-first order.
-        unknown: dynamic imports with non-literal targets in the closure.
-        problems: modules in the closure that could not be analysed, with why.
-        paths: the file of each module in the closure (``None`` if it has none).
-        lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
-            transformers-style ``_LazyModule``): their targets are *not* run at import time
-            (SEMANTICS.md rule 18); ``detail`` is the called name.
-    """
-
-    module: str
-    resolved: ResolvedModule
-    closure: Mapping[str, tuple[Hop, ...]]
-    paths: Mapping[str, Path | None]
-    forbidden: tuple[tuple[str, HeavyRule], ...]
-    unknown: tuple[UnknownImport, ...]
-    problems: tuple[tuple[str, SourceProblem], ...]
-    lazy: tuple[UnknownImport, ...] = ()
-
-
-def check_policy(
-    policy: Policy,
-    *,
-    interpreter: str | None = None,
-    target_versions: Iterable[tuple[int, int]] = (),
-    overrides: Mapping[Path, bytes] | None = None,
-    facts_cache: FactsCache | None = None,
-) -> Report:
-    """Check every light module of ``policy``; see the module docstring for the contract.
-
-    Args:
-        policy: a loaded policy.
-        interpreter: overrides ``settings.interpreter``.
-        target_versions: override ``settings.target-versions``.
-        overrides: source text to use instead of the file on disk (an editor's unsaved buffer).
-        facts_cache: an optional on-disk cache of per-file import facts.
-
-    Raises:
-        flake8_importpolicy.analysis.resolve.InterpreterError: if the target interpreter cannot be queried.
-    """
-    engine = PolicyEngine(
-        policy,
-        interpreter=interpreter,
-        target_versions=target_versions,
-        overrides=overrides,
-        facts_cache=facts_cache,
-    )
-    return engine.check()
-
-
-class FactsCache:
-    """Interface of an on-disk facts cache (see :mod:`flake8_importpolicy.answers.facts_cache`).
-
-    Attributes:
-        directory: where the entries live, if on disk (worker processes open it themselves).
-    """
-
-    directory: Path | None = None
-
-    def get(self, digest: str, target: Target) -> ModuleFacts | None:
-        """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""
-        return None
-
-    def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
-        """Store facts (best effort; never raises)."""
-
-    def get_function(
-        self, digest: str, target: Target, qualname: str
-    ) -> tuple[FunctionFacts | None] | None:
-        """Cached facts of one function body: ``(facts,)``, ``(None,)`` for no such function, or
-        None if not cached."""
-        return None
-
-    def put_function(
-        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
-    ) -> None:
-        """Store one function body's facts (best effort; never raises)."""
+__all__ = ["PolicyEngine"]
 
 
 @dataclass
@@ -291,7 +138,7 @@ class PolicyEngine:
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._function_facts,
         )
-        self._pool = FactsPool(jobs, self.target, facts_cache.directory if facts_cache else None)
+        self._pool = FactsPool(jobs, self.target, facts_cache)
         self._forbid_any = tuple(
             {id(h): h for r in policy.light for h in r.forbid}.values()
         ) + tuple(policy.heavy)
@@ -522,11 +369,12 @@ class PolicyEngine:
                         follow_third = True
 
         def expand(name: str) -> bool:
-            if forbidden(name) is not None or name.endswith("()"):
+            if forbidden(name) is not None or isinstance(name, CallNode):
                 return False
-            name, function = split_node(name)
-            if function is not None and forbidden(name) is not None:
-                return False
+            if isinstance(name, FunctionNode):
+                name = name.module
+                if forbidden(name) is not None:
+                    return False
             resolved = self.index.resolve_module(name)
             if resolved.preloaded or not resolved.has_source:
                 return False
@@ -547,7 +395,7 @@ class PolicyEngine:
     # -- the check ---------------------------------------------------------------------------------
 
     def check(self, progress: Callable[[int, int, str], None] | None = None) -> Report:
-        """Check every light module; see :func:`check_policy`.
+        """Check every light module; see the module docstring for the contract.
 
         Args:
             progress: called as ``progress(done, total, light_module)`` before each light module.
@@ -555,23 +403,20 @@ class PolicyEngine:
         violations: dict[tuple[str, int, int, str], Violation] = {}
         problems: dict[tuple[str, str], Problem] = {}
         suppressed = 0
-        rules_of: dict[str, list[LightRule]] = {}
+        found_lights: set[str] = set()
         for rule in self.policy.light:
             modules = self.find_light_modules(rule)
             if not modules:
-                problems[(codes.IPL003.id, rule.pattern.text)] = Problem(
-                    codes.IPL003.id,
-                    codes.IPL003.template.format(pattern=rule.pattern.text),
-                    self.policy.path,
-                    _line_of(self.policy.path, rule.pattern.text),
+                problems[(codes.IPL003.id, rule.pattern.text)] = Problem.of(
+                    codes.IPL003, self.policy.path, _line_of(self.policy.path, rule.pattern.text),
+                    pattern=rule.pattern.text,
                 )
-            for light in modules:
-                rules_of.setdefault(light, []).append(rule)
-        lights = sorted(rules_of)
+            found_lights.update(modules)
+        lights = sorted(found_lights)
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)
-            found, bad_modules = self.check_light_module(light, merge_light_rules(rules_of[light]))
+            found, bad_modules = self.check_light_module(light, self.policy.rules_for(light))
             for violation in found:
                 key = (violation.light, violation.line, violation.col, violation.kind)
                 if key in violations:
@@ -582,21 +427,14 @@ class PolicyEngine:
                 violations[key] = violation
             for module, problem in bad_modules:
                 path = self.index.resolve_module(module).path
-                problems[(codes.IPL005.id, module)] = Problem(
-                    codes.IPL005.id,
-                    codes.IPL005.template.format(
-                        module=module, problem=f"line {problem.line}: {problem.message}"
-                    ),
-                    path,
-                    problem.line,
+                problems[(codes.IPL005.id, module)] = Problem.of(
+                    codes.IPL005, path, problem.line,
+                    module=module, problem=f"line {problem.line}: {problem.message}",
                 )
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
-                problems[(codes.IPL004.id, ignore.text)] = Problem(
-                    codes.IPL004.id,
-                    codes.IPL004.template.format(import_=ignore.text),
-                    self.policy.path,
-                    ignore.line,
+                problems[(codes.IPL004.id, ignore.text)] = Problem.of(
+                    codes.IPL004, self.policy.path, ignore.line, import_=ignore.text
                 )
         return Report(
             violations=tuple(sorted(
@@ -605,23 +443,24 @@ class PolicyEngine:
             )),
             problems=tuple(sorted(
                 problems.values(),
-                key=lambda p: (str(p.path or ""), p.line or 0, p.code, p.message),
+                key=lambda p: (str(p.path or ""), p.line or 0, p.code.id, p.message),
             )),
             suppressed=suppressed,
             light_modules=tuple(sorted(lights)),
         )
 
     def check_light_module(
-        self, light: str, rule: LightRule
+        self, light: str, rules: ModuleRules
     ) -> tuple[list[Violation], list[tuple[str, SourceProblem]]]:
-        """Violations of one light module under one light rule, and the unanalysable modules met.
+        """Violations of one light module under the rules that apply to it, and the unanalysable
+        modules met.
 
         Returns:
             ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
         """
         # Both are pure for one check; the traversal asks them again for every statement.
-        forbidden_rule = functools.cache(rule.forbidden_rule)
-        expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rule.forbid)))
+        forbidden_rule = functools.cache(rules.forbidden_rule)
+        expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rules.forbid)))
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
         statements: dict[tuple[int, int, bool], list[Hop]] = {}
@@ -643,13 +482,12 @@ class PolicyEngine:
                 elif expand(name):
                     problem = self.graph.find_problem(name)
                     if problem is not None:
-                        bad[split_node(name)[0]] = problem
+                        bad[module_of(name)] = problem
             if not reached:
                 continue
             heavy_name, chain, heavy_rule = reached[0]
             violations.append(
                 Violation(
-                    code=codes.IPL001.id,
                     light=light,
                     heavy=heavy_name,
                     pattern=heavy_rule.pattern.text,
@@ -657,7 +495,7 @@ class PolicyEngine:
                     path=path,
                     line=line,
                     col=col,
-                    kind=PARENT_PACKAGE if is_parent else chain[0].kind,
+                    kind=HopKind.PARENT_PACKAGE if is_parent else chain[0].kind,
                     also=tuple(
                         name for name in _outermost(name for name, _, _ in reached)
                         if name != heavy_name
@@ -669,13 +507,13 @@ class PolicyEngine:
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
-        owner, function = split_node(node)
+        owner = module_of(node)
         facts = self.graph.get_facts(owner)
         if facts is None:
             return []
         calls = facts.calls
-        if function is not None:
-            function_facts = self.graph.get_function_facts(owner, function)
+        if isinstance(node, FunctionNode):
+            function_facts = self.graph.get_function_facts(owner, node.qualname)
             calls = function_facts.calls if function_facts else ()
         path = self.index.resolve_module(owner).path
         return [
@@ -686,7 +524,7 @@ class PolicyEngine:
 
     def _is_suppressed(self, violation: Violation) -> bool:
         text = self._source_line(violation.path, violation.line)
-        return text is not None and is_suppressed(text, violation.code)
+        return text is not None and is_suppressed(text, violation.code.id)
 
     def _source_line(self, path: Path, line: int) -> str | None:
         source = self._source(path)
@@ -710,14 +548,11 @@ class PolicyEngine:
         """
         if heavy is not None:
             named = "named by --heavy"
-            light = LightRule(heavy, named, (HeavyRule(heavy, named), HeavyRule(heavy, named, True)), (), ())
+            applied = ModuleRules(module, (), (HeavyRule(heavy, named), HeavyRule(heavy, named, True)))
         else:
-            matching = [r for r in self.policy.light if r.pattern.matches_exactly(module)]
-            light = merge_light_rules(matching) if matching else LightRule(
-                ModulePattern(module), "", self.policy.heavy + self.policy.heavy_calls, (), ()
-            )
-        rules = light.forbid
-        forbidden = light.forbidden_rule
+            applied = self.policy.rules_for(module)
+        rules = applied.forbid
+        forbidden = applied.forbidden_rule
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)
@@ -735,13 +570,13 @@ class PolicyEngine:
                 lazy.extend(self._lazy_attachments(name))
                 problem = self.graph.find_problem(name)
                 if problem is not None:
-                    bad.setdefault(split_node(name)[0], problem)
+                    bad.setdefault(module_of(name), problem)
         return WhyResult(
             module=module,
             resolved=self.index.resolve_module(module),
             closure=closure,
             paths={
-                name: self.index.resolve_module(split_node(name)[0]).path for name in closure
+                name: self.index.resolve_module(module_of(name)).path for name in closure
             },
             forbidden=tuple(found),
             unknown=tuple(unknown),
@@ -759,24 +594,6 @@ _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 def _is_lazy_attacher(callee: str) -> bool:
     return callee.endswith(_LAZY_ATTACHERS) or callee.rpartition(".")[2] == "_LazyModule"
-
-
-def merge_light_rules(rules: Sequence[LightRule]) -> LightRule:
-    """One rule for a module that several ``[light]`` patterns match.
-
-    Its ``forbid`` is every rule's ``forbid`` (in order, without repeats), its ``allow`` only what every
-    rule allows, so no rule's prohibition is lost; reason and pattern are the first rule's.
-    """
-    if len(rules) == 1:
-        return rules[0]
-    forbid: dict[tuple[str, bool], HeavyRule] = {}
-    for rule in rules:
-        for heavy in rule.forbid:
-            forbid.setdefault((heavy.pattern.text, heavy.call), heavy)
-    allowed = [{a.text for a in rule.allow} for rule in rules]
-    allow = tuple(a for a in rules[0].allow if all(a.text in texts for texts in allowed))
-    after = tuple(dict.fromkeys(e for rule in rules for e in rule.after_import))
-    return dataclasses.replace(rules[0], forbid=tuple(forbid.values()), allow=allow, after_import=after)
 
 
 def _outermost(names: Iterable[str]) -> tuple[str, ...]:

@@ -25,215 +25,41 @@ import gc
 import importlib.util
 import io
 import re
-import sys
 import threading
 import tokenize
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, MutableSet, Sequence, Set
+from collections.abc import (
+    Callable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    MutableSet,
+    Sequence,
+    Set,
+)
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeVar, cast
+from typing import Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
+from flake8_importpolicy.model.facts import (
+    SiteKind,
+    CallKind,
+    CallSite,
+    Flag,
+    FunctionFacts,
+    ImportSite,
+    ModuleFacts,
+    SourceProblem,
+    Target,
+)
 
 __all__ = [
-    "GUARDED",
-    "CONDITIONAL",
-    "FALLBACK",
-    "EAGER_BEFORE_315",
-    "CallSite",
     "FunctionBodies",
-    "FunctionFacts",
-    "ImportSite",
-    "ModuleFacts",
-    "SourceProblem",
-    "Target",
     "FunctionIndex",
     "extract_facts",
     "extract_facts_and_index",
     "parse_function_bodies",
 ]
-
-GUARDED: Final = "guarded"
-"""Flag: the import is in a ``try:`` body (it may fail and be handled)."""
-CONDITIONAL: Final = "conditional"
-"""Flag: the import is under a condition the engine cannot evaluate (both branches are assumed to run),
-in a ``match`` case, a ``for`` body over an iterable that may be empty, or a loop's ``else`` that a
-``break`` may skip."""
-FALLBACK: Final = "fallback"
-"""Flag: the import is in an ``except`` handler (runs only if the ``try:`` body raised)."""
-EAGER_BEFORE_315: Final = "eager-before-3.15"
-"""Flag: the module is listed in ``__lazy_modules__``, so the import is lazy on Python 3.15+ but eager
-on the older target versions (PEP 810)."""
-
-LAZY_IMPORTS_MODES: Final = ("normal", "all", "none")
-"""PEP 810 lazy-imports modes: the ``lazy`` keyword as written, every eligible import lazy
-(``-X lazy_imports=all``), or every import eager (``-X lazy_imports=none``)."""
-
-SiteKind = Literal["import", "from-import", "star-import", "importlib"]
-
-
-@dataclass(frozen=True)
-class Target:
-    """The interpreter(s) an analysis is for.
-
-    Attributes:
-        versions: ``(major, minor)`` pairs; conditions on ``sys.version_info`` are evaluated for each and
-            a branch runs if it runs for any of them (the union). Must not be empty.
-        platform: a ``sys.platform`` value (``"linux"``, ``"win32"``, ``"darwin"``); ``os.name`` is
-            derived from it (``"nt"`` for ``win32``, else ``"posix"``).
-    """
-
-    versions: tuple[tuple[int, int], ...]
-    platform: str
-    lazy_imports: str = "normal"
-
-    @classmethod
-    def running(cls) -> Target:
-        """Return the target of the running interpreter."""
-        return cls(versions=(sys.version_info[:2],), platform=sys.platform)
-
-    @property
-    def os_name(self) -> str:
-        """``os.name`` on this platform."""
-        return "nt" if self.platform == "win32" else "posix"
-
-    def key(self) -> str:
-        """A short stable string identifying the target (for cache keys)."""
-        versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
-        return f"{versions};{self.platform};{self.lazy_imports}"
-
-
-@dataclass(frozen=True)
-class ImportSite:
-    """One import that runs when its module is imported.
-
-    Attributes:
-        line: 1-based first line of the statement that contains the import.
-        col: 0-based column of that statement.
-        kind: ``import`` (``import a.b``), ``from-import`` (``from a import b``), ``star-import``
-            (``from a import *``) or ``importlib`` (``importlib.import_module("a")`` / ``__import__``).
-        target: the dotted module name as written, without leading dots (``""`` for ``from . import x``);
-            ``None`` for a dynamic import whose argument is not a literal (an unknown import).
-        level: number of leading dots of a relative import (PEP 328); 0 for absolute imports.
-        anchor: what a relative import is relative to: ``"__package__"`` for import statements and
-            ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
-            or a literal package name given as ``import_module``'s ``package`` argument.
-        names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
-        flags: sorted subset of ``guarded``, ``conditional`` and ``fallback``.
-        detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
-    """
-
-    line: int
-    col: int
-    kind: SiteKind
-    target: str | None
-    level: int = 0
-    anchor: str = "__package__"
-    names: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()
-    detail: str = ""
-    lazy_use_line: int | None = None
-
-
-CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """A call made when its scope runs (at import time for a module, when called for a function).
-
-    Attributes:
-        line, col: the call's position (1-based line, 0-based column).
-        callee: the called name as a dotted path through the scope's import aliases: ``helpers.setup``
-            after ``from mypkg import helpers`` is ``mypkg.helpers.setup``; a relative import keeps its
-            leading dots (``.helpers.setup``).
-        local: the first segment is a ``def`` or ``class`` of this module (not an import).
-        kind: ``call``; ``decorator-factory`` (``@f(...)``: ``f`` runs, then the function it returns);
-            ``metaclass`` (a class statement's ``metaclass=``); ``subclass`` (a base class: its
-            ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
-            its ``__set_name__`` runs too).
-        flags: as for :class:`ImportSite`.
-    """
-
-    line: int
-    col: int
-    callee: str
-    local: bool
-    kind: CallKind = "call"
-    flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class FunctionFacts:
-    """What a function's body does when it is called.
-
-    Attributes:
-        line: the ``def`` line.
-        sites: import sites of the body (nested function bodies excluded).
-        calls: calls made by the body.
-        returns: names of nested functions the body returns (a decorator factory's decorator).
-    """
-
-    line: int
-    sites: tuple[ImportSite, ...] = ()
-    calls: tuple[CallSite, ...] = ()
-    returns: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SourceProblem:
-    """Why a module's source could not be analysed.
-
-    Attributes:
-        line: 1-based line of the problem, or 1 when the file could not be read or decoded at all.
-        message: what went wrong (``"invalid syntax"``, ``"source code cannot contain null bytes"``).
-    """
-
-    line: int
-    message: str
-
-
-@dataclass(frozen=True)
-class ModuleFacts:
-    """What a module does at import time, as far as imports are concerned.
-
-    Attributes:
-        sites: the import sites that run at import time, in source order.
-        bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
-            ``class``, imports, ``for``/``with`` targets, ``match`` captures), less those a later
-            module-level ``del`` unbinds. Used for ``from p import name``: CPython imports the
-            submodule ``p.name`` only when ``p`` did not bind ``name``
-            (``importlib._bootstrap._handle_fromlist``).
-        all_names: the literal ``__all__`` (``None`` if absent or not a literal).
-        all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
-            so ``all_names`` is the union of the branches.
-        binding_lines: the line of the statement that first binds each name of ``bindings`` at
-            module level (a circular import can see the module before that line has run).
-        defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
-        problem: set when the source could not be parsed; then ``sites`` is empty and the module's
-            imports are unknown.
-        calls: calls made at import time.
-        functions: ``{qualified name: facts}`` for module-level functions (``"f"``), methods of
-            module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``); empty
-            when extracted with ``functions=False``.
-        function_names: the qualified names of the module-level functions and methods (always set).
-        classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
-        aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
-            their leading dots), for following re-exported functions.
-    """
-
-    sites: tuple[ImportSite, ...] = ()
-    bindings: frozenset[str] = frozenset()
-    all_names: tuple[str, ...] | None = None
-    defines_getattr: bool = False
-    problem: SourceProblem | None = None
-    all_conditional: bool = False
-    binding_lines: Mapping[str, int] = field(default_factory=dict)
-    calls: tuple[CallSite, ...] = ()
-    functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
-    function_names: frozenset[str] = frozenset()
-    classes: frozenset[str] = frozenset()
-    aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 def extract_facts(source: bytes | str, target: Target, *, functions: bool = True) -> ModuleFacts:
@@ -754,12 +580,12 @@ class _ImportTimeVisitor:
 
     # -- statements --------------------------------------------------------------------------------
 
-    def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[str]) -> None:
+    def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
         for stmt in body:
             self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
 
-    def visit_stmt(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
+    def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         if isinstance(stmt, ast.Import):
             self._import(stmt, flags)
         elif isinstance(stmt, ast.ImportFrom):
@@ -807,7 +633,7 @@ class _ImportTimeVisitor:
             return self.lazy_lines[stmt.lineno]
         return None
 
-    def _import(self, stmt: ast.Import, flags: frozenset[str]) -> None:
+    def _import(self, stmt: ast.Import, flags: frozenset[Flag]) -> None:
         lazy_col = self._lazy_col(stmt)
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".", 1)[0]
@@ -818,7 +644,7 @@ class _ImportTimeVisitor:
             else:
                 self._bind(bound, bound, "import")
 
-    def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[str]) -> None:
+    def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[Flag]) -> None:
         module = stmt.module or ""
         if module == "__future__" and stmt.level == 0:
             if any(alias.name == "annotations" for alias in stmt.names):
@@ -836,7 +662,7 @@ class _ImportTimeVisitor:
         for alias in stmt.names:
             self._bind(alias.asname or alias.name, prefix + alias.name, "import")
 
-    def _if(self, stmt: ast.If, flags: frozenset[str]) -> None:
+    def _if(self, stmt: ast.If, flags: frozenset[Flag]) -> None:
         """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
         not recurse once per branch). After a test that cannot be evaluated, everything that
         follows in the chain is conditional."""
@@ -845,7 +671,7 @@ class _ImportTimeVisitor:
             self.scan_expr(branch.test, flags)
             outcome = self.evaluate(branch.test)
             if outcome is None:
-                flags = flags | {CONDITIONAL}
+                flags = flags | {Flag.CONDITIONAL}
             if outcome is None or True in outcome:
                 self.visit_body(branch.body, flags)
             if outcome is not None and False not in outcome:
@@ -857,7 +683,7 @@ class _ImportTimeVisitor:
             else:
                 self.line = branch.lineno
 
-    def _match(self, stmt: ast.Match, flags: frozenset[str]) -> None:
+    def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
         ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
         they count as bindings."""
@@ -868,37 +694,37 @@ class _ImportTimeVisitor:
                     self._bind(node.name, None)
                 elif isinstance(node, ast.MatchMapping) and node.rest is not None:
                     self._bind(node.rest, None)
-            self.visit_body(case.body, flags | {CONDITIONAL})
+            self.visit_body(case.body, flags | {Flag.CONDITIONAL})
 
-    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[str]) -> None:
+    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
         non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop."""
         self.scan_expr(stmt.iter, flags)
         self._bind_target(stmt.target)
-        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {CONDITIONAL})
-        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if _breaks(stmt.body) else flags)
+        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
+        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
 
-    def _while(self, stmt: ast.While, flags: frozenset[str]) -> None:
+    def _while(self, stmt: ast.While, flags: frozenset[Flag]) -> None:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
         ends the loop."""
         self.scan_expr(stmt.test, flags)
         outcome = self.evaluate(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
-            self.visit_body(stmt.body, flags if outcome is not None else flags | {CONDITIONAL})
+            self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
         breaks = runs and _breaks(stmt.body)
-        self.visit_body(stmt.orelse, (flags | {CONDITIONAL}) if breaks else flags)
+        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
-    def _try(self, stmt: ast.stmt, flags: frozenset[str]) -> None:
-        self.visit_body(getattr(stmt, "body"), flags | {GUARDED})
+    def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
+        self.visit_body(getattr(stmt, "body"), flags | {Flag.GUARDED})
         for handler in getattr(stmt, "handlers"):
             if handler.type is not None:
                 self.scan_expr(handler.type, flags)
-            self.visit_body(handler.body, flags | {FALLBACK})
+            self.visit_body(handler.body, flags | {Flag.FALLBACK})
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
 
-    def _class(self, stmt: ast.ClassDef, flags: frozenset[str]) -> None:
+    def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
         for decorator in stmt.decorator_list:
             self._decorator(decorator, flags)
         for base in stmt.bases:
@@ -921,7 +747,7 @@ class _ImportTimeVisitor:
         self.bindings = saved
         self._bind(stmt.name, None, "def")
 
-    def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[str]) -> None:
+    def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
         args = stmt.args
         for decorator in stmt.decorator_list:
             self._decorator(decorator, flags)
@@ -939,7 +765,7 @@ class _ImportTimeVisitor:
         if stmt.name == "__getattr__" and self._is_module_level():
             self.defines_getattr = True
 
-    def _decorator(self, decorator: ast.expr, flags: frozenset[str]) -> None:
+    def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
         """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
         if isinstance(decorator, ast.Call):
             for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
@@ -961,7 +787,7 @@ class _ImportTimeVisitor:
             return False
         return any(version < (3, 14) for version in self.target.versions)
 
-    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[str]) -> None:
+    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
             if self.class_depth and isinstance(stmt.value, ast.Call):
@@ -984,13 +810,13 @@ class _ImportTimeVisitor:
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
 
-    def _delete(self, stmt: ast.Delete, flags: frozenset[str]) -> None:
+    def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
         the submodule again (rule 2). A ``del`` that may not run (conditional, in an ``except``
         handler) leaves the name bound, as a binding that may not run counts as one."""
         for target in stmt.targets:
             self.scan_expr(target, flags)
-        if not self._is_module_level() or CONDITIONAL in flags or FALLBACK in flags:
+        if not self._is_module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         stack = list(stmt.targets)
         while stack:
@@ -1002,7 +828,7 @@ class _ImportTimeVisitor:
 
     # -- expressions -------------------------------------------------------------------------------
 
-    def scan_expr(self, node: ast.expr, flags: frozenset[str]) -> None:
+    def scan_expr(self, node: ast.expr, flags: frozenset[Flag]) -> None:
         """Record dynamic imports (rule 14) and walrus bindings in an import-time expression.
 
         Lambda bodies are deferred and skipped.
@@ -1055,7 +881,7 @@ class _ImportTimeVisitor:
         if self.problem is None:
             self.problem = SourceProblem(node.lineno, message)
 
-    def _dynamic_import(self, call: ast.Call, flags: frozenset[str]) -> bool:
+    def _dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
         name = self.qualname(call.func)
         if name is None or name not in _DYNAMIC_IMPORTERS:
@@ -1063,7 +889,7 @@ class _ImportTimeVisitor:
         self._call_site(call, flags, name)
         return True
 
-    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[str]) -> None:
+    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
         name = self.qualname(func)
         if name is None:
             return
@@ -1075,7 +901,7 @@ class _ImportTimeVisitor:
             CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)))
         )
 
-    def _call_site(self, call: ast.Call, flags: frozenset[str], name: str) -> None:
+    def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
         """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
 
         The call's own line is used (not its statement's) so that a call in a decorator is reported,
@@ -1298,7 +1124,7 @@ class _ImportTimeVisitor:
             self.seen_constants.add(stmt.targets[0].id)
 
     def _record_all(
-        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[str]
+        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
     ) -> None:
         """Track a literal ``__all__``. ``+=`` of a non-literal keeps the names known so far; an
         assignment under a condition that cannot be evaluated adds to them (both branches may run)."""
@@ -1306,9 +1132,9 @@ class _ImportTimeVisitor:
         if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             return
         names = _literal_strings(stmt.value)
-        if isinstance(stmt, ast.AugAssign) or CONDITIONAL in flags:
+        if isinstance(stmt, ast.AugAssign) or Flag.CONDITIONAL in flags:
             self.all_names = [*(self.all_names or []), *(names or [])]
-            self.all_conditional = self.all_conditional or CONDITIONAL in flags
+            self.all_conditional = self.all_conditional or Flag.CONDITIONAL in flags
         elif names is None:
             self.all_unknown = True
         else:
@@ -1395,8 +1221,8 @@ class _ImportTimeVisitor:
         for index, site in enumerate(self.sites):
             names = self.lazy_bound.get(index)
             if mode == "all" and names is None and site.kind in ("import", "from-import"):
-                if site.line not in self.top_level_lines or GUARDED in site.flags \
-                        or FALLBACK in site.flags:
+                if site.line not in self.top_level_lines or Flag.GUARDED in site.flags \
+                        or Flag.FALLBACK in site.flags:
                     names = None
                 else:
                     names = self.bound_by_line.get(site.line)
@@ -1404,7 +1230,7 @@ class _ImportTimeVisitor:
                 if all(new_enough):
                     names = self.bound_by_line.get(site.line)
                 elif any(new_enough):
-                    site = _with_flag(site, EAGER_BEFORE_315)
+                    site = _with_flag(site, Flag.EAGER_BEFORE_315)
             if names is None or mode == "none":
                 out.append(site)
                 continue
@@ -1418,7 +1244,7 @@ class _ImportTimeVisitor:
         stmt: ast.stmt | ast.expr,
         kind: SiteKind,
         target: str | None,
-        flags: frozenset[str],
+        flags: frozenset[Flag],
         *,
         level: int = 0,
         anchor: str = "__package__",
@@ -1608,7 +1434,7 @@ def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
     return _UNKNOWN
 
 
-def _with_flag(site: ImportSite, flag: str) -> ImportSite:
+def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
     return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
 
 

@@ -29,32 +29,29 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.analysis.extract import (
-    CONDITIONAL,
+from flake8_importpolicy.analysis.resolve import ModuleIndex
+from flake8_importpolicy.model.facts import (
     CallSite,
+    Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
     SourceProblem,
 )
-from flake8_importpolicy.analysis.resolve import ModuleIndex, ResolvedModule
+from flake8_importpolicy.model.graph import (
+    CallNode,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnknownImport,
+    module_of,
+)
+from flake8_importpolicy.model.interpreter import ResolvedModule
 
-__all__ = [
-    "PARENT_PACKAGE",
-    "Hop",
-    "ImportGraph",
-    "UnknownImport",
-    "resolve_relative",
-]
+__all__ = ["ImportGraph", "resolve_relative"]
 
-PARENT_PACKAGE: Final = "parent-package"
-CALL: Final = "call"
-GETATTR_TRIGGER: Final = "getattr-trigger"
-LAZY_USED: Final = "lazy-used"
 _CLASS_HOOKS: Final = {
     "call": ("__new__", "__init__"),
     "class-attribute": ("__new__", "__init__", "__set_name__"),
@@ -63,54 +60,6 @@ _CLASS_HOOKS: Final = {
     "decorator-factory": ("__new__", "__init__"),
 }
 _ALIAS_DEPTH: Final = 5
-
-
-def split_node(node: str) -> tuple[str, str | None]:
-    """Split a graph node into ``(module, function qualname or None)``: ``"a.b:f"`` -> ``("a.b", "f")``."""
-    module, _, function = node.partition(":")
-    return module, function or None
-
-
-@dataclass(frozen=True, order=True)
-class Hop:
-    """One edge of an import chain: running ``module`` makes ``imported`` run.
-
-    Attributes:
-        module: the importing module.
-        path: the importing module's file (``None`` only for modules without a file).
-        line: 1-based first line of the importing statement (1 for a light module's parent packages).
-        col: 0-based column of that statement.
-        kind: ``import``, ``from-import``, ``star-import``, ``importlib`` or ``parent-package``.
-        imported: the module the statement makes run.
-        flags: sorted subset of ``guarded``, ``conditional``, ``fallback``.
-    """
-
-    module: str
-    path: Path | None
-    line: int
-    col: int
-    kind: str
-    imported: str
-    flags: tuple[str, ...] = ()
-
-    def sort_key(self) -> tuple[int, int, str]:
-        """The tie-break order between hops of equal chain length: ``(line, col, imported)``."""
-        return (self.line, self.col, self.imported)
-
-
-@dataclass(frozen=True)
-class UnknownImport:
-    """A dynamic import whose target is not a literal (``importlib.import_module(name)``).
-
-    Attributes:
-        module: the module that runs it; path, line, col: where; detail: the call's source text.
-    """
-
-    module: str
-    path: Path | None
-    line: int
-    col: int
-    detail: str
 
 
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
@@ -162,7 +111,7 @@ class ImportGraph:
 
     def get_facts(self, module: str) -> ModuleFacts | None:
         """The import facts of ``module``, or None if it has no analysable source."""
-        module = split_node(module)[0]
+        module = module_of(module)
         if module not in self._facts:
             resolved = self.index.resolve_module(module)
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
@@ -171,7 +120,7 @@ class ImportGraph:
     def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
         """The facts of the function body ``qualname`` of ``module`` (None if it has no such
         function, or no analysable source)."""
-        module = split_node(module)[0]
+        module = module_of(module)
         key = (module, qualname)
         if key in self._function_facts:
             return self._function_facts[key]
@@ -193,12 +142,13 @@ class ImportGraph:
         """Why ``module``'s source could not be analysed, or None. For a function node
         (``"a.b:f"``): also a syntax error in that function's body, which the module-level
         extraction does not parse (so the call's chain stops there)."""
-        owner, function = split_node(module)
-        facts = self.get_facts(owner)
-        if facts is None or facts.problem is not None or function is None:
+        if isinstance(module, CallNode):
+            return None
+        facts = self.get_facts(module_of(module))
+        if facts is None or facts.problem is not None or not isinstance(module, FunctionNode):
             return facts.problem if facts is not None else None
-        self.get_function_facts(owner, function)
-        return self._function_problems.get((owner, function))
+        self.get_function_facts(module.module, module.qualname)
+        return self._function_problems.get((module.module, module.qualname))
 
     def find_import_time_edges(self, module: str) -> tuple[Hop, ...]:
         """The hops from ``module`` to every module its own import-time statements make run.
@@ -210,16 +160,16 @@ class ImportGraph:
         cached = self._edges.get(module)
         if cached is not None:
             return cached
-        owner, function = split_node(module)
-        facts = self.get_facts(owner)
+        owner = module_of(module)
+        facts = None if isinstance(module, CallNode) else self.get_facts(owner)
         hops: list[Hop] = []
         unknown: list[UnknownImport] = []
-        if facts is not None and facts.problem is None and not module.endswith("()"):
+        if facts is not None and facts.problem is None:
             resolved = self.index.resolve_module(owner)
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
-            if function is not None:
-                function_facts = self.get_function_facts(owner, function)
+            if isinstance(module, FunctionNode):
+                function_facts = self.get_function_facts(owner, module.qualname)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
             for site in sites:
@@ -253,7 +203,7 @@ class ImportGraph:
         path = self.index.resolve_module(module).path
         parts = module.split(".")
         hops = (
-            Hop(module, path, 1, 0, PARENT_PACKAGE, ".".join(parts[:i]))
+            Hop(module, path, 1, 0, HopKind.PARENT_PACKAGE, ".".join(parts[:i]))
             for i in range(1, len(parts))
         )
         return tuple(h for h in hops if not (self._ignore and self._ignore(module, h.imported)))
@@ -297,7 +247,7 @@ class ImportGraph:
         visited = set(seen)
         queue: deque[tuple[str, tuple[Hop, ...]]] = deque()
         for hop in sorted(start, key=Hop.sort_key):
-            if hop.kind == CALL and self.call_depth < 1:
+            if hop.kind is HopKind.CALL and self.call_depth < 1:
                 continue
             if hop.imported not in visited:
                 visited.add(hop.imported)
@@ -309,7 +259,7 @@ class ImportGraph:
                 continue
             nested_calls = _trailing_calls(chain)
             for hop in self.find_import_time_edges(name):
-                if hop.kind == CALL and nested_calls + 1 > self.call_depth:
+                if hop.kind is HopKind.CALL and nested_calls + 1 > self.call_depth:
                     continue
                 if hop.imported not in visited:
                     visited.add(hop.imported)
@@ -320,22 +270,22 @@ class ImportGraph:
     def _hops_for_site(
         self, node: str, resolved: ResolvedModule, site: ImportSite
     ) -> Iterator[Hop]:
-        module = split_node(node)[0]
+        module = module_of(node)
         base = resolve_relative(site, module, resolved.is_package)
         if base is None:
             return
         path = resolved.path
         parts = base.split(".")
-        kind: str = site.kind
+        kind = HopKind(site.kind)
         line, col = site.line, site.col
         if site.lazy_use_line is not None:
-            kind, line, col = LAZY_USED, site.lazy_use_line, 0
+            kind, line, col = HopKind.LAZY_USED, site.lazy_use_line, 0
         for i in range(1, len(parts)):
-            yield Hop(node, path, line, col, PARENT_PACKAGE, ".".join(parts[:i]), site.flags)
+            yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, ".".join(parts[:i]), site.flags)
         yield Hop(node, path, line, col, kind, base, site.flags)
         if site.kind == "from-import" or (site.kind == "importlib" and site.names):
             # ``__import__("p", fromlist=[...])`` handles its fromlist like ``from p import ...``
-            fromlist_flags: tuple[str, ...] | None = None
+            fromlist_flags: tuple[Flag, ...] | None = None
             for name in site.names:
                 found = self._submodule_run_by_fromlist(base, name, module, site.line)
                 if found is not None:
@@ -343,40 +293,40 @@ class ImportGraph:
                         fromlist_flags = self._fromlist_flags(base, module, site.flags)
                     submodule, uncertain = found
                     hop_flags = (
-                        tuple(sorted({*fromlist_flags, CONDITIONAL})) if uncertain else fromlist_flags
+                        tuple(sorted({*fromlist_flags, Flag.CONDITIONAL})) if uncertain else fromlist_flags
                     )
                     yield Hop(node, path, line, col, kind, submodule, hop_flags)
                 trigger = self._getattr_trigger(base, name, module)
                 if trigger is not None:
-                    yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
+                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
         elif site.kind == "star-import":
             base_facts = self.get_facts(base)
             if base_facts is not None and base_facts.all_names:
                 flags = site.flags
                 if base_facts.all_conditional:
-                    flags = tuple(sorted({*flags, CONDITIONAL}))
+                    flags = tuple(sorted({*flags, Flag.CONDITIONAL}))
                 for name in base_facts.all_names:
                     found = self._submodule_run_by_fromlist(base, name, module, site.line)
                     if found is not None:
                         submodule, uncertain = found
-                        hop_flags = tuple(sorted({*flags, CONDITIONAL})) if uncertain else flags
+                        hop_flags = tuple(sorted({*flags, Flag.CONDITIONAL})) if uncertain else flags
                         yield Hop(node, path, line, col, kind, submodule, hop_flags)
             elif base_facts is not None and base_facts.all_names is None:
                 trigger = self._getattr_trigger(base, "__all__", module)
                 if trigger is not None:
-                    yield Hop(node, path, line, col, GETATTR_TRIGGER, trigger, site.flags)
+                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
 
     def _fromlist_flags(
-        self, base: str, module: str, flags: tuple[str, ...]
-    ) -> tuple[str, ...]:
+        self, base: str, module: str, flags: tuple[Flag, ...]
+    ) -> tuple[Flag, ...]:
         """The flags of a submodule run by a fromlist: ``conditional`` added when ``base`` has a
         star-import, which may bind the name first (then ``_handle_fromlist`` imports nothing)."""
         base_facts = self.get_facts(base) if base != module else None
         if base_facts is not None and any(s.kind == "star-import" for s in base_facts.sites):
-            return tuple(sorted({*flags, CONDITIONAL}))
+            return tuple(sorted({*flags, Flag.CONDITIONAL}))
         return flags
 
-    def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
+    def _getattr_trigger(self, package: str, name: str, importer: str) -> FunctionNode | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
         ``hasattr(package, name)`` first). Returns the function node, or None."""
@@ -385,12 +335,12 @@ class ImportGraph:
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
-        return f"{package}:__getattr__"
+        return FunctionNode(package, "__getattr__")
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
-        module = split_node(node)[0]
+        module = module_of(node)
         for target in self._resolve_call(module, resolved.is_package, call):
-            yield Hop(node, resolved.path, call.line, call.col, CALL, target, call.flags)
+            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags)
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
         """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf."""
@@ -403,7 +353,7 @@ class ImportGraph:
 
     def _lookup_dotted(self, name: str, kind: str, depth: int) -> list[str]:
         if self._is_heavy_call is not None and self._is_heavy_call(name):
-            return [f"{name}()"]
+            return [CallNode(name)]
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner = ".".join(parts[:cut])
@@ -421,17 +371,17 @@ class ImportGraph:
         if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
             return []
         if attribute in facts.function_names or attribute in facts.functions:
-            nodes = [f"{module}:{attribute}"]
+            nodes: list[str] = [FunctionNode(module, attribute)]
             if kind == "decorator-factory":
                 body = self.get_function_facts(module, attribute)
                 returned = body.returns if body is not None else ()
-                nodes += [f"{module}:{attribute}.<locals>.{name}" for name in returned]
+                nodes += [FunctionNode(module, f"{attribute}.<locals>.{name}") for name in returned]
             if kind in ("call", "decorator-factory"):
                 return nodes
             return []
         if attribute in facts.classes:
             return [
-                f"{module}:{attribute}.{hook}"
+                FunctionNode(module, f"{attribute}.{hook}")
                 for hook in _CLASS_HOOKS.get(kind, ())
                 if f"{attribute}.{hook}" in facts.function_names
                 or f"{attribute}.{hook}" in facts.functions
@@ -530,7 +480,7 @@ class ImportGraph:
 def _trailing_calls(chain: Sequence[Hop]) -> int:
     count = 0
     for hop in reversed(chain):
-        if hop.kind != CALL:
+        if hop.kind is not HopKind.CALL:
             break
         count += 1
     return count

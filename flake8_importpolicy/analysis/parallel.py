@@ -24,14 +24,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from flake8_importpolicy.analysis.extract import FunctionIndex, ModuleFacts, Target, extract_facts_and_index
+from flake8_importpolicy.analysis.extract import FunctionIndex, extract_facts_and_index
 from flake8_importpolicy.analysis.resolve import read_source
+from flake8_importpolicy.model.facts import ModuleFacts, Target
 
 if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
-    from flake8_importpolicy.analysis.engine import FactsCache
+    from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = ["FactsPool", "cached_facts", "default_jobs"]
 
@@ -60,17 +60,19 @@ class FactsPool:
     Args:
         jobs: worker processes (1 or fewer: no pool; every request is answered ``None``).
         target: the target the facts are extracted for.
-        cache_dir: the on-disk facts cache directory the workers use (None: no cache).
+        cache: the facts cache the workers read and write (None: no cache); it is sent to each
+            worker (pickled, between our own processes), so it must be a small picklable handle
+            such as :class:`~flake8_importpolicy.answers.facts_cache.DiskFactsCache`.
 
     The pool starts after :data:`MIN_MISSES` calls of :meth:`note_miss` (or on :meth:`start`), only on
     Linux (``fork``) and only while the load average is below ``jobs``; otherwise :meth:`prefetch`
     does nothing and the engine extracts every file itself.
     """
 
-    def __init__(self, jobs: int, target: Target, cache_dir: Path | None) -> None:
+    def __init__(self, jobs: int, target: Target, cache: FactsCache | None) -> None:
         self.jobs = jobs if jobs > 1 and _can_fork() else 1
         self.target = target
-        self.cache_dir = cache_dir
+        self.cache = cache
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[tuple[str, ModuleFacts, FunctionIndex | None]]] = {}
@@ -107,7 +109,7 @@ class FactsPool:
     def _submit(self, path: Path) -> Future[tuple[str, ModuleFacts, FunctionIndex | None]] | None:
         assert self._executor is not None
         try:
-            return self._executor.submit(_module_facts, path, self.target, self.cache_dir)
+            return self._executor.submit(_module_facts, path, self.target, self.cache)
         except RuntimeError:  # BrokenProcessPool (a worker died), or shut down: carry on serially
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
@@ -177,20 +179,12 @@ def cached_facts(
 
 
 def _module_facts(
-    path: Path, target: Target, cache_dir: Path | None
+    path: Path, target: Target, cache: FactsCache | None
 ) -> tuple[str, ModuleFacts, FunctionIndex | None]:
     """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
     try:
         source = read_source(path)
     except OSError:
         return "", ModuleFacts(), None
-    digest, facts, index, _ = cached_facts(source, target, _open_cache(cache_dir))
+    digest, facts, index, _ = cached_facts(source, target, cache)
     return digest, facts, index
-
-
-def _open_cache(cache_dir: Path | None) -> DiskFactsCache | None:
-    if cache_dir is None:
-        return None
-    from flake8_importpolicy.answers.facts_cache import DiskFactsCache
-
-    return DiskFactsCache(cache_dir)

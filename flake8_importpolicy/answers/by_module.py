@@ -35,11 +35,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.answers.warm_index import find_policy_candidate, load_index, sha256, store_index
+from flake8_importpolicy.answers.warm_index import (
+    find_policy_candidate,
+    load_index,
+    sha256,
+    store_index,
+)
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.analysis.engine import Report
-    from flake8_importpolicy.config.load import Policy
+    from flake8_importpolicy.model.findings import Report
+    from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
     "Finding",
@@ -116,8 +121,7 @@ def find_module_findings(policy_path: str) -> ModuleFindings:
     found = _load_index(policy_path)
     if found is not None:
         return found
-    from flake8_importpolicy.config.load import PolicyError
-    from flake8_importpolicy.analysis.resolve import InterpreterError
+    from flake8_importpolicy.model.errors import InterpreterError, PolicyError
 
     try:
         return _build_index(policy_path)
@@ -138,7 +142,8 @@ def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
     Raises:
         PolicyUnusable: if the policy cannot be loaded.
     """
-    from flake8_importpolicy.config.load import PolicyError, load_policy
+    from flake8_importpolicy.config.load import load_policy
+    from flake8_importpolicy.model.errors import PolicyError
 
     try:
         patterns = tuple(rule.pattern for rule in load_policy(Path(policy_path)).light)
@@ -214,9 +219,12 @@ def _parse_index(entry: Any) -> ModuleFindings:
 
 def _build_index(policy_path: str) -> ModuleFindings:
     """Check the policy with the engine, store the index (best effort) and return the findings."""
-    from flake8_importpolicy.answers.whole import find_interpreter_info
-    from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT, open_facts_cache
     from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.answers.facts_cache import (
+        ENGINE_FINGERPRINT,
+        open_facts_cache,
+    )
+    from flake8_importpolicy.answers.whole import find_interpreter_info
     from flake8_importpolicy.config.load import load_policy
 
     policy = load_policy(Path(policy_path))
@@ -238,7 +246,10 @@ def _build_index(policy_path: str) -> ModuleFindings:
 
 def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]], dict[str, str]]:
     """The report's IPL001, IPL003 and IPL004 by module, and the file of each IPL001 module."""
-    from flake8_importpolicy.output.text import format_violation_message
+    from flake8_importpolicy.output.render import (
+        format_problem,
+        format_violation_message,
+    )
 
     root = os.path.join(policy.root, "")
 
@@ -252,14 +263,14 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
         found.setdefault(violation.light, []).append(
             (violation.line, violation.col, format_violation_message(violation, relpath)))
         files_of[violation.light] = str(violation.path)
-    problems = [p for p in report.problems if p.code in _PROBLEM_CODES]
+    problems = [p for p in report.problems if p.code.id in _PROBLEM_CODES]
     if problems and not report.light_modules:
         raise PolicyUnusable(ValueError("no [light] pattern matches a module; check settings.source-roots"))
     for problem in problems:
         where = (relpath(problem.path) if problem.path else "<policy>") + (
             f":{problem.line}" if problem.line else "")
         found.setdefault(report.light_modules[0], []).append(
-            (1, 0, f"{problem.code} {problem.message} ({where})"))
+            (1, 0, f"{format_problem(problem)} ({where})"))
     return {module: sorted(rows) for module, rows in found.items()}, files_of
 
 

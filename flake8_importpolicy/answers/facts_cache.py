@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.analysis.engine import FactsCache
-from flake8_importpolicy.analysis.extract import (
+from flake8_importpolicy.answers.freshness import find_package_files
+from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.model.facts import (
+    Flag,
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -31,9 +33,8 @@ from flake8_importpolicy.analysis.extract import (
     SourceProblem,
     Target,
 )
-from flake8_importpolicy.answers.freshness import find_package_files
-from flake8_importpolicy.answers.jsonfile import write_json_atomic
-from flake8_importpolicy.config.load import Policy
+from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = [
     "ENGINE_FINGERPRINT",
@@ -251,7 +252,7 @@ def _site(row: object) -> ImportSite:
     return ImportSite(
         line=int(line), col=int(col), kind=kind,
         target=None if target is None else str(target), level=int(level), anchor=str(anchor),
-        names=tuple(str(n) for n in names), flags=tuple(str(f) for f in flags), detail=str(detail),
+        names=tuple(str(n) for n in names), flags=tuple(Flag(str(f)) for f in flags), detail=str(detail),
         lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
     )
 
@@ -267,7 +268,7 @@ def _call(row: object) -> CallSite:
     if kind not in ("call", "decorator-factory", "metaclass", "subclass", "class-attribute"):
         raise ValueError(kind)
     return CallSite(int(line), int(col), str(callee), bool(local), kind,
-                    tuple(str(f) for f in flags))
+                    tuple(Flag(str(f)) for f in flags))
 
 
 def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:

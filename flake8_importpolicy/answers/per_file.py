@@ -34,12 +34,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flake8_importpolicy.answers.warm_index import find_policy_candidate, load_index, store_index
+from flake8_importpolicy.answers.warm_index import (
+    find_policy_candidate,
+    load_index,
+    store_index,
+)
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.analysis.engine import FactsCache, Report
-    from flake8_importpolicy.config.load import Policy
-    from flake8_importpolicy.analysis.resolve import InterpreterInfo
+    from flake8_importpolicy.model.findings import Report
+    from flake8_importpolicy.model.interpreter import InterpreterInfo
+    from flake8_importpolicy.model.policy import Policy
+    from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = ["Finding", "PerFileChecker", "PolicyUnusable", "find_findings_by_file"]
 
@@ -83,7 +88,10 @@ def find_findings_by_file(
     with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
-    from flake8_importpolicy.output.text import format_chain_compact, format_violation_message
+    from flake8_importpolicy.output.render import (
+        format_chain_compact,
+        format_violation_message,
+    )
 
     found: dict[str, list[Finding]] = {}
     hops: dict[tuple[str, int, int, str, str], list[tuple[str, str]]] = {}
@@ -265,8 +273,8 @@ def _encode(text: str) -> bytes:
 def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
     """Load the policy and its interpreter's facts (cached on disk), as :class:`PolicyUnusable`."""
     from flake8_importpolicy.answers.whole import find_interpreter_info
-    from flake8_importpolicy.config.load import PolicyError, load_policy
-    from flake8_importpolicy.analysis.resolve import InterpreterError
+    from flake8_importpolicy.config.load import load_policy
+    from flake8_importpolicy.model.errors import InterpreterError, PolicyError
 
     try:
         policy = load_policy(Path(policy_path))

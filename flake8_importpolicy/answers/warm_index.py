@@ -37,9 +37,9 @@ from flake8_importpolicy.answers.freshness import find_package_files
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from flake8_importpolicy.analysis.engine import Report
-    from flake8_importpolicy.config.load import Policy
-    from flake8_importpolicy.analysis.resolve import InterpreterInfo
+    from flake8_importpolicy.model.findings import Report
+    from flake8_importpolicy.model.interpreter import InterpreterInfo
+    from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -244,7 +244,7 @@ def store_index(
     """
     unreadable = {  # a file that could not be read: watched by its stat alone
         str(p.path) for p in report.problems
-        if p.code == "IPL005" and p.path is not None and p.path not in files
+        if p.code.id == "IPL005" and p.path is not None and p.path not in files
     }
     rows = _file_rows(files, unreadable, real_paths)
     if rows is None:

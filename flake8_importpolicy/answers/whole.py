@@ -1,4 +1,4 @@
-"""A cache of whole answers: the :class:`~flake8_importpolicy.analysis.engine.Report` of a policy, reused
+"""A cache of whole answers: the :class:`~flake8_importpolicy.model.findings.Report` of a policy, reused
 while
 nothing it depends on has changed.
 
@@ -18,16 +18,24 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT, ensure_cache_dir, open_facts_cache
-from flake8_importpolicy.analysis.engine import PolicyEngine, Problem, Report, Violation
-from flake8_importpolicy.analysis.graph import Hop
+from flake8_importpolicy import codes
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.resolve import query_interpreter, read_source
+from flake8_importpolicy.answers.facts_cache import (
+    ENGINE_FINGERPRINT,
+    ensure_cache_dir,
+    open_facts_cache,
+)
 from flake8_importpolicy.answers.jsonfile import write_json_atomic
-from flake8_importpolicy.config.load import Policy
-from flake8_importpolicy.analysis.resolve import InterpreterInfo, query_interpreter, read_source
+from flake8_importpolicy.model.facts import Flag
+from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.graph import Hop, HopKind, parse_node
+from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.policy import Policy
 
 __all__ = ["check_policy_cached", "find_interpreter_info", "report_from_json", "report_to_json"]
 
-_FORMAT = 1
+_FORMAT = 2
 
 
 def check_policy_cached(
@@ -196,28 +204,31 @@ def _write_json(entry: Path, data: object) -> None:
 
 
 def _hop_row(hop: Hop) -> list[object]:
-    return [hop.module, str(hop.path) if hop.path else None, hop.line, hop.col, hop.kind,
-            hop.imported, list(hop.flags)]
+    return [hop.module, str(hop.path) if hop.path else None, hop.line, hop.col, str(hop.kind),
+            hop.imported, [str(flag) for flag in hop.flags], hop.via]
 
 
 def _hop(row: list[object]) -> Hop:
-    module, path, line, col, kind, imported, flags = row
+    module, path, line, col, kind, imported, flags, via = row
     if not isinstance(flags, list):
         raise TypeError("flags")
-    return Hop(str(module), Path(str(path)) if path else None, int(str(line)), int(str(col)),
-               str(kind), str(imported), tuple(str(f) for f in flags))
+    return Hop(parse_node(str(module)), Path(str(path)) if path else None, int(str(line)),
+               int(str(col)), HopKind(str(kind)), parse_node(str(imported)),
+               tuple(Flag(str(f)) for f in flags), None if via is None else str(via))
 
 
 def report_to_json(report: Report) -> dict[str, object]:
     """A JSON-able form of a report with absolute paths (inverse: :func:`report_from_json`)."""
     return {
         "violations": [
-            [v.code, v.light, v.heavy, v.pattern, v.reason, str(v.path), v.line, v.col, v.kind,
-             list(v.also), [_hop_row(h) for h in v.chain]]
+            [v.code.id, v.light, v.heavy, v.pattern, v.reason, str(v.path), v.line, v.col,
+             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain]]
             for v in report.violations
         ],
         "problems": [
-            [p.code, p.message, str(p.path) if p.path else None, p.line] for p in report.problems
+            [p.code.id, [list(pair) for pair in p.arguments], str(p.path) if p.path else None,
+             p.line]
+            for p in report.problems
         ],
         "suppressed": report.suppressed,
         "light_modules": list(report.light_modules),
@@ -234,13 +245,15 @@ def report_from_json(data: dict[str, object]) -> Report:
     for row in data["violations"]:  # type: ignore[attr-defined]
         code, light, heavy, pattern, reason, path, line, col, kind, also, chain = row
         violations.append(Violation(
-            code=code, light=light, heavy=heavy, pattern=pattern, reason=reason, path=Path(path),
-            line=int(line), col=int(col), kind=str(kind), also=tuple(str(a) for a in also),
-            chain=tuple(_hop(h) for h in chain),
+            light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
+            reason=str(reason), path=Path(path), line=int(line), col=int(col), kind=HopKind(kind),
+            also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
+            code=codes.BY_ID[code],
         ))
     problems = [
-        Problem(code, message, Path(path) if path else None, line)
-        for code, message, path, line in data["problems"]  # type: ignore[attr-defined]
+        Problem(codes.BY_ID[code], tuple((str(k), str(v)) for k, v in arguments),
+                Path(path) if path else None, None if line is None else int(line))
+        for code, arguments, path, line in data["problems"]  # type: ignore[attr-defined]
     ]
     return Report(
         violations=tuple(violations),

@@ -31,41 +31,43 @@ import re
 import shutil
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
-from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
+from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+from flake8_importpolicy.model.files import (
+    DEFAULT_CACHE_DIR,
+    POLICY_FILENAME,
+    PYPROJECT_FILENAME,
+    PYPROJECT_TABLE,
+)
+from flake8_importpolicy.model.patterns import (
+    ModulePattern,
+    PatternError,
+    parse_pattern,
+)
+from flake8_importpolicy.model.policy import (
+    External,
+    HeavyRule,
+    IgnoreRule,
+    LightRule,
+    Policy,
+    Settings,
+)
 
 __all__ = [
-    "DEFAULT_CACHE_DIR",
     "DEFAULT_CALL_DEPTH",
     "EXTERNAL_VALUES",
-    "POLICY_FILENAME",
-    "PYPROJECT_FILENAME",
     "SUPPORTED_VERSION",
-    "External",
-    "HeavyRule",
-    "IgnoreRule",
-    "LightRule",
-    "Policy",
-    "PolicyError",
-    "PolicyNotFound",
-    "PolicyProblem",
-    "Settings",
     "discover_policy",
     "find_policy",
     "load_policy",
 ]
 
-POLICY_FILENAME: Final = "policy.toml"
-PYPROJECT_FILENAME: Final = "pyproject.toml"
 SUPPORTED_VERSION: Final = 1
-DEFAULT_CACHE_DIR: Final = ".importpolicy_cache"
 DEFAULT_CALL_DEPTH: Final = 3
 
-External = Literal["auto", "follow", "stop"]
 EXTERNAL_VALUES: Final[tuple[External, ...]] = ("auto", "follow", "stop")
 
 _TOP_LEVEL_KEYS: Final = ("version", "settings", "heavy", "heavy-calls", "light", "ignore")
@@ -82,7 +84,7 @@ _SETTINGS_KEYS: Final = (
 LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
 _LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import")
 _IGNORE_KEYS: Final = ("import", "reason")
-_PYPROJECT_PREFIX: Final = "tool.importpolicy"
+_PYPROJECT_PREFIX: Final = PYPROJECT_TABLE
 
 _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_POSITION_RE: Final = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$", re.DOTALL)
@@ -101,280 +103,7 @@ _PLATFORM_ALIASES: Final = {
 }
 _RELATIVE_NOTE: Final = " (relative to the policy file's directory)"
 
-
-# --------------------------------------------------------------------------------------------
-# The policy model
-
-
-@dataclass(frozen=True)
-class HeavyRule:
-    """A module pattern that light modules must not import at import time, and why.
-
-    Attributes:
-        pattern: the heavy pattern; it also matches every submodule of what it matches.
-        reason: why importing it is heavy (a non-empty string from the policy).
-        call: True for a ``[heavy-calls]`` rule: the pattern names functions (``torch.cuda.init``)
-            that must not be *called* at import time, matched against call nodes ``"name()"``.
-    """
-
-    pattern: ModulePattern
-    reason: str
-    call: bool = False
-
-    def matches_node(self, node: str) -> bool:
-        """True if this rule matches a graph node: a module name, or ``"qualname()"`` for a call."""
-        if node.endswith("()"):
-            return self.call and self.pattern.matches(node[:-2])
-        return not self.call and self.pattern.matches(node)
-
-
-@dataclass(frozen=True)
-class LightRule:
-    """A ``[light]`` entry: modules that must stay light at import time.
-
-    Attributes:
-        pattern: the light pattern; it matches modules exactly
-            (:meth:`ModulePattern.matches_exactly`).
-        reason: why these modules must stay light.
-        forbid: the heavy rules this light module must not reach, resolved: every ``[heavy]`` rule
-            (in file order) when ``forbid`` is absent; an entry naming a ``[heavy]`` key is that
-            rule, any other entry is a new rule carrying this light rule's ``reason``.
-        allow: patterns subtracted from ``forbid``; traversal continues through allowed modules.
-        after_import: Python expressions (each valid for ``ast.parse(mode="eval")``) that must be
-            true after importing the module, for the runtime proof.
-    """
-
-    pattern: ModulePattern
-    reason: str
-    forbid: tuple[HeavyRule, ...]
-    allow: tuple[ModulePattern, ...]
-    after_import: tuple[str, ...]
-
-    def forbidden_rule(self, module: str) -> HeavyRule | None:
-        """Return the first ``forbid`` rule matching ``module``, or None.
-
-        ``module`` is a graph node: a dotted module name, or ``"qualname()"`` for a call to a
-        function (matched by ``[heavy-calls]`` rules only). None also when an ``allow`` pattern
-        matches it (both with submodule semantics).
-        """
-        for rule in self.forbid:
-            if rule.matches_node(module):
-                name = module[:-2] if module.endswith("()") else module
-                if any(allowed.matches(name) for allowed in self.allow):
-                    return None
-                return rule
-        return None
-
-
-@dataclass(frozen=True)
-class IgnoreRule:
-    """An ``[[ignore]]`` entry: accepted import edges, removed from the graph before any check.
-
-    Attributes:
-        importer: the pattern left of ``->``.
-        imported: the pattern right of ``->``.
-        reason: why the import is accepted.
-        text: the ``import`` value as written, e.g. ``"mypkg.a -> mypkg.b"``.
-        line: 1-based line of the entry's ``import = ...`` key in the policy file (best effort;
-            1 if not found).
-    """
-
-    importer: ModulePattern
-    imported: ModulePattern
-    reason: str
-    text: str
-    line: int
-
-    def matches(self, importer: str, imported: str) -> bool:
-        """Return True if the edge ``importer -> imported`` (dotted names) is ignored.
-
-        Both sides match exactly (:meth:`ModulePattern.matches_exactly`, as import-linter's
-        ``ignore_imports``): ``"a -> b"`` does not ignore ``a -> b.c``; write ``"a -> b.**"``.
-        """
-        return self.importer.matches_exactly(importer) and self.imported.matches_exactly(imported)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The ``[settings]`` table with defaults applied.
-
-    Attributes:
-        source_roots: absolute, resolved directories holding first-party top-level packages;
-            default ``src`` if it is a directory, else the policy file's directory.
-        interpreter: absolute path of the Python to analyse for, or None for the one running
-            importpolicy. Not resolved (a virtualenv's ``bin/python`` symlink is kept).
-        target_versions: sorted, unique ``(major, minor)`` pairs; empty means the interpreter's
-            version.
-        platform: a ``sys.platform`` value; default ``sys.platform``.
-        external: what to do with imports of third-party modules: ``"auto"``, ``"follow"`` or
-            ``"stop"``; default ``"auto"``.
-        cache_dir: absolute cache directory; default ``.importpolicy_cache`` next to the policy.
-        call_depth: how many nested calls of first-party functions made at import time are
-            followed (SEMANTICS.md rule 16); default 3.
-        lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
-            ``__lazy_modules__`` as written), ``all`` (``-X lazy_imports=all``) or ``none``
-            (``-X lazy_imports=none``: every import eager); default ``normal``.
-    """
-
-    source_roots: tuple[Path, ...]
-    interpreter: Path | None
-    target_versions: tuple[tuple[int, int], ...]
-    platform: str
-    external: External
-    cache_dir: Path
-    call_depth: int
-    lazy_imports: str = "normal"
-
-    def interpreter_executable(self, override: str | None = None) -> str | None:
-        """The Python to query for the target's ``sys.path``: ``override`` (``--interpreter``), else
-        :attr:`interpreter` as a string, else None (the running interpreter)."""
-        return override or (str(self.interpreter) if self.interpreter else None)
-
-
-@dataclass(frozen=True)
-class Policy:
-    """A loaded, valid policy.
-
-    Attributes:
-        path: the policy file (``policy.toml`` or ``pyproject.toml``), absolute and resolved.
-        root: its directory; relative paths in the policy are relative to it.
-        settings: the settings, defaults applied.
-        heavy: the ``[heavy]`` rules, in file order.
-        light: the ``[light]`` rules, in file order.
-        heavy_calls: the ``[heavy-calls]`` rules (``call=True``), in file order.
-        ignores: the ``[[ignore]]`` rules, in file order.
-        digest: the sha256 hex digest of the file's bytes (for caches).
-    """
-
-    path: Path
-    root: Path
-    settings: Settings
-    heavy: tuple[HeavyRule, ...]
-    light: tuple[LightRule, ...]
-    ignores: tuple[IgnoreRule, ...]
-    digest: str
-    heavy_calls: tuple[HeavyRule, ...] = ()
-
-    def relpath(self, path: Path) -> str:
-        """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,
-        else ``str`` of the absolute path."""
-        absolute = path if path.is_absolute() else path.absolute()
-        for candidate in (absolute, absolute.resolve()):
-            try:
-                return candidate.relative_to(self.root).as_posix()
-            except ValueError:
-                continue
-        return str(absolute)
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-
-
-@dataclass(frozen=True)
-class PolicyProblem:
-    """One problem found in a policy file.
-
-    Attributes:
-        key: TOML-ish key path (``settings.external``, ``light."a.b".forbid[0]``), or ``""`` for
-            a problem with the file as a whole.
-        message: what is wrong, and how to fix it when that is known.
-        line: 1-based line in the file, when known.
-        column: 1-based column, when known (only with ``line``).
-    """
-
-    key: str
-    message: str
-    line: int | None = None
-    column: int | None = None
-
-
 _TOO_DEEP: Final = PolicyProblem("", "tables or arrays nested too deeply")
-
-
-def _display_path(path: Path) -> str:
-    """Return ``path`` relative to the working directory if it is inside it, else absolute."""
-    absolute = path if path.is_absolute() else path.absolute()
-    try:
-        cwd = Path.cwd()
-    except OSError:
-        return str(absolute)
-    try:
-        pairs = [(absolute, cwd), (absolute.resolve(), cwd.resolve())]
-    except (OSError, RuntimeError):  # a symlink loop
-        pairs = [(absolute, cwd)]
-    for candidate, base in pairs:
-        try:
-            return str(candidate.relative_to(base))
-        except ValueError:
-            continue
-    return str(absolute)
-
-
-def _render(display: str, problems: tuple[PolicyProblem, ...]) -> str:
-    """Render problems as ``str(PolicyError)`` does."""
-    if len(problems) == 1 and not problems[0].key:
-        problem = problems[0]
-        location = display
-        if problem.line is not None:
-            location += f":{problem.line}"
-            if problem.column is not None:
-                location += f":{problem.column}"
-        return f"{location}: {problem.message}"
-    count = len(problems)
-    lines = [f"{display} is not valid ({count} problem{'' if count == 1 else 's'}):"]
-    for problem in problems:
-        lines.append(
-            f"  {problem.key}: {problem.message}" if problem.key else f"  {problem.message}"
-        )
-    return "\n".join(lines)
-
-
-class PolicyError(Exception):
-    """The policy cannot be loaded: unreadable, not TOML, or invalid.
-
-    ``str(err)`` is the full message: for a single problem with the whole file, one line
-    ``<file>[:LINE[:COL]]: <message>``; otherwise a header ``<file> is not valid (N problems):``
-    and one indented ``<key>: <message>`` line per problem. ``<file>`` is the path relative to the
-    working directory when inside it, else absolute.
-
-    Attributes:
-        path: the policy file (as given).
-        problems: every problem found, in file-section order.
-        message: the rendered message (``str(err)``).
-    """
-
-    def __init__(self, path: Path, problems: Iterable[PolicyProblem]) -> None:
-        self.path = path
-        self.problems = tuple(problems)
-        self.message = _render(_display_path(path), self.problems)
-        super().__init__(self.message)
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class PolicyNotFound(PolicyError):
-    """No policy file in the start directory or any parent.
-
-    ``str(err)``: ``no policy.toml or pyproject.toml with [tool.importpolicy] found in <dir> or
-    any parent; create one (see docs/policy.md) or pass --policy PATH`` (``<dir>`` absolute).
-
-    Attributes:
-        path: the absolute directory the search started from.
-    """
-
-    def __init__(self, start: Path) -> None:
-        directory = start.absolute()
-        if not directory.is_dir():
-            directory = directory.parent
-        message = (
-            f"no {POLICY_FILENAME} or {PYPROJECT_FILENAME} with [tool.importpolicy] found in "
-            f"{directory} or any parent; create one (see docs/policy.md) or pass --policy PATH"
-        )
-        super().__init__(directory, [PolicyProblem("", message)])
-        self.message = message
-        self.args = (message,)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,135 @@
+"""The package's exceptions: one base, :class:`ImportPolicyError`, for every error a user can act on.
+
+- :class:`PolicyError` (and :class:`PolicyNotFound`): the policy cannot be found, read or validated;
+  ``str()`` lists every problem at once with its key path (see :mod:`flake8_importpolicy.config.load`);
+- :class:`InterpreterError`: the target interpreter cannot be run or queried.
+
+Every client reports these as IPL900 (exit status 2 on the command line), never as a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
+
+__all__ = [
+    "ImportPolicyError",
+    "InterpreterError",
+    "PolicyError",
+    "PolicyNotFound",
+    "PolicyProblem",
+]
+
+
+class ImportPolicyError(Exception):
+    """Base of every error the package raises for bad input or an unusable environment."""
+
+
+class InterpreterError(ImportPolicyError):
+    """The target interpreter could not be run or queried; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class PolicyProblem:
+    """One problem found in a policy file.
+
+    Attributes:
+        key: TOML-ish key path (``settings.external``, ``light."a.b".forbid[0]``), or ``""`` for
+            a problem with the file as a whole.
+        message: what is wrong, and how to fix it when that is known.
+        line: 1-based line in the file, when known.
+        column: 1-based column, when known (only with ``line``).
+    """
+
+    key: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+def _display_path(path: Path) -> str:
+    """Return ``path`` relative to the working directory if it is inside it, else absolute."""
+    absolute = path if path.is_absolute() else path.absolute()
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return str(absolute)
+    try:
+        pairs = [(absolute, cwd), (absolute.resolve(), cwd.resolve())]
+    except (OSError, RuntimeError):  # a symlink loop
+        pairs = [(absolute, cwd)]
+    for candidate, base in pairs:
+        try:
+            return str(candidate.relative_to(base))
+        except ValueError:
+            continue
+    return str(absolute)
+
+
+def _render(display: str, problems: tuple[PolicyProblem, ...]) -> str:
+    """Render problems as ``str(PolicyError)`` does."""
+    if len(problems) == 1 and not problems[0].key:
+        problem = problems[0]
+        location = display
+        if problem.line is not None:
+            location += f":{problem.line}"
+            if problem.column is not None:
+                location += f":{problem.column}"
+        return f"{location}: {problem.message}"
+    count = len(problems)
+    lines = [f"{display} is not valid ({count} problem{'' if count == 1 else 's'}):"]
+    for problem in problems:
+        lines.append(
+            f"  {problem.key}: {problem.message}" if problem.key else f"  {problem.message}"
+        )
+    return "\n".join(lines)
+
+
+class PolicyError(ImportPolicyError):
+    """The policy cannot be loaded: unreadable, not TOML, or invalid.
+
+    ``str(err)`` is the full message: for a single problem with the whole file, one line
+    ``<file>[:LINE[:COL]]: <message>``; otherwise a header ``<file> is not valid (N problems):``
+    and one indented ``<key>: <message>`` line per problem. ``<file>`` is the path relative to the
+    working directory when inside it, else absolute.
+
+    Attributes:
+        path: the policy file (as given).
+        problems: every problem found, in file-section order.
+        message: the rendered message (``str(err)``).
+    """
+
+    def __init__(self, path: Path, problems: Iterable[PolicyProblem]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        self.message = _render(_display_path(path), self.problems)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class PolicyNotFound(PolicyError):
+    """No policy file in the start directory or any parent.
+
+    ``str(err)``: ``no policy.toml or pyproject.toml with [tool.importpolicy] found in <dir> or
+    any parent; create one (see docs/policy.md) or pass --policy PATH`` (``<dir>`` absolute).
+
+    Attributes:
+        path: the absolute directory the search started from.
+    """
+
+    def __init__(self, start: Path) -> None:
+        directory = start.absolute()
+        if not directory.is_dir():
+            directory = directory.parent
+        message = (
+            f"no {POLICY_FILENAME} or {PYPROJECT_FILENAME} with [tool.importpolicy] found in "
+            f"{directory} or any parent; create one (see docs/policy.md) or pass --policy PATH"
+        )
+        super().__init__(directory, [PolicyProblem("", message)])
+        self.message = message
+        self.args = (message,)

@@ -1,0 +1,215 @@
+"""What a module does at import time: the facts extraction finds in one module's source.
+
+Value objects only (frozen dataclasses and enums); :mod:`flake8_importpolicy.analysis.extract` computes
+them, caches store them as JSON, and the graph turns them into hops.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+__all__ = [
+    "CallKind",
+    "CallSite",
+    "Flag",
+    "FunctionFacts",
+    "ImportSite",
+    "ModuleFacts",
+    "SiteKind",
+    "SourceProblem",
+    "Target",
+]
+
+
+class Flag(StrEnum):
+    """Why an import-time edge may not run, or how it was seen (``Hop.flags``, ``ImportSite.flags``;
+    JSON and text show the value).
+
+    - ``guarded``: the import is in a ``try:`` body (it may fail and be handled);
+    - ``conditional``: under a condition the engine cannot evaluate (both branches are assumed to
+      run), in a ``match`` case, a ``for`` body over an iterable that may be empty, a loop's
+      ``else`` that a ``break`` may skip, or a submodule a from-import runs only in some import
+      orders (a circular import, a star import that may bind the name first);
+    - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
+    - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
+      Python 3.15+ but eager on the older target versions (PEP 810);
+    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
+    """
+
+    GUARDED = "guarded"
+    CONDITIONAL = "conditional"
+    FALLBACK = "fallback"
+    EAGER_BEFORE_315 = "eager-before-3.15"
+    EXEC = "exec"
+
+
+SiteKind = Literal["import", "from-import", "star-import", "importlib"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The interpreter(s) an analysis is for.
+
+    Attributes:
+        versions: ``(major, minor)`` pairs; conditions on ``sys.version_info`` are evaluated for each and
+            a branch runs if it runs for any of them (the union). Must not be empty.
+        platform: a ``sys.platform`` value (``"linux"``, ``"win32"``, ``"darwin"``); ``os.name`` is
+            derived from it (``"nt"`` for ``win32``, else ``"posix"``).
+    """
+
+    versions: tuple[tuple[int, int], ...]
+    platform: str
+    lazy_imports: str = "normal"
+
+    @classmethod
+    def running(cls) -> Target:
+        """Return the target of the running interpreter."""
+        return cls(versions=(sys.version_info[:2],), platform=sys.platform)
+
+    @property
+    def os_name(self) -> str:
+        """``os.name`` on this platform."""
+        return "nt" if self.platform == "win32" else "posix"
+
+    def key(self) -> str:
+        """A short stable string identifying the target (for cache keys)."""
+        versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
+        return f"{versions};{self.platform};{self.lazy_imports}"
+
+
+@dataclass(frozen=True)
+class ImportSite:
+    """One import that runs when its module is imported.
+
+    Attributes:
+        line: 1-based first line of the statement that contains the import.
+        col: 0-based column of that statement.
+        kind: ``import`` (``import a.b``), ``from-import`` (``from a import b``), ``star-import``
+            (``from a import *``) or ``importlib`` (``importlib.import_module("a")`` / ``__import__``).
+        target: the dotted module name as written, without leading dots (``""`` for ``from . import x``);
+            ``None`` for a dynamic import whose argument is not a literal (an unknown import).
+        level: number of leading dots of a relative import (PEP 328); 0 for absolute imports.
+        anchor: what a relative import is relative to: ``"__package__"`` for import statements and
+            ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
+            or a literal package name given as ``import_module``'s ``package`` argument.
+        names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
+        flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
+            ``eager-before-3.15``).
+        detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
+    """
+
+    line: int
+    col: int
+    kind: SiteKind
+    target: str | None
+    level: int = 0
+    anchor: str = "__package__"
+    names: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    detail: str = ""
+    lazy_use_line: int | None = None
+
+
+CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call made when its scope runs (at import time for a module, when called for a function).
+
+    Attributes:
+        line, col: the call's position (1-based line, 0-based column).
+        callee: the called name as a dotted path through the scope's import aliases: ``helpers.setup``
+            after ``from mypkg import helpers`` is ``mypkg.helpers.setup``; a relative import keeps its
+            leading dots (``.helpers.setup``).
+        local: the first segment is a ``def`` or ``class`` of this module (not an import).
+        kind: ``call``; ``decorator-factory`` (``@f(...)``: ``f`` runs, then the function it returns);
+            ``metaclass`` (a class statement's ``metaclass=``); ``subclass`` (a base class: its
+            ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
+            its ``__set_name__`` runs too).
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    callee: str
+    local: bool
+    kind: CallKind = "call"
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    """What a function's body does when it is called.
+
+    Attributes:
+        line: the ``def`` line.
+        sites: import sites of the body (nested function bodies excluded).
+        calls: calls made by the body.
+        returns: names of nested functions the body returns (a decorator factory's decorator).
+    """
+
+    line: int
+    sites: tuple[ImportSite, ...] = ()
+    calls: tuple[CallSite, ...] = ()
+    returns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Why a module's source could not be analysed.
+
+    Attributes:
+        line: 1-based line of the problem, or 1 when the file could not be read or decoded at all.
+        message: what went wrong (``"invalid syntax"``, ``"source code cannot contain null bytes"``).
+    """
+
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What a module does at import time, as far as imports are concerned.
+
+    Attributes:
+        sites: the import sites that run at import time, in source order.
+        bindings: names bound in the module's namespace by import-time code (assignments, ``def``,
+            ``class``, imports, ``for``/``with`` targets, ``match`` captures), less those a later
+            module-level ``del`` unbinds. Used for ``from p import name``: CPython imports the
+            submodule ``p.name`` only when ``p`` did not bind ``name``
+            (``importlib._bootstrap._handle_fromlist``).
+        all_names: the literal ``__all__`` (``None`` if absent or not a literal).
+        all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
+            so ``all_names`` is the union of the branches.
+        binding_lines: the line of the statement that first binds each name of ``bindings`` at
+            module level (a circular import can see the module before that line has run).
+        defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
+        problem: set when the source could not be parsed; then ``sites`` is empty and the module's
+            imports are unknown.
+        calls: calls made at import time.
+        functions: ``{qualified name: facts}`` for module-level functions (``"f"``), methods of
+            module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``); empty
+            when extracted with ``functions=False``.
+        function_names: the qualified names of the module-level functions and methods (always set).
+        classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
+        aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
+            their leading dots), for following re-exported functions.
+    """
+
+    sites: tuple[ImportSite, ...] = ()
+    bindings: frozenset[str] = frozenset()
+    all_names: tuple[str, ...] | None = None
+    defines_getattr: bool = False
+    problem: SourceProblem | None = None
+    all_conditional: bool = False
+    binding_lines: Mapping[str, int] = field(default_factory=dict)
+    calls: tuple[CallSite, ...] = ()
+    functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
+    function_names: frozenset[str] = frozenset()
+    classes: frozenset[str] = frozenset()
+    aliases: Mapping[str, str] = field(default_factory=dict)

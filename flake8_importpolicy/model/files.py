@@ -1,0 +1,27 @@
+"""Names of the files and directories the tool looks for and writes, in one place.
+
+Standard library only and free of logic: the loader, policy discovery and the warm paths (which must
+not import the loader) all read them from here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "CACHE_TAG",
+    "DEFAULT_CACHE_DIR",
+    "POLICY_FILENAME",
+    "PYPROJECT_FILENAME",
+    "PYPROJECT_TABLE",
+]
+
+POLICY_FILENAME: Final = "policy.toml"
+"""A policy file of its own."""
+PYPROJECT_FILENAME: Final = "pyproject.toml"
+"""A ``pyproject.toml`` holds a policy in the table :data:`PYPROJECT_TABLE`."""
+PYPROJECT_TABLE: Final = "tool.importpolicy"
+DEFAULT_CACHE_DIR: Final = ".importpolicy_cache"
+"""``settings.cache-dir`` when the policy sets none, relative to the policy file's directory."""
+CACHE_TAG: Final = "CACHEDIR.TAG"
+"""The cache directory tag (https://bford.info/cachedir/) that marks a directory as the cache's."""

@@ -1,0 +1,137 @@
+"""What a check finds: violations, problems and the report, and what ``why`` shows.
+
+Findings carry their :class:`~flake8_importpolicy.codes.Code` and the arguments of its message; they are
+rendered to text only at the edge (:mod:`flake8_importpolicy.output`), so every client words them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_importpolicy import codes
+from flake8_importpolicy.codes import Code
+from flake8_importpolicy.model.facts import SourceProblem
+from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport
+from flake8_importpolicy.model.interpreter import ResolvedModule
+from flake8_importpolicy.model.policy import HeavyRule
+
+__all__ = ["Problem", "Report", "Violation", "WhyResult"]
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A light module runs a forbidden module, or calls a heavy function, at import time (IPL001).
+
+    Attributes:
+        light: the light module.
+        heavy: the nearest forbidden node the statement leads to (a module, or a
+            :class:`~flake8_importpolicy.model.graph.CallNode` for a ``[heavy-calls]`` function).
+        pattern: the ``[heavy]``/``forbid`` pattern that ``heavy`` matched.
+        reason: why that module is heavy (from the policy).
+        path: the light module's file; line, col: the first-hop statement (1-based line, 0-based col).
+        kind: the first hop's kind (``parent-package`` for the pseudo-statement).
+        also: other forbidden modules reachable from the same statement, sorted.
+        chain: the hops from the light module to ``heavy``.
+        code: :data:`~flake8_importpolicy.codes.IPL001`.
+    """
+
+    light: str
+    heavy: str
+    pattern: str
+    reason: str
+    path: Path
+    line: int
+    col: int
+    kind: str
+    also: tuple[str, ...]
+    chain: tuple[Hop, ...]
+    code: Code = codes.IPL001
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        """The fields of the code's message (``light``, ``heavy``, ``reason``)."""
+        return {"light": self.light, "heavy": self.heavy, "reason": self.reason}
+
+    @property
+    def is_call(self) -> bool:
+        """True when ``heavy`` is a call of a ``[heavy-calls]`` function."""
+        return isinstance(self.heavy, CallNode)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that is not a violation but makes the check incomplete or the policy stale.
+
+    Attributes:
+        code: ``IPL003`` (light pattern matches nothing), ``IPL004`` (unused ignore), ``IPL005``
+            (module cannot be analysed).
+        arguments: the fields of the code's message template, as ``(name, value)`` pairs.
+        path: the file it is about (``None`` if none); line: 1-based line or ``None``.
+    """
+
+    code: Code
+    arguments: tuple[tuple[str, str], ...]
+    path: Path | None
+    line: int | None
+
+    @classmethod
+    def of(cls, code: Code, path: Path | None, line: int | None, **arguments: str) -> Problem:
+        """A problem of ``code`` whose message template is filled from ``arguments``."""
+        return cls(code, tuple(sorted(arguments.items())), path, line)
+
+    @property
+    def message(self) -> str:
+        """The message after the code (the template filled from :attr:`arguments`)."""
+        return self.code.template.format(**dict(self.arguments))
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of checking a policy.
+
+    Attributes:
+        violations: sorted by (path, line, col, light, heavy).
+        problems: sorted by (path, line, code, message).
+        suppressed: how many violations a ``# noqa`` comment suppressed.
+        light_modules: every light module checked, sorted.
+    """
+
+    violations: tuple[Violation, ...]
+    problems: tuple[Problem, ...]
+    suppressed: int = 0
+    light_modules: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 when clean, 1 when there is any violation or problem."""
+        return 1 if self.violations or self.problems else 0
+
+
+@dataclass(frozen=True)
+class WhyResult:
+    """What ``importpolicy why MODULE`` shows.
+
+    Attributes:
+        module: the module asked about.
+        resolved: where it was found.
+        closure: every node its import runs (``{node: shortest chain}``; forbidden modules are
+            leaves, so the closure stops there).
+        paths: the file of each node's module in the closure (``None`` if it has none).
+        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order.
+        unknown: dynamic imports with non-literal targets in the closure.
+        problems: modules in the closure that could not be analysed, with why.
+        lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
+            transformers-style ``_LazyModule``): their targets are *not* run at import time
+            (SEMANTICS.md rule 18); ``detail`` is the called name.
+    """
+
+    module: str
+    resolved: ResolvedModule
+    closure: Mapping[str, tuple[Hop, ...]]
+    paths: Mapping[str, Path | None]
+    forbidden: tuple[tuple[str, HeavyRule], ...]
+    unknown: tuple[UnknownImport, ...]
+    problems: tuple[tuple[str, SourceProblem], ...]
+    lazy: tuple[UnknownImport, ...] = ()

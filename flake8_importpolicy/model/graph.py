@@ -1,0 +1,176 @@
+"""The import-time graph's values: nodes, hops (edges with the statement that makes them) and kinds.
+
+Nodes are dotted module names (``str``, as in grimp), plus two typed kinds of node that are ``str``
+too, so that they hash, sort and print like module names and the JSON output shows them as written:
+
+- :class:`FunctionNode` ``"module:qualname"``: a function body run by an import-time call
+  (``mypkg.helpers:setup``, ``mypkg.models:Model.__init__``);
+- :class:`CallNode` ``"qualname()"``: a call of a ``[heavy-calls]`` function, a leaf
+  (``torch.cuda.init()``).
+
+Code asks ``isinstance(node, FunctionNode)`` and ``node.module``; only :func:`parse_node` (for nodes
+read back from a cache) knows how the text is spelt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from flake8_importpolicy.model.facts import Flag
+
+__all__ = [
+    "CallNode",
+    "FunctionNode",
+    "Hop",
+    "HopKind",
+    "UnknownImport",
+    "module_of",
+    "parse_node",
+]
+
+
+class FunctionNode(str):
+    """A function body that import-time code runs: ``"module:qualname"``.
+
+    Args:
+        module: the dotted name of the module that defines it.
+        qualname: its qualified name in that module (``f``, ``C.__init__``, ``f.<locals>.g``).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, module: str, qualname: str) -> FunctionNode:
+        return super().__new__(cls, f"{module}:{qualname}")
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return self.module, self.qualname
+
+    @property
+    def module(self) -> str:
+        """The defining module."""
+        return self.partition(":")[0]
+
+    @property
+    def qualname(self) -> str:
+        """The function's qualified name in its module."""
+        return self.partition(":")[2]
+
+
+class CallNode(str):
+    """A call of a ``[heavy-calls]`` function at import time: ``"qualname()"``, a leaf.
+
+    Args:
+        callee: the called function's dotted name (``torch.cuda.init``).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, callee: str) -> CallNode:
+        return super().__new__(cls, f"{callee}()")
+
+    def __getnewargs__(self) -> tuple[str]:
+        return (self.callee,)
+
+    @property
+    def callee(self) -> str:
+        """The called function's dotted name."""
+        return self[:-2]
+
+
+def module_of(node: str) -> str:
+    """The module a node belongs to: itself for a module, the defining module of a function (a call
+    node names no module: it is returned as it is)."""
+    return node.module if isinstance(node, FunctionNode) else node
+
+
+def parse_node(text: str) -> str:
+    """The node a string spells (as :class:`Hop` fields are written to JSON): a
+    :class:`CallNode` for ``"name()"``, a :class:`FunctionNode` for ``"module:qualname"``, else the
+    module name itself."""
+    if text.endswith("()"):
+        return CallNode(text[:-2])
+    module, colon, qualname = text.partition(":")
+    return FunctionNode(module, qualname) if colon else text
+
+
+class HopKind(StrEnum):
+    """How a hop's statement makes its ``imported`` node run (JSON and text show the value).
+
+    - ``import``: ``import a.b`` (the hop to ``a.b``);
+    - ``from-import``: ``from p import name`` (the hop to ``p``, and to the submodule ``p.name``
+      when the fromlist runs it, SEMANTICS.md rule 2);
+    - ``star-import``: ``from p import *`` (``p``, and the submodules of a literal ``p.__all__``);
+    - ``importlib``: ``importlib.import_module("a")``, ``__import__("a")`` with literal names;
+    - ``parent-package``: a package that runs before its submodule (rule 1), also the light
+      module's own parents (a pseudo-statement at line 1, column 0);
+    - ``call``: an import-time call runs a first-party function body, or a ``[heavy-calls]``
+      function (rule 16);
+    - ``getattr-trigger``: ``from p import name`` runs ``p``'s PEP 562 ``__getattr__`` (rule 15);
+    - ``lazy-used``: a PEP 810 lazy import that import-time code uses (rule 17; at the use's line);
+    - ``runtime``: an import observed by ``importpolicy verify`` (runtime chains only).
+    """
+
+    IMPORT = "import"
+    FROM_IMPORT = "from-import"
+    STAR_IMPORT = "star-import"
+    IMPORTLIB = "importlib"
+    PARENT_PACKAGE = "parent-package"
+    CALL = "call"
+    GETATTR_TRIGGER = "getattr-trigger"
+    LAZY_USED = "lazy-used"
+    RUNTIME = "runtime"
+
+
+@dataclass(frozen=True, order=True)
+class Hop:
+    """One edge of an import chain: running ``module`` makes ``imported`` run.
+
+    Attributes:
+        module: the importing node (a module, or a :class:`FunctionNode` whose body runs).
+        path: the importing module's file (``None`` only for modules without a file).
+        line: 1-based first line of the importing statement (1 for a light module's parent packages).
+        col: 0-based column of that statement.
+        kind: how the statement runs ``imported`` (:class:`HopKind`).
+        imported: the node the statement makes run.
+        flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``, ...).
+        via: runtime chains only: the module whose import-time code was running when a function of
+            a module loaded earlier made the import (shown as the flag ``via <module>``).
+    """
+
+    module: str
+    path: Path | None
+    line: int
+    col: int
+    kind: HopKind
+    imported: str
+    flags: tuple[Flag, ...] = ()
+    via: str | None = None
+
+    def sort_key(self) -> tuple[int, int, str]:
+        """The tie-break order between hops of equal chain length: ``(line, col, imported)``."""
+        return (self.line, self.col, self.imported)
+
+    def shown_flags(self) -> tuple[str, ...]:
+        """The flags as shown to users, sorted: :attr:`flags`, and ``via <module>``."""
+        if self.via is None:
+            return tuple(self.flags)
+        return tuple(sorted((*self.flags, f"via {self.via}")))
+
+
+@dataclass(frozen=True)
+class UnknownImport:
+    """A dynamic import whose target is not a literal (``importlib.import_module(name)``), or a lazy
+    attachment (``lazy_loader.attach``) whose targets are not run at import time.
+
+    Attributes:
+        module: the node that runs it; path, line, col: where; detail: the call's source text (the
+            called name, for a lazy attachment).
+    """
+
+    module: str
+    path: Path | None
+    line: int
+    col: int
+    detail: str

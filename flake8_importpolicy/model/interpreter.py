@@ -1,0 +1,121 @@
+"""What path search knows about the target interpreter, and where a module name is found.
+
+Value objects of :mod:`flake8_importpolicy.analysis.resolve` (which computes them by path search and one
+query of the interpreter); the interpreter cache stores :class:`InterpreterInfo` as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["InterpreterInfo", "ModuleKind", "Origin", "ResolvedModule"]
+
+ModuleKind = Literal[
+    "source", "package", "namespace", "extension", "bytecode", "builtin", "frozen", "unresolved"
+]
+Origin = Literal["first-party", "third-party", "stdlib", "unknown"]
+
+
+@dataclass(frozen=True)
+class InterpreterInfo:
+    """What path search needs to know about the target interpreter.
+
+    Attributes:
+        executable: the interpreter's path.
+        version: its ``(major, minor)``.
+        platform: its ``sys.platform``.
+        sys_path: ``sys.path`` of ``python -c`` without the leading script directory entry.
+        builtin: ``sys.builtin_module_names``.
+        frozen: ``_imp._frozen_module_names()`` (empty before 3.11).
+        preloaded: modules in ``sys.modules`` when ``python -c`` starts running its command.
+        stdlib_dirs: ``sysconfig`` ``stdlib`` and ``platstdlib`` paths.
+        extension_suffixes: ``importlib.machinery.EXTENSION_SUFFIXES`` of that interpreter.
+    """
+
+    executable: str
+    version: tuple[int, int]
+    platform: str
+    sys_path: tuple[str, ...]
+    builtin: frozenset[str]
+    frozen: frozenset[str]
+    preloaded: frozenset[str]
+    stdlib_dirs: tuple[str, ...]
+    extension_suffixes: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-able dict (for the on-disk cache)."""
+        return {
+            "executable": self.executable,
+            "version": list(self.version),
+            "platform": self.platform,
+            "sys_path": list(self.sys_path),
+            "builtin": sorted(self.builtin),
+            "frozen": sorted(self.frozen),
+            "preloaded": sorted(self.preloaded),
+            "stdlib_dirs": list(self.stdlib_dirs),
+            "extension_suffixes": list(self.extension_suffixes),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> InterpreterInfo:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            KeyError, TypeError, ValueError: if ``data`` is not what :meth:`to_json` produced.
+        """
+
+        def strings(key: str) -> tuple[str, ...]:
+            value = data[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError(key)
+            return tuple(value)
+
+        version = data["version"]
+        if not isinstance(version, list) or len(version) != 2:
+            raise TypeError("version")
+        return cls(
+            executable=str(data["executable"]),
+            version=(int(version[0]), int(version[1])),
+            platform=str(data["platform"]),
+            sys_path=strings("sys_path"),
+            builtin=frozenset(strings("builtin")),
+            frozen=frozenset(strings("frozen")),
+            preloaded=frozenset(strings("preloaded")),
+            stdlib_dirs=strings("stdlib_dirs"),
+            extension_suffixes=strings("extension_suffixes"),
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedModule:
+    """Where a dotted module name is found and what kind of module it is.
+
+    Attributes:
+        name: the dotted module name.
+        kind: ``source`` (a ``.py`` module), ``package`` (a regular package; ``path`` is its
+            ``__init__``), ``namespace`` (PEP 420, runs no code), ``extension`` (compiled; its imports
+            are unknown), ``bytecode`` (``.pyc`` only), ``builtin``, ``frozen`` or ``unresolved``.
+        origin: ``first-party`` (under a source root), ``stdlib``, ``third-party`` or ``unknown``.
+        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules).
+        locations: the package's ``__path__`` (directories searched for its submodules).
+        preloaded: already imported at interpreter start-up, so importing it runs nothing.
+    """
+
+    name: str
+    kind: ModuleKind
+    origin: Origin
+    path: Path | None = None
+    locations: tuple[Path, ...] = ()
+    preloaded: bool = False
+
+    @property
+    def is_package(self) -> bool:
+        """True for regular and namespace packages (modules with a ``__path__``)."""
+        return bool(self.locations) or self.kind in ("package", "namespace")
+
+    @property
+    def has_source(self) -> bool:
+        """True if the module runs Python source that can be analysed (``source`` or ``package``)."""
+        return self.kind in ("source", "package") and self.path is not None

@@ -1,0 +1,43 @@
+"""What the analysis needs from the outside, as protocols: the analysis layer defines no storage.
+
+:mod:`flake8_importpolicy.answers.facts_cache` implements :class:`FactsCache` on disk; the command line,
+the adapters and the runtime proof hand one to the engine (or none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from flake8_importpolicy.model.facts import FunctionFacts, ModuleFacts, Target
+
+__all__ = ["FactsCache"]
+
+
+class FactsCache(Protocol):
+    """A cache of per-file import facts, keyed by the SHA-256 of the file's bytes and the target.
+
+    Every method is best effort: a miss, a broken entry or an unwritable store is never an error.
+
+    Attributes:
+        directory: where the entries live, if on disk (worker processes open it themselves).
+    """
+
+    directory: Path | None
+
+    def get(self, digest: str, target: Target) -> ModuleFacts | None:
+        """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""
+
+    def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
+        """Store facts (best effort; never raises)."""
+
+    def get_function(
+        self, digest: str, target: Target, qualname: str
+    ) -> tuple[FunctionFacts | None] | None:
+        """Cached facts of one function body: ``(facts,)``, ``(None,)`` for no such function, or
+        None if not cached."""
+
+    def put_function(
+        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
+    ) -> None:
+        """Store one function body's facts (best effort; never raises)."""

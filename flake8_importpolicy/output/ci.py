@@ -1,0 +1,250 @@
+"""CI outputs of ``importpolicy check``: GitHub Actions annotations and SARIF 2.1.0.
+
+- :func:`format_report_github`: ``--format github``, workflow commands
+  (``::error file=...,line=...,col=...,title=IPL001::message``) that show each finding on the pull
+  request's diff;
+- :func:`format_report_sarif`: ``--format sarif``, a SARIF 2.1.0 log for code-scanning tools, its
+  rules taken from the code table (:mod:`flake8_importpolicy.codes`).
+
+Paths are relative to the CI workspace (:func:`workspace_relpath`). Functions return text, print
+nothing, and order everything deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Final
+
+from flake8_importpolicy import __version__, codes
+from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.graph import Hop
+from flake8_importpolicy.output.render import (
+    PathFormatter,
+    format_hop_kind,
+    format_hop_line,
+    format_problem,
+    format_summary,
+    format_violation_header,
+)
+
+__all__ = [
+    "SARIF_SCHEMA",
+    "escape_github_data",
+    "escape_github_property",
+    "find_workspace",
+    "format_report_github",
+    "format_report_sarif",
+    "workspace_relpath",
+]
+
+SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
+_INFORMATION_URI: Final = "https://pypi.org/project/flake8-importpolicy/"
+
+
+# --------------------------------------------------------------------------------------------
+# Paths
+
+
+def find_workspace(environ: Mapping[str, str] | None = None) -> Path:
+    """The directory CI annotations are relative to: ``$GITHUB_WORKSPACE`` when set (GitHub Actions),
+    else the working directory."""
+    value = (os.environ if environ is None else environ).get("GITHUB_WORKSPACE")
+    return Path(value) if value else Path.cwd()
+
+
+def workspace_relpath(root: Path) -> PathFormatter:
+    """A path formatter for CI annotations: paths relative to ``root`` (``/`` separators) when inside
+    it, else absolute.
+
+    GitHub resolves an annotation's ``file`` against the repository checkout (``$GITHUB_WORKSPACE``),
+    not against the policy file's directory, so the CLI passes that directory (or the working
+    directory outside GitHub Actions).
+    """
+    roots = (root.absolute(), root.resolve())
+
+    def relpath(path: Path) -> str:
+        absolute = path if path.is_absolute() else path.absolute()
+        for candidate in (absolute, absolute.resolve()):
+            for base in roots:
+                try:
+                    return candidate.relative_to(base).as_posix()
+                except ValueError:
+                    continue
+        return str(absolute)
+
+    return relpath
+
+
+# --------------------------------------------------------------------------------------------
+# GitHub Actions workflow commands
+
+
+def escape_github_data(text: str) -> str:
+    """Escape a workflow command's message as GitHub's toolkit does (``%``, ``\\r``, ``\\n``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_github_property(text: str) -> str:
+    """Escape a workflow command's property value: as the message, plus ``:`` and ``,``."""
+    return escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github_command(
+    properties: Iterable[tuple[str, object | None]], message: str, command: str = "error"
+) -> str:
+    """``::command key=value,...::message``; properties whose value is None are left out."""
+    rendered = ",".join(
+        f"{key}={escape_github_property(str(value))}" for key, value in properties if value is not None
+    )
+    return f"::{command} {rendered}::{escape_github_data(message)}"
+
+
+def format_report_github(report: Report, relpath: PathFormatter) -> str:
+    """The report as GitHub Actions ``::error`` workflow commands, one per violation and problem.
+
+    Each violation is annotated at its first-hop statement (``col`` 1-based, as GitHub expects), titled
+    with its code; the message is the text report's header followed by the chain, one hop per line.
+    Problems follow (``file``/``line`` left out when unknown). The last line is the text report's
+    summary, which the log shows as plain text.
+
+    Args:
+        report: the report of ``importpolicy check``.
+        relpath: formats each path; see :func:`workspace_relpath`.
+
+    Returns:
+        Newline-terminated lines in report order (violations, then problems).
+    """
+    lines = [_github_violation(v, relpath) for v in report.violations]
+    lines.extend(_github_problem(p, relpath) for p in report.problems)
+    lines.append(format_summary(report))
+    return "\n".join(lines) + "\n"
+
+
+def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
+    message = [format_violation_header(violation)]
+    message.extend(format_hop_line(hop, relpath) for hop in violation.chain)
+    if violation.also:
+        message.append(f"also reaches: {', '.join(violation.also)}")
+    return _github_command(
+        [
+            ("file", relpath(violation.path)),
+            ("line", violation.line),
+            ("col", violation.col + 1),
+            ("title", violation.code.id),
+        ],
+        "\n".join(message),
+    )
+
+
+def _github_problem(problem: Problem, relpath: PathFormatter) -> str:
+    return _github_command(
+        [
+            ("file", relpath(problem.path) if problem.path is not None else None),
+            ("line", problem.line),
+            ("title", problem.code.id),
+        ],
+        format_problem(problem),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# SARIF 2.1.0
+
+
+def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
+    """The report as a minimal SARIF 2.1.0 log (one run, JSON, 2-space indent)::
+
+        {"$schema", "version": "2.1.0", "runs": [{"tool": {"driver": {"name", "version",
+         "informationUri", "rules": [{"id", "name", "shortDescription", "defaultConfiguration"}]}},
+         "columnKind": "unicodeCodePoints", "results": [result, ...]}]}
+
+    The rules are the finding codes of :data:`flake8_importpolicy.codes.CODES`, in id order. A
+    violation's result has its first-hop statement as location and its chain as a code flow (one
+    thread-flow location per hop, at the hop's statement). Artifact URIs are relative references
+    (``src/pkg/mod.py``) when ``relpath`` gives relative paths, ``file://`` URIs otherwise.
+
+    Args:
+        report: the report of ``importpolicy check``.
+        relpath: formats each path; see :func:`workspace_relpath`.
+    """
+    rules = [code for code in codes.CODES if code.finding]
+    index = {code.id: number for number, code in enumerate(rules)}
+    results: list[dict[str, object]] = []
+    for violation in report.violations:
+        result: dict[str, object] = {
+            "ruleId": violation.code.id,
+            "ruleIndex": index[violation.code.id],
+            "level": "error",
+            "message": {"text": format_violation_header(violation).partition(" ")[2]},
+            "locations": [_sarif_location(relpath(violation.path), violation.line, violation.col + 1)],
+            "codeFlows": [{"threadFlows": [{"locations": [
+                _sarif_hop(hop, relpath) for hop in violation.chain
+            ]}]}],
+        }
+        if violation.also:
+            result["properties"] = {"also": list(violation.also)}
+        results.append(result)
+    for problem in report.problems:
+        result = {
+            "ruleId": problem.code.id,
+            "ruleIndex": index[problem.code.id],
+            "level": "error",
+            "message": {"text": problem.message},
+        }
+        if problem.path is not None:
+            result["locations"] = [_sarif_location(relpath(problem.path), problem.line, None)]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "importpolicy",
+                "version": __version__,
+                "informationUri": _INFORMATION_URI,
+                "rules": [
+                    {
+                        "id": code.id,
+                        "name": code.slug,
+                        "shortDescription": {"text": code.summary},
+                        "defaultConfiguration": {"level": "error"},
+                    }
+                    for code in rules
+                ],
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+def _sarif_uri(shown: str) -> str:
+    """A SARIF artifact URI for a formatted path: a relative reference, or a ``file://`` URI."""
+    from urllib.parse import quote
+
+    if os.path.isabs(shown):
+        return Path(shown).as_uri()
+    return quote(shown.replace(os.sep, "/"))
+
+
+def _sarif_location(shown: str, line: int | None, column: int | None) -> dict[str, object]:
+    physical: dict[str, object] = {"artifactLocation": {"uri": _sarif_uri(shown)}}
+    if line is not None:
+        region: dict[str, int] = {"startLine": line}
+        if column is not None:
+            region["startColumn"] = column
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def _sarif_hop(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
+    location: dict[str, object] = {
+        "message": {"text": f"{hop.module} -> {hop.imported} ({format_hop_kind(hop)})"}
+    }
+    if hop.path is not None:
+        location.update(_sarif_location(relpath(hop.path), hop.line, hop.col + 1))
+    return {"location": location}

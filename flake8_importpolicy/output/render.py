@@ -1,0 +1,118 @@
+"""How a finding reads, in one place: messages, hop lines, chains and the summary line.
+
+Every output format (text, JSON, GitHub annotations, SARIF, flake8, mypy, the runtime proof) builds its
+words from these functions, so no two clients word the same finding differently. Paths are shown
+through a :data:`PathFormatter` the caller chooses (relative to the policy's directory, or to the CI
+workspace).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from flake8_importpolicy.codes import Code
+from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.graph import Hop
+
+__all__ = [
+    "PathFormatter",
+    "format_chain_compact",
+    "format_hop_kind",
+    "format_hop_line",
+    "format_message",
+    "format_problem",
+    "format_summary",
+    "format_violation_header",
+    "format_violation_message",
+    "format_where",
+    "hop_to_json",
+    "plural",
+]
+
+PathFormatter = Callable[[Path], str]
+"""Turns an absolute path into the string shown to the user."""
+
+
+def format_message(code: Code, *, call: bool = False, **fields: str) -> str:
+    """``"<code> <message>"``: ``code``'s template filled from ``fields`` (its call template when
+    ``call``: the ``heavy`` field names a ``[heavy-calls]`` function).
+
+    Raises:
+        KeyError: if a field the template names is missing.
+    """
+    return code.format(call=call, **fields)
+
+
+def format_violation_header(violation: Violation) -> str:
+    """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``)."""
+    return format_message(violation.code, call=violation.is_call, **violation.arguments)
+
+
+def format_problem(problem: Problem) -> str:
+    """``"<code> <message>"`` of a problem."""
+    return f"{problem.code.id} {problem.message}"
+
+
+def format_where(path: Path | None, line: int, relpath: PathFormatter) -> str:
+    """``path:line`` of a statement (``?:line`` when the module has no file)."""
+    return f"{relpath(path) if path is not None else '?'}:{line}"
+
+
+def format_hop_kind(hop: Hop) -> str:
+    """``kind[, flag, ...]``: the hop's kind and its flags, as every format shows them."""
+    return ", ".join((hop.kind, *hop.shown_flags()))
+
+
+def format_hop_line(hop: Hop, relpath: PathFormatter) -> str:
+    """``path:line: importer -> imported (kind[, flags])``; ``?`` for a hop without a file."""
+    where = format_where(hop.path, hop.line, relpath) if hop.path is not None else "?"
+    return f"{where}: {hop.module} -> {hop.imported} ({format_hop_kind(hop)})"
+
+
+def format_chain_compact(chain: Sequence[Hop], relpath: PathFormatter) -> str:
+    """One-line chain: ``a -> b (path:line) -> c (path:line)``; each ``(path:line)`` is the hop's
+    statement in the importing module."""
+    if not chain:
+        return ""
+    parts = [chain[0].module]
+    parts.extend(f"{hop.imported} ({format_where(hop.path, hop.line, relpath)})" for hop in chain)
+    return " -> ".join(parts)
+
+
+def format_violation_message(violation: Violation, relpath: PathFormatter) -> str:
+    """``IPL001 light module ... (reason): <compact chain>``: the one-line form of flake8 and mypy."""
+    return f"{format_violation_header(violation)}: {format_chain_compact(violation.chain, relpath)}"
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 violation"``, ``"2 violations"``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def format_summary(report: Report) -> str:
+    """The last line of a report: ``OK: ...`` when clean, else what was found."""
+    lights = len(report.light_modules)
+    noun = "light module" if lights == 1 else "light modules"
+    if not report.violations and not report.problems:
+        extra = f" ({report.suppressed} suppressed by noqa)" if report.suppressed else ""
+        return f"OK: {lights} {noun} checked, no forbidden import-time imports{extra}."
+    parts = [plural(len(report.violations), "violation")]
+    if report.problems:
+        parts.append(plural(len(report.problems), "problem"))
+    if report.suppressed:
+        parts.append(f"{report.suppressed} suppressed by noqa")
+    return f"Found {', '.join(parts)} in {lights} {noun}."
+
+
+def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
+    """A hop as ``{"module", "path", "line", "col", "kind", "imported", "flags"}``."""
+    return {
+        "module": hop.module,
+        "path": relpath(hop.path) if hop.path is not None else None,
+        "line": hop.line,
+        "col": hop.col,
+        "kind": str(hop.kind),
+        "imported": str(hop.imported),
+        "flags": list(hop.shown_flags()),
+    }
