@@ -262,13 +262,12 @@ def _defaults(config: pytest.Config) -> tuple[Policy | None, Sequence[Path], str
 
 
 def _policy_rules(policy: Policy | None, module: str) -> tuple[list[HeavyRule], list[str]]:
-    """The forbid rules and allow patterns the policy applies to ``module``."""
+    """The forbid rules and allow patterns the policy applies to ``module``
+    (:meth:`~flake8_importpolicy.model.policy.Policy.rules_for`, as ``check`` applies them)."""
     if policy is None:
         return [], []
-    for rule in policy.light:
-        if rule.pattern.matches_exactly(module):
-            return list(rule.forbid), [p.text for p in rule.allow]
-    return list(policy.heavy), []
+    rules = policy.rules_for(module)
+    return list(rules.forbid), [pattern.text for pattern in rules.allow]
 
 
 @pytest.fixture
@@ -278,8 +277,9 @@ def assert_import_light(request: pytest.FixtureRequest) -> Callable[..., LightRe
 
     Call it as ``assert_import_light(module, forbid=None, *, allow=(), after_import=(),
     timeout=60.0, source_roots=None, python=None)``. ``forbid`` is a list of module patterns
-    (``*``/``**`` wildcards; submodules match); when omitted, the policy's rules for the module
-    (its ``[light]`` rule's ``forbid``, else every ``[heavy]`` rule). Source roots, interpreter and
+    (``*``/``**`` wildcards; submodules match); when omitted, the policy's rules for the module, as
+    ``importpolicy check`` applies them (every ``[light]`` rule that names it, merged; else every
+    ``[heavy]`` and ``[heavy-calls]`` rule). Source roots, interpreter and
     working directory come from the policy found from the rootdir, else the rootdir and this
     interpreter. It returns the :class:`~flake8_importpolicy.runtime.verify.LightResult` and fails the test
     (``AssertionError`` with the runtime chains) when a forbidden module executed, an

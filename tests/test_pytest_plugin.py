@@ -124,3 +124,55 @@ def test_importing_the_plugin_is_cheap() -> None:
         capture_output=True, text=True, check=True,
     ).stdout
     assert out.strip() == "['flake8_importpolicy', 'flake8_importpolicy.pytest_plugin']"
+
+
+OVERLAPPING = """\
+version = 1
+
+[heavy]
+"app.heavy" = "pretends to initialise CUDA"
+"app.slow" = "takes seconds"
+
+[light."app.**"]
+reason = "every module"
+forbid = ["app.heavy"]
+
+[light."app.cli"]
+reason = "the command must start fast"
+"""
+
+
+def test_fixture_applies_every_light_rule_as_check_does(pytester: pytest.Pytester) -> None:
+    """Two [light] rules name app.cli: the fixture forbids both rules' modules, as check does."""
+    pytester.makefile(".toml", policy=OVERLAPPING)
+    pkg = pytester.mkpydir("app")
+    (pkg / "heavy.py").write_text("X = 1\n")
+    (pkg / "slow.py").write_text("X = 1\n")
+    (pkg / "cli.py").write_text("import app.slow\n")
+    pytester.makepyfile(test_cli="def test_cli(assert_import_light):\n"
+                                 "    assert_import_light('app.cli')\n")
+    result = pytester.runpytest(*FAST)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*forbidden module executed: app.slow (takes seconds)*"])
+
+
+def test_fixture_and_check_forbid_the_same_for_the_repository_policy() -> None:
+    from pathlib import Path
+
+    from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.config.load import load_policy
+    from flake8_importpolicy.pytest_plugin import _policy_rules
+
+    policy = load_policy(Path(__file__).resolve().parent.parent / "policy.toml")
+    engine = PolicyEngine(policy)
+    lights = sorted({m for rule in policy.light for m in engine.find_light_modules(rule)})
+    assert lights
+    for light in lights:
+        forbid, allow = _policy_rules(policy, light)
+        checked = policy.rules_for(light)  # what PolicyEngine.check applies to it
+        assert [(r.pattern.text, r.call) for r in forbid] == [
+            (r.pattern.text, r.call) for r in checked.forbid
+        ], light
+        assert allow == [p.text for p in checked.allow], light
+    cli_forbid = {rule.pattern.text for rule in _policy_rules(policy, "flake8_importpolicy.cli")[0]}
+    assert cli_forbid == {"mypy", "flake8", "pytest"}

@@ -26,7 +26,7 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
 from flake8_importpolicy.model.facts import Flag
 from flake8_importpolicy.model.graph import Hop, HopKind
-from flake8_importpolicy.model.patterns import ModulePattern, parse_pattern
+from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter
@@ -295,23 +295,21 @@ def verify_import(
     No policy file and no static comparison: ``forbidden`` lists every module matching a
     ``forbid`` entry that executed first, not through another forbidden module. An entry is a
     module pattern (``*``/``**`` wildcards, submodules included) or a policy's
-    :class:`~flake8_importpolicy.config.load.HeavyRule` (whose reason is then shown).
+    :class:`~flake8_importpolicy.model.policy.HeavyRule` (whose reason is then shown).
 
     Raises:
         flake8_importpolicy.model.patterns.PatternError: if a pattern is malformed.
         InterpreterError: if the interpreter cannot be started.
     """
-    rules = tuple(
-        p if isinstance(p, HeavyRule) else HeavyRule(parse_pattern(p), f"forbidden by {p!r}")
-        for p in forbid
+    rules = ModuleRules(
+        module,
+        (),
+        tuple(
+            p if isinstance(p, HeavyRule) else HeavyRule(parse_pattern(p), f"forbidden by {p!r}")
+            for p in forbid
+        ),
+        tuple(parse_pattern(p) for p in allow),
     )
-    allowed: tuple[ModulePattern, ...] = tuple(parse_pattern(p) for p in allow)
-
-    def forbidden(name: str) -> HeavyRule | None:
-        if any(pattern.matches(name) for pattern in allowed):
-            return None
-        return next((rule for rule in rules if rule.pattern.matches(name)), None)
-
     run = run_import(
         module,
         python=python,
@@ -320,7 +318,7 @@ def verify_import(
         timeout=timeout,
         cwd=cwd,
     )
-    return judge_run(run, forbidden, None)
+    return judge_run(run, rules.forbidden_rule, None)
 
 
 def assert_import_light(
