@@ -16,30 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.analysis.resolve import (
-    start_interpreter_query,
-    stop_started_queries,
-)
-from flake8_importpolicy.config.load import discover_policy
-from flake8_importpolicy.model.errors import InterpreterError, PolicyError
-from flake8_importpolicy.model.patterns import PatternError, parse_pattern
-from flake8_importpolicy.model.policy import Policy
-from flake8_importpolicy.output.ci import (
-    find_workspace,
-    format_report_github,
-    format_report_sarif,
-    workspace_relpath,
-)
-from flake8_importpolicy.output.graphs import format_why_dot, format_why_mermaid
-from flake8_importpolicy.output.json_report import format_report_json, format_why_json
-from flake8_importpolicy.output.status import open_status_line
-from flake8_importpolicy.output.text import format_report_text, format_why_text
 
 if TYPE_CHECKING:
     from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.model.findings import Report
+    from flake8_importpolicy.model.policy import Policy
+    from flake8_importpolicy.output.render import PathFormatter
 
-# The engine (answers, check, graph, extract) is imported by the handlers, after
-# _start_query_early has started the interpreter query: the two overlap.
+# Everything else is imported where it is needed: a warm ``check`` answers from the answer index
+# without loading the policy or the engine; a cold one starts the interpreter query first and imports
+# the engine while it runs.
 
 __all__ = ["CHECK_FORMATS", "WHY_FORMATS", "build_parser", "main", "run"]
 
@@ -180,20 +166,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
-        policy = discover_policy(Path.cwd(), args.policy)
-        _start_query_early(args, policy)
-        try:
-            code: int = _run_handler(args, policy)
-        finally:
-            stop_started_queries()  # a handler that failed early never collected it
-    except PolicyError as exc:
-        print(f"importpolicy: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except InterpreterError as exc:
-        print(f"importpolicy: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        code = _run_cached_check(args) if args.command == "check" else None
+        if code is None:
+            from flake8_importpolicy.analysis.resolve import stop_started_queries
+            from flake8_importpolicy.config.load import discover_policy
+
+            policy = discover_policy(Path.cwd(), args.policy)
+            _start_query_early(args, policy)
+            try:
+                code = _run_handler(args, policy)
+            finally:
+                stop_started_queries()  # a handler that failed early never collected it
     except _UsageError as exc:
         parser.exit(EXIT_ERROR, f"importpolicy: error: {exc}\n")
+    except Exception as exc:
+        from flake8_importpolicy.model.errors import ImportPolicyError
+
+        if not isinstance(exc, ImportPolicyError):
+            raise
+        print(f"importpolicy: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     if args.format == "text" and sys.stderr.isatty():
         print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
     return code
@@ -201,6 +193,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _UsageError(Exception):
     pass
+
+
+def _run_cached_check(args: argparse.Namespace) -> int | None:
+    """``check`` answered from the answer index, without loading the policy or the engine; None when
+    there is no fresh answer (or ``--no-cache``)."""
+    if args.no_cache:
+        return None
+    from flake8_importpolicy.answers.whole import find_cached_report
+    from flake8_importpolicy.config.locate import find_policy
+    from flake8_importpolicy.model.policy import relpath_under
+
+    try:
+        path = args.policy.resolve() if args.policy is not None else find_policy(Path.cwd())
+    except (OSError, RuntimeError):
+        return None
+    if path is None:
+        return None
+    report = find_cached_report(
+        str(path), interpreter=args.interpreter, target_versions=args.target_version
+    )
+    if report is None:
+        return None
+    root = path.parent
+    return _write_report(args, report, lambda shown: relpath_under(root, shown))
 
 
 def _run_handler(args: argparse.Namespace, policy: Policy) -> int:
@@ -220,6 +236,8 @@ def _run_handler(args: argparse.Namespace, policy: Policy) -> int:
 def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
     """Start asking the interpreter for its sys.path while the rest of the run gets ready, when it
     will be asked: with ``--no-cache``, or before the cache has any interpreter facts."""
+    from flake8_importpolicy.analysis.resolve import start_interpreter_query
+
     if args.command not in ("check", "why"):
         return
     if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
@@ -272,6 +290,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.whole import check_policy_cached
+    from flake8_importpolicy.output.status import open_status_line
 
     status = open_status_line(sys.stderr)  # None unless stderr is a terminal
     try:
@@ -286,18 +305,38 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     finally:
         if status is not None:
             status.clear()
+    return _write_report(args, report, policy.relpath)
+
+
+def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatter) -> int:
+    """Print ``report`` in ``--format``; returns the exit code."""
     if args.format == "json":
-        sys.stdout.write(format_report_json(report, policy.relpath))
+        from flake8_importpolicy.output.json_report import format_report_json
+
+        sys.stdout.write(format_report_json(report, relpath))
     elif args.format in ("github", "sarif"):
-        relpath = workspace_relpath(find_workspace())
+        from flake8_importpolicy.output.ci import (
+            find_workspace,
+            format_report_github,
+            format_report_sarif,
+            workspace_relpath,
+        )
+
         render = format_report_github if args.format == "github" else format_report_sarif
-        sys.stdout.write(render(report, relpath))
+        sys.stdout.write(render(report, workspace_relpath(find_workspace())))
     else:
-        sys.stdout.write(format_report_text(report, policy.relpath))
+        from flake8_importpolicy.output.text import format_report_text
+
+        sys.stdout.write(format_report_text(report, relpath))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
 
 
 def _run_why(args: argparse.Namespace, policy: Policy) -> int:
+    from flake8_importpolicy.model.patterns import PatternError, parse_pattern
+    from flake8_importpolicy.output.graphs import format_why_dot, format_why_mermaid
+    from flake8_importpolicy.output.json_report import format_why_json
+    from flake8_importpolicy.output.text import format_why_text
+
     heavy = None
     if args.heavy:
         try:
@@ -343,7 +382,7 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
-    from flake8_importpolicy.answers.facts_cache import clear_cache
+    from flake8_importpolicy.answers.cache_dir import clear_cache
 
     directory = policy.settings.cache_dir
     if clear_cache(directory):

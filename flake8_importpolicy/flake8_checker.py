@@ -26,7 +26,7 @@ from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 from flake8.options.manager import OptionManager  # type: ignore[import-untyped]
 from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
 
-from flake8_importpolicy.answers.per_file import PerFileChecker, PolicyUnusable
+from flake8_importpolicy.answers.per_file import PerFileChecker
 
 __all__ = ["ImportPolicyChecker"]
 
@@ -92,9 +92,11 @@ class ImportPolicyChecker:
             checker = type(self)._checker = PerFileChecker(policy=self._policy)
         try:
             findings = checker.find_findings(self.filename, "".join(self.lines))
-        except PolicyUnusable as exc:
-            raise ExecutionError(f"flake8-importpolicy: {exc}") from None
         except Exception as exc:  # never a traceback, never an E999 for a file that has none
+            from flake8_importpolicy.model.errors import ImportPolicyError
+
+            if isinstance(exc, ImportPolicyError):
+                raise ExecutionError(f"flake8-importpolicy: {exc}") from None
             raise ExecutionError(
                 f"flake8-importpolicy failed on {self.filename}: {type(exc).__name__}: {exc}\n"
                 f"This is a bug; please report it. To lint without this plugin meanwhile, pass "

@@ -90,7 +90,7 @@ def _configured_policy(config: pytest.Config) -> Path | None:
     if ini:
         base = config.inipath.parent if config.inipath is not None else config.rootpath
         return (base / ini).absolute()
-    from flake8_importpolicy.config.load import find_policy
+    from flake8_importpolicy.config.locate import find_policy
 
     return find_policy(config.rootpath)
 
@@ -256,8 +256,7 @@ def _defaults(config: pytest.Config) -> tuple[Policy | None, Sequence[Path], str
     if path is None or not path.is_file():
         return None, (config.rootpath,), sys.executable, config.rootpath
     policy = load_policy(path)
-    interpreter = policy.settings.interpreter
-    python = str(interpreter) if interpreter is not None else sys.executable
+    python = policy.settings.interpreter_executable()
     return policy, policy.settings.source_roots, python, policy.root
 
 

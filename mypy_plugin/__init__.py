@@ -10,18 +10,14 @@ error code ``import-policy``. How it fits mypy's build (mypy >= 2.4, sequential 
   a finding is reported: a warm run that re-checks no light module never pays for the search;
 - ``get_additional_indirect_deps`` runs once per re-checked module, in the process that checks it,
   before that module's errors are cached: the findings are reported there, and ``# type: ignore`` and
-  ``--warn-unused-ignores`` see them. (Errors reported at parse time crash ``-n N``: the
-  coordinator's replay does not know plugin error codes.)
+  ``--warn-unused-ignores`` see them (errors reported at parse time crash ``-n N``);
 - ``report_config_data`` returns the digest of what a module shows (``None`` when nothing): mypy
   abandons a module's cache entry when it changes, so a dependency edit that changes no interface
-  (moving ``import heavy`` out of ``if TYPE_CHECKING:``) still re-checks the light module. The
-  digest covers the engine's code, which mypy's plugin snapshot (this file only) does not.
+  still re-checks the light module. The digest covers the engine's code too.
 
-The findings come from an index that answers warm runs without importing the engine; on a cold run a
-helper process builds it while mypy checks modules that cannot show findings (stubs; modules no light
-pattern names).
-
-Configuration problems stop mypy with one line on stderr and exit status 2, never a traceback.
+On a cold run a helper process builds the index while mypy checks modules that cannot show findings
+(stubs; modules no light pattern names). Configuration problems stop mypy with one line on stderr and
+exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -43,11 +39,10 @@ from mypy.plugin import Plugin, ReportConfigContext
 
 from flake8_importpolicy.answers.by_module import (
     ModuleFindings,
-    PolicyUnusable,
     find_light_matcher,
     find_module_findings,
     find_module_findings_quickly,
-    find_policy_quickly,
+    find_policy_path,
     start_index_build,
 )
 
@@ -67,29 +62,25 @@ class ImportPolicyPlugin(Plugin):
         super().__init__(options)
         self._policy_path = ""
         self._config_error = ""  # reported at the first hook: raising here would print a traceback
-        try:
-            if not hasattr(Plugin, "get_additional_indirect_deps"):
-                raise _ConfigError("error: mypy_plugin needs mypy >= 2.4 (get_additional_indirect_deps)")
-            self._policy_path = _locate_policy(options.config_file)
-        except _ConfigError as err:
-            self._config_error = str(err)
         self._found: ModuleFindings | None = None
         self._helper: subprocess.Popen[bytes] | None = None
         self._is_light: Callable[[str], bool] = lambda module: True
         self._manager: BuildManager | None = None
-        if self._policy_path:
+        try:
+            if not hasattr(Plugin, "get_additional_indirect_deps"):
+                raise _ConfigError("error: mypy_plugin needs mypy >= 2.4 (get_additional_indirect_deps)")
+            self._policy_path = _locate_policy(options.config_file)
             # Warm, the index answers now. Cold, a helper process runs the engine while mypy checks
-            # modules that need no answer (stubs, which never run, and modules that are not light),
-            # started by the main process only (workers need the index later), and not under dmypy.
+            # modules that need no answer, started by the main process only, and not under dmypy.
             self._found = find_module_findings_quickly(self._policy_path)
             if self._found is None and not options.fine_grained_incremental:
-                try:
-                    self._is_light = find_light_matcher(self._policy_path)
-                except PolicyUnusable as err:
-                    self._config_error = _one_line(self._policy_path, err.error)
-                else:
-                    if not _in_build_worker():
-                        self._helper = start_index_build(self._policy_path)
+                self._is_light = find_light_matcher(self._policy_path)
+                if not _in_build_worker():
+                    self._helper = start_index_build(self._policy_path)
+        except _ConfigError as err:
+            self._config_error = str(err)
+        except Exception as err:  # a broken policy: one line, never a traceback
+            self._config_error = _error_line(self._policy_path, err)
 
     def _get_found(self) -> ModuleFindings:
         """The findings by module, once per process; a configuration problem stops mypy (exit 2)."""
@@ -101,16 +92,15 @@ class ImportPolicyPlugin(Plugin):
                 self._helper = None
             try:
                 self._found = find_module_findings(self._policy_path)
-            except PolicyUnusable as err:
-                raise CompileError([_one_line(self._policy_path, err.error)]) from None
+            except Exception as err:
+                raise CompileError([_error_line(self._policy_path, err)]) from None
         return self._found
 
     def set_modules(self, modules: dict[str, MypyFile]) -> None:
         super().set_modules(modules)
         if self._config_error:
             raise CompileError([self._config_error])
-        # Nothing is reported under dmypy (docs/mypy.md: fine-grained updates drop plugin errors and
-        # never re-check a light module whose dependency changed no interface).
+        # Nothing is reported under dmypy (docs/mypy.md: fine-grained updates drop plugin errors).
         if not self.options.fine_grained_incremental and (
                 self._found is None or self._found.findings and _in_build_worker()):
             self._manager = _find_manager(modules)
@@ -135,8 +125,8 @@ class ImportPolicyPlugin(Plugin):
                 self._manager.options.clone_for_module(file.fullname))
             errors.set_file(file.path, file.fullname, options)
             try:
-                for line, col, message in findings:
-                    errors.report(line, col, message, code=IMPORT_POLICY)
+                for finding in findings:
+                    errors.report(finding.line, finding.col, finding.text, code=IMPORT_POLICY)
             finally:
                 errors.set_file(saved[0], saved[1], saved[2], saved[3])
         return set()
@@ -195,7 +185,7 @@ def _locate_policy(config_file: str | None) -> str:
                     config_file, "policy", f"[{SECTION}] policy = {value}: no such file {_shown(path)}"))
             return os.path.realpath(path)
     start = os.path.dirname(config_file) if config_file else os.getcwd()
-    found = find_policy_quickly(start or os.curdir)
+    found = find_policy_path(start or os.curdir)
     if found is None:
         hint = f" or set 'policy = PATH' in an [{SECTION}] section" if config_file else ""
         where = f"{_shown(config_file)}: " if config_file else ""
@@ -210,22 +200,21 @@ def _config_line(config_file: str, key: str, message: str) -> str:
     return f"{_shown(config_file)}{f':{line}' if line > 0 else ''}: error: {message}"
 
 
-def _one_line(policy_path: str, error: Exception) -> str:
-    """An unusable policy as one line: ``<file>[:line]: error: <every problem, semicolon-separated>``."""
-    problems = getattr(error, "problems", None)
-    if not problems:  # InterpreterError, no light module, or a file-level PolicyError without problems
-        return f"{_shown(policy_path)}: error: {error}"
-    line = problems[0].line if len(problems) == 1 else None
-    parts = [f"{p.key}: {p.message}" if p.key else p.message for p in problems]
-    head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
-    return f"{_shown(policy_path)}{f':{line}' if line else ''}: error: {head}{'; '.join(parts)}"
+def _error_line(policy_path: str, error: Exception) -> str:
+    """An unusable policy (or an internal error) as the one line mypy prints."""
+    from flake8_importpolicy.model.errors import ImportPolicyError
+    from flake8_importpolicy.output.render import format_error_line
+
+    if not isinstance(error, ImportPolicyError):
+        error = RuntimeError(f"flake8-importpolicy failed: {type(error).__name__}: {error}; this is a bug, "
+                             "please report it")
+    return format_error_line(error, _shown(policy_path))
 
 
 def _shown(path: str) -> str:
     """``path`` relative to the working directory when inside it (as mypy shows paths), else absolute."""
-    absolute = os.path.abspath(path)
-    try:
-        relative = os.path.relpath(absolute)
-    except ValueError:  # another drive (Windows)
-        return absolute
-    return absolute if relative.startswith(os.pardir) else relative
+    from pathlib import Path
+
+    from flake8_importpolicy.model.errors import display_path
+
+    return display_path(Path(path))

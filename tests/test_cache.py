@@ -21,11 +21,8 @@ import pytest
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.extract import extract_facts
-from flake8_importpolicy.answers.facts_cache import (
-    DiskFactsCache,
-    clear_cache,
-    prune_cache,
-)
+from flake8_importpolicy.answers.cache_dir import clear_cache
+from flake8_importpolicy.answers.facts_cache import DiskFactsCache, prune_cache
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import (
     ImportSite,

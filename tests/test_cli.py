@@ -863,3 +863,25 @@ def test_external_modes_with_third_party_packages(
     assert [v["heavy"] for v in violations] == expected
     if expected and expected != ["tp_light"]:
         assert violations[0]["chain"][1]["path"] == str(site / "tp_light" / "__init__.py")
+
+
+def test_a_warm_check_imports_no_analysis_module(basic: Path) -> None:
+    """An answer-cache hit prints the same report as the cold run without loading the policy or
+    the engine (the warm path is declared light in the repository's policy.toml too)."""
+    command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", "json"]
+    cold = subprocess.run(command, cwd=basic, capture_output=True, text=True)
+    assert cold.returncode == 1, cold.stderr
+    probe = (
+        "import sys\n"
+        "from flake8_importpolicy.cli import main\n"
+        "code = main(['check', '--format', 'json'])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('flake8_importpolicy.analysis',"
+        " 'flake8_importpolicy.config.load', 'flake8_importpolicy.answers.compute')))\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    warm = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
+    assert warm.stderr == "1 []\n"
+    assert warm.stdout == cold.stdout
+    (basic / "app" / "mid.py").write_text("X = 1\n")  # an edit: the next answer is computed again
+    again = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
+    assert again.stderr.startswith("0 ['flake8_importpolicy.analysis")

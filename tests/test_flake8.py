@@ -23,10 +23,9 @@ from flake8.exceptions import ExecutionError
 from helpers import Expectation, read_expectations
 
 from flake8_importpolicy import cli
-from flake8_importpolicy.answers import warm_index
 from flake8_importpolicy.answers.per_file import PerFileChecker
-from flake8_importpolicy.config import load as policy
-from flake8_importpolicy.config.load import find_policy, load_policy
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.config.locate import find_cache_dir, find_policy
 from flake8_importpolicy.flake8_checker import ImportPolicyChecker
 
 FIXTURES = Path(__file__).parent / "fixtures_flake8"
@@ -307,7 +306,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def test_quick_policy_search_agrees_with_find_policy(tmp_path: Path) -> None:
+def test_policy_discovery_walks_up_and_wants_a_table(tmp_path: Path) -> None:
     _tree(tmp_path, {
         "a/policy.toml": "",
         "a/pyproject.toml": "[tool.importpolicy]\n",
@@ -317,16 +316,17 @@ def test_quick_policy_search_agrees_with_find_policy(tmp_path: Path) -> None:
         "a/b/c/d/e/x.py": "",
     })
     checker = PerFileChecker()
-    certain = {}
+    found = {}
     for directory in ("a", "a/b", "a/b/c", "a/b/c/d", "a/b/c/d/e"):
         start = (tmp_path / directory).resolve()
-        quick = warm_index.find_policy_candidate(str(start))
-        assert quick is not None
-        certain[directory] = quick[1]
         assert checker.find_findings(start / "x.py") == ()
         assert checker._policy_for(str(start)) == str(find_policy(start)), directory
-    # A pyproject.toml mentioning importpolicy is only a candidate: find_policy decides.
-    assert certain == {"a": True, "a/b": True, "a/b/c": False, "a/b/c/d": False, "a/b/c/d/e": False}
+        found[directory] = find_policy(start).relative_to(tmp_path.resolve()).as_posix()
+    # policy.toml wins; a pyproject.toml counts only with a [tool.importpolicy] table.
+    assert found == {
+        "a": "a/policy.toml", "a/b": "a/policy.toml", "a/b/c": "a/policy.toml",
+        "a/b/c/d": "a/b/c/d/pyproject.toml", "a/b/c/d/e": "a/b/c/d/pyproject.toml",
+    }
 
 
 @pytest.mark.parametrize(
@@ -341,7 +341,7 @@ def test_quick_policy_search_agrees_with_find_policy(tmp_path: Path) -> None:
 def test_quick_cache_dir_matches_the_policy(tmp_path: Path, name: str, text: str) -> None:
     path = tmp_path / name
     path.write_text(text)
-    quick = warm_index.find_cache_dir(str(path), path.read_bytes())
+    quick = find_cache_dir(str(path), path.read_bytes())
     assert quick == str(load_policy(path).settings.cache_dir)
 
 
@@ -363,7 +363,9 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
     assert out == (
         "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.answers',"
         " 'flake8_importpolicy.answers.freshness', 'flake8_importpolicy.answers.per_file',"
-        " 'flake8_importpolicy.answers.warm_index']"
+        " 'flake8_importpolicy.answers.warm_index', 'flake8_importpolicy.config',"
+        " 'flake8_importpolicy.config.locate', 'flake8_importpolicy.model',"
+        " 'flake8_importpolicy.model.files']"
         " False\n"
     )
 
@@ -407,12 +409,6 @@ def test_unwritable_cache_dir_still_answers(tmp_path: Path) -> None:
     for _ in range(2):
         found = PerFileChecker().find_findings(tree / "src/shop/cli.py")
         assert [f.code for f in found] == ["IPL001"]
-
-
-def test_quick_path_constants_match_the_policy_module() -> None:
-    assert (warm_index.POLICY_FILENAME, warm_index.PYPROJECT_FILENAME, warm_index.DEFAULT_CACHE_DIR) == (
-        policy.POLICY_FILENAME, policy.PYPROJECT_FILENAME, policy.DEFAULT_CACHE_DIR
-    )
 
 
 def test_unexpected_errors_become_one_execution_error(monkeypatch: pytest.MonkeyPatch) -> None:

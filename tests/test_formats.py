@@ -16,7 +16,13 @@ import pytest
 from flake8_importpolicy import cli, codes
 from flake8_importpolicy.model.facts import Flag, SourceProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
-from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop, HopKind, UnknownImport
+from flake8_importpolicy.model.graph import (
+    CallNode,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnknownImport,
+)
 from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule
@@ -471,7 +477,7 @@ def test_cli_check_shows_progress_on_a_terminal(
     monkeypatch.setattr("sys.stderr", terminal)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setattr(
-        cli, "open_status_line", lambda stream: status.StatusLine(stream, delay=0, interval=0)
+        status, "open_status_line", lambda stream: status.StatusLine(stream, delay=0, interval=0)
     )
     assert cli.main(["check", "--no-cache"]) == 1
     err = terminal.getvalue()

@@ -21,6 +21,7 @@ import pytest
 from flake8_importpolicy.config import load as policy_module
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.errors import PolicyError
+from flake8_importpolicy.model.files import DEFAULT_CACHE_DIR
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -96,7 +97,7 @@ def test_every_key_the_loader_accepts_is_in_the_schema(schema: dict[str, Any]) -
     assert tuple(settings["lazy-imports"]["enum"]) == policy_module.LAZY_IMPORTS_VALUES
     assert settings["external"]["default"] == policy_module.EXTERNAL_VALUES[0]
     assert settings["lazy-imports"]["default"] == policy_module.LAZY_IMPORTS_VALUES[0]
-    assert settings["cache-dir"]["default"] == policy_module.DEFAULT_CACHE_DIR
+    assert settings["cache-dir"]["default"] == DEFAULT_CACHE_DIR
     assert settings["call-depth"]["default"] == policy_module.DEFAULT_CALL_DEPTH
     assert schema["properties"]["version"]["const"] == policy_module.SUPPORTED_VERSION
 

@@ -165,7 +165,7 @@ class PolicyEngine:
         return self._overrides.get(path.resolve()) if self._overrides else None
 
     def _extract_light_files_early(
-        self, exe: str | None, target_versions: tuple[tuple[int, int], ...]
+        self, exe: str, target_versions: tuple[tuple[int, int], ...]
     ) -> tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None:
         """While the interpreter query runs: the facts of the light modules' files and their parent
         packages', found in the source roots alone (the files the check reads first), with the
@@ -176,7 +176,7 @@ class PolicyEngine:
         modules). The check uses a result only for the file its real path search finds, and facts
         depend on nothing but the file's bytes and the target, so the answer cannot change.
         """
-        if exe is not None and os.path.realpath(exe) != os.path.realpath(sys.executable):
+        if os.path.realpath(exe) != os.path.realpath(sys.executable):
             return None
         settings = self.policy.settings
         target = Target(

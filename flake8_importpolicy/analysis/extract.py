@@ -42,13 +42,13 @@ from typing import Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.model.facts import (
-    SiteKind,
     CallKind,
     CallSite,
     Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
+    SiteKind,
     SourceProblem,
     Target,
 )

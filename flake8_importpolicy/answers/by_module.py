@@ -15,7 +15,7 @@ which rewrites the index atomically. Finding the policy, reading, validating and
 What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
-  :func:`flake8_importpolicy.output.text.format_violation_message` (what the flake8 checker prints);
+  :func:`flake8_importpolicy.output.render.format_violation_message` (what the flake8 checker prints);
 - IPL003 and IPL004 (stale light pattern, unused ``[[ignore]]``) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
   the modules it checks. IPL002 and IPL005 are not included (the first would go stale on warm runs,
@@ -35,34 +35,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.answers.warm_index import (
-    find_policy_candidate,
-    load_index,
-    sha256,
-    store_index,
-)
+from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
+from flake8_importpolicy.config.locate import find_policy
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.findings import Report
     from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
-    "Finding",
-    "find_light_matcher",
     "ModuleFindings",
-    "PolicyUnusable",
+    "find_light_matcher",
     "find_module_findings",
     "find_module_findings_quickly",
-    "find_policy_quickly",
+    "find_policy_path",
     "start_index_build",
 ]
 
-_FORMAT = 1
+_FORMAT = 2
 _INDEX_DIR = "mypy"
 _PROBLEM_CODES = ("IPL003", "IPL004")
-
-Finding = tuple[int, int, str]
-"""``(line, 0-based column, message)``; the message starts with the code."""
 
 
 class ModuleFindings(NamedTuple):
@@ -80,53 +71,22 @@ class ModuleFindings(NamedTuple):
     files: dict[str, str]
 
 
-class PolicyUnusable(Exception):
-    """The policy cannot be used; ``error`` says why.
-
-    Attributes:
-        error: a :class:`~flake8_importpolicy.config.load.PolicyError` (the policy cannot be loaded), an
-            :class:`~flake8_importpolicy.analysis.resolve.InterpreterError` (its interpreter cannot be
-            queried),
-            or a :class:`ValueError` (no light pattern matches a module, while the policy has problems
-            to show: there is no module to show them in).
-    """
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def find_policy_quickly(start: str) -> str | None:
-    """:func:`flake8_importpolicy.config.load.find_policy` from the directory ``start``, as a string; the
-    policy module is imported only for a ``pyproject.toml`` that mentions ``importpolicy``."""
-    found = find_policy_candidate(os.path.abspath(start))
-    if found is None:
-        return None
-    path, certain = found
-    if certain:
-        return os.path.realpath(path)
-    from flake8_importpolicy.config.load import find_policy
-
-    exact = find_policy(Path(os.path.dirname(path)))
-    return str(exact) if exact is not None else None
+def find_policy_path(start: str) -> str | None:
+    """The policy file for mypy's configuration directory ``start``
+    (:func:`~flake8_importpolicy.config.locate.find_policy`), as a string."""
+    found = find_policy(start)
+    return str(found) if found is not None else None
 
 
 def find_module_findings(policy_path: str) -> ModuleFindings:
     """The findings by module of the policy at ``policy_path`` (from the index when still valid).
 
     Raises:
-        PolicyUnusable: the policy cannot be loaded or its interpreter queried, or it has problems to
-            show but no light module.
+        flake8_importpolicy.model.errors.ImportPolicyError: the policy cannot be loaded or its
+            interpreter queried, or it has problems to show but no light module
+            (:class:`~flake8_importpolicy.model.errors.NoLightModule`).
     """
-    found = _load_index(policy_path)
-    if found is not None:
-        return found
-    from flake8_importpolicy.model.errors import InterpreterError, PolicyError
-
-    try:
-        return _build_index(policy_path)
-    except (PolicyError, InterpreterError) as err:
-        raise PolicyUnusable(err) from None
+    return _load_index(policy_path) or _build_index(policy_path)
 
 
 def find_module_findings_quickly(policy_path: str) -> ModuleFindings | None:
@@ -137,18 +97,14 @@ def find_module_findings_quickly(policy_path: str) -> ModuleFindings | None:
 def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
     """Whether a module name matches a ``[light]`` pattern: only those modules can show findings.
 
-    Loads the policy (the policy module, not the engine), so it also reports a broken policy early.
+    Loads the policy (the loader, not the engine), so it also reports a broken policy early.
 
     Raises:
-        PolicyUnusable: if the policy cannot be loaded.
+        flake8_importpolicy.model.errors.PolicyError: if the policy cannot be loaded.
     """
     from flake8_importpolicy.config.load import load_policy
-    from flake8_importpolicy.model.errors import PolicyError
 
-    try:
-        patterns = tuple(rule.pattern for rule in load_policy(Path(policy_path)).light)
-    except PolicyError as err:
-        raise PolicyUnusable(err) from None
+    patterns = tuple(rule.pattern for rule in load_policy(Path(policy_path)).light)
     return lambda module: any(pattern.matches_exactly(module) for pattern in patterns)
 
 
@@ -169,7 +125,7 @@ def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
 
     from flake8_importpolicy.analysis.resolve import query_script
 
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package_parent = str(Path(__file__).resolve().parents[2])  # the directory holding the package
     try:
         empty = tempfile.mkdtemp(prefix="importpolicy-")
     except OSError:
@@ -209,8 +165,10 @@ def _load_index(policy_path: str) -> ModuleFindings | None:
 
 
 def _parse_index(entry: Any) -> ModuleFindings:
-    findings = {str(m): [(int(line), int(col), str(text)) for line, col, text in rows]
-                for m, rows in entry["findings"].items()}
+    findings = {
+        str(module): [Finding(int(line), int(col), str(code), str(text)) for line, col, code, text in rows]
+        for module, rows in entry["findings"].items()
+    }
     return ModuleFindings(findings, dict(entry["digests"]), dict(entry["files_of"]))
 
 
@@ -219,33 +177,31 @@ def _parse_index(entry: Any) -> ModuleFindings:
 
 def _build_index(policy_path: str) -> ModuleFindings:
     """Check the policy with the engine, store the index (best effort) and return the findings."""
-    from flake8_importpolicy.analysis.engine import PolicyEngine
-    from flake8_importpolicy.answers.facts_cache import (
-        ENGINE_FINGERPRINT,
-        open_facts_cache,
-    )
-    from flake8_importpolicy.answers.whole import find_interpreter_info
-    from flake8_importpolicy.config.load import load_policy
+    from flake8_importpolicy.answers.compute import run_engine_for
+    from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT
+    from flake8_importpolicy.answers.freshness import sha256
 
-    policy = load_policy(Path(policy_path))
-    executable = policy.settings.interpreter_executable()
-    info = find_interpreter_info(policy, executable)
-    engine = PolicyEngine(policy, facts_cache=open_facts_cache(policy), interpreter_info=info)
-    report = engine.check()
-    findings, files_of = _translate(policy, report)
+    answer = run_engine_for(policy_path)
+    policy = answer.policy
+    findings, files_of = _translate(policy, answer.report)
     digests = {
         module: sha256(json.dumps([__version__, ENGINE_FINGERPRINT, policy.digest, rows]).encode())[:32]
         for module, rows in findings.items()
     }
-    files, directories = engine.find_dependencies()
-    store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=info, report=report, files=files,
-                directories=directories,
+    store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=answer.info,
+                report=answer.report, files=answer.files, directories=answer.directories,
                 fields={"findings": findings, "digests": digests, "files_of": files_of})
     return ModuleFindings(findings, digests, files_of)
 
 
 def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]], dict[str, str]]:
-    """The report's IPL001, IPL003 and IPL004 by module, and the file of each IPL001 module."""
+    """The report's IPL001, IPL003 and IPL004 by module, and the file of each IPL001 module.
+
+    Raises:
+        flake8_importpolicy.model.errors.NoLightModule: the report has IPL003/IPL004 problems but
+            no light module to show them in.
+    """
+    from flake8_importpolicy.model.errors import NoLightModule
     from flake8_importpolicy.output.render import (
         format_problem,
         format_violation_message,
@@ -260,29 +216,33 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
     found: dict[str, list[Finding]] = {}
     files_of: dict[str, str] = {}
     for violation in report.violations:
-        found.setdefault(violation.light, []).append(
-            (violation.line, violation.col, format_violation_message(violation, relpath)))
+        found.setdefault(violation.light, []).append(Finding(
+            violation.line, violation.col, violation.code.id,
+            format_violation_message(violation, relpath),
+        ))
         files_of[violation.light] = str(violation.path)
     problems = [p for p in report.problems if p.code.id in _PROBLEM_CODES]
     if problems and not report.light_modules:
-        raise PolicyUnusable(ValueError("no [light] pattern matches a module; check settings.source-roots"))
+        raise NoLightModule("no [light] pattern matches a module; check settings.source-roots")
     for problem in problems:
         where = (relpath(problem.path) if problem.path else "<policy>") + (
             f":{problem.line}" if problem.line else "")
         found.setdefault(report.light_modules[0], []).append(
-            (1, 0, f"{format_problem(problem)} ({where})"))
+            Finding(1, 0, problem.code.id, f"{format_problem(problem)} ({where})"))
     return {module: sorted(rows) for module, rows in found.items()}, files_of
 
 
 def _run_helper(policy_path: str, answer: dict[str, object] | None = None) -> None:
     """The helper of :func:`start_index_build`: writes the index (exit status 1 if the policy is unusable)."""
+    from flake8_importpolicy.model.errors import ImportPolicyError
+
     if answer is not None:
         from flake8_importpolicy.analysis.resolve import remember_interpreter
 
         remember_interpreter(answer)
     try:
         find_module_findings(policy_path)
-    except PolicyUnusable:
+    except ImportPolicyError:
         sys.exit(1)
 
 

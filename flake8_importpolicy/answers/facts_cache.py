@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy import __version__
+from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import write_json_atomic
 from flake8_importpolicy.model.facts import (
-    Flag,
     CallSite,
+    Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
@@ -34,14 +33,11 @@ from flake8_importpolicy.model.facts import (
     Target,
 )
 from flake8_importpolicy.model.policy import Policy
-from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = [
     "ENGINE_FINGERPRINT",
     "MAX_ENTRIES",
     "DiskFactsCache",
-    "clear_cache",
-    "ensure_cache_dir",
     "open_facts_cache",
 ]
 
@@ -65,14 +61,8 @@ def _fingerprint() -> str:
 ENGINE_FINGERPRINT: Final = _fingerprint()
 """Changes whenever the engine's code or the package version changes (part of every cache key)."""
 
-_TAG: Final = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by flake8-importpolicy.\n"
-    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
-)
 
-
-class DiskFactsCache(FactsCache):
+class DiskFactsCache:
     """Per-file import facts in ``directory`` (created on first write).
 
     Args:
@@ -83,8 +73,14 @@ class DiskFactsCache(FactsCache):
         self.directory: Path = directory
         self._facts_dir = directory / "facts"
         self._usable: bool | None = None
+        self._owner = True
         self.hits = 0
         self.misses = 0
+
+    def __getstate__(self) -> dict[str, object]:
+        """A copy sent to a worker process is not the owner: it never prunes the cache (pruning
+        lists every entry; once per run is enough)."""
+        return {**self.__dict__, "_owner": False}
 
     def _path(self, digest: str, target: Target, kind: str = "module") -> Path:
         key = hashlib.sha256(f"{digest}\0{ENGINE_FINGERPRINT}\0{target.key()}\0{kind}".encode())
@@ -142,34 +138,8 @@ class DiskFactsCache(FactsCache):
         ensure_cache_dir(self.directory)
         self._facts_dir.mkdir(exist_ok=True)
         self._usable = True
-        prune_cache(self.directory)
-
-
-_OWN_ENTRIES: Final = ("facts", "answers", "interpreters", "per-file", "mypy")  # every index of the package
-_GITIGNORE: Final = "# Created by flake8-importpolicy; everything here is a cache.\n*\n"
-
-
-def ensure_cache_dir(directory: Path) -> None:
-    """Create the cache directory, tagged with ``CACHEDIR.TAG`` and a ``.gitignore`` of ``*``.
-
-    The tag files are written only into a directory this call creates (or one already tagged by this
-    tool), and never over an existing file, so a ``cache-dir`` pointing into the project cannot
-    clobber the project's own ``.gitignore``.
-
-    Raises:
-        OSError: if the directory cannot be created.
-    """
-    existed = directory.is_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    tag = directory / "CACHEDIR.TAG"
-    if existed and not tag.is_file():
-        return
-    for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", _GITIGNORE)):
-        try:
-            with open(directory / name, "x", encoding="utf-8") as handle:
-                handle.write(text)
-        except FileExistsError:
-            pass
+        if self._owner:
+            prune_cache(self.directory)
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
@@ -197,36 +167,6 @@ def prune_cache(directory: Path, limit: int = MAX_ENTRIES) -> int:
     removed = 0
     for entry in entries[: len(entries) - limit]:
         removed += _unlink(entry)
-    return removed
-
-
-def clear_cache(directory: Path) -> bool:
-    """Delete this tool's entries in the cache directory ``directory``; True if any were removed.
-
-    Only the tool's own subdirectories (``facts``, ``answers``, ``interpreters``, and the flake8
-    ``per-file`` and mypy ``mypy`` indexes) are removed, and the tag files if nothing else is left,
-    so a ``cache-dir`` that points into the project never deletes project files.
-    """
-    removed = False
-    for name in _OWN_ENTRIES:
-        entry = directory / name
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-            removed = True
-    try:
-        leftovers = set(os.listdir(directory))
-    except OSError:
-        return removed
-    if leftovers <= {"CACHEDIR.TAG", ".gitignore"} and "CACHEDIR.TAG" in leftovers:
-        tag_text = (directory / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace")
-        if "flake8-importpolicy" in tag_text:
-            for name in leftovers:
-                _unlink(directory / name)
-            try:
-                directory.rmdir()
-            except OSError:
-                pass
-            removed = True
     return removed
 
 

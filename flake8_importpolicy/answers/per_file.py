@@ -6,9 +6,8 @@ written beside the facts cache (``<cache-dir>/per-file/<key>.json``) and reads i
 engine (standard library only; finding the policy, reading, validating and writing the index is
 :mod:`flake8_importpolicy.answers.warm_index`, shared with the mypy plugin's index):
 
-- the policy is found from the file's path, walking up (``policy.toml``, else a ``pyproject.toml``
-  with ``[tool.importpolicy]``; :func:`flake8_importpolicy.config.load.find_policy` decides whenever the
-  quick test is unsure);
+- the policy is found from the file's directory
+  (:func:`flake8_importpolicy.config.locate.find_policy`);
 - the index records the findings of every file that has any, and what they depend on: the policy
   file, a stamp of this package's code, the interpreter's path entries, every source file parsed
   (path, size, mtime, SHA-256) and every directory listed by path search. Checking it costs a
@@ -32,46 +31,18 @@ import os
 import tokenize
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from flake8_importpolicy.answers.warm_index import (
-    find_policy_candidate,
-    load_index,
-    store_index,
-)
+from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
+from flake8_importpolicy.config.locate import find_policy
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.findings import Report
-    from flake8_importpolicy.model.interpreter import InterpreterInfo
-    from flake8_importpolicy.model.policy import Policy
-    from flake8_importpolicy.model.ports import FactsCache
 
-__all__ = ["Finding", "PerFileChecker", "PolicyUnusable", "find_findings_by_file"]
+__all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 1
+_FORMAT = 2
 _INDEX_DIR = "per-file"
-
-
-class Finding(NamedTuple):
-    """One diagnostic in one file.
-
-    Attributes:
-        line: 1-based line of the statement.
-        col: 0-based column of the statement.
-        code: ``"IPL001"`` or ``"IPL002"``.
-        text: the message, starting with the code (what flake8 prints).
-    """
-
-    line: int
-    col: int
-    code: str
-    text: str
-
-
-class PolicyUnusable(Exception):
-    """The policy cannot be loaded or its interpreter queried; ``str()`` is the complete message
-    (from :class:`~flake8_importpolicy.config.load.PolicyError` or
-    :class:`~flake8_importpolicy.analysis.resolve.InterpreterError`)."""
 
 
 # -- findings from a report ---------------------------------------------------------------------------
@@ -88,8 +59,10 @@ def find_findings_by_file(
     with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
+    from flake8_importpolicy.model.graph import CallNode
     from flake8_importpolicy.output.render import (
         format_chain_compact,
+        format_message,
         format_violation_message,
     )
 
@@ -109,7 +82,9 @@ def find_findings_by_file(
     for (path, line, col, heavy, reason), lights in hops.items():
         lights.sort()
         names = ", ".join(sorted({light for light, _ in lights}))
-        head = codes.IPL002.format(lights=names, heavy=heavy, reason=reason)
+        head = format_message(
+            codes.IPL002, call=isinstance(heavy, CallNode), lights=names, heavy=heavy, reason=reason
+        )
         found.setdefault(path, []).append(
             Finding(line, col, codes.IPL002.id, f"{head}: {lights[0][1]}")
         )
@@ -163,7 +138,8 @@ class PerFileChecker:
             No findings for a file under no policy or outside its source roots.
 
         Raises:
-            PolicyUnusable: the policy is broken or its interpreter cannot be queried.
+            flake8_importpolicy.model.errors.ImportPolicyError: the policy is broken or its
+                interpreter cannot be queried.
         """
         real = os.path.realpath(os.path.abspath(path))
         policy = self._policy_for(os.path.dirname(real))
@@ -179,37 +155,19 @@ class PerFileChecker:
         return index.findings.get(real, ())
 
     def _policy_for(self, directory: str) -> str | None:
-        """The policy file for the files in ``directory`` (see
-        :func:`~flake8_importpolicy.answers.warm_index.find_policy_candidate`)."""
+        """The policy file for the files in ``directory``."""
         if self._explicit is not None:
             return self._explicit
-        if directory in self._policies:
-            return self._policies[directory]
-        found = find_policy_candidate(directory)
-        policy = found[0] if found is not None else None
-        if found is not None and not found[1] and found[0] not in self._indexes:
-            index = _load_index(found[0])  # only a policy that was loaded has an index
-            if index is not None:
-                self._indexes[found[0]] = index
-            else:
-                from flake8_importpolicy.config.load import find_policy
-
-                exact = find_policy(Path(directory))
-                policy = str(exact) if exact is not None else None
-        self._policies[directory] = policy
-        return policy
+        if directory not in self._policies:
+            found = find_policy(directory)
+            self._policies[directory] = str(found) if found is not None else None
+        return self._policies[directory]
 
     def _check_buffer(self, policy_path: str, real: str, text: str) -> tuple[Finding, ...]:
-        from flake8_importpolicy.analysis.engine import PolicyEngine
+        from flake8_importpolicy.answers.compute import run_engine_for
 
-        policy, info = _load_policy(policy_path)
-        engine = PolicyEngine(
-            policy,
-            overrides={Path(real): _encode(text)},
-            facts_cache=_facts_cache(policy),
-            interpreter_info=info,
-        )
-        return find_findings_by_file(engine.check(), policy.relpath).get(real, ())
+        answer = run_engine_for(policy_path, overrides={Path(real): _encode(text)})
+        return find_findings_by_file(answer.report, answer.policy.relpath).get(real, ())
 
 
 # -- the quick path: no engine imports ----------------------------------------------------------------
@@ -270,39 +228,17 @@ def _encode(text: str) -> bytes:
 # -- the slow path: the engine ------------------------------------------------------------------------
 
 
-def _load_policy(policy_path: str) -> tuple[Policy, InterpreterInfo]:
-    """Load the policy and its interpreter's facts (cached on disk), as :class:`PolicyUnusable`."""
-    from flake8_importpolicy.answers.whole import find_interpreter_info
-    from flake8_importpolicy.config.load import load_policy
-    from flake8_importpolicy.model.errors import InterpreterError, PolicyError
-
-    try:
-        policy = load_policy(Path(policy_path))
-        exe = policy.settings.interpreter_executable()
-        return policy, find_interpreter_info(policy, exe)
-    except (PolicyError, InterpreterError) as exc:
-        raise PolicyUnusable(str(exc)) from None
-
-
-def _facts_cache(policy: Policy) -> FactsCache:
-    from flake8_importpolicy.answers.facts_cache import open_facts_cache
-
-    return open_facts_cache(policy)
-
-
 def _build_index(policy_path: str) -> _Index:
     """Check the policy with the engine, store the index (best effort) and return it."""
-    from flake8_importpolicy.analysis.engine import PolicyEngine
+    from flake8_importpolicy.answers.compute import run_engine_for
 
-    policy, info = _load_policy(policy_path)
-    engine = PolicyEngine(policy, facts_cache=_facts_cache(policy), interpreter_info=info)
-    report = engine.check()
-    files, directories = engine.find_dependencies()
-    findings = find_findings_by_file(report, policy.relpath)
-    roots = tuple(os.path.realpath(root) for root in policy.settings.source_roots)
+    answer = run_engine_for(policy_path)
+    findings = find_findings_by_file(answer.report, answer.policy.relpath)
+    roots = tuple(os.path.realpath(root) for root in answer.policy.settings.source_roots)
     store_index(
-        policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=info, report=report, files=files,
-        directories=directories, real_paths=True, fields={
+        policy_path, _INDEX_DIR, _FORMAT, policy=answer.policy, info=answer.info,
+        report=answer.report, files=answer.files, directories=answer.directories, real_paths=True,
+        fields={
             "roots": list(roots),
             "findings": [
                 [path, item.line, item.col, item.code, item.text]
@@ -310,4 +246,4 @@ def _build_index(policy_path: str) -> _Index:
             ],
         },
     )
-    return _Index(roots, frozenset(os.path.realpath(path) for path in files), findings)
+    return _Index(roots, frozenset(os.path.realpath(path) for path in answer.files), findings)

@@ -1,8 +1,9 @@
-"""The policy file: finding, parsing and validating ``policy.toml`` (schema version 1).
+"""The policy file: parsing and validating ``policy.toml`` (schema version 1).
 
 A policy lives in ``policy.toml``, or in the ``[tool.importpolicy]`` table of ``pyproject.toml``
 (same schema). :func:`discover_policy` takes an explicit path or walks up from a directory with
-:func:`find_policy`; :func:`load_policy` parses and validates one file into a :class:`Policy`.
+:func:`~flake8_importpolicy.config.locate.find_policy`; :func:`load_policy` parses and validates one
+file into a :class:`~flake8_importpolicy.model.policy.Policy`.
 
 Validation reports every problem at once: :class:`PolicyError` carries one :class:`PolicyProblem`
 per problem, each with a TOML-ish key path (``settings.external``, ``heavy."torch"``,
@@ -35,9 +36,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
+from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
-    DEFAULT_CACHE_DIR,
     POLICY_FILENAME,
     PYPROJECT_FILENAME,
     PYPROJECT_TABLE,
@@ -61,7 +62,6 @@ __all__ = [
     "EXTERNAL_VALUES",
     "SUPPORTED_VERSION",
     "discover_policy",
-    "find_policy",
     "load_policy",
 ]
 
@@ -110,53 +110,9 @@ _TOO_DEEP: Final = PolicyProblem("", "tables or arrays nested too deeply")
 # Finding and loading
 
 
-def _has_policy_table(pyproject: Path) -> bool:
-    """True if ``pyproject`` has a ``[tool.importpolicy]`` table (or is broken TOML mentioning it,
-    so that loading reports the syntax error)."""
-    try:
-        text = pyproject.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        return False
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return "importpolicy" in text
-    tool = document.get("tool")
-    return isinstance(tool, dict) and "importpolicy" in tool
-
-
-def find_policy(start: Path) -> Path | None:
-    """Find the policy file for ``start`` (a directory or a file).
-
-    Walks up from ``start`` (or its directory) to the filesystem root; in each directory
-    ``policy.toml`` wins, then a ``pyproject.toml`` that has a ``[tool.importpolicy]`` table.
-
-    Returns:
-        The absolute, resolved path of the file, or None if there is none.
-    """
-    here = start.resolve()
-    if not here.is_dir():
-        here = here.parent
-    for directory in (here, *here.parents):
-        candidate = directory / POLICY_FILENAME
-        if _is_file(candidate):
-            return candidate
-        pyproject = directory / PYPROJECT_FILENAME
-        if _is_file(pyproject) and _has_policy_table(pyproject):
-            return pyproject
-    return None
-
-
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``, False when it cannot be known (e.g. an unreadable directory)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
 def discover_policy(start: Path, explicit: Path | None = None) -> Policy:
-    """Load the policy given explicitly, else the one :func:`find_policy` finds from ``start``.
+    """Load the policy given explicitly, else the one
+    :func:`~flake8_importpolicy.config.locate.find_policy` finds from ``start``.
 
     Raises:
         PolicyNotFound: if ``explicit`` is None and no policy file is found.
@@ -683,7 +639,7 @@ class _Builder:
         return None
 
     def cache_dir(self, base: str, raw: dict[str, object]) -> Path:
-        default = Path(os.path.normpath(self.root / DEFAULT_CACHE_DIR))
+        default = Path(resolve_cache_dir(self.root))
         if "cache-dir" not in raw:
             return default
         value = raw["cache-dir"]
@@ -694,7 +650,7 @@ class _Builder:
                 f"got {_describe(value)}",
             )
             return default
-        return Path(os.path.normpath(self.root / value))
+        return Path(resolve_cache_dir(self.root, value))
 
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:

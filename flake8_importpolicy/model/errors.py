@@ -18,9 +18,11 @@ from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
 __all__ = [
     "ImportPolicyError",
     "InterpreterError",
+    "NoLightModule",
     "PolicyError",
     "PolicyNotFound",
     "PolicyProblem",
+    "display_path",
 ]
 
 
@@ -30,6 +32,11 @@ class ImportPolicyError(Exception):
 
 class InterpreterError(ImportPolicyError):
     """The target interpreter could not be run or queried; the message says which and why."""
+
+
+class NoLightModule(ImportPolicyError):
+    """No ``[light]`` pattern of the policy names a module that exists, while the policy has problems
+    to show: a client that shows findings in modules (mypy) has no module to show them in."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class PolicyProblem:
     column: int | None = None
 
 
-def _display_path(path: Path) -> str:
+def display_path(path: Path) -> str:
     """Return ``path`` relative to the working directory if it is inside it, else absolute."""
     absolute = path if path.is_absolute() else path.absolute()
     try:
@@ -105,7 +112,7 @@ class PolicyError(ImportPolicyError):
     def __init__(self, path: Path, problems: Iterable[PolicyProblem]) -> None:
         self.path = path
         self.problems = tuple(problems)
-        self.message = _render(_display_path(path), self.problems)
+        self.message = _render(display_path(path), self.problems)
         super().__init__(self.message)
 
     def __str__(self) -> str:

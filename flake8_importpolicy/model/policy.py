@@ -6,6 +6,7 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,7 @@ __all__ = [
     "ModuleRules",
     "Policy",
     "Settings",
+    "relpath_under",
 ]
 
 External = Literal["auto", "follow", "stop"]
@@ -170,10 +172,10 @@ class Settings:
     call_depth: int
     lazy_imports: str = "normal"
 
-    def interpreter_executable(self, override: str | None = None) -> str | None:
-        """The Python to query for the target's ``sys.path``: ``override`` (``--interpreter``), else
-        :attr:`interpreter` as a string, else None (the running interpreter)."""
-        return override or (str(self.interpreter) if self.interpreter else None)
+    def interpreter_executable(self, override: str | None = None) -> str:
+        """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,
+        else the one running importpolicy (``sys.executable``)."""
+        return override or (str(self.interpreter) if self.interpreter else sys.executable)
 
 
 @dataclass(frozen=True)
@@ -202,14 +204,8 @@ class Policy:
 
     def relpath(self, path: Path) -> str:
         """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,
-        else ``str`` of the absolute path."""
-        absolute = path if path.is_absolute() else path.absolute()
-        for candidate in (absolute, absolute.resolve()):
-            try:
-                return candidate.relative_to(self.root).as_posix()
-            except ValueError:
-                continue
-        return str(absolute)
+        else ``str`` of the absolute path (see :func:`relpath_under`)."""
+        return relpath_under(self.root, path)
 
     def rules_for(self, module: str) -> ModuleRules:
         """The rules that apply to ``module``: every ``[light]`` rule whose pattern names it exactly,
@@ -230,3 +226,21 @@ class Policy:
         allow = tuple(p for p in light[0].allow if all(p.text in texts for texts in allowed))
         after = tuple(dict.fromkeys(e for rule in light for e in rule.after_import))
         return ModuleRules(module, light, tuple(forbid.values()), allow, after)
+
+
+def relpath_under(root: Path, path: Path) -> str:
+    """How a path is shown to users: relative to the policy file's directory ``root``, with ``/``
+    separators, when it is inside it (as written, or with symbolic links resolved), else ``str`` of
+    the absolute path. A path that cannot be resolved (a symbolic link loop) is shown as written."""
+    absolute = path if path.is_absolute() else path.absolute()
+    candidates = [absolute]
+    try:
+        candidates.append(absolute.resolve())
+    except (OSError, RuntimeError):
+        pass
+    for candidate in candidates:
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return str(absolute)

@@ -6,7 +6,6 @@ the adapters and the runtime proof hand one to the engine (or none).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from flake8_importpolicy.model.facts import FunctionFacts, ModuleFacts, Target
@@ -17,13 +16,10 @@ __all__ = ["FactsCache"]
 class FactsCache(Protocol):
     """A cache of per-file import facts, keyed by the SHA-256 of the file's bytes and the target.
 
-    Every method is best effort: a miss, a broken entry or an unwritable store is never an error.
-
-    Attributes:
-        directory: where the entries live, if on disk (worker processes open it themselves).
+    Every method is best effort: a miss, a broken entry or an unwritable store is never an error. An
+    engine with worker processes sends the cache to each (pickled, between its own processes), so an
+    implementation is a small handle on its store, not the store itself.
     """
-
-    directory: Path | None
 
     def get(self, digest: str, target: Target) -> ModuleFacts | None:
         """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""

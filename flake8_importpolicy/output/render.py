@@ -18,6 +18,7 @@ from flake8_importpolicy.model.graph import Hop
 __all__ = [
     "PathFormatter",
     "format_chain_compact",
+    "format_error_line",
     "format_hop_kind",
     "format_hop_line",
     "format_message",
@@ -28,6 +29,7 @@ __all__ = [
     "format_where",
     "hop_to_json",
     "plural",
+    "single_line",
 ]
 
 PathFormatter = Callable[[Path], str]
@@ -116,3 +118,28 @@ def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
         "imported": str(hop.imported),
         "flags": list(hop.shown_flags()),
     }
+
+
+def single_line(text: str) -> str:
+    """``text`` with every run of whitespace (line breaks included) as one space: for formats whose
+    records are lines (flake8, mypy, GitHub annotations' titles)."""
+    return " ".join(text.split())
+
+
+def format_error_line(error: Exception, location: str) -> str:
+    """An error that stops a client, as the one line a linter prints:
+    ``<location>[:line]: error: <message>``; a policy error with several problems lists them all,
+    separated by ``; `` (``not valid (N problems): key: message; ...``).
+
+    Args:
+        error: a :class:`~flake8_importpolicy.model.errors.ImportPolicyError` (or any exception).
+        location: the file the error is about, as shown.
+    """
+    problems = getattr(error, "problems", None)
+    if not problems:
+        return f"{location}: error: {single_line(str(error))}"
+    line = problems[0].line if len(problems) == 1 else None
+    parts = [f"{p.key}: {p.message}" if p.key else p.message for p in problems]
+    head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
+    where = f"{location}:{line}" if line else location
+    return f"{where}: error: {single_line(head + '; '.join(parts))}"

@@ -1,0 +1,133 @@
+"""Computing answers with the engine, when no cached answer is fresh: the one slow path of the command
+line, the flake8 checker and the mypy plugin.
+
+:func:`run_engine` checks a policy with the facts cache and the cached interpreter facts
+(:func:`find_interpreter_info`), and returns the report with what it depends on, for the caller's
+answer index (:mod:`flake8_importpolicy.answers.warm_index`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.resolve import query_interpreter
+from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
+from flake8_importpolicy.answers.facts_cache import open_facts_cache
+from flake8_importpolicy.answers.freshness import stamp_paths
+from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.findings import Report
+from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.policy import Policy
+
+__all__ = ["EngineAnswer", "find_interpreter_info", "run_engine", "run_engine_for"]
+
+_INTERPRETERS_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class EngineAnswer:
+    """A report the engine computed, and what it depends on.
+
+    Attributes:
+        policy: the policy checked.
+        info: the interpreter's facts it was checked with.
+        report: the report.
+        files: every source file the engine read, with the SHA-256 hex digest of the bytes analysed
+            (``""`` for a file that could not be read).
+        directories: every directory path search listed (including ones that did not exist).
+    """
+
+    policy: Policy
+    info: InterpreterInfo
+    report: Report
+    files: Mapping[Path, str]
+    directories: tuple[Path, ...]
+
+
+def run_engine(
+    policy: Policy,
+    *,
+    interpreter: str | None = None,
+    target_versions: Iterable[tuple[int, int]] = (),
+    overrides: Mapping[Path, bytes] | None = None,
+    use_cache: bool = True,
+    jobs: int = 1,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> EngineAnswer:
+    """Check ``policy`` with the engine.
+
+    Args:
+        policy: the loaded policy.
+        interpreter: overrides ``settings.interpreter``.
+        target_versions: override ``settings.target-versions``.
+        overrides: source to use instead of a file on disk (an editor's unsaved buffer).
+        use_cache: False: neither the facts cache nor the cached interpreter facts (``--no-cache``).
+        jobs: processes extracting facts in parallel on a cold run.
+        progress: passed to :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.check`.
+
+    Raises:
+        flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
+    """
+    executable = policy.settings.interpreter_executable(interpreter)
+    info = find_interpreter_info(policy, executable) if use_cache else None
+    with PolicyEngine(
+        policy,
+        interpreter=executable,
+        target_versions=tuple(target_versions),
+        overrides=overrides,
+        facts_cache=open_facts_cache(policy) if use_cache else None,
+        interpreter_info=info,
+        jobs=jobs,
+    ) as engine:
+        report = engine.check(progress)
+    files, directories = engine.find_dependencies()
+    return EngineAnswer(policy, engine.interpreter, report, files, directories)
+
+
+def run_engine_for(policy_path: str, **options: object) -> EngineAnswer:
+    """:func:`run_engine` for the policy file at ``policy_path`` (loaded first).
+
+    Raises:
+        flake8_importpolicy.model.errors.PolicyError: if the policy cannot be loaded.
+        flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
+    """
+    return run_engine(load_policy(Path(policy_path)), **options)  # type: ignore[arg-type]
+
+
+def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:
+    """The facts of the interpreter ``executable``, from the policy's cache directory while the
+    interpreter's and its path entries' stamps are unchanged, else queried and stored.
+
+    Raises:
+        flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
+    """
+    key = json.dumps([
+        _INTERPRETERS_FORMAT, os.path.realpath(executable), os.environ.get("PYTHONPATH", ""),
+    ])
+    entry = policy.settings.cache_dir / "interpreters" / f"{zlib.crc32(key.encode()):08x}.json"
+    try:
+        data = json.loads(entry.read_bytes())
+        if data["key"] == key and data["paths"] == stamp_paths(
+            [executable, *data["info"]["sys_path"]]
+        ):
+            return InterpreterInfo.from_json(data["info"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        pass
+    info = query_interpreter(executable)
+    try:
+        ensure_cache_dir(policy.settings.cache_dir)
+    except OSError:
+        return info
+    write_json_atomic(entry, {
+        "key": key,
+        "paths": stamp_paths([executable, *info.sys_path]),
+        "info": info.to_json(),
+    })
+    return info

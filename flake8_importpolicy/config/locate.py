@@ -1,0 +1,107 @@
+"""Where is the policy, and where is its cache: answered here once, for every client.
+
+:func:`find_policy` is the one discovery walk. Each client calls it from its own start directory
+(docs/policy.md, "Discovery"): the command line from the working directory, the flake8 checker from
+the checked file's directory, the mypy plugin from its configuration file's directory, the pytest
+plugin from pytest's rootdir. :func:`find_cache_dir` computes ``settings.cache-dir`` from a policy's
+bytes, as the loader does, for the warm paths that answer without loading the policy.
+
+Standard library only (``tomllib`` only for a ``pyproject.toml`` that mentions importpolicy, or a
+policy that sets ``cache-dir``): the warm paths of every client import this module.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flake8_importpolicy.model.files import (
+    DEFAULT_CACHE_DIR,
+    POLICY_FILENAME,
+    PYPROJECT_FILENAME,
+)
+
+__all__ = ["find_cache_dir", "find_policy", "has_policy_table", "resolve_cache_dir"]
+
+
+def find_policy(start: str | os.PathLike[str]) -> Path | None:
+    """The policy file for ``start`` (a directory, or a file whose directory is meant).
+
+    Walks up from ``start`` to the filesystem root; in each directory ``policy.toml`` (a regular
+    file) wins, then a ``pyproject.toml`` that has a ``[tool.importpolicy]`` table
+    (:func:`has_policy_table`). Directories that cannot be read are passed over.
+
+    Returns:
+        The absolute path of the file with symbolic links resolved, or None if there is none.
+    """
+    here = os.path.realpath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        candidate = os.path.join(here, POLICY_FILENAME)
+        if os.path.isfile(candidate):
+            return Path(candidate)
+        pyproject = os.path.join(here, PYPROJECT_FILENAME)
+        if os.path.isfile(pyproject) and has_policy_table(pyproject):
+            return Path(pyproject)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def has_policy_table(pyproject: str | os.PathLike[str]) -> bool:
+    """True if a ``pyproject.toml`` has a ``[tool.importpolicy]`` table, or is broken TOML that
+    mentions it (so that loading it reports the syntax error). ``tomllib`` parses only files that
+    mention ``importpolicy`` at all."""
+    try:
+        with open(pyproject, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    if b"importpolicy" not in data:
+        return False
+    import tomllib
+
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return True
+    except RecursionError:
+        return True
+    tool = document.get("tool")
+    return isinstance(tool, dict) and "importpolicy" in tool
+
+
+def resolve_cache_dir(root: str | os.PathLike[str], value: str = DEFAULT_CACHE_DIR) -> str:
+    """The absolute cache directory for a ``settings.cache-dir`` value, relative to the policy
+    file's directory ``root`` (not resolved: a symbolic link stays as written)."""
+    return os.path.normpath(os.path.join(root, value))
+
+
+def find_cache_dir(policy_path: str, data: bytes) -> str | None:
+    """``settings.cache-dir`` of the policy at ``policy_path`` whose bytes are ``data``, as the loader
+    computes it (:func:`resolve_cache_dir`); None if it cannot be read that way (the loader then
+    reports why)."""
+    root = os.path.dirname(policy_path)
+    if b"cache-dir" not in data and b"\\u" not in data and b"\\U" not in data:
+        return resolve_cache_dir(root)
+    import tomllib
+
+    try:
+        table: object = tomllib.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    pyproject = os.path.basename(policy_path) == PYPROJECT_FILENAME
+    for key in ("tool", "importpolicy", "settings") if pyproject else ("settings",):
+        table = table.get(key, {}) if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return None
+    value = table.get("cache-dir", DEFAULT_CACHE_DIR)
+    if not isinstance(value, str) or not value or "\0" in value:
+        return None
+    return resolve_cache_dir(root, value)
