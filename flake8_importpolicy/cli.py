@@ -141,10 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
 def run() -> NoReturn:
     """The ``importpolicy`` console script: :func:`main`, then exit without tearing down the heap.
 
-    Freeing every object of a run (syntax-tree facts, indexes, caches) at interpreter exit costs
-    30-40 ms of a 0.7 s cold check; like mypy (``mypy.util.hard_exit``), the command line flushes
-    its output and leaves with ``os._exit``. The engine has closed its worker processes and removed
-    its temporary directories by then; :func:`main` itself returns normally for in-process callers.
+    Freeing every object of a run (syntax-tree facts, indexes, caches) at interpreter exit is a
+    measurable part of a cold check (docs/performance.md, "No heap teardown at exit"); like mypy
+    (``mypy.util.hard_exit``), the command line flushes its output and leaves with ``os._exit``.
+    The engine has closed its worker processes and removed its temporary directories by then;
+    :func:`main` itself returns normally for in-process callers.
     """
     try:
         code = main()
@@ -221,8 +222,9 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
 
 def _run_handler(args: argparse.Namespace, policy: Policy) -> int:
     """Run the command's handler; ``check`` and ``why`` with the cyclic garbage collector paused
-    (their syntax trees have no cycles, and collections over them cost about a fifth of a cold
-    run), restored afterwards for callers of :func:`main` in a longer-lived process."""
+    (their syntax trees have no cycles, so collections over them are wasted work; measured in
+    docs/performance.md, "The garbage collector is paused"), restored afterwards for callers of
+    :func:`main` in a longer-lived process."""
     paused = args.command in ("check", "why") and gc.isenabled()
     if paused:
         gc.disable()

@@ -1,4 +1,4 @@
-"""Rules 15-17 of SEMANTICS.md at the edges: call depth, annotations per target version, PEP 810 modes,
+"""Rules 15-17 of docs/semantics.md at the edges: call depth, annotations per target version, PEP 810 modes,
 heavy calls through aliases. The interpreter-backed cases live in tests/fixtures/r15_* to r18_*; these
 cover what one Python version cannot show (target versions, settings) on tiny generated trees."""
 

@@ -2,7 +2,7 @@
 
 hypothesis generates package trees (depth <= 4, <= 30 modules: plain modules, regular packages and
 namespace packages, split over two source roots) whose modules import each other with random constructs
-from ``shared/SEMANTICS.md`` rules 1-14 at random scopes: parent packages, ``from p import name`` of a
+from docs/semantics.md rules 1-14 at random scopes: parent packages, ``from p import name`` of a
 submodule or of a bound attribute that hides a submodule, star imports with and without ``__all__``,
 relative imports (one and more dots), ``importlib.import_module`` (absolute, and relative to
 ``__package__``), ``__import__``; at module level, under ``if True``, ``with``, ``for``, ``while``,

@@ -1,12 +1,12 @@
 """Import extraction: a scope-aware AST visitor that finds the imports a module runs at import time.
 
-Only statements that CPython executes when the module is imported are visited (``shared/SEMANTICS.md``
+Only statements that CPython executes when the module is imported are visited (docs/semantics.md
 rules 8-14): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
 decorators, default values and base classes. Function and lambda bodies are deferred; the body of
 ``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
 ``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform.
 
-Beyond import statements it records what later rules need (``SEMANTICS.md`` rules 15-17): the calls
+Beyond import statements it records what later rules need (docs/semantics.md rules 15-17): the calls
 made at import time (module level, class bodies, decorators, default values, base classes and
 metaclasses), the imports and calls in every function body (run when the function is called), a
 module-level ``__getattr__`` (PEP 562), and PEP 810 lazy imports (``lazy import x`` is recognised on
@@ -278,7 +278,7 @@ class FunctionBodies:
     """The function bodies of one module, each analysed the first time it is asked for.
 
     :meth:`find_function_facts` gives for one qualified name exactly the :class:`FunctionFacts`
-    that ``extract_facts(source, target).functions`` holds for it (SEMANTICS.md rule 16), without
+    that ``extract_facts(source, target).functions`` holds for it (docs/semantics.md rule 16), without
     analysing the module's other functions: an import-time call usually reaches one or two of a
     module's functions. Made from a :class:`FunctionIndex`, it parses only the lines of the
     function asked for (inside ``if 1:`` when indented, so columns stay, after blank lines, so line
@@ -537,7 +537,7 @@ _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", 
 
 @dataclass
 class _ImportTimeVisitor:
-    """Walks import-time statements, collecting sites and bindings (rules 8-14 of SEMANTICS.md)."""
+    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14)."""
 
     target: Target
     sites: list[ImportSite] = field(default_factory=list)
@@ -1164,7 +1164,7 @@ class _ImportTimeVisitor:
     # -- function bodies and lazy imports ------------------------------------------------------------
 
     def analyse_functions(self) -> dict[str, FunctionFacts]:
-        """Analyse every function recorded so far as if it were called (SEMANTICS.md rule 16).
+        """Analyse every function recorded so far as if it were called (docs/semantics.md rule 16).
 
         A body sees the module's final import aliases, minus its own parameters and local bindings.
         Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each

@@ -5,7 +5,7 @@ statement at ``path:line`` which makes ``imported`` run. Edges are built lazily,
 from the facts of :mod:`flake8_importpolicy.analysis.extract` and path search in
 :mod:`flake8_importpolicy.analysis.resolve`; only modules that are reached are parsed.
 
-Edges follow CPython's import system (``shared/SEMANTICS.md``):
+Edges follow CPython's import system (docs/semantics.md):
 
 - ``import a.b.c`` runs ``a``, ``a.b`` and ``a.b.c`` (rule 1; the hops to ``a`` and ``a.b`` have kind
   ``parent-package``);

@@ -39,11 +39,8 @@ _T = TypeVar("_T")
 
 MIN_MISSES: int = 100
 """Files extracted in the engine's own process before a pool is started; a warm facts cache never
-pays for one. Below about a hundred files workers gain nothing measurable (forking, the pipe and
-their start cost about what they save): two series of 7 alternating cold checks on 2 CPUs at a load
-average near 1 gave vLLM (77 files) 0.60/0.47 s in one process against 0.61/0.52 s with workers from
-the 48th file, transformers (54) 0.65/0.56 s against 0.53/0.56 s. torch's closures (736 files) gain:
-4.2 s in one process, 3.7 s with workers (3 runs)."""
+pays for one. Below about a hundred files, forking, the pipe and the workers' start cost about what
+they save; the measurements are in docs/performance.md, "Where the time goes", "Worker processes"."""
 
 
 def default_jobs() -> int:

@@ -1,6 +1,6 @@
 """Resolution: which file runs for a dotted module name, found by path search alone (no execution).
 
-The search follows the interpreter's order (``shared/SEMANTICS.md`` rules 5-7):
+The search follows the interpreter's order (docs/semantics.md rules 5-7):
 
 1. modules already imported at interpreter start-up never run again (``preloaded``);
 2. builtin modules (``sys.builtin_module_names``), then frozen modules (``_imp._frozen_module_names()``,

@@ -2,7 +2,7 @@
 
 A cold check needs, of each module in a closure, what runs at import time: module-level code, class
 bodies, and of each ``def`` its decorators, defaults, annotations, name and line span
-(``shared/SEMANTICS.md`` rules 8-9). The bodies themselves are read only for the few functions an
+(docs/semantics.md rules 8-9). The bodies themselves are read only for the few functions an
 import-time call reaches (:class:`~flake8_importpolicy.analysis.extract.FunctionIndex` re-parses those lines
 then). Yet in real packages most of the text is function bodies (59 % of the lines of torch's
 import-time closure), and ``ast.parse`` pays for every line it builds nodes for. So before parsing,

@@ -124,7 +124,7 @@ class WhyResult:
         problems: modules in the closure that could not be analysed, with why.
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
             transformers-style ``_LazyModule``): their targets are *not* run at import time
-            (SEMANTICS.md rule 18); ``detail`` is the called name.
+            (docs/semantics.md rule 18); ``detail`` is the called name.
     """
 
     module: str

@@ -100,7 +100,7 @@ class HopKind(StrEnum):
 
     - ``import``: ``import a.b`` (the hop to ``a.b``);
     - ``from-import``: ``from p import name`` (the hop to ``p``, and to the submodule ``p.name``
-      when the fromlist runs it, SEMANTICS.md rule 2);
+      when the fromlist runs it, docs/semantics.md rule 2);
     - ``star-import``: ``from p import *`` (``p``, and the submodules of a literal ``p.__all__``);
     - ``importlib``: ``importlib.import_module("a")``, ``__import__("a")`` with literal names;
     - ``parent-package``: a package that runs before its submodule (rule 1), also the light

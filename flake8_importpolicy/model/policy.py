@@ -157,7 +157,7 @@ class Settings:
             ``"stop"``; default ``"auto"``.
         cache_dir: absolute cache directory; default ``.importpolicy_cache`` next to the policy.
         call_depth: how many nested calls of first-party functions made at import time are
-            followed (SEMANTICS.md rule 16); default 3.
+            followed (docs/semantics.md rule 16); default 3.
         lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
             ``__lazy_modules__`` as written), ``all`` (``-X lazy_imports=all``) or ``none``
             (``-X lazy_imports=none``: every import eager); default ``normal``.
