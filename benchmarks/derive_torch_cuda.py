@@ -544,14 +544,6 @@ class Context:
 # Call sites of a body, with guards (R6, R7)
 
 
-def _call_name(expr: ast.expr) -> Optional[str]:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        return expr.attr
-    return None
-
-
 def _is_init_predicate(test: ast.expr) -> bool:
     """True for an expression that holds only once CUDA is initialised (R6)."""
     if (isinstance(test, ast.Call) and not test.args
