@@ -23,7 +23,7 @@ from typing import Optional
 
 import pytest
 
-from flake8_importpolicy.policy import load_policy
+from flake8_importpolicy.config.load import load_policy
 
 REPO = Path(__file__).resolve().parent.parent
 PRESETS = REPO / "flake8_importpolicy" / "presets"
