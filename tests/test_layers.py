@@ -1,0 +1,74 @@
+"""The package's layers, checked by import-linter (the contracts are in setup.cfg).
+
+``cli | flake8_checker | pytest_plugin`` > ``runtime`` > ``answers`` > ``output`` >
+``analysis | config`` > ``model`` > ``codes``: a module imports only from layers below its own.
+Imports inside functions count (import-linter sees every import statement), and so do imports under
+``if TYPE_CHECKING:`` (a type from a higher layer is a dependency on it all the same). Modules of one
+package import each other without cycles. Each test runs the real ``lint-imports``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _lint_imports(
+    config: Path, cwd: Path, pythonpath: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    script = Path(sysconfig.get_path("scripts")) / "lint-imports"
+    command = [str(script)] if script.is_file() else [shutil.which("lint-imports") or "lint-imports"]
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run(
+        [*command, str(config), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_the_layers_hold() -> None:
+    result = _lint_imports(REPO / "setup.cfg", REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
+
+
+@pytest.fixture()
+def copy(tmp_path: Path) -> Path:
+    """A copy of the package and its contracts, importable from ``tmp_path``."""
+    shutil.copytree(REPO / "flake8_importpolicy", tmp_path / "flake8_importpolicy",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "setup.cfg", tmp_path / "setup.cfg")
+    return tmp_path
+
+
+def _add(copy: Path, module: str, text: str) -> None:
+    path = copy / "flake8_importpolicy" / module
+    path.write_text(path.read_text() + text)
+
+
+@pytest.mark.parametrize("statement", [
+    "\n\ndef _wrong_way() -> None:\n    from flake8_importpolicy.analysis import extract  # noqa\n",
+    "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+    "    from flake8_importpolicy.analysis import extract  # noqa\n",
+])
+def test_a_wrong_way_import_breaks_the_layers(copy: Path, statement: str) -> None:
+    _add(copy, "model/facts.py", statement)
+    result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Layers of flake8_importpolicy (dependencies flow one way) BROKEN" in result.stdout
+    assert "flake8_importpolicy.model.facts -> flake8_importpolicy.analysis.extract" in result.stdout
+
+
+def test_an_import_cycle_breaks_the_contract(copy: Path) -> None:
+    _add(copy, "model/patterns.py",
+         "\n\ndef _cycle() -> None:\n    from flake8_importpolicy.model import policy  # noqa\n")
+    result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "No import cycles between the modules of a package BROKEN" in result.stdout
