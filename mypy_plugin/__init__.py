@@ -1,33 +1,28 @@
 """The mypy plugin: ``plugins = mypy_plugin`` makes mypy report import-policy findings (docs/mypy.md).
 
-A thin adapter over :mod:`flake8_importpolicy.answers.by_module`: the engine scans the sources itself
-(mypy's AST hides the ``else:`` of ``if TYPE_CHECKING:``, has no imports for modules loaded from the
-cache, and shows third-party packages through their stubs); mypy only hosts the reporting, under the
-error code ``import-policy``. How it fits mypy's build (mypy >= 2.4, sequential or ``-n N``):
+A thin adapter over :mod:`flake8_importpolicy.answers.by_module` (the engine reads the sources itself;
+mypy only hosts the reporting, under the error code ``import-policy``), for mypy >= 2.4, sequential or
+``-n N``:
 
-- ``gc.get_referrers`` finds the ``BuildManager`` for its ``Errors``: in ``set_modules`` on a cold run
-  (before the heap grows) and in a ``-n`` worker (whose ``gc.freeze()`` then hides it), else only when
-  a finding is reported: a warm run that re-checks no light module never pays for the search;
 - ``get_additional_indirect_deps`` runs once per re-checked module, in the process that checks it,
-  before that module's errors are cached: the findings are reported there, and ``# type: ignore`` and
-  ``--warn-unused-ignores`` see them (errors reported at parse time crash ``-n N``);
-- ``report_config_data`` returns the digest of what a module shows (``None`` when nothing): mypy
-  abandons a module's cache entry when it changes, so a dependency edit that changes no interface
-  still re-checks the light module. The digest covers the engine's code too.
+  before its errors are cached: the findings are reported there (``# type: ignore`` sees them), through
+  the ``BuildManager``'s ``Errors``, found with ``gc.get_referrers`` (in ``set_modules`` on a cold run
+  or in a ``-n`` worker, else only when a finding is reported);
+- ``report_config_data`` returns the digest of what a module shows, so a dependency edit that changes
+  no interface still re-checks the light module.
 
-On a cold run a helper process builds the index while mypy checks modules that cannot show findings
-(stubs; modules no light pattern names). Configuration problems stop mypy with one line on stderr and
-exit status 2, never a traceback.
+On a cold run a helper process builds the index while mypy checks modules that cannot show findings.
+Configuration problems stop mypy with one line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
-import configparser
 import gc
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Final
 
 from mypy.build import BuildManager, find_config_file_line_number
@@ -38,20 +33,22 @@ from mypy.options import Options
 from mypy.plugin import Plugin, ReportConfigContext
 
 from flake8_importpolicy.answers.by_module import (
+    MYPY_SECTION,
     ModuleFindings,
     find_light_matcher,
     find_module_findings,
     find_module_findings_quickly,
-    find_policy_path,
+    find_policy_for_mypy,
     start_index_build,
 )
+from flake8_importpolicy.model.errors import ImportPolicyError
 
 __all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
 
 IMPORT_POLICY: Final = ErrorCode(
     "import-policy", "Check that light modules import no forbidden module at import time", "General"
 )
-SECTION: Final = "importpolicy"
+SECTION: Final = MYPY_SECTION
 """The mypy.ini/setup.cfg section read by the plugin; its one key is ``policy = PATH``."""
 
 
@@ -157,64 +154,35 @@ def _is_same_file(file: MypyFile, analysed: str | None) -> bool:
         return False
 
 
+def _locate_policy(config_file: str | None) -> str:
+    """The policy for mypy's configuration (see :func:`find_policy_for_mypy`).
+
+    Raises:
+        _ConfigError: if the ``[importpolicy]`` section is invalid or no policy is found.
+    """
+    try:
+        return find_policy_for_mypy(config_file, lambda key: find_config_file_line_number(
+            config_file or "", SECTION, key))
+    except ImportPolicyError as err:
+        raise _ConfigError(str(err)) from None
+
+
 class _ConfigError(Exception):
     """A configuration problem, as the one line mypy prints."""
 
 
-def _locate_policy(config_file: str | None) -> str:
-    """``[importpolicy] policy`` of an INI mypy config, else the policy found from the config's directory.
-
-    Raises:
-        _ConfigError: if the section is invalid or no policy is found.
-    """
-    if config_file is not None and not config_file.endswith(".toml"):
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read(config_file, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
-            pass  # mypy reports an unreadable config itself
-        if parser.has_section(SECTION):
-            for key in parser.options(SECTION):
-                if key != "policy":
-                    raise _ConfigError(_config_line(
-                        config_file, key, f"[{SECTION}] has no key {key!r}; its only key is 'policy'"))
-            value = parser.get(SECTION, "policy", fallback="").strip()
-            path = os.path.join(os.path.dirname(config_file), os.path.expanduser(value))
-            if not value or not os.path.isfile(path):
-                raise _ConfigError(_config_line(
-                    config_file, "policy", f"[{SECTION}] policy = {value}: no such file {_shown(path)}"))
-            return os.path.realpath(path)
-    start = os.path.dirname(config_file) if config_file else os.getcwd()
-    found = find_policy_path(start or os.curdir)
-    if found is None:
-        hint = f" or set 'policy = PATH' in an [{SECTION}] section" if config_file else ""
-        where = f"{_shown(config_file)}: " if config_file else ""
-        raise _ConfigError(
-            f"{where}error: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
-            f"{_shown(start or os.curdir)} or any parent; create one{hint} (see docs/mypy.md)")
-    return found
-
-
-def _config_line(config_file: str, key: str, message: str) -> str:
-    line = find_config_file_line_number(config_file, SECTION, key)
-    return f"{_shown(config_file)}{f':{line}' if line > 0 else ''}: error: {message}"
-
-
 def _error_line(policy_path: str, error: Exception) -> str:
-    """An unusable policy (or an internal error) as the one line mypy prints."""
+    """An unusable policy (or an internal error: a bug) as the one line mypy prints."""
     from flake8_importpolicy.model.errors import ImportPolicyError
     from flake8_importpolicy.output.render import format_error_line
 
     if not isinstance(error, ImportPolicyError):
-        error = RuntimeError(f"flake8-importpolicy failed: {type(error).__name__}: {error}; this is a bug, "
-                             "please report it")
+        error = RuntimeError(f"flake8-importpolicy failed: {type(error).__name__}: {error}; this is a bug")
     return format_error_line(error, _shown(policy_path))
 
 
 def _shown(path: str) -> str:
     """``path`` relative to the working directory when inside it (as mypy shows paths), else absolute."""
-    from pathlib import Path
-
     from flake8_importpolicy.model.errors import display_path
 
     return display_path(Path(path))

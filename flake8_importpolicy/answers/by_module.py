@@ -47,7 +47,8 @@ __all__ = [
     "find_light_matcher",
     "find_module_findings",
     "find_module_findings_quickly",
-    "find_policy_path",
+    "MYPY_SECTION",
+    "find_policy_for_mypy",
     "start_index_build",
 ]
 
@@ -71,11 +72,60 @@ class ModuleFindings(NamedTuple):
     files: dict[str, str]
 
 
-def find_policy_path(start: str) -> str | None:
-    """The policy file for mypy's configuration directory ``start``
-    (:func:`~flake8_importpolicy.config.locate.find_policy`), as a string."""
+MYPY_SECTION = "importpolicy"
+"""The mypy.ini/setup.cfg section that names the policy; its one key is ``policy = PATH``."""
+
+
+def find_policy_for_mypy(config_file: str | None, line_of: Callable[[str], int]) -> str:
+    """The policy for a mypy configuration: ``[importpolicy] policy`` of an INI configuration, else
+    the policy :func:`~flake8_importpolicy.config.locate.find_policy` finds from the configuration's
+    directory (the working directory without one).
+
+    Args:
+        config_file: mypy's configuration file, if any.
+        line_of: the 1-based line of a key of the section in ``config_file`` (0 if unknown).
+
+    Raises:
+        flake8_importpolicy.model.errors.ImportPolicyError: the section is invalid or no policy is
+            found; the message is the one line mypy prints (``<config>[:line]: error: ...``).
+    """
+    from flake8_importpolicy.model.errors import ImportPolicyError, display_path
+
+    def shown(path: str) -> str:
+        return display_path(Path(path))
+
+    def problem(key: str, message: str) -> ImportPolicyError:
+        line = line_of(key)
+        where = f"{shown(str(config_file))}{f':{line}' if line > 0 else ''}"
+        return ImportPolicyError(f"{where}: error: {message}")
+
+    section = MYPY_SECTION
+    if config_file is not None and not config_file.endswith(".toml"):
+        import configparser
+
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(config_file, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            pass  # mypy reports an unreadable config itself
+        if parser.has_section(section):
+            for key in parser.options(section):
+                if key != "policy":
+                    raise problem(key, f"[{section}] has no key {key!r}; its only key is 'policy'")
+            value = parser.get(section, "policy", fallback="").strip()
+            path = os.path.join(os.path.dirname(config_file), os.path.expanduser(value))
+            if not value or not os.path.isfile(path):
+                raise problem("policy", f"[{section}] policy = {value}: no such file {shown(path)}")
+            return os.path.realpath(path)
+    start = (os.path.dirname(config_file) if config_file else os.getcwd()) or os.curdir
     found = find_policy(start)
-    return str(found) if found is not None else None
+    if found is None:
+        hint = f" or set 'policy = PATH' in an [{section}] section" if config_file else ""
+        where = f"{shown(config_file)}: " if config_file else ""
+        raise ImportPolicyError(
+            f"{where}error: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
+            f"{shown(start)} or any parent; create one{hint} (see docs/mypy.md)")
+    return str(found)
 
 
 def find_module_findings(policy_path: str) -> ModuleFindings:
