@@ -217,7 +217,7 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
     if report is None:
         return None
     root = path.parent
-    return _write_report(args, report, lambda shown: relpath_under(root, shown))
+    return _write_report(args, report, lambda shown: relpath_under((root,), shown))
 
 
 def _run_handler(args: argparse.Namespace, policy: Policy) -> int:

@@ -19,9 +19,8 @@ engine (standard library only; finding the policy, reading, validating and writi
   its content cannot change any answer.
 
 IPL001 is reported at the light module's first-hop statement; IPL002 at every other hop of a reported
-chain (the chains of :func:`flake8_importpolicy.analysis.engine.check_policy`, not every path), naming the
-light
-module(s) the hop makes heavy. This module imports neither flake8 nor mypy.
+chain (the chains of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.check`, not every path),
+naming the light module(s) the hop makes heavy. This module imports neither flake8 nor mypy.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -205,7 +206,7 @@ class Policy:
     def relpath(self, path: Path) -> str:
         """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,
         else ``str`` of the absolute path (see :func:`relpath_under`)."""
-        return relpath_under(self.root, path)
+        return relpath_under((self.root,), path)
 
     def rules_for(self, module: str) -> ModuleRules:
         """The rules that apply to ``module``: every ``[light]`` rule whose pattern names it exactly,
@@ -228,10 +229,10 @@ class Policy:
         return ModuleRules(module, light, tuple(forbid.values()), allow, after)
 
 
-def relpath_under(root: Path, path: Path) -> str:
-    """How a path is shown to users: relative to the policy file's directory ``root``, with ``/``
-    separators, when it is inside it (as written, or with symbolic links resolved), else ``str`` of
-    the absolute path. A path that cannot be resolved (a symbolic link loop) is shown as written."""
+def relpath_under(roots: Sequence[Path], path: Path) -> str:
+    """How a path is shown to users: relative to the first of ``roots`` (absolute directories) it is
+    inside, as written or with symbolic links resolved, with ``/`` separators; else ``str`` of the
+    absolute path. A path that cannot be resolved (a symbolic link loop) is compared as written."""
     absolute = path if path.is_absolute() else path.absolute()
     candidates = [absolute]
     try:
@@ -239,8 +240,9 @@ def relpath_under(root: Path, path: Path) -> str:
     except (OSError, RuntimeError):
         pass
     for candidate in candidates:
-        try:
-            return candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
+        for root in roots:
+            try:
+                return candidate.relative_to(root).as_posix()
+            except ValueError:
+                continue
     return str(absolute)

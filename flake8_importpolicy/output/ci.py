@@ -21,6 +21,7 @@ from typing import Final
 from flake8_importpolicy import __version__, codes
 from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import Hop
+from flake8_importpolicy.model.policy import relpath_under
 from flake8_importpolicy.output.render import (
     PathFormatter,
     format_hop_kind,
@@ -64,18 +65,7 @@ def workspace_relpath(root: Path) -> PathFormatter:
     directory outside GitHub Actions).
     """
     roots = (root.absolute(), root.resolve())
-
-    def relpath(path: Path) -> str:
-        absolute = path if path.is_absolute() else path.absolute()
-        for candidate in (absolute, absolute.resolve()):
-            for base in roots:
-                try:
-                    return candidate.relative_to(base).as_posix()
-                except ValueError:
-                    continue
-        return str(absolute)
-
-    return relpath
+    return lambda path: relpath_under(roots, path)
 
 
 # --------------------------------------------------------------------------------------------

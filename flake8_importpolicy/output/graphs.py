@@ -17,6 +17,7 @@ from flake8_importpolicy.output.render import (
     PathFormatter,
     format_hop_kind,
     format_where,
+    format_why_notes,
 )
 
 __all__ = ["WhyGraph", "WhyNode", "find_why_graph", "format_why_dot", "format_why_mermaid"]
@@ -88,19 +89,7 @@ def find_why_graph(why: WhyResult, relpath: PathFormatter) -> WhyGraph:
             root=name == why.module,
         )
 
-    notes = [
-        f"unknown import: {format_where(u.path, u.line, relpath)}: {u.detail} (target not a literal)"
-        for u in why.unknown
-    ]
-    notes.extend(
-        f"lazily attached: {format_where(a.path, a.line, relpath)}: {a.detail}(...) "
-        "(its targets are not run at import time)"
-        for a in why.lazy
-    )
-    notes.extend(
-        f"cannot analyse {module}: line {problem.line}: {problem.message}"
-        for module, problem in why.problems
-    )
+    notes = format_why_notes(why, relpath)
     return WhyGraph(
         module=why.module,
         nodes=tuple(node(n) for n in sorted(depth, key=lambda n: (depth[n], n))),

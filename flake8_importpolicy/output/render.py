@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import Hop
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "format_violation_header",
     "format_violation_message",
     "format_where",
+    "format_why_notes",
     "hop_to_json",
     "plural",
     "single_line",
@@ -85,6 +86,25 @@ def format_chain_compact(chain: Sequence[Hop], relpath: PathFormatter) -> str:
 def format_violation_message(violation: Violation, relpath: PathFormatter) -> str:
     """``IPL001 light module ... (reason): <compact chain>``: the one-line form of flake8 and mypy."""
     return f"{format_violation_header(violation)}: {format_chain_compact(violation.chain, relpath)}"
+
+
+def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:
+    """What ``why`` found but cannot draw as a chain: dynamic imports with non-literal targets, lazy
+    attachments and unanalysable modules, one line each, in that order."""
+    notes = [
+        f"unknown import: {format_where(u.path, u.line, relpath)}: {u.detail} (target not a literal)"
+        for u in why.unknown
+    ]
+    notes.extend(
+        f"lazily attached: {format_where(a.path, a.line, relpath)}: {a.detail}(...) "
+        "(its targets are not run at import time)"
+        for a in why.lazy
+    )
+    notes.extend(
+        f"cannot analyse {module}: line {problem.line}: {problem.message}"
+        for module, problem in why.problems
+    )
+    return notes
 
 
 def plural(count: int, noun: str) -> str:

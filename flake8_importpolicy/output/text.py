@@ -19,6 +19,7 @@ from flake8_importpolicy.output.render import (
     format_summary,
     format_violation_header,
     format_where,
+    format_why_notes,
     plural,
 )
 
@@ -78,18 +79,7 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
         )
     else:
         out.append(f"import {why.module} runs {count} other modules; no forbidden module is reached.")
-    for unknown in why.unknown:
-        out.append(
-            f"unknown import: {format_where(unknown.path, unknown.line, relpath)}: {unknown.detail} "
-            "(target not a literal)"
-        )
-    for attachment in why.lazy:
-        out.append(
-            f"lazily attached: {format_where(attachment.path, attachment.line, relpath)}: "
-            f"{attachment.detail}(...) (its targets are not run at import time)"
-        )
-    for module, problem in why.problems:
-        out.append(f"cannot analyse {module}: line {problem.line}: {problem.message}")
+    out.extend(format_why_notes(why, relpath))
     return "\n".join(out) + "\n"
 
 

@@ -27,7 +27,7 @@ from flake8_importpolicy.analysis.resolve import query_interpreter
 from flake8_importpolicy.model.facts import Flag
 from flake8_importpolicy.model.graph import Hop, HopKind
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
+from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy, relpath_under
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter
 from flake8_importpolicy.output.status import open_status_line
@@ -362,18 +362,7 @@ def assert_import_light(
 
 def _relative_to(roots: Sequence[Path]) -> PathFormatter:
     resolved = [root.resolve() for root in roots]
-
-    def relpath(path: Path) -> str:
-        if not path.is_absolute():
-            return str(path)
-        for root in resolved:
-            try:
-                return path.relative_to(root).as_posix()
-            except ValueError:
-                continue
-        return str(path)
-
-    return relpath
+    return lambda path: relpath_under(resolved, path)
 
 
 def run_command(
