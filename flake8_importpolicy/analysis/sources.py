@@ -71,6 +71,7 @@ class FactsSource:
             :mod:`flake8_importpolicy.analysis.parallel`); 1 extracts everything in this process.
 
     Attributes:
+        policy: the policy.
         interpreter: the target interpreter's facts (:class:`InterpreterInfo`).
         target: the versions, platform and lazy-imports mode facts are extracted for.
         index: path search over the source roots and the interpreter's ``sys.path``.
@@ -80,7 +81,9 @@ class FactsSource:
         files_read: ``{path: sha256 hex digest}`` of every file whose facts were given out (``""``
             for a file that could not be read).
 
-    Call :meth:`close` to stop the worker processes.
+    Every argument is required: the defaults are those of the one caller,
+    :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`. Call :meth:`close` to stop the
+    worker processes.
 
     Raises:
         flake8_importpolicy.model.errors.InterpreterError: if the target interpreter cannot be
@@ -91,12 +94,12 @@ class FactsSource:
         self,
         policy: Policy,
         *,
-        interpreter: str | None = None,
-        target_versions: Iterable[tuple[int, int]] = (),
-        overrides: Mapping[Path, bytes] | None = None,
-        facts_cache: FactsCache | None = None,
-        interpreter_info: InterpreterInfo | None = None,
-        jobs: int = 1,
+        interpreter: str | None,
+        target_versions: Iterable[tuple[int, int]],
+        overrides: Mapping[Path, bytes] | None,
+        facts_cache: FactsCache | None,
+        interpreter_info: InterpreterInfo | None,
+        jobs: int,
     ) -> None:
         self.policy = policy
         settings = policy.settings
