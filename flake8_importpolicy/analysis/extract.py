@@ -891,14 +891,14 @@ class _ImportTimeVisitor:
 
     def _dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
-        name = self.qualname(call.func)
+        name = dotted_name(call.func, self.aliases)
         if name is None or name not in _DYNAMIC_IMPORTERS:
             return False
         self._call_site(call, flags, name)
         return True
 
     def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
-        name = self.qualname(func)
+        name = dotted_name(func, self.aliases)
         if name is None:
             return
         first = func
@@ -954,10 +954,6 @@ class _ImportTimeVisitor:
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
                 return "__package__"
         return None
-
-    def qualname(self, node: ast.expr) -> str | None:
-        """The dotted name an expression refers to, through import aliases (``np.x`` -> ``numpy.x``)."""
-        return dotted_name(node, self.aliases)
 
     # -- bindings ----------------------------------------------------------------------------------
 
