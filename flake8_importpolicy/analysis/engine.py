@@ -14,37 +14,17 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-import re
-import sys
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.analysis.extract import (
-    FunctionBodies,
-    FunctionIndex,
-    parse_function_bodies,
-)
-from flake8_importpolicy.analysis.graph import ImportGraph, resolve_relative
+from flake8_importpolicy.analysis.extract import FunctionIndex
+from flake8_importpolicy.analysis.graph import ImportGraph
 from flake8_importpolicy.analysis.noqa import is_suppressed
-from flake8_importpolicy.analysis.parallel import FactsPool, cached_facts
-from flake8_importpolicy.analysis.resolve import (
-    ModuleIndex,
-    query_interpreter,
-    query_is_running,
-    read_source,
-    running_interpreter_without_path,
-)
-from flake8_importpolicy.model.facts import (
-    FunctionFacts,
-    ModuleFacts,
-    SourceProblem,
-    Target,
-)
+from flake8_importpolicy.analysis.parallel import FactsPool
+from flake8_importpolicy.analysis.sources import FactsSource
+from flake8_importpolicy.model.facts import ModuleFacts, SourceProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
@@ -54,7 +34,7 @@ from flake8_importpolicy.model.graph import (
     UnknownImport,
     module_of,
 )
-from flake8_importpolicy.model.interpreter import InterpreterInfo, ResolvedModule
+from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.patterns import ModulePattern
 from flake8_importpolicy.model.policy import (
     HeavyRule,
@@ -84,17 +64,27 @@ class _IgnoreTracker:
 class PolicyEngine:
     """The import-time graph of a policy's project, with the checks on top of it.
 
+    The modules' facts come from a :class:`~flake8_importpolicy.analysis.sources.FactsSource` the
+    engine makes (editor buffers, worker processes, the facts cache); the engine checks and explains.
+
     Args:
         policy: the loaded policy (source roots, interpreter, targets, rules).
-        interpreter, target_versions, overrides, facts_cache: as for :func:`check_policy`.
-        interpreter_info: the interpreter's facts if already known (skips the query).
+        interpreter, target_versions, overrides, facts_cache, interpreter_info: as for
+            :class:`~flake8_importpolicy.analysis.sources.FactsSource` (``--interpreter``,
+            ``--target-version``, editor buffers, the facts cache, an interpreter already queried).
         jobs: processes that extract facts in parallel (see :mod:`flake8_importpolicy.analysis.parallel`);
             1 (the default) extracts everything in this process. Answers do not depend on it.
+
+    Attributes:
+        policy, interpreter, target, index, graph: the policy, the target interpreter's facts, the
+            target, path search and the import-time graph.
+        files_read: ``{path: sha256 hex digest}`` of every file parsed so far (see
+            :meth:`find_dependencies`).
 
     Call :meth:`close` (or use the engine as a context manager) to stop the worker processes.
 
     Raises:
-        flake8_importpolicy.analysis.resolve.InterpreterError: if the target interpreter cannot be queried.
+        flake8_importpolicy.model.errors.InterpreterError: if the target interpreter cannot be queried.
     """
 
     def __init__(
@@ -110,20 +100,18 @@ class PolicyEngine:
     ) -> None:
         self.policy = policy
         settings = policy.settings
-        exe = settings.interpreter_executable(interpreter)
-        self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
-        self._cache = facts_cache
-        early: tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None = None
-        if interpreter_info is None and query_is_running(exe):
-            early = self._extract_light_files_early(exe, tuple(target_versions))
-        self.interpreter = interpreter_info or query_interpreter(exe)
-        versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
-        self.target = Target(
-            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
+        self._facts_source = FactsSource(
+            policy,
+            interpreter=interpreter,
+            target_versions=target_versions,
+            overrides=overrides,
+            facts_cache=facts_cache,
+            interpreter_info=interpreter_info,
+            jobs=jobs,
         )
-        # Facts extracted for another target cannot be used (the query may report another version).
-        self._early = early[1] if early is not None and early[0] == self.target else {}
-        self.index = ModuleIndex(settings.source_roots, self.interpreter)
+        self.interpreter = self._facts_source.interpreter
+        self.target = self._facts_source.target
+        self.index = self._facts_source.index
         self._ignores = _IgnoreTracker(policy.ignores)
         heavy_calls = policy.heavy_calls
 
@@ -132,23 +120,16 @@ class PolicyEngine:
 
         self.graph = ImportGraph(
             self.index,
-            self._facts,
+            self._facts_source.module_facts,
             self._ignores,
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
-            function_facts=self._function_facts,
+            function_facts=self._facts_source.function_facts,
         )
-        self._pool = FactsPool(jobs, self.target, facts_cache)
-        self._forbid_any = tuple(
-            {id(h): h for r in policy.light for h in r.forbid}.values()
-        ) + tuple(policy.heavy)
-        self._bodies: OrderedDict[Path, FunctionBodies | None] = OrderedDict()
-        self._function_indexes: dict[Path, FunctionIndex] = {}
         self._first_party_tops: frozenset[str] | None = None
-        self.files_read: dict[Path, str] = {}
-        self._digests: dict[Path, str] = {}
+        self.files_read: dict[Path, str] = self._facts_source.files_read  # the same dict, kept up to date
 
-    # -- facts -------------------------------------------------------------------------------------
+    # -- facts (from the FactsSource) --------------------------------------------------------------
 
     def __enter__(self) -> PolicyEngine:
         return self
@@ -158,168 +139,25 @@ class PolicyEngine:
 
     def close(self) -> None:
         """Stop the worker processes, if any (the engine still works afterwards, serially)."""
-        self._pool.close()
+        self._facts_source.close()
 
-    def _source(self, path: Path) -> bytes | None:
-        """The override for ``path`` (an editor's buffer), if any."""
-        return self._overrides.get(path.resolve()) if self._overrides else None
+    @property
+    def _pool(self) -> FactsPool:
+        """The worker pool of the facts source (tests drive it)."""
+        return self._facts_source.pool
 
-    def _extract_light_files_early(
-        self, exe: str, target_versions: tuple[tuple[int, int], ...]
-    ) -> tuple[Target, dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]] | None:
-        """While the interpreter query runs: the facts of the light modules' files and their parent
-        packages', found in the source roots alone (the files the check reads first), with the
-        target they were extracted for.
-
-        Only for the interpreter running us (whose builtin and frozen modules, version and
-        extension suffixes are known here already; the query adds ``sys.path`` and the start-up
-        modules). The check uses a result only for the file its real path search finds, and facts
-        depend on nothing but the file's bytes and the target, so the answer cannot change.
-        """
-        if os.path.realpath(exe) != os.path.realpath(sys.executable):
-            return None
-        settings = self.policy.settings
-        target = Target(
-            versions=target_versions or settings.target_versions or (sys.version_info[:2],),
-            platform=settings.platform,
-            lazy_imports=settings.lazy_imports,
-        )
-        index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
-        found: dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]] = {}
-        for rule in self.policy.light:
-            if rule.pattern.is_wildcard:
-                continue
-            parts = rule.pattern.text.split(".")
-            for end in range(1, len(parts) + 1):
-                module = index.resolve_module(".".join(parts[:end]))
-                path = module.path
-                if module.origin != "first-party" or not module.has_source or path is None:
-                    continue
-                if path in found or self._source(path) is not None:
-                    continue
-                try:
-                    source = read_source(path)
-                except OSError:
-                    continue
-                found[path] = cached_facts(source, target, self._cache)[:3]
-        return target, found
-
-    def _facts(self, resolved: ResolvedModule) -> ModuleFacts:
-        assert resolved.path is not None
-        path = resolved.path
-        source = self._source(path)
-        taken = self._pool.take(path) if source is None else None
-        if taken is None and self._early:
-            taken = self._early.pop(path, None)
-        if taken is not None and taken[0]:
-            digest, facts, index = taken
-        else:
-            if source is None:
-                try:
-                    source = read_source(path)
-                except OSError as exc:
-                    self.files_read[path] = ""  # unreadable: answers depending on it are not cached
-                    return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
-            digest, facts, index, extracted = cached_facts(source, self.target, self._cache)
-            if extracted:
-                self._pool.note_miss()
-        self.files_read[path] = self._digests[path] = digest
-        if index is not None and index.spans:
-            self._function_indexes[path] = index
-        self._prefetch_imports(resolved, facts)
-        return facts
-
-    def _prefetch_imports(self, resolved: ResolvedModule, facts: ModuleFacts) -> None:
-        """Have workers extract the modules ``resolved``'s import sites name, before they are needed.
-
-        Only a guess at what the traversal will ask for next (every site's target, its parent
-        packages and the submodules its from-import names may be); wrong guesses cost a worker's
-        time, never a wrong answer.
-        """
-        if not self._pool.active or facts.problem is not None:
-            return
-        module, is_package = resolved.name, resolved.is_package
-        follow_external = self.policy.settings.external == "follow"
-        for site in facts.sites:
-            if site.target is None:
-                continue
-            base = resolve_relative(site, module, is_package)
-            if base is None:
-                continue
-            parts = base.split(".")
-            names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-            names.extend(f"{base}.{name}" for name in site.names if name != "*")
-            for name in names:
-                parent = name.rpartition(".")[0]
-                if parent and any(rule.matches_node(parent) for rule in self._forbid_any):
-                    continue  # inside a forbidden package: a leaf, its submodules never run
-                found = self.index.resolve_module(name)
-                if (
-                    found.has_source
-                    and not found.preloaded
-                    and (found.origin == "first-party" or follow_external)
-                    and found.path is not None
-                    and found.path not in self.files_read
-                    and self._source(found.path) is None
-                ):
-                    self._pool.prefetch(found.path)
-
-    def _function_facts(
-        self, resolved: ResolvedModule, qualname: str
-    ) -> FunctionFacts | SourceProblem | None:
-        """One function body of a module, analysed when an import-time call first reaches it; or
-        the syntax error that keeps the module from being analysed (not cached: every run that
-        reaches the body parses it and reports the problem again)."""
-        assert resolved.path is not None
-        path = resolved.path
-        digest = self._digests.get(path)
-        if digest is None:
-            return None
-        if self._cache is not None:
-            cached = self._cache.get_function(digest, self.target, qualname)
-            if cached is not None:
-                return cached[0]
-        bodies = self._function_bodies(path, digest)
-        facts = bodies.find_function_facts(qualname) if bodies is not None else None
-        if bodies is not None and bodies.problem is not None:
-            return bodies.problem
-        if self._cache is not None and bodies is not None:
-            self._cache.put_function(digest, self.target, qualname, facts)
-        return facts
-
-    def _function_bodies(self, path: Path, digest: str) -> FunctionBodies | None:
-        """The parsed function bodies of ``path`` (the last few modules' are kept), or None if the
-        file changed since its module facts were read, or cannot be read or parsed."""
-        if path in self._bodies:
-            self._bodies.move_to_end(path)
-            return self._bodies[path]
-        source = self._source(path)
-        try:
-            source = source if source is not None else read_source(path)
-        except OSError:
-            source = None
-        bodies = None
-        if source is not None and hashlib.sha256(source).hexdigest() == digest:
-            index = self._function_indexes.get(path)
-            if index is not None:
-                bodies = index.load(source)  # parses only the bodies asked for
-            else:
-                bodies = parse_function_bodies(source, self.target)
-        self._bodies[path] = bodies
-        if len(self._bodies) > _BODIES_KEPT:
-            self._bodies.popitem(last=False)
-        return bodies
+    @property
+    def _early(self) -> dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]:
+        """The facts the facts source extracted early and the traversal has not used yet (tests
+        look at them)."""
+        return self._facts_source.early
 
     def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
-        """What the answers computed so far depend on, for caches of whole answers.
-
-        Returns:
-            ``(files, directories)``: every source file parsed, with the SHA-256 hex digest of the
-            bytes that were analysed, and every directory listed during path search (including
-            ones that did not exist). If none of these changed, the same questions get the same
-            answers.
-        """
-        return dict(self.files_read), self.index.find_listed_directories()
+        """What the answers computed so far depend on, for caches of whole answers: ``(files,
+        directories)`` as :meth:`FactsSource.find_dependencies
+        <flake8_importpolicy.analysis.sources.FactsSource.find_dependencies>` gives them (if none of
+        these changed, the same questions get the same answers)."""
+        return self._facts_source.find_dependencies()
 
     # -- light modules -----------------------------------------------------------------------------
 
@@ -523,18 +361,8 @@ class PolicyEngine:
         ]
 
     def _is_suppressed(self, violation: Violation) -> bool:
-        text = self._source_line(violation.path, violation.line)
+        text = self._facts_source.source_line(violation.path, violation.line)
         return text is not None and is_suppressed(text, violation.code.id)
-
-    def _source_line(self, path: Path, line: int) -> str | None:
-        source = self._source(path)
-        try:
-            data = source if source is not None else read_source(path)
-        except OSError:
-            return None
-        # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).
-        lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
-        return lines[line - 1] if 0 < line <= len(lines) else None
 
     # -- why ---------------------------------------------------------------------------------------
 
@@ -585,11 +413,7 @@ class PolicyEngine:
         )
 
 
-_BODIES_KEPT = 16
-"""Modules whose parsed function bodies a :class:`PolicyEngine` keeps for further calls into them."""
-
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 
 def _is_lazy_attacher(callee: str) -> bool:

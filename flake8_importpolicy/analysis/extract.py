@@ -4,7 +4,8 @@ Only statements that CPython executes when the module is imported are visited (d
 rules 8-14): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
 decorators, default values and base classes. Function and lambda bodies are deferred; the body of
 ``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
-``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform.
+``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform
+(:mod:`flake8_importpolicy.analysis.conditions`).
 
 Beyond import statements it records what later rules need (docs/semantics.md rules 15-17): the calls
 made at import time (module level, class bodies, decorators, default values, base classes and
@@ -40,6 +41,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Final, TypeVar, cast
 
+from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.model.facts import (
     CallKind,
@@ -577,6 +579,12 @@ class _ImportTimeVisitor:
     # names a ``global`` statement in some function declares (they may be rebound at any time)
     declared_global: frozenset[str] = frozenset()
     top_level_lines: set[int] = field(default_factory=set)
+    # evaluates ``if``/``while`` tests (rules 10, 11, 13) with this visitor's aliases and constants
+    conditions: ConditionEvaluator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # The evaluator reads the very mappings this visitor keeps binding names in.
+        self.conditions = ConditionEvaluator(self.target, self.aliases, self.constants)
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -669,7 +677,7 @@ class _ImportTimeVisitor:
         branch: ast.If | None = stmt
         while branch is not None:
             self.scan_expr(branch.test, flags)
-            outcome = self.evaluate(branch.test)
+            outcome = self.conditions.evaluate(branch.test)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
             if outcome is None or True in outcome:
@@ -708,7 +716,7 @@ class _ImportTimeVisitor:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
         ends the loop."""
         self.scan_expr(stmt.test, flags)
-        outcome = self.evaluate(stmt.test)
+        outcome = self.conditions.evaluate(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
             self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
@@ -883,14 +891,14 @@ class _ImportTimeVisitor:
 
     def _dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
-        name = self.qualname(call.func)
+        name = dotted_name(call.func, self.aliases)
         if name is None or name not in _DYNAMIC_IMPORTERS:
             return False
         self._call_site(call, flags, name)
         return True
 
     def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
-        name = self.qualname(func)
+        name = dotted_name(func, self.aliases)
         if name is None:
             return
         first = func
@@ -946,128 +954,6 @@ class _ImportTimeVisitor:
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
                 return "__package__"
         return None
-
-    def qualname(self, node: ast.expr) -> str | None:
-        """The dotted name an expression refers to, through import aliases (``np.x`` -> ``numpy.x``)."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(self.aliases.get(node.id, node.id))
-        return ".".join(reversed(parts))
-
-    # -- conditions (rules 10, 11, 13) -------------------------------------------------------------
-
-    def evaluate(self, test: ast.expr) -> frozenset[bool] | None:
-        """Evaluate an ``if`` test for every target version.
-
-        Returns:
-            The set of outcomes over the target versions (``{True}``, ``{False}`` or both), or ``None``
-            if the test cannot be evaluated statically.
-        """
-        outcomes: set[bool] = set()
-        for version in self.target.versions:
-            value = self._truth(test, version)
-            if value is None:
-                return None
-            outcomes.add(value)
-        return frozenset(outcomes)
-
-    def _truth(self, node: ast.expr, version: tuple[int, int]) -> bool | None:
-        value = self._value(node, version)
-        if value is _UNKNOWN:
-            return None
-        try:
-            return bool(value)
-        except Exception:  # noqa: BLE001 - a literal whose truth raises is unknown
-            return None
-
-    def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Tuple):
-            items = [self._value(item, version) for item in node.elts]
-            return _UNKNOWN if _UNKNOWN in items else tuple(items)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            truth = self._truth(node.operand, version)
-            return _UNKNOWN if truth is None else not truth
-        if isinstance(node, ast.BoolOp):
-            return self._bool_op(node, version)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            return _compare(
-                self._value(node.left, version), node.ops[0], self._value(node.comparators[0], version)
-            )
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node, version)
-        if isinstance(node, ast.Call):
-            return self._call_value(node, version)
-        if isinstance(node, ast.Name) and node.id == "__name__":
-            return _NOT_MAIN
-        name = self.qualname(node)
-        if name is None:
-            return _UNKNOWN
-        if name == "TYPE_CHECKING" or name.endswith(".TYPE_CHECKING"):
-            return False  # rule 10: typing.TYPE_CHECKING is False at runtime
-        if name in ("sys.version_info",):
-            return _VersionInfo(version)
-        if name in ("sys.version_info.major",):
-            return version[0]
-        if name in ("sys.version_info.minor",):
-            return version[1]
-        if name == "sys.platform":
-            return self.target.platform
-        if name == "os.name":
-            return self.target.os_name
-        if isinstance(node, ast.Name) and node.id in self.constants:
-            return self.constants[node.id]
-        return _UNKNOWN
-
-    def _bool_op(self, node: ast.BoolOp, version: tuple[int, int]) -> object:
-        is_and = isinstance(node.op, ast.And)
-        unknown = False
-        for operand in node.values:
-            truth = self._truth(operand, version)
-            if truth is None:
-                unknown = True
-            elif truth is not is_and:
-                return truth  # short-circuit: a False in ``and``, a True in ``or``
-        return _UNKNOWN if unknown else is_and
-
-    def _subscript(self, node: ast.Subscript, version: tuple[int, int]) -> object:
-        base = self._value(node.value, version)
-        if not isinstance(base, _VersionInfo):
-            return _UNKNOWN
-        index = node.slice
-        if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value in (0, 1):
-            return version[index.value]
-        if (
-            isinstance(index, ast.Slice)
-            and index.lower is None
-            and index.step is None
-            and isinstance(index.upper, ast.Constant)
-            and index.upper.value in (1, 2)
-        ):
-            return version[:1] if index.upper.value == 1 else version
-        return _UNKNOWN
-
-    def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
-        func = node.func
-        if (
-            isinstance(func, ast.Attribute)
-            and func.attr == "startswith"
-            and len(node.args) == 1
-            and not node.keywords
-        ):
-            base = self._value(func.value, version)
-            prefix = self._value(node.args[0], version)
-            if isinstance(base, str) and isinstance(prefix, (str, tuple)):
-                try:
-                    return base.startswith(prefix)
-                except TypeError:
-                    return _UNKNOWN
-        return _UNKNOWN
 
     # -- bindings ----------------------------------------------------------------------------------
 
@@ -1340,98 +1226,6 @@ class _SetOverlay(MutableSet[str]):
     def discard(self, value: str) -> None:
         self._added.discard(value)
         self._removed.add(value)
-
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "<unknown>"
-
-
-_UNKNOWN: Final = _Unknown()
-
-
-class _NotMain(str):
-    """``__name__`` of an imported module: never ``"__main__"`` (rule 11)."""
-
-
-_NOT_MAIN: Final = _NotMain("<imported module>")
-
-
-@dataclass(frozen=True)
-class _VersionInfo:
-    """``sys.version_info`` for a target ``(major, minor)``; its micro release is unknown."""
-
-    version: tuple[int, int]
-
-    def compare(self, other: object) -> int | None:
-        """-1/0/1 like ``cmp(sys.version_info, other)``, or None if it depends on the micro release."""
-        if not isinstance(other, tuple) or not all(isinstance(x, int) for x in other):
-            return None
-        for mine, theirs in zip(self.version, other):
-            if mine != theirs:
-                return -1 if mine < theirs else 1
-        if len(other) <= 2:
-            return 1  # sys.version_info is a longer tuple with the same prefix
-        return None
-
-
-def _compare(left: object, op: ast.cmpop, right: object) -> object:
-    if left is _UNKNOWN or right is _UNKNOWN:
-        return _UNKNOWN
-    if isinstance(left, _NotMain) or isinstance(right, _NotMain):
-        if isinstance(op, (ast.Eq, ast.NotEq)) and "__main__" in (left, right):
-            return isinstance(op, ast.NotEq)
-        return _UNKNOWN
-    if isinstance(left, _VersionInfo) or isinstance(right, _VersionInfo):
-        return _compare_version(left, op, right)
-    try:
-        if isinstance(op, ast.Eq):
-            return left == right
-        if isinstance(op, ast.NotEq):
-            return left != right
-        if isinstance(op, ast.In):
-            return left in right  # type: ignore[operator]
-        if isinstance(op, ast.NotIn):
-            return left not in right  # type: ignore[operator]
-        if isinstance(op, ast.Lt):
-            return left < right  # type: ignore[operator]
-        if isinstance(op, ast.LtE):
-            return left <= right  # type: ignore[operator]
-        if isinstance(op, ast.Gt):
-            return left > right  # type: ignore[operator]
-        if isinstance(op, ast.GtE):
-            return left >= right  # type: ignore[operator]
-        if isinstance(op, ast.Is):
-            return left is right
-        if isinstance(op, ast.IsNot):
-            return left is not right
-    except TypeError:
-        return _UNKNOWN
-    return _UNKNOWN
-
-
-def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
-    flipped = not isinstance(left, _VersionInfo)
-    info, other = (right, left) if flipped else (left, right)
-    assert isinstance(info, _VersionInfo)
-    order = info.compare(other)
-    if order is None:
-        return _UNKNOWN
-    if flipped:
-        order = -order
-    if isinstance(op, ast.Eq):
-        return order == 0
-    if isinstance(op, ast.NotEq):
-        return order != 0
-    if isinstance(op, ast.Lt):
-        return order < 0
-    if isinstance(op, ast.LtE):
-        return order <= 0
-    if isinstance(op, ast.Gt):
-        return order > 0
-    if isinstance(op, ast.GtE):
-        return order >= 0
-    return _UNKNOWN
 
 
 def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
