@@ -336,6 +336,10 @@ def test_policy_discovery_walks_up_and_wants_a_table(tmp_path: Path) -> None:
         ("policy.toml", '[settings]\ncache-dir = "../cache"\n'),
         ("policy.toml", '[settings]\n"cache\\u002ddir" = "/tmp/elsewhere"\n'),
         ("pyproject.toml", '[tool.importpolicy.settings]\ncache-dir = "build/c"\n'),
+        ("policy.toml", '[heavy]\n"x" = "y"\n[ settings ]  # mine\ncache-dir   =  "c d"  # here\n'),
+        ("policy.toml", '[settings]\ncache-dir = "a"\n[light."x"]\nreason = """cache-dir = "b" """\n'),
+        ("policy.toml", '["settings"]\ncache-dir = "quoted"\n'),
+        ("pyproject.toml", '[settings]\ncache-dir = "elsewhere"\n[tool.importpolicy]\n'),
     ],
 )
 def test_quick_cache_dir_matches_the_policy(tmp_path: Path, name: str, text: str) -> None:

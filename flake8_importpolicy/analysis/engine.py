@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.analysis.extract import FunctionIndex
 from flake8_importpolicy.analysis.graph import ImportGraph
 from flake8_importpolicy.analysis.noqa import is_suppressed
-from flake8_importpolicy.analysis.parallel import FactsPool
+from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
-from flake8_importpolicy.model.facts import ModuleFacts, SourceProblem
+from flake8_importpolicy.model.facts import SourceProblem, SourceRead
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
@@ -78,7 +77,7 @@ class PolicyEngine:
     Attributes:
         policy, interpreter, target, index, graph: the policy, the target interpreter's facts, the
             target, path search and the import-time graph.
-        files_read: ``{path: sha256 hex digest}`` of every file parsed so far (see
+        files_read: ``{path: what was read}`` of every file parsed so far (see
             :meth:`find_dependencies`).
 
     Call :meth:`close` (or use the engine as a context manager) to stop the worker processes.
@@ -127,7 +126,8 @@ class PolicyEngine:
             function_facts=self._facts_source.function_facts,
         )
         self._first_party_tops: frozenset[str] | None = None
-        self.files_read: dict[Path, str] = self._facts_source.files_read  # the same dict, kept up to date
+        # the same dict, kept up to date
+        self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
     # -- facts (from the FactsSource) --------------------------------------------------------------
 
@@ -147,12 +147,12 @@ class PolicyEngine:
         return self._facts_source.pool
 
     @property
-    def _early(self) -> dict[Path, tuple[str, ModuleFacts, FunctionIndex | None]]:
+    def _early(self) -> dict[Path, Extracted]:
         """The facts the facts source extracted early and the traversal has not used yet (tests
         look at them)."""
         return self._facts_source.early
 
-    def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
+    def find_dependencies(self) -> tuple[dict[Path, SourceRead], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers: ``(files,
         directories)`` as :meth:`FactsSource.find_dependencies
         <flake8_importpolicy.analysis.sources.FactsSource.find_dependencies>` gives them (if none of

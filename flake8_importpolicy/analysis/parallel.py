@@ -25,17 +25,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from flake8_importpolicy.analysis.extract import FunctionIndex, extract_facts_and_index
-from flake8_importpolicy.analysis.resolve import read_source
-from flake8_importpolicy.model.facts import ModuleFacts, Target
+from flake8_importpolicy.analysis.resolve import read_source_stamped
+from flake8_importpolicy.model.facts import ModuleFacts, SourceRead, Target
 
 if TYPE_CHECKING:  # imported when a pool starts: concurrent.futures and multiprocessing cost ~20 ms
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from flake8_importpolicy.model.ports import FactsCache
 
-__all__ = ["FactsPool", "cached_facts", "default_jobs"]
+__all__ = ["Extracted", "FactsPool", "cached_facts", "default_jobs"]
 
 _T = TypeVar("_T")
+
+Extracted = tuple[SourceRead, ModuleFacts, FunctionIndex | None]
+"""A file's facts as extracted: what was read (its digest empty if it could not be read), the module
+facts, and the function index (None when the facts came from the cache)."""
 
 MIN_MISSES: int = 100
 """Files extracted in the engine's own process before a pool is started; a warm facts cache never
@@ -72,7 +76,7 @@ class FactsPool:
         self.cache = cache
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
-        self._modules: dict[Path, Future[tuple[str, ModuleFacts, FunctionIndex | None]]] = {}
+        self._modules: dict[Path, Future[Extracted]] = {}
 
     @property
     def active(self) -> bool:
@@ -103,7 +107,7 @@ class FactsPool:
             if future is not None:
                 self._modules[path] = future
 
-    def _submit(self, path: Path) -> Future[tuple[str, ModuleFacts, FunctionIndex | None]] | None:
+    def _submit(self, path: Path) -> Future[Extracted] | None:
         assert self._executor is not None
         try:
             return self._executor.submit(_module_facts, path, self.target, self.cache)
@@ -113,8 +117,8 @@ class FactsPool:
             self.jobs = 1
             return None
 
-    def take(self, path: Path) -> tuple[str, ModuleFacts, FunctionIndex | None] | None:
-        """``(sha256 hex digest of the bytes analysed, facts, function index)`` if ``path`` was
+    def take(self, path: Path) -> Extracted | None:
+        """``(what was read, facts, function index)`` if ``path`` was
         prefetched, else None.
 
         A file still waiting in the queue is taken back (None: the engine extracts it itself rather
@@ -155,17 +159,20 @@ def _result(future: Future[_T]) -> _T | None:
 
 
 def cached_facts(
-    source: bytes, target: Target, cache: FactsCache | None
+    source: bytes, target: Target, cache: FactsCache | None, digest: str | None = None
 ) -> tuple[str, ModuleFacts, FunctionIndex | None, bool]:
     """The module facts of ``source``: from ``cache`` if there, else extracted (function bodies not
     analysed) and stored.
+
+    Args:
+        digest: the SHA-256 hex digest of ``source``, if already known.
 
     Returns:
         ``(digest, facts, index, extracted)``: the SHA-256 hex digest of ``source`` (the cache key and
         what answers depend on), and the :class:`FunctionIndex` from the extraction (None when the
         facts came from the cache).
     """
-    digest = hashlib.sha256(source).hexdigest()
+    digest = digest or hashlib.sha256(source).hexdigest()
     cached = cache.get(digest, target) if cache is not None else None
     if cached is not None:
         return digest, cached, None, False
@@ -175,13 +182,11 @@ def cached_facts(
     return digest, facts, index, True
 
 
-def _module_facts(
-    path: Path, target: Target, cache: FactsCache | None
-) -> tuple[str, ModuleFacts, FunctionIndex | None]:
-    """In a worker: the facts of ``path`` (``("", ...)`` if it cannot be read)."""
+def _module_facts(path: Path, target: Target, cache: FactsCache | None) -> Extracted:
+    """In a worker: the facts of ``path`` (with an empty digest if it cannot be read)."""
     try:
-        source = read_source(path)
+        source, read = read_source_stamped(path)
     except OSError:
-        return "", ModuleFacts(), None
-    digest, facts, index, _ = cached_facts(source, target, cache)
-    return digest, facts, index
+        return SourceRead(""), ModuleFacts(), None
+    _, facts, index, _ = cached_facts(source, target, cache, read.digest)
+    return read, facts, index

@@ -21,17 +21,20 @@ parent packages. The target interpreter is queried once for its ``sys.path`` and
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.model.errors import InterpreterError
+from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.interpreter import (
     InterpreterInfo,
     ModuleKind,
@@ -45,6 +48,7 @@ __all__ = [
     "query_is_running",
     "query_script",
     "read_source",
+    "read_source_stamped",
     "remember_interpreter",
     "running_interpreter_without_path",
     "start_interpreter_query",
@@ -410,20 +414,35 @@ class ModuleIndex:
 
 
 def read_source(path: Path) -> bytes:
-    """Read a module's source without ever blocking.
+    """Read a module's source without ever blocking (see :func:`read_source_stamped`).
+
+    Raises:
+        OSError: if ``path`` cannot be opened or read, or is not a regular file.
+    """
+    return read_source_stamped(path)[0]
+
+
+def read_source_stamped(path: Path) -> tuple[bytes, SourceRead]:
+    """Read a module's source without ever blocking, with what was read.
 
     The file is opened non-blocking and checked to be a regular file before it is read, so a FIFO or
     device put where a module was (after path search, which accepts regular files only) fails at
-    once instead of waiting for a writer.
+    once instead of waiting for a writer. Its ``stat`` is taken on the open file before the read.
+
+    Returns:
+        ``(bytes, SourceRead(digest, size, mtime_ns, read_ns))``.
 
     Raises:
         OSError: if ``path`` cannot be opened or read, or is not a regular file.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with open(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return handle.read()
+        read_ns = time.time_ns()
+        data = handle.read()
+    return data, SourceRead(hashlib.sha256(data).hexdigest(), st.st_size, st.st_mtime_ns, read_ns)
 
 
 def _is_module_file(path: Path) -> bool:

@@ -30,15 +30,17 @@ from flake8_importpolicy.analysis.extract import (
     parse_function_bodies,
 )
 from flake8_importpolicy.analysis.graph import resolve_relative
-from flake8_importpolicy.analysis.parallel import FactsPool, cached_facts
+from flake8_importpolicy.analysis.parallel import Extracted, FactsPool, cached_facts
 from flake8_importpolicy.analysis.resolve import (
     ModuleIndex,
     query_interpreter,
     query_is_running,
     read_source,
+    read_source_stamped,
     running_interpreter_without_path,
 )
 from flake8_importpolicy.model.facts import (
+    SourceRead,
     FunctionFacts,
     ModuleFacts,
     SourceProblem,
@@ -50,7 +52,6 @@ from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = ["FactsSource"]
 
-_Extracted = tuple[str, ModuleFacts, FunctionIndex | None]
 """``(sha256 hex digest of the bytes analysed, module facts, function index or None)``."""
 
 
@@ -76,10 +77,10 @@ class FactsSource:
         target: the versions, platform and lazy-imports mode facts are extracted for.
         index: path search over the source roots and the interpreter's ``sys.path``.
         pool: the worker processes that prefetch facts (:class:`FactsPool`).
-        early: ``{path: (digest, facts, index)}`` extracted while the interpreter query ran, for
+        early: ``{path: (what was read, facts, index)}`` extracted while the interpreter query ran, for
             this target; an entry is removed when the traversal uses it.
-        files_read: ``{path: sha256 hex digest}`` of every file whose facts were given out (``""``
-            for a file that could not be read).
+        files_read: ``{path: what was read}`` of every file whose facts were given out (an empty
+            digest for a file that could not be read or came from an editor's buffer).
 
     Every argument is required: the defaults are those of the one caller,
     :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`. Call :meth:`close` to stop the
@@ -106,7 +107,7 @@ class FactsSource:
         exe = settings.interpreter_executable(interpreter)
         self._overrides = {Path(p).resolve(): text for p, text in (overrides or {}).items()}
         self._cache = facts_cache
-        early: tuple[Target, dict[Path, _Extracted]] | None = None
+        early: tuple[Target, dict[Path, Extracted]] | None = None
         if interpreter_info is None and query_is_running(exe):
             early = self._extract_light_files_early(exe, tuple(target_versions))
         self.interpreter = interpreter_info or query_interpreter(exe)
@@ -123,7 +124,7 @@ class FactsSource:
         ) + tuple(policy.heavy)
         self._bodies: OrderedDict[Path, FunctionBodies | None] = OrderedDict()
         self._function_indexes: dict[Path, FunctionIndex] = {}
-        self.files_read: dict[Path, str] = {}
+        self.files_read: dict[Path, SourceRead] = {}
         self._digests: dict[Path, str] = {}
 
     def close(self) -> None:
@@ -136,7 +137,7 @@ class FactsSource:
 
     def _extract_light_files_early(
         self, exe: str, target_versions: tuple[tuple[int, int], ...]
-    ) -> tuple[Target, dict[Path, _Extracted]] | None:
+    ) -> tuple[Target, dict[Path, Extracted]] | None:
         """While the interpreter query runs: the facts of the light modules' files and their parent
         packages', found in the source roots alone (the files the check reads first), with the
         target they were extracted for.
@@ -155,7 +156,7 @@ class FactsSource:
             lazy_imports=settings.lazy_imports,
         )
         index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
-        found: dict[Path, _Extracted] = {}
+        found: dict[Path, Extracted] = {}
         for rule in self.policy.light:
             if rule.pattern.is_wildcard:
                 continue
@@ -168,10 +169,11 @@ class FactsSource:
                 if path in found or self._override(path) is not None:
                     continue
                 try:
-                    source = read_source(path)
+                    source, read = read_source_stamped(path)
                 except OSError:
                     continue
-                found[path] = cached_facts(source, target, self._cache)[:3]
+                _, facts, function_index, _ = cached_facts(source, target, self._cache, read.digest)
+                found[path] = (read, facts, function_index)
         return target, found
 
     def module_facts(self, resolved: ResolvedModule) -> ModuleFacts:
@@ -195,19 +197,24 @@ class FactsSource:
         taken = self.pool.take(path) if source is None else None
         if taken is None and self.early:
             taken = self.early.pop(path, None)
-        if taken is not None and taken[0]:
-            digest, facts, index = taken
+        if taken is not None and taken[0].digest:
+            read, facts, index = taken
         else:
             if source is None:
                 try:
-                    source = read_source(path)
+                    source, read = read_source_stamped(path)
                 except OSError as exc:
-                    self.files_read[path] = ""  # unreadable: answers depending on it are not cached
+                    self.files_read[path] = SourceRead("")  # unreadable: answers are not cached
                     return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
-            digest, facts, index, extracted = cached_facts(source, self.target, self._cache)
+            else:
+                read = SourceRead("")  # an editor's buffer: answers from it are not cached
+            digest, facts, index, extracted = cached_facts(source, self.target, self._cache, read.digest)
+            if not read.digest:
+                read = SourceRead(digest)
             if extracted:
                 self.pool.note_miss()
-        self.files_read[path] = self._digests[path] = digest
+        self.files_read[path] = read
+        self._digests[path] = read.digest
         if index is not None and index.spans:
             self._function_indexes[path] = index
         self._prefetch_imports(resolved, facts)
@@ -304,14 +311,15 @@ class FactsSource:
             self._bodies.popitem(last=False)
         return bodies
 
-    def find_dependencies(self) -> tuple[dict[Path, str], tuple[Path, ...]]:
+    def find_dependencies(self) -> tuple[dict[Path, SourceRead], tuple[Path, ...]]:
         """What the facts given out so far depend on, for caches of whole answers.
 
         Returns:
-            ``(files, directories)``: every source file parsed, with the SHA-256 hex digest of the
-            bytes that were analysed, and every directory listed during path search (including
-            ones that did not exist). If none of these changed, the same questions get the same
-            answers.
+            ``(files, directories)``: every source file parsed, with what was read (the SHA-256 hex
+            digest of the bytes analysed, empty if the file could not be read or came from an
+            editor's buffer, and its ``stat`` when read), and every directory listed during path
+            search (including ones that did not exist). If none of these changed, the same
+            questions get the same answers.
         """
         return dict(self.files_read), self.index.find_listed_directories()
 

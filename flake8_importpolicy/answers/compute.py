@@ -22,6 +22,7 @@ from flake8_importpolicy.answers.facts_cache import open_facts_cache
 from flake8_importpolicy.answers.freshness import stamp_paths
 from flake8_importpolicy.answers.jsonfile import write_json_atomic
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.findings import Report
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.policy import Policy
@@ -39,15 +40,15 @@ class EngineAnswer:
         policy: the policy checked.
         info: the interpreter's facts it was checked with.
         report: the report.
-        files: every source file the engine read, with the SHA-256 hex digest of the bytes analysed
-            (``""`` for a file that could not be read).
+        files: every source file the engine read, with what was read (an empty digest for a file
+            that could not be read or came from an editor's buffer).
         directories: every directory path search listed (including ones that did not exist).
     """
 
     policy: Policy
     info: InterpreterInfo
     report: Report
-    files: Mapping[Path, str]
+    files: Mapping[Path, SourceRead]
     directories: tuple[Path, ...]
 
 

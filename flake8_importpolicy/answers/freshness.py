@@ -23,9 +23,12 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy import __version__
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.facts import SourceRead
 
 __all__ = [
     "RACY_NS",
@@ -35,6 +38,7 @@ __all__ = [
     "read_regular_file",
     "sha256",
     "stamp_file",
+    "stamp_read",
     "stamp_path",
     "stamp_paths",
 ]
@@ -97,6 +101,28 @@ def read_regular_file(path: str) -> tuple[os.stat_result, bytes] | None:
         return None
     finally:
         os.close(fd)
+
+
+def stamp_read(path: str, read: SourceRead, *, shown: str | None = None) -> list[object] | None:
+    """The stamp of a source file as the engine read it: ``[path, size, mtime_ns, digest, racy]``,
+    or None when it cannot vouch for the answer: the file could not be read, came from an editor's
+    buffer, or its ``stat`` changed since it was read (it was edited while it was checked).
+
+    Args:
+        path: the file.
+        read: what the engine read (:class:`~flake8_importpolicy.model.facts.SourceRead`).
+        shown: the path to record instead of ``path`` (a real path, say).
+    """
+    if not read.digest or read.size is None or read.mtime_ns is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if (st.st_size, st.st_mtime_ns) != (read.size, read.mtime_ns):
+        return None
+    racy = read.read_ns - read.mtime_ns < RACY_NS
+    return [path if shown is None else shown, read.size, read.mtime_ns, read.digest, racy]
 
 
 def stamp_file(path: str, digest: str | None, *, shown: str | None = None) -> list[object] | None:

@@ -32,12 +32,14 @@ from flake8_importpolicy.answers.freshness import (
     stamp_file,
     stamp_path,
     stamp_paths,
+    stamp_read,
 )
 from flake8_importpolicy.config.locate import find_cache_dir
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flake8_importpolicy.model.facts import SourceRead
     from flake8_importpolicy.model.findings import Report
     from flake8_importpolicy.model.interpreter import InterpreterInfo
     from flake8_importpolicy.model.policy import Policy
@@ -132,7 +134,7 @@ def store_index(
     policy: Policy,
     info: InterpreterInfo,
     report: Report,
-    files: Mapping[Path, str],
+    files: Mapping[Path, SourceRead],
     directories: Iterable[Path],
     fields: Mapping[str, object],
     options: Sequence[object] = (),
@@ -156,15 +158,15 @@ def store_index(
     """
     named: Callable[[str], str] = os.path.realpath if real_paths else str
     rows: list[list[object]] = []
-    for path, digest in sorted(files.items()):
-        row = stamp_file(str(path), digest, shown=named(str(path))) if digest else None
+    for path, read in sorted(files.items()):
+        row = stamp_read(str(path), read, shown=named(str(path)))
         if row is None:
             return False  # a file changed while it was checked, or could not be read
         rows.append(row)
-    read = set(map(str, files))
+    analysed = set(map(str, files))
     unreadable = sorted({  # a file that could not be read: watched by its stat alone
         str(p.path) for p in report.problems
-        if p.code.id == "IPL005" and p.path is not None and str(p.path) not in read
+        if p.code.id == "IPL005" and p.path is not None and str(p.path) not in analysed
     })
     rows.extend(row for name in unreadable if (row := stamp_file(name, None, shown=named(name))))
     policy_row = stamp_file(policy_path, policy.digest)

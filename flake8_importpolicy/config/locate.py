@@ -13,7 +13,9 @@ policy that sets ``cache-dir``): the warm paths of every client import this modu
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Final
 
 from flake8_importpolicy.model.files import (
     DEFAULT_CACHE_DIR,
@@ -86,10 +88,19 @@ def resolve_cache_dir(root: str | os.PathLike[str], value: str = DEFAULT_CACHE_D
 def find_cache_dir(policy_path: str, data: bytes) -> str | None:
     """``settings.cache-dir`` of the policy at ``policy_path`` whose bytes are ``data``, as the loader
     computes it (:func:`resolve_cache_dir`); None if it cannot be read that way (the loader then
-    reports why)."""
+    reports why).
+
+    A policy that sets it on one plain line (``cache-dir = "..."`` under ``[settings]``, no escapes,
+    no multi-line strings) is read without a TOML parser (``tomllib`` costs milliseconds on a warm
+    path). The warm paths only look for their index there, and every index says which policy it
+    answers for, so a misread here could only cost a cache miss.
+    """
     root = os.path.dirname(policy_path)
     if b"cache-dir" not in data and b"\\u" not in data and b"\\U" not in data:
         return resolve_cache_dir(root)
+    quick = _quick_cache_dir(data, os.path.basename(policy_path) == PYPROJECT_FILENAME)
+    if quick is not None:
+        return resolve_cache_dir(root, quick)
     import tomllib
 
     try:
@@ -105,3 +116,27 @@ def find_cache_dir(policy_path: str, data: bytes) -> str | None:
     if not isinstance(value, str) or not value or "\0" in value:
         return None
     return resolve_cache_dir(root, value)
+
+
+_QUICK_CACHE_DIR: Final = re.compile(rb'[ \t]*cache-dir[ \t]*=[ \t]*"([^"\\\r\n]+)"[ \t]*(?:#[^\r\n]*)?')
+_TABLE_HEADER: Final = re.compile(rb"[ \t]*\[([^\[\]\r\n]*)\][ \t]*(?:#[^\r\n]*)?")
+
+
+def _quick_cache_dir(data: bytes, pyproject: bool) -> str | None:
+    """``cache-dir`` when the policy sets it on one plain line of its settings table; else None."""
+    if data.count(b"cache-dir") != 1 or b'"""' in data or b"'''" in data or b"\\" in data:
+        return None
+    table = b"tool.importpolicy.settings" if pyproject else b"settings"
+    current = b""
+    for line in data.splitlines():
+        header = _TABLE_HEADER.fullmatch(line)
+        if header is not None:
+            current = header.group(1).replace(b" ", b"").replace(b"\t", b"")
+            continue
+        found = _QUICK_CACHE_DIR.fullmatch(line)
+        if found is not None:
+            try:
+                return found.group(1).decode("utf-8") if current == table else None
+            except UnicodeDecodeError:
+                return None
+    return None

@@ -21,6 +21,7 @@ __all__ = [
     "ModuleFacts",
     "SiteKind",
     "SourceProblem",
+    "SourceRead",
     "Target",
 ]
 
@@ -170,6 +171,24 @@ class SourceProblem:
 
     line: int
     message: str
+
+
+@dataclass(frozen=True)
+class SourceRead:
+    """A source file as the engine read it: what an answer computed from it depends on.
+
+    Attributes:
+        digest: the SHA-256 hex digest of the bytes analysed; ``""`` if the file could not be read.
+        size, mtime_ns: the file's ``stat`` taken on the open file before its bytes were read
+            (None for an editor's buffer, or a file that could not be read).
+        read_ns: when it was read (``time.time_ns()``): a file modified within a timestamp tick of
+            being read may change again without its ``stat`` changing.
+    """
+
+    digest: str
+    size: int | None = None
+    mtime_ns: int | None = None
+    read_ns: int = 0
 
 
 @dataclass(frozen=True)
