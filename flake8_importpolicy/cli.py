@@ -203,7 +203,7 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
         return None
     from flake8_importpolicy.answers.whole import find_cached_report
     from flake8_importpolicy.config.locate import find_policy
-    from flake8_importpolicy.model.policy import relpath_under
+    from flake8_importpolicy.model.paths import relpath_under
 
     try:
         path = args.policy.resolve() if args.policy is not None else find_policy(Path.cwd())

@@ -22,7 +22,8 @@ from flake8_importpolicy.analysis.extract import (
     extract_facts_and_index,
     parse_function_bodies,
 )
-from flake8_importpolicy.model.facts import Flag, ModuleFacts, Target
+from flake8_importpolicy.model.facts import ModuleFacts, Target
+from flake8_importpolicy.model.graph import Flag
 
 PY311 = Target(versions=((3, 11),), platform="linux")
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from flake8_importpolicy import cli, codes
-from flake8_importpolicy.model.facts import Flag, SourceProblem
+from flake8_importpolicy.model.facts import SourceProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
+    Flag,
     FunctionNode,
     Hop,
     HopKind,

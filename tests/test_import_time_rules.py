@@ -13,7 +13,8 @@ import pytest
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.extract import extract_facts
 from flake8_importpolicy.config.load import load_policy
-from flake8_importpolicy.model.facts import Flag, Target
+from flake8_importpolicy.model.facts import Target
+from flake8_importpolicy.model.graph import Flag
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

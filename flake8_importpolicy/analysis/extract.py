@@ -46,7 +46,6 @@ from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.model.facts import (
     CallKind,
     CallSite,
-    Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
@@ -54,6 +53,7 @@ from flake8_importpolicy.model.facts import (
     SourceProblem,
     Target,
 )
+from flake8_importpolicy.model.graph import Flag
 
 __all__ = [
     "FunctionBodies",

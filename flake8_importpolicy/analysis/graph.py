@@ -34,7 +34,6 @@ from typing import Final
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
     CallSite,
-    Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
@@ -42,6 +41,7 @@ from flake8_importpolicy.model.facts import (
 )
 from flake8_importpolicy.model.graph import (
     CallNode,
+    Flag,
     FunctionNode,
     Hop,
     HopKind,

@@ -40,10 +40,10 @@ from flake8_importpolicy.analysis.resolve import (
     running_interpreter_without_path,
 )
 from flake8_importpolicy.model.facts import (
-    SourceRead,
     FunctionFacts,
     ModuleFacts,
     SourceProblem,
+    SourceRead,
     Target,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo, ResolvedModule

@@ -25,13 +25,13 @@ from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import write_json_atomic
 from flake8_importpolicy.model.facts import (
     CallSite,
-    Flag,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
     SourceProblem,
     Target,
 )
+from flake8_importpolicy.model.graph import Flag
 from flake8_importpolicy.model.policy import Policy
 
 __all__ = [

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.answers.warm_index import load_index, store_index
-from flake8_importpolicy.model.facts import Flag
 from flake8_importpolicy.model.findings import Problem, Report, Violation
-from flake8_importpolicy.model.graph import Hop, HopKind, parse_node
-from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.graph import Flag, Hop, HopKind, parse_node
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.policy import Policy
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.graph import Flag
 
 __all__ = [
     "CallKind",
     "CallSite",
-    "Flag",
     "FunctionFacts",
     "ImportSite",
     "ModuleFacts",
@@ -24,28 +25,6 @@ __all__ = [
     "SourceRead",
     "Target",
 ]
-
-
-class Flag(StrEnum):
-    """Why an import-time edge may not run, or how it was seen (``Hop.flags``, ``ImportSite.flags``;
-    JSON and text show the value).
-
-    - ``guarded``: the import is in a ``try:`` body (it may fail and be handled);
-    - ``conditional``: under a condition the engine cannot evaluate (both branches are assumed to
-      run), in a ``match`` case, a ``for`` body over an iterable that may be empty, a loop's
-      ``else`` that a ``break`` may skip, or a submodule a from-import runs only in some import
-      orders (a circular import, a star import that may bind the name first);
-    - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
-    - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
-      Python 3.15+ but eager on the older target versions (PEP 810);
-    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
-    """
-
-    GUARDED = "guarded"
-    CONDITIONAL = "conditional"
-    FALLBACK = "fallback"
-    EAGER_BEFORE_315 = "eager-before-3.15"
-    EXEC = "exec"
 
 
 SiteKind = Literal["import", "from-import", "star-import", "importlib"]

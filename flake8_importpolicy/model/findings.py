@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.facts import SourceProblem
 from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport
-from flake8_importpolicy.model.interpreter import ResolvedModule
-from flake8_importpolicy.model.policy import HeavyRule
+
+if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
+    from flake8_importpolicy.model.facts import SourceProblem
+    from flake8_importpolicy.model.interpreter import ResolvedModule
+    from flake8_importpolicy.model.policy import HeavyRule
 
 __all__ = ["Problem", "Report", "Violation", "WhyResult"]
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from flake8_importpolicy.model.facts import Flag
-
 __all__ = [
     "CallNode",
+    "Flag",
     "FunctionNode",
     "Hop",
     "HopKind",
@@ -93,6 +92,28 @@ def parse_node(text: str) -> str:
         return CallNode(text[:-2])
     module, colon, qualname = text.partition(":")
     return FunctionNode(module, qualname) if colon else text
+
+
+class Flag(StrEnum):
+    """Why an import-time edge may not run, or how it was seen (``Hop.flags``, ``ImportSite.flags``;
+    JSON and text show the value).
+
+    - ``guarded``: the import is in a ``try:`` body (it may fail and be handled);
+    - ``conditional``: under a condition the engine cannot evaluate (both branches are assumed to
+      run), in a ``match`` case, a ``for`` body over an iterable that may be empty, a loop's
+      ``else`` that a ``break`` may skip, or a submodule a from-import runs only in some import
+      orders (a circular import, a star import that may bind the name first);
+    - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
+    - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
+      Python 3.15+ but eager on the older target versions (PEP 810);
+    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
+    """
+
+    GUARDED = "guarded"
+    CONDITIONAL = "conditional"
+    FALLBACK = "fallback"
+    EAGER_BEFORE_315 = "eager-before-3.15"
+    EXEC = "exec"
 
 
 class HopKind(StrEnum):

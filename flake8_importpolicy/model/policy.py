@@ -7,12 +7,12 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from flake8_importpolicy.model.graph import CallNode
+from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import ModulePattern
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "ModuleRules",
     "Policy",
     "Settings",
-    "relpath_under",
 ]
 
 External = Literal["auto", "follow", "stop"]
@@ -227,22 +226,3 @@ class Policy:
         allow = tuple(p for p in light[0].allow if all(p.text in texts for texts in allowed))
         after = tuple(dict.fromkeys(e for rule in light for e in rule.after_import))
         return ModuleRules(module, light, tuple(forbid.values()), allow, after)
-
-
-def relpath_under(roots: Sequence[Path], path: Path) -> str:
-    """How a path is shown to users: relative to the first of ``roots`` (absolute directories) it is
-    inside, as written or with symbolic links resolved, with ``/`` separators; else ``str`` of the
-    absolute path. A path that cannot be resolved (a symbolic link loop) is compared as written."""
-    absolute = path if path.is_absolute() else path.absolute()
-    candidates = [absolute]
-    try:
-        candidates.append(absolute.resolve())
-    except (OSError, RuntimeError):
-        pass
-    for candidate in candidates:
-        for root in roots:
-            try:
-                return candidate.relative_to(root).as_posix()
-            except ValueError:
-                continue
-    return str(absolute)

@@ -21,7 +21,7 @@ from typing import Final
 from flake8_importpolicy import __version__, codes
 from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import Hop
-from flake8_importpolicy.model.policy import relpath_under
+from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.output.render import (
     PathFormatter,
     format_hop_kind,

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from flake8_importpolicy.model.facts import Flag
-from flake8_importpolicy.model.graph import Hop, HopKind
+from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
 from flake8_importpolicy.runtime.run import AfterImportCheck, RuntimeRun
 

@@ -24,10 +24,10 @@ from typing import TextIO
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
-from flake8_importpolicy.model.facts import Flag
-from flake8_importpolicy.model.graph import Hop, HopKind
+from flake8_importpolicy.model.graph import Flag, Hop, HopKind
+from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy, relpath_under
+from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter
 from flake8_importpolicy.output.status import open_status_line
