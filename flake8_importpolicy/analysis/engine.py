@@ -186,9 +186,13 @@ class PolicyEngine:
         """The predicate deciding which reached modules have their own imports followed.
 
         First-party modules with source are followed; third-party and stdlib ones per
-        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: third-party only when a
-        forbidden pattern names a non-first-party module, stdlib only when one names a stdlib module).
-        Forbidden modules and modules already imported at interpreter start-up are never followed.
+        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: wherever a forbidden
+        module can still be reached: third-party code whenever a forbidden pattern names a
+        third-party or standard-library module (third-party code imports both), the standard library
+        only when one names a standard-library module (it imports nothing else). A forbidden
+        first-party module is assumed unreachable from third-party code, as a wildcard pattern
+        without a fixed top level is not: it makes both followed. Forbidden modules and modules
+        already imported at interpreter start-up are never followed.
         """
         external = self.policy.settings.external
         follow_third = external == "follow"
@@ -198,13 +202,11 @@ class PolicyEngine:
             for pattern in patterns:
                 top = pattern.top_level
                 if top is None:
-                    follow_third = True
+                    follow_third = follow_stdlib = True
                 elif top not in tops:
-                    origin = self.index.resolve_module(top).origin
-                    if origin == "stdlib":
+                    follow_third = True
+                    if self.index.resolve_module(top).origin == "stdlib":
                         follow_stdlib = True
-                    else:
-                        follow_third = True
 
         def expand(name: str) -> bool:
             if forbidden(name) is not None or isinstance(name, CallNode):

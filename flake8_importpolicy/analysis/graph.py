@@ -27,6 +27,7 @@ Edges follow CPython's import system (docs/semantics.md):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
@@ -183,7 +184,10 @@ class ImportGraph:
                 hops.extend(self._hops_for_call(module, resolved, call))
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
-            (h for h in unique.values() if not (self._ignore and self._ignore(module, h.imported))),
+            (
+                self._mark_compiled(h) for h in unique.values()
+                if not (self._ignore and self._ignore(module, h.imported))
+            ),
             key=Hop.sort_key,
         ))
         self._edges[module] = edges
@@ -206,7 +210,19 @@ class ImportGraph:
             Hop(module, path, 1, 0, HopKind.PARENT_PACKAGE, ".".join(parts[:i]))
             for i in range(1, len(parts))
         )
-        return tuple(h for h in hops if not (self._ignore and self._ignore(module, h.imported)))
+        return tuple(
+            self._mark_compiled(h) for h in hops
+            if not (self._ignore and self._ignore(module, h.imported))
+        )
+
+    def _mark_compiled(self, hop: Hop) -> Hop:
+        """``hop`` with the flag ``compiled-twin`` when it runs a mypyc-compiled module (analysed
+        through its ``.py`` source)."""
+        if isinstance(hop.imported, (FunctionNode, CallNode)):
+            return hop
+        if not self.index.resolve_module(hop.imported).compiled:
+            return hop
+        return dataclasses.replace(hop, flags=tuple(sorted({*hop.flags, Flag.COMPILED_TWIN})))
 
     # -- traversal ---------------------------------------------------------------------------------
 
@@ -343,8 +359,12 @@ class ImportGraph:
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags)
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
-        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf."""
+        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
+        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
         if call.local:
+            own = f"{module}.{call.callee}"
+            if self._is_heavy_call is not None and self._is_heavy_call(own):
+                return [CallNode(own)]
             return self._lookup(module, call.callee, call.kind, 0)
         name = _absolute(call.callee, module, is_package)
         if name is None:

@@ -106,7 +106,9 @@ class Flag(StrEnum):
     - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
     - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
       Python 3.15+ but eager on the older target versions (PEP 810);
-    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
+    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``);
+    - ``compiled-twin``: the imported module is a mypyc-compiled extension module, analysed through
+      the ``.py`` source beside it (docs/semantics.md rule 6).
     """
 
     GUARDED = "guarded"
@@ -114,6 +116,7 @@ class Flag(StrEnum):
     FALLBACK = "fallback"
     EAGER_BEFORE_315 = "eager-before-3.15"
     EXEC = "exec"
+    COMPILED_TWIN = "compiled-twin"
 
 
 class HopKind(StrEnum):
