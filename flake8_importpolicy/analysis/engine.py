@@ -117,6 +117,11 @@ class PolicyEngine:
         def is_heavy_call(name: str) -> bool:
             return any(rule.pattern.matches(name) for rule in heavy_calls)
 
+        self._first_party_tops: frozenset[str] | None = None
+        # Which code outside the source roots has its import-time calls and PEP 562 __getattr__
+        # followed: what any light module's forbidden patterns need (third party, stdlib).
+        every = [*policy.heavy, *policy.heavy_calls, *(h for r in policy.light for h in r.forbid)]
+        self._scope = list(self._external_scope(h.pattern for h in every))
         self.graph = ImportGraph(
             self.index,
             self._facts_source.module_facts,
@@ -124,8 +129,8 @@ class PolicyEngine:
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._facts_source.function_facts,
+            follows=self._follows,
         )
-        self._first_party_tops: frozenset[str] | None = None
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
@@ -194,19 +199,7 @@ class PolicyEngine:
         without a fixed top level is not: it makes both followed. Forbidden modules and modules
         already imported at interpreter start-up are never followed.
         """
-        external = self.policy.settings.external
-        follow_third = external == "follow"
-        follow_stdlib = external == "follow"
-        if external == "auto":
-            tops = self.first_party_tops()
-            for pattern in patterns:
-                top = pattern.top_level
-                if top is None:
-                    follow_third = follow_stdlib = True
-                elif top not in tops:
-                    follow_third = True
-                    if self.index.resolve_module(top).origin == "stdlib":
-                        follow_stdlib = True
+        follow_third, follow_stdlib = self._external_scope(patterns)
 
         def expand(name: str) -> bool:
             if forbidden(name) is not None or isinstance(name, CallNode):
@@ -225,6 +218,35 @@ class PolicyEngine:
             return follow_third
 
         return expand
+
+    def _external_scope(self, patterns: Iterable[ModulePattern]) -> tuple[bool, bool]:
+        """``(follow third-party code, follow the standard library)`` for forbidden ``patterns``, per
+        ``settings.external`` (see :meth:`make_expander`)."""
+        external = self.policy.settings.external
+        if external != "auto":
+            return external == "follow", external == "follow"
+        follow_third = follow_stdlib = False
+        tops = self.first_party_tops()
+        for pattern in patterns:
+            top = pattern.top_level
+            if top is None:
+                return True, True
+            if top not in tops:
+                follow_third = True
+                if self.index.resolve_module(top).origin == "stdlib":
+                    follow_stdlib = True
+        return follow_third, follow_stdlib
+
+    def _follows(self, module: str) -> bool:
+        """Whether ``module``'s import-time calls and PEP 562 ``__getattr__`` are followed: always in
+        first-party code, elsewhere when some light module's forbidden patterns need its origin
+        followed (see :meth:`make_expander`)."""
+        resolved = self.index.resolve_module(module)
+        if resolved.preloaded or not resolved.has_source:
+            return False
+        if resolved.origin == "first-party":
+            return True
+        return self._scope[1] if resolved.origin == "stdlib" else self._scope[0]
 
     def first_party_tops(self) -> frozenset[str]:
         """Top-level first-party module names (cached)."""
@@ -383,6 +405,8 @@ class PolicyEngine:
             applied = self.policy.rules_for(module)
         rules = applied.forbid
         forbidden = applied.forbidden_rule
+        widened = self._external_scope(r.pattern for r in rules)
+        self._scope = [a or b for a, b in zip(self._scope, widened)]
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)

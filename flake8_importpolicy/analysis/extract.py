@@ -307,34 +307,38 @@ class FunctionBodies:
         self._source = source
         self._spans = spans or {}
         self._lines: list[str] | None = None
-        self._facts: dict[str, FunctionFacts | None] = {}
+        self._facts: dict[tuple[str, str | None], FunctionFacts | None] = {}
 
-    def find_function_facts(self, qualname: str) -> FunctionFacts | None:
+    def find_function_facts(
+        self, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function ``qualname`` (``"f"``, ``"C.m"``, ``"f.<locals>.g"``), or None
         if the module defines no such function (a nested one counts if it is at most two levels
-        of ``<locals>`` deep, as in ``extract_facts``)."""
-        if qualname in self._facts:
-            return self._facts[qualname]
+        of ``<locals>`` deep, as in ``extract_facts``). With ``argument``, the body is analysed with
+        its first parameter bound to that string (a PEP 562 ``__getattr__`` run for one name, rule
+        15): conditions and lookups on it are evaluated."""
+        if (qualname, argument) in self._facts:
+            return self._facts[(qualname, argument)]
         outer, nested_marker, _ = qualname.rpartition(".<locals>.")
-        if nested_marker and outer not in self._facts:
+        if nested_marker and (outer, None) not in self._facts:
             self.find_function_facts(outer)  # registers the functions nested in ``outer``
         found: FunctionFacts | None = None
         # Every definition under this name is analysed (a later one wins, as in extract_facts)
         # because each may define nested functions.
         for node in self._find_nodes(qualname):
-            found, nested = self._analyse(qualname, node)
+            found, nested = self._analyse(qualname, node, argument)
             for name, nested_node in nested:
                 self._nodes.setdefault(name, []).append(nested_node)
-        self._facts[qualname] = found
+        self._facts[(qualname, argument)] = found
         return found
 
     def _analyse(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
     ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
         whatever the depth of the caller's stack (see :func:`_on_new_stack`)."""
         try:
-            return self._visitor.analyse_function(qualname, node)
+            return self._visitor.analyse_function(qualname, node, argument)
         except RecursionError:
             pass
 
@@ -342,7 +346,7 @@ class FunctionBodies:
             FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
         ]:
             try:
-                return self._visitor.analyse_function(qualname, node)
+                return self._visitor.analyse_function(qualname, node, argument)
             except RecursionError:
                 return None, []
 
@@ -1065,10 +1069,14 @@ class _ImportTimeVisitor:
         return out
 
     def analyse_function(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self,
+        qualname: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        argument: str | None = None,
     ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
-        functions to analyse next (none beyond two levels of ``<locals>``)."""
+        functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
+        first parameter is a constant of that value in the body."""
         child = _ImportTimeVisitor(
             self.target,
             aliases=_MappingOverlay(self.aliases),
@@ -1082,6 +1090,9 @@ class _ImportTimeVisitor:
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None:
                 child._bind(arg.arg, None)
+        positional = [*args.posonlyargs, *args.args]
+        if argument is not None and positional:
+            child.constants[positional[0].arg] = argument
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(

@@ -66,10 +66,13 @@ _ALIAS_DEPTH: Final = 5
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
-FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | SourceProblem | None]
-"""Returns the facts of one function body of a module (asked only when a call reaches it), None
-if the module has no function of that qualified name, or why the module's source cannot be analysed
-(a syntax error inside that body: module facts come from a parse without function bodies)."""
+FunctionFactsProvider = Callable[
+    [ResolvedModule, str, "str | None"], FunctionFacts | SourceProblem | None
+]
+"""Returns the facts of one function body of a module (asked only when a call reaches it), with its
+first parameter bound to the given string if any; None if the module has no function of that
+qualified name, or why the module's source cannot be analysed (a syntax error inside that body:
+module facts come from a parse without function bodies)."""
 
 
 class ImportGraph:
@@ -84,6 +87,8 @@ class ImportGraph:
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
         function_facts: returns the facts of one function body of a module (default: those in its
             :class:`ModuleFacts`).
+        follows: whether a module's import-time calls and PEP 562 ``__getattr__`` are followed
+            (default: first-party modules only).
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class ImportGraph:
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
         function_facts: FunctionFactsProvider | None = None,
+        follows: Callable[[str], bool] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
@@ -102,8 +108,9 @@ class ImportGraph:
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
-        self._function_facts: dict[tuple[str, str], FunctionFacts | None] = {}
-        self._function_problems: dict[tuple[str, str], SourceProblem] = {}
+        self._follows = follows
+        self._function_facts: dict[tuple[str, str, str | None], FunctionFacts | None] = {}
+        self._function_problems: dict[tuple[str, str, str | None], SourceProblem] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
@@ -118,20 +125,25 @@ class ImportGraph:
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
         return self._facts[module]
 
-    def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
+    def get_function_facts(
+        self, module: str, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function body ``qualname`` of ``module`` (None if it has no such
-        function, or no analysable source)."""
+        function, or no analysable source), with its first parameter bound to ``argument`` when
+        that is given (a PEP 562 ``__getattr__`` run for one name)."""
         module = module_of(module)
-        key = (module, qualname)
+        key = (module, qualname, argument)
         if key in self._function_facts:
             return self._function_facts[key]
         facts = self.get_facts(module)
         found: FunctionFacts | None = None
         if facts is not None and facts.problem is None:
-            if facts.functions or self._function_facts_provider is None:
+            if self._function_facts_provider is None or (facts.functions and argument is None):
                 found = facts.functions.get(qualname)
             else:
-                provided = self._function_facts_provider(self.index.resolve_module(module), qualname)
+                provided = self._function_facts_provider(
+                    self.index.resolve_module(module), qualname, argument
+                )
                 if isinstance(provided, SourceProblem):
                     self._function_problems[key] = provided
                 else:
@@ -148,8 +160,9 @@ class ImportGraph:
         facts = self.get_facts(module_of(module))
         if facts is None or facts.problem is not None or not isinstance(module, FunctionNode):
             return facts.problem if facts is not None else None
-        self.get_function_facts(module.module, module.qualname)
-        return self._function_problems.get((module.module, module.qualname))
+        key = (module.module, module.qualname, module.argument)
+        self.get_function_facts(*key)
+        return self._function_problems.get(key)
 
     def find_import_time_edges(self, module: str) -> tuple[Hop, ...]:
         """The hops from ``module`` to every module its own import-time statements make run.
@@ -170,7 +183,7 @@ class ImportGraph:
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
             if isinstance(module, FunctionNode):
-                function_facts = self.get_function_facts(owner, module.qualname)
+                function_facts = self.get_function_facts(owner, module.qualname, module.argument)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
             for site in sites:
@@ -346,12 +359,18 @@ class ImportGraph:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
         ``hasattr(package, name)`` first). Returns the function node, or None."""
-        if package == importer or self.index.resolve_module(package).origin != "first-party":
+        if package == importer or not self._is_followed(package, self.index.resolve_module(package)):
             return None
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
-        return FunctionNode(package, "__getattr__")
+        return FunctionNode(package, "__getattr__", name)
+
+    def _is_followed(self, module: str, resolved: ResolvedModule) -> bool:
+        """Whether calls into ``module`` and its PEP 562 ``__getattr__`` are followed."""
+        if self._follows is not None:
+            return self._follows(module)
+        return resolved.origin == "first-party"
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
@@ -380,7 +399,7 @@ class ImportGraph:
             resolved = self.index.resolve_module(owner)
             if resolved.kind == "unresolved":
                 continue
-            if resolved.origin != "first-party" or not resolved.has_source:
+            if not resolved.has_source or not self._is_followed(owner, resolved):
                 return []
             return self._lookup(owner, ".".join(parts[cut:]), kind, depth)
         return []

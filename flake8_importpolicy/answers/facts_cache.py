@@ -100,23 +100,29 @@ class DiskFactsCache:
         return facts
 
     def get_function(
-        self, digest: str, target: Target, qualname: str
+        self, digest: str, target: Target, qualname: str, argument: str | None = None
     ) -> tuple[FunctionFacts | None] | None:
-        """Cached facts of one function body: ``(facts,)``, ``(None,)`` if the module is known to
-        have no such function, or None if not cached."""
+        """Cached facts of one function body (its first parameter bound to ``argument``, if given):
+        ``(facts,)``, ``(None,)`` if the module is known to have no such function, or None if not
+        cached."""
         try:
-            data = json.loads(self._path(digest, target, f"function:{qualname}").read_bytes())
+            data = json.loads(self._path(digest, target, _function_kind(qualname, argument)).read_bytes())
             row = data["facts"]
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             return None
 
     def put_function(
-        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        facts: FunctionFacts | None,
+        argument: str | None = None,
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
         row = None if facts is None else functions_to_json({qualname: facts})[qualname]
-        self._write(self._path(digest, target, f"function:{qualname}"), {"facts": row})
+        self._write(self._path(digest, target, _function_kind(qualname, argument)), {"facts": row})
 
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
@@ -140,6 +146,11 @@ class DiskFactsCache:
         self._usable = True
         if self._owner:
             prune_cache(self.directory)
+
+
+def _function_kind(qualname: str, argument: str | None) -> str:
+    """The part of a function entry's key that names the function (and its bound argument)."""
+    return f"function:{qualname}" if argument is None else f"function:{qualname}({argument!r})"
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
