@@ -33,18 +33,19 @@ predictions; **precision (all)** over every prediction, what may run included.
 
 Numbers, per import name (one table row each): **executed** and **predicted** count the ``.py``
 modules under site-packages, **hits** those in both; **recall** = hits / executed (how much of what
-runs the engine saw), **precision** = definite hits / definite predictions (how much of what it
-said runs does run); the **micro** recall and precision sum the counts over all rows. A **miss** is executed but not
-predicted; an **extra** is predicted but not executed. A miss is downstream of its nearest missed
-ancestor by ``parent`` (looking through modules that are not counted: extension modules, the
-standard library); a miss with none is a **root miss**: the construct to classify is at its import
-site (``--show-misses`` prints roots first, with importer, line and source). An extra's root is the
-first extra on its predicted chain, shown with the statement that the prediction followed. Extras
-whose code did start in the traced run but raised (a ``try: from .http2 import ...`` whose own
-imports fail) left ``sys.modules``; they are counted as extras and reported apart. ``why s`` is the
-wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an experiment: the
-venv's site-packages becomes the policy's source root, so that the rules applied to first-party
-code only (import-time calls into other modules, PEP 562 triggers) apply to every package.
+runs the engine saw), **precision** = definite hits / definite predictions (how much of what it said
+runs does run); the **micro** recall and precision sum the counts over all rows. A **miss** is
+executed but not predicted; an **extra** is predicted but not executed. A miss is downstream of its
+nearest missed ancestor by ``parent`` (looking through modules that are not counted: extension
+modules, the standard library); a miss with none is a **root miss**: the construct to classify is at
+its import site (``--show-misses`` prints roots first, with importer, line and source). An extra's
+root is the first extra on its predicted chain, shown with the statement that the prediction
+followed. Extras whose code did start in the traced run but raised (a ``try: from .http2 import
+...`` whose own imports fail) left ``sys.modules``; they are counted as extras and reported apart.
+``why s`` is the wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an
+experiment: the venv's site-packages becomes the policy's source root, so that the rules applied to
+first-party code only (import-time calls into other modules, PEP 562 triggers) apply to every
+package.
 """
 
 from __future__ import annotations
