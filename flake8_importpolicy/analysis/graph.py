@@ -34,6 +34,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -114,6 +115,7 @@ class ImportGraph:
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
+        self._lazy_makers: dict[str, int | None] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -182,10 +184,12 @@ class ImportGraph:
             resolved = self.index.resolve_module(owner)
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
+            reads: tuple[AttributeRead, ...] = facts.attribute_reads
             if isinstance(module, FunctionNode):
                 function_facts = self.get_function_facts(owner, module.qualname, module.argument)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
+                reads = function_facts.attribute_reads if function_facts else ()
             for site in sites:
                 if site.target is None:
                     unknown.append(
@@ -195,6 +199,8 @@ class ImportGraph:
                 hops.extend(self._hops_for_site(module, resolved, site))
             for call in calls:
                 hops.extend(self._hops_for_call(module, resolved, call))
+            for read in reads:
+                hops.extend(self._hops_for_read(module, resolved, read))
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
             (
@@ -355,16 +361,123 @@ class ImportGraph:
             return tuple(sorted({*flags, Flag.CONDITIONAL}))
         return flags
 
-    def _getattr_trigger(self, package: str, name: str, importer: str) -> FunctionNode | None:
+    def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
-        ``hasattr(package, name)`` first). Returns the function node, or None."""
+        ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
+        function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
+        it, or None."""
         if package == importer or not self._is_followed(package, self.index.resolve_module(package)):
             return None
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
+        attach = facts.lazy_attach
+        if attach is not None:
+            if name in attach.submodules:
+                return f"{package}.{name}"
+            found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+            return f"{package}.{found}" if found is not None else None
         return FunctionNode(package, "__getattr__", name)
+
+    def _hops_for_read(self, node: str, resolved: ResolvedModule, read: AttributeRead) -> Iterator[Hop]:
+        """An attribute read at import time that imports a module (rule 19): on a lazy module
+        object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr", globals(), "xgrammar")``), or
+        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``)."""
+        module = module_of(node)
+        if read.target is None:
+            imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+        else:
+            base = _absolute(read.target, module, resolved.is_package)
+            imported = None
+            if base is not None and self.index.resolve_module(base).kind != "unresolved":
+                imported = self._getattr_trigger(base, read.attr, module)
+        if imported is not None:
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
+        """The module a lazy module object bound to ``name`` in ``module`` stands for, or None."""
+        facts = self.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
+            binding.callee, module, is_package
+        )
+        if callee is None:
+            return None
+        index = self._lazy_maker(callee)
+        if index is None or index >= len(binding.args):
+            return None
+        made = binding.args[index]
+        if made is None or not all(part.isidentifier() for part in made.split(".")):
+            return None
+        return made
+
+    def _lazy_maker(self, callee: str) -> int | None:
+        """Which positional argument of ``callee`` names the module of the lazy module object it
+        returns, or None if it makes none: ``lazy_loader.load``; a function that makes one with
+        ``importlib.util.LazyLoader``; a class whose ``__getattr__`` (or a method it calls on
+        ``self``) imports a module named by what its ``__init__`` stored (rule 19)."""
+        if callee in self._lazy_makers:
+            return self._lazy_makers[callee]
+        self._lazy_makers[callee] = None  # a recursive definition makes nothing
+        index: int | None = 0 if callee == "lazy_loader.load" else None
+        found = self._definition(callee, 0)
+        if index is None and found is not None:
+            owner, qualname, is_class = found
+            if is_class:
+                index = self._lazy_class(owner, qualname)
+            else:
+                facts = self.get_function_facts(owner, qualname)
+                index = facts.lazy_params[0] if facts is not None and facts.lazy_params else None
+        self._lazy_makers[callee] = index
+        return index
+
+    def _lazy_class(self, module: str, cls: str) -> int | None:
+        """The ``__init__`` parameter whose value a class's instances import on attribute access."""
+        imported: set[str] = set()
+        for hook in ("__getattr__", "__getattribute__"):
+            facts = self.get_function_facts(module, f"{cls}.{hook}")
+            if facts is None:
+                continue
+            imported.update(facts.self_imports)
+            for method in facts.self_calls:
+                called = self.get_function_facts(module, f"{cls}.{method}")
+                if called is not None:
+                    imported.update(called.self_imports)
+        init = self.get_function_facts(module, f"{cls}.__init__")
+        if not imported or init is None:
+            return None
+        stored = dict(init.self_params)
+        return next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+
+    def _definition(self, name: str, depth: int) -> tuple[str, str, bool] | None:
+        """``(module, qualname, is_class)`` of the function or class a dotted name refers to,
+        following re-exports, in code whose calls are followed; None if not found."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            resolved = self.index.resolve_module(owner)
+            if resolved.kind == "unresolved":
+                continue
+            if not resolved.has_source or not self._is_followed(owner, resolved):
+                return None
+            facts = self.get_facts(owner)
+            attribute = ".".join(parts[cut:])
+            if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+                return None
+            if attribute in facts.classes:
+                return owner, attribute, True
+            if attribute in facts.function_names or attribute in facts.functions:
+                return owner, attribute, False
+            first, _, rest = attribute.partition(".")
+            target = facts.aliases.get(first)
+            if target is None:
+                return None
+            absolute = _absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
+            return self._definition(absolute, depth + 1) if absolute is not None else None
+        return None
 
     def _is_followed(self, module: str, resolved: ResolvedModule) -> bool:
         """Whether calls into ``module`` and its PEP 562 ``__getattr__`` are followed."""

@@ -152,6 +152,8 @@ class HopKind(StrEnum):
       function (rule 16);
     - ``getattr-trigger``: ``from p import name`` runs ``p``'s PEP 562 ``__getattr__`` (rule 15);
     - ``lazy-used``: a PEP 810 lazy import that import-time code uses (rule 17; at the use's line);
+    - ``lazy-attr``: an attribute read at import time imports a module: on a lazy module object,
+      or through a module's PEP 562 ``__getattr__`` (rule 19; at the read's line);
     - ``runtime``: an import observed by ``importpolicy verify`` (runtime chains only).
     """
 
@@ -163,6 +165,7 @@ class HopKind(StrEnum):
     CALL = "call"
     GETATTR_TRIGGER = "getattr-trigger"
     LAZY_USED = "lazy-used"
+    LAZY_ATTR = "lazy-attr"
     RUNTIME = "runtime"
 
 
