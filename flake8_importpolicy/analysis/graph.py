@@ -201,6 +201,14 @@ class ImportGraph:
                 hops.extend(self._hops_for_call(module, resolved, call))
             for read in reads:
                 hops.extend(self._hops_for_read(module, resolved, read))
+        if not isinstance(module, (FunctionNode, CallNode)):
+            found = self.index.resolve_module(module)
+            if found.found_as is not None:  # the finder imports the real module's parents first
+                parts = found.found_as.split(".")
+                hops.extend(
+                    Hop(module, found.path, 1, 0, HopKind.FINDER, ".".join(parts[:i]))
+                    for i in range(1, len(parts))
+                )
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
             (

@@ -20,6 +20,7 @@ parent packages. The target interpreter is queried once for its ``sys.path`` and
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import json
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -76,6 +77,10 @@ answer = {
     "preloaded": preloaded,
     "stdlib_dirs": [paths["stdlib"], paths["platstdlib"]],
     "extension_suffixes": list(importlib.machinery.EXTENSION_SUFFIXES),
+    "meta_path": [
+        c.__module__ + "." + c.__qualname__
+        for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
+    ],
 }
 """
 
@@ -92,6 +97,14 @@ def query_script(then: str) -> str:
 
 
 _QUERY: Final = query_script("print(json.dumps(answer))\n")
+
+FINDER_REDIRECTS: Final[Mapping[str, Mapping[str, str]]] = {
+    # setuptools' distutils-precedence.pth installs it unless SETUPTOOLS_USE_DISTUTILS=stdlib;
+    # its find_spec imports setuptools._distutils and returns that module as ``distutils``.
+    "_distutils_hack.DistutilsMetaFinder": {"distutils": "setuptools._distutils"},
+}
+"""Meta-path finders known to answer a top-level name with another module: ``{finder class:
+{name: module it returns}}``. Finders are recognised by class, never run (docs/semantics.md rule 7)."""
 
 _QUERY_CACHE: dict[tuple[str, str], InterpreterInfo] = {}
 _STARTED: dict[tuple[str, str], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
@@ -277,6 +290,9 @@ class ModuleIndex:
         )
         self._listings: dict[Path, frozenset[str] | None] = {}
         self._resolved: dict[str, ResolvedModule] = {}
+        self._redirects: dict[str, str] = {}
+        for finder in reversed(interpreter.meta_path):  # the first finder on sys.meta_path wins
+            self._redirects.update(FINDER_REDIRECTS.get(finder, {}))
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -356,6 +372,9 @@ class ModuleIndex:
         if not parent:
             if name in self.interpreter.builtin:
                 return ResolvedModule(name, "builtin", "stdlib", preloaded=preloaded)
+            redirected = self._redirect(name, preloaded)
+            if redirected is not None:
+                return redirected
             locations = self._search_path
         else:
             parent_module = self.resolve_module(parent)
@@ -381,6 +400,17 @@ class ModuleIndex:
         return ResolvedModule(
             name, found.kind, origin, found.path, found.locations, preloaded, found.compiled
         )
+
+    def _redirect(self, name: str, preloaded: bool) -> ResolvedModule | None:
+        """``name`` as a meta-path finder installed at start-up returns it (before ``PathFinder``),
+        or None when no such finder claims it or its module is not found."""
+        real_name = self._redirects.get(name)
+        if real_name is None:
+            return None
+        real = self.resolve_module(real_name)
+        if real.kind == "unresolved":
+            return None  # the finder falls back to the usual search (it returns None)
+        return dataclasses.replace(real, name=name, preloaded=preloaded, found_as=real_name)
 
     def _path_search(self, last: str, locations: Sequence[Path]) -> ResolvedModule | None:
         portions: list[Path] = []

@@ -154,6 +154,9 @@ class HopKind(StrEnum):
     - ``lazy-used``: a PEP 810 lazy import that import-time code uses (rule 17; at the use's line);
     - ``lazy-attr``: an attribute read at import time imports a module: on a lazy module object,
       or through a module's PEP 562 ``__getattr__`` (rule 19; at the read's line);
+    - ``finder``: a meta-path finder installed at start-up answers the import of a top-level name
+      with another module, whose parent packages it imports first (setuptools' finder imports
+      ``setuptools`` for ``distutils``; rule 7; at line 1, column 0 of the module found);
     - ``runtime``: an import observed by ``importpolicy verify`` (runtime chains only).
     """
 
@@ -166,6 +169,7 @@ class HopKind(StrEnum):
     GETATTR_TRIGGER = "getattr-trigger"
     LAZY_USED = "lazy-used"
     LAZY_ATTR = "lazy-attr"
+    FINDER = "finder"
     RUNTIME = "runtime"
 
 
