@@ -87,8 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     why = sub.add_parser(
         "why", parents=[common], help="show what importing a module runs, and why it is heavy",
-        description="Show every import-time path from MODULE to forbidden modules as a tree; with "
-        "--format json and no --heavy, MODULE's whole predicted import-time closure.",
+        description="Show the shortest import-time chain from MODULE to each forbidden module it "
+        "reaches, as a tree (one chain per forbidden module, not every path; a forbidden package's "
+        "submodules count as that package); with --format json and no --heavy, MODULE's whole "
+        "predicted import-time closure.",
     )
     why.add_argument("module", metavar="MODULE", help="dotted module name")
     why.add_argument("--heavy", metavar="PATTERN", help="look for this module pattern instead")

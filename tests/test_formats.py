@@ -28,6 +28,7 @@ from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.output import ci, graphs, status
+from flake8_importpolicy.output.render import format_summary
 
 ROOT = Path("/project").absolute()
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -80,7 +81,7 @@ def test_github_annotations() -> None:
         "::error file=policy.toml,line=12,title=IPL003::IPL003 light pattern 'app.old' matches no module\n"
         "::error title=IPL005::IPL005 cannot analyse app.bad (line 2: invalid syntax); its imports are"
         " unknown and the check is incomplete\n"
-        "Found 1 violation, 2 problems in 1 light module.\n"
+        "Found 1 violation in 1 light module, 2 problems.\n"
     )
 
 
@@ -484,3 +485,22 @@ def test_cli_check_shows_progress_on_a_terminal(
     err = terminal.getvalue()
     assert err.startswith("\r\x1b[Kchecking light module 1/1: app.ops.light\r\x1b[K")
     assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")
+
+
+def test_summary_counts_the_light_modules_with_violations() -> None:
+    """"Found 3 violations in 1 of 4 light modules": not "in 4 light modules"."""
+    lights = ("app.a", "app.b", "app.c", "app.ops.light")
+    three = tuple(_violation(line=line) for line in (3, 4, 5))
+    assert format_summary(Report(three, (), 2, lights)) == (
+        "Found 3 violations in 1 of 4 light modules, 2 suppressed by noqa.")
+    assert format_summary(Report(three[:1], (), 0, ("app.ops.light",))) == (
+        "Found 1 violation in 1 light module.")
+    problem = Problem.of(codes.IPL003, ROOT / "policy.toml", 12, pattern="app.old")
+    assert format_summary(Report(three, (problem,), 0, lights)) == (
+        "Found 3 violations in 1 of 4 light modules, 1 problem.")
+    assert format_summary(Report((), (problem,), 0, lights)) == "Found 1 problem; 4 light modules checked."
+    assert format_summary(Report((), (problem,), 0, ())) == "Found 1 problem; no light module was checked."
+    assert format_summary(Report((), (), 0, ())) == (
+        "Nothing was checked: no [light] pattern of the policy names a module.")
+    assert format_summary(Report((), (), 1, lights)) == (
+        "OK: 4 light modules checked, no forbidden import-time imports (1 suppressed by noqa).")

@@ -8,11 +8,16 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 - its chain is the shortest path from that statement to the nearest forbidden module, ties broken by
   comparing hops in order by ``(line, col, imported)``; other forbidden modules reachable from the same
   statement are listed in ``also``;
-- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation.
+- one cause, one report: a statement whose every forbidden node was already run by an earlier
+  statement (the light module's parent packages first, then in order) is not reported; its line is
+  listed in the earlier one's ``covers``;
+- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation (not the
+  statements it covers).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -307,11 +312,14 @@ class PolicyEngine:
         for hop in self.graph.find_import_time_edges(light):
             statements.setdefault((hop.line, hop.col, False), []).append(hop)
         violations: list[Violation] = []
+        covers: list[list[int]] = []
+        ran: dict[str, int] = {}  # forbidden node -> the violation whose statement ran it first
         bad: dict[str, SourceProblem] = {}
         light_problem = self.graph.find_problem(light)
         if light_problem is not None:
             bad[light] = light_problem
-        for (line, col, is_parent), hops in sorted(statements.items()):
+        # The light module's parent packages run first, then its statements in order.
+        for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
             for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
                 heavy = forbidden_rule(name)
@@ -323,7 +331,14 @@ class PolicyEngine:
                         bad[module_of(name)] = problem
             if not reached:
                 continue
-            heavy_name, chain, heavy_rule = reached[0]
+            fresh = [found for found in reached if found[0] not in ran]
+            if not fresh:
+                covers[ran[reached[0][0]]].append(line)
+                continue
+            heavy_name, chain, heavy_rule = fresh[0]
+            for name, _, _ in fresh:
+                ran[name] = len(violations)
+            covers.append([])
             violations.append(
                 Violation(
                     light=light,
@@ -335,12 +350,16 @@ class PolicyEngine:
                     col=col,
                     kind=HopKind.PARENT_PACKAGE if is_parent else chain[0].kind,
                     also=tuple(
-                        name for name in _outermost(name for name, _, _ in reached)
+                        name for name in _outermost(name for name, _, _ in fresh)
                         if name != heavy_name
                     ),
                     chain=chain,
                 )
             )
+        violations = [
+            dataclasses.replace(violation, covers=tuple(sorted(set(lines)))) if lines else violation
+            for violation, lines in zip(violations, covers)
+        ]
         return violations, sorted(bad.items())
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
@@ -399,6 +418,7 @@ class PolicyEngine:
                 problem = self.graph.find_problem(name)
                 if problem is not None:
                     bad.setdefault(module_of(name), problem)
+        outermost = set(_outermost(name for name, _ in found if not isinstance(name, CallNode)))
         return WhyResult(
             module=module,
             resolved=self.index.resolve_module(module),
@@ -406,7 +426,11 @@ class PolicyEngine:
             paths={
                 name: self.index.resolve_module(module_of(name)).path for name in closure
             },
-            forbidden=tuple(found),
+            # as check's "also": a forbidden package's submodules count as that package
+            forbidden=tuple(
+                (name, rule) for name, rule in found
+                if isinstance(name, CallNode) or name in outermost
+            ),
             unknown=tuple(unknown),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 3
+_FORMAT = 4
 _INDEX_DIR = "answers"
 
 
@@ -117,7 +117,7 @@ def report_to_json(report: Report) -> dict[str, object]:
     return {
         "violations": [
             [v.code.id, v.light, v.heavy, v.pattern, v.reason, str(v.path), v.line, v.col,
-             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain]]
+             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain], list(v.covers)]
             for v in report.violations
         ],
         "problems": [
@@ -138,12 +138,12 @@ def report_from_json(data: dict[str, object]) -> Report:
     """
     violations = []
     for row in data["violations"]:  # type: ignore[attr-defined]
-        code, light, heavy, pattern, reason, path, line, col, kind, also, chain = row
+        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers = row
         violations.append(Violation(
             light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
             reason=str(reason), path=Path(path), line=int(line), col=int(col), kind=HopKind(kind),
             also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
-            code=codes.BY_ID[code],
+            code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
         ))
     problems = [
         Problem(codes.BY_ID[code], tuple((str(k), str(v)) for k, v in arguments),

@@ -38,6 +38,9 @@ class Violation:
         also: other forbidden modules reachable from the same statement, sorted.
         chain: the hops from the light module to ``heavy``.
         code: :data:`~flake8_importpolicy.codes.IPL001`.
+        covers: lines of later statements of the light module whose every forbidden node this
+            statement's import already ran (one cause, one report), sorted; they are not reported
+            on their own, and a ``# noqa`` on this statement does not bring them back.
     """
 
     light: str
@@ -51,6 +54,7 @@ class Violation:
     also: tuple[str, ...]
     chain: tuple[Hop, ...]
     code: Code = codes.IPL001
+    covers: tuple[int, ...] = ()
 
     @property
     def arguments(self) -> dict[str, str]:
@@ -122,7 +126,8 @@ class WhyResult:
         closure: every node its import runs (``{node: shortest chain}``; forbidden modules are
             leaves, so the closure stops there).
         paths: the file of each node's module in the closure (``None`` if it has none).
-        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order.
+        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order;
+            a submodule of a forbidden module also reached is left out (as ``check``'s ``also``).
         unknown: dynamic imports with non-literal targets in the closure.
         problems: modules in the closure that could not be analysed, with why.
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a

@@ -24,6 +24,7 @@ from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.output.render import (
     PathFormatter,
+    format_covers,
     format_hop_kind,
     format_hop_line,
     format_problem,
@@ -118,6 +119,8 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
     message.extend(format_hop_line(hop, relpath) for hop in violation.chain)
     if violation.also:
         message.append(f"also reaches: {', '.join(violation.also)}")
+    if violation.covers:
+        message.append(format_covers(violation))
     return _github_command(
         [
             ("file", relpath(violation.path)),
@@ -176,6 +179,13 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
         }
         if violation.also:
             result["properties"] = {"also": list(violation.also)}
+        if violation.covers:
+            covered = format_covers(violation)
+            result["relatedLocations"] = [
+                {"id": number, "message": {"text": covered},
+                 **_sarif_location(relpath(violation.path), line, None)}
+                for number, line in enumerate(violation.covers)
+            ]
         results.append(result)
     for problem in report.problems:
         result = {

@@ -15,7 +15,7 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
     """The JSON report documented in ``docs/output.md``::
 
         {"violations": [{"code", "light", "heavy", "pattern", "reason", "path", "line", "col",
-                         "also", "chain": [hop, ...]}],
+                         "also", "covers", "chain": [hop, ...]}],
          "problems": [{"code", "message", "path", "line"}]}
     """
     data = {
@@ -30,6 +30,7 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
                 "line": v.line,
                 "col": v.col,
                 "also": list(v.also),
+                "covers": list(v.covers),
                 "chain": [hop_to_json(hop, relpath) for hop in v.chain],
             }
             for v in report.violations

@@ -18,6 +18,7 @@ from flake8_importpolicy.model.graph import Hop
 __all__ = [
     "PathFormatter",
     "format_chain_compact",
+    "format_covers",
     "format_error_line",
     "format_hop_kind",
     "format_hop_line",
@@ -88,6 +89,16 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     return f"{format_violation_header(violation)}: {format_chain_compact(violation.chain, relpath)}"
 
 
+def format_covers(violation: Violation) -> str:
+    """What a violation's statement already ran for later statements (``""`` when none):
+    ``same cause: lines 11, 12 reach only what this statement already ran``."""
+    if not violation.covers:
+        return ""
+    lines = ", ".join(str(line) for line in violation.covers)
+    which = f"line {lines} reaches" if len(violation.covers) == 1 else f"lines {lines} reach"
+    return f"same cause: {which} only what this statement already ran"
+
+
 def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:
     """What ``why`` found but cannot draw as a chain: dynamic imports with non-literal targets, lazy
     attachments and unanalysable modules, one line each, in that order."""
@@ -113,18 +124,30 @@ def plural(count: int, noun: str) -> str:
 
 
 def format_summary(report: Report) -> str:
-    """The last line of a report: ``OK: ...`` when clean, else what was found."""
+    """The last line of a report: ``OK: ...`` when clean, ``Nothing was checked: ...`` when the policy
+    names no light module, else what was found (``Found 3 violations in 1 of 4 light modules, 1
+    problem.``: the light modules that have violations, of those checked)."""
     lights = len(report.light_modules)
-    noun = "light module" if lights == 1 else "light modules"
+    checked = plural(lights, "light module")
+    suppressed = f"{report.suppressed} suppressed by noqa" if report.suppressed else ""
     if not report.violations and not report.problems:
-        extra = f" ({report.suppressed} suppressed by noqa)" if report.suppressed else ""
-        return f"OK: {lights} {noun} checked, no forbidden import-time imports{extra}."
-    parts = [plural(len(report.violations), "violation")]
+        if not lights:
+            return "Nothing was checked: no [light] pattern of the policy names a module."
+        extra = f" ({suppressed})" if suppressed else ""
+        return f"OK: {checked} checked, no forbidden import-time imports{extra}."
+    parts = []
+    if report.violations:
+        affected = len({violation.light for violation in report.violations})
+        within = checked if affected == lights == 1 else f"{affected} of {checked}"
+        parts.append(f"{plural(len(report.violations), 'violation')} in {within}")
     if report.problems:
         parts.append(plural(len(report.problems), "problem"))
-    if report.suppressed:
-        parts.append(f"{report.suppressed} suppressed by noqa")
-    return f"Found {', '.join(parts)} in {lights} {noun}."
+    if suppressed:
+        parts.append(suppressed)
+    found = f"Found {', '.join(parts)}"
+    if report.violations:
+        return f"{found}."
+    return f"{found}; {checked} checked." if lights else f"{found}; no light module was checked."
 
 
 def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:

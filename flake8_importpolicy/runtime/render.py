@@ -65,13 +65,24 @@ def format_light_result_text(result: LightResult, relpath: PathFormatter) -> str
     for check in result.failed_checks:
         out.append(f"  after-import failed: {json.dumps(check.expression)} {check.error}")
     for name in result.not_observed:
-        out.append(
-            f"  not observed: {name} (predicted statically, did not execute here: conditional, "
-            "guarded or platform-specific)"
-        )
+        out.append(f"  not observed: {name} (predicted statically, did not execute here: "
+                   f"{_why_not_observed(result)})")
     for name in result.accepted:
         out.append(f"  accepted: {name} executed through an [[ignore]]-d import")
     return "\n".join(out) + "\n"
+
+
+def _why_not_observed(result: LightResult) -> str:
+    """Why a predicted forbidden module did not execute: the import stopped early, else the chain is
+    conditional, guarded or platform-specific."""
+    outcome = result.run.outcome
+    if outcome == "raised":
+        return "the import raised before it got there"
+    if outcome == "timeout":
+        return "the import timed out before it got there"
+    if outcome == "crashed":
+        return "the interpreter died before it got there"
+    return "conditional, guarded or platform-specific"
 
 
 def _finding_chain(finding: ForbiddenExecution, show: PathFormatter) -> list[str]:
