@@ -1026,7 +1026,8 @@ def test_policy_error_is_one_clear_message_in_cli_and_flake8(
         assert runs.check.returncode == case.exit, runs.check
         assert runs.check.stderr == ""
         if case.exit == 0:
-            assert runs.check.stdout == "Nothing was checked: no [light] pattern of the policy names a module.\n"
+            assert runs.check.stdout == (
+                "Nothing was checked: no [light] pattern of the policy names a module.\n")
             assert (runs.flake8.returncode, runs.flake8.stdout, runs.flake8.stderr) == (0, "", "")
         else:
             assert runs.flake8.found("IPL") == {("src/zoo/light.py", 1, "IPL001")}, runs.flake8
