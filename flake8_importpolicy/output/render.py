@@ -31,6 +31,7 @@ __all__ = [
     "format_why_notes",
     "hop_to_json",
     "plural",
+    "escape_line_breaks",
     "single_line",
 ]
 
@@ -40,12 +41,15 @@ PathFormatter = Callable[[Path], str]
 
 def format_message(code: Code, *, call: bool = False, **fields: str) -> str:
     """``"<code> <message>"``: ``code``'s template filled from ``fields`` (its call template when
-    ``call``: the ``heavy`` field names a ``[heavy-calls]`` function).
+    ``call``: the ``heavy`` field names a ``[heavy-calls]`` function). Each field is
+    :func:`single_line`: reasons are user text (a multi-line TOML string), and a message is one line
+    in every format (a line break would split flake8's and mypy's records, or start a line with a
+    GitHub workflow command).
 
     Raises:
         KeyError: if a field the template names is missing.
     """
-    return code.format(call=call, **fields)
+    return code.format(call=call, **{name: single_line(value) for name, value in fields.items()})
 
 
 def format_violation_header(violation: Violation) -> str:
@@ -54,13 +58,14 @@ def format_violation_header(violation: Violation) -> str:
 
 
 def format_problem(problem: Problem) -> str:
-    """``"<code> <message>"`` of a problem."""
-    return f"{problem.code.id} {problem.message}"
+    """``"<code> <message>"`` of a problem, on one line (see :func:`single_line`)."""
+    return f"{problem.code.id} {single_line(problem.message)}"
 
 
 def format_where(path: Path | None, line: int, relpath: PathFormatter) -> str:
-    """``path:line`` of a statement (``?:line`` when the module has no file)."""
-    return f"{relpath(path) if path is not None else '?'}:{line}"
+    """``path:line`` of a statement (``?:line`` when the module has no file); a line break in a file
+    name is shown escaped (``\\n``)."""
+    return f"{escape_line_breaks(relpath(path)) if path is not None else '?'}:{line}"
 
 
 def format_hop_kind(hop: Hop) -> str:
@@ -103,16 +108,17 @@ def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:
     """What ``why`` found but cannot draw as a chain: dynamic imports with non-literal targets, lazy
     attachments and unanalysable modules, one line each, in that order."""
     notes = [
-        f"unknown import: {format_where(u.path, u.line, relpath)}: {u.detail} (target not a literal)"
+        f"unknown import: {format_where(u.path, u.line, relpath)}: {single_line(u.detail)} "
+        "(target not a literal)"
         for u in why.unknown
     ]
     notes.extend(
-        f"lazily attached: {format_where(a.path, a.line, relpath)}: {a.detail}(...) "
+        f"lazily attached: {format_where(a.path, a.line, relpath)}: {single_line(a.detail)}(...) "
         "(its targets are not run at import time)"
         for a in why.lazy
     )
     notes.extend(
-        f"cannot analyse {module}: line {problem.line}: {problem.message}"
+        f"cannot analyse {module}: line {problem.line}: {single_line(problem.message)}"
         for module, problem in why.problems
     )
     return notes
@@ -161,6 +167,15 @@ def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
         "imported": str(hop.imported),
         "flags": list(hop.shown_flags()),
     }
+
+
+_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def escape_line_breaks(text: str) -> str:
+    """``text`` with every character that ``str.splitlines`` breaks at written as its Python escape
+    (``\\n``, ``\\u2028``): for names that must stay exact, such as file paths."""
+    return text.translate(_LINE_BREAKS)
 
 
 def single_line(text: str) -> str:

@@ -22,6 +22,7 @@ from flake8_importpolicy.output.render import (
     format_where,
     format_why_notes,
     plural,
+    single_line,
 )
 
 __all__ = ["format_chain_lines", "format_report_text", "format_why_text"]
@@ -102,7 +103,7 @@ def _render_tree(
         mark = ""
         rule = reasons.get(hop.imported)
         if rule is not None and not children:
-            mark = f"  FORBIDDEN: {rule.reason}"
+            mark = f"  FORBIDDEN: {single_line(rule.reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
         _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]
