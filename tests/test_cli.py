@@ -693,6 +693,47 @@ Found 2 violations in 1 light module.
     assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == [5]
 
 
+def test_stale_forbid_and_allow_entries(run: Run, tmp_path: Path) -> None:
+    """IPL007 at the entry's line, with a "did you mean" when a known module name is close; an entry
+    whose top-level package is not installed here is a note, which does not change the exit status."""
+    root = write(tmp_path, {**BASIC, "policy.toml": """
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+        forbid = ["app.heavy", "app.heavvy", "jsonn", "gpu_only_on_the_cluster.cuda"]
+        allow = ["app.mid", "app.mdi.**"]
+    """})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[4:] == [
+        "policy.toml:5: IPL007 light.\"app.light\".forbid[1] entry 'app.heavvy' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'app.heavy'?",
+        "policy.toml:5: IPL007 light.\"app.light\".forbid[2] entry 'jsonn' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'json'?",
+        "policy.toml:6: IPL007 light.\"app.light\".allow[1] entry 'app.mdi.**' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'app.mid.**'?",
+        "policy.toml:5: note: IPL007 light.\"app.light\".forbid[3] entry 'gpu_only_on_the_cluster.cuda' "
+        "names no [heavy] or [heavy-calls] key and no module; package 'gpu_only_on_the_cluster' is not "
+        "installed for this interpreter",
+        "",
+        "Found 1 violation in 1 light module, 3 problems.",
+    ]
+    data = json.loads(run(root, "check", "--no-cache", "--format", "json")[1])
+    assert [n["line"] for n in data["notes"]] == [5]
+    # only the note left: clean
+    write(root, {"policy.toml": """
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+        forbid = ["gpu_only_on_the_cluster"]
+    """})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 0, out
+    assert out.endswith("\nOK: 1 light module checked, no forbidden import-time imports.\n")
+
+
 def test_noqa_for_another_code_does_not_suppress(run: Run, tmp_path: Path) -> None:
     # Regression: noqa._NOQA once had `[A-Z][0-9]+` (flake8 has `[A-Z]+[0-9]+`), so "IPL002" did not
     # match the codes group and `# noqa: IPL002` acted as a bare `# noqa`.

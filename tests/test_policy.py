@@ -20,7 +20,7 @@ from flake8_importpolicy.model.patterns import (
     PatternError,
     parse_pattern,
 )
-from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule, LightRule, Policy
+from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule, LightRule, PatternEntry, Policy
 
 
 def write(directory: Path, text: str, name: str = "policy.toml") -> Path:
@@ -916,6 +916,11 @@ def test_full_policy(project: Path) -> None:
         ),
         allow=(parse_pattern("mypkg.config.env"),),
         after_import=("not torch.cuda.is_initialized()",),
+        # the entries that name no [heavy] key, with their lines (IPL007 when they name no module)
+        entries=(
+            PatternEntry('light."mypkg.models.common.ops".forbid[1]', parse_pattern("numpy.*"), 17),
+            PatternEntry('light."mypkg.models.common.ops".allow[0]', parse_pattern("mypkg.config.env"), 18),
+        ),
     )
     # shorthand: only a reason; forbid defaults to every [heavy] rule
     assert cli == LightRule(

@@ -18,6 +18,7 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from flake8_importpolicy.model.policy import (
     IgnoreRule,
     LightRule,
     ModuleRules,
+    PatternEntry,
     Policy,
 )
 from flake8_importpolicy.model.ports import FactsCache
@@ -274,6 +276,12 @@ class PolicyEngine:
                     codes.IPL005, path, problem.line,
                     module=module, problem=f"line {problem.line}: {problem.message}",
                 )
+        notes: dict[tuple[str, str], Problem] = {}
+        for rule in self.policy.light:
+            for entry in rule.entries:
+                stale = self._check_entry(entry)
+                if stale is not None:
+                    (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
                 problems[(codes.IPL004.id, ignore.text)] = Problem.of(
@@ -290,7 +298,36 @@ class PolicyEngine:
             )),
             suppressed=suppressed,
             light_modules=tuple(sorted(lights)),
+            notes=tuple(notes.values()),
         )
+
+    def _check_entry(self, entry: PatternEntry) -> tuple[Problem, bool] | None:
+        """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
+        known name is close), or, when its top-level package is simply not installed here (heavy GPU
+        packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
+        pattern: when its part before the first wildcard does)."""
+        prefix = entry.pattern.static_prefix
+        if not prefix or self.index.resolve_module(prefix).kind != "unresolved":
+            return None
+        parts = prefix.split(".")
+        known = next((".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)
+                      if self.index.resolve_module(".".join(parts[:n])).kind != "unresolved"), None)
+        if known is not None:
+            candidates = list(self.index.find_children(known))
+            missing = ".".join(parts[:known.count(".") + 2])
+        else:
+            candidates = list(self.index.find_top_levels())
+            missing = parts[0]
+        close = difflib.get_close_matches(missing, candidates, n=1, cutoff=0.8)
+        if close:
+            hint = f"; did you mean {entry.pattern.text.replace(missing, close[0], 1)!r}?"
+        elif known is None:
+            hint = f"; package {missing!r} is not installed for this interpreter"
+        else:
+            hint = ""
+        problem = Problem.of(codes.IPL007, self.policy.path, entry.line, key=entry.key,
+                             entry=entry.pattern.text, hint=hint)
+        return problem, known is None and not close
 
     def check_light_module(
         self, light: str, rules: ModuleRules

@@ -16,7 +16,8 @@ What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
   :func:`flake8_importpolicy.output.render.format_violation_message` (what the flake8 checker prints);
-- IPL003 and IPL004 (stale light pattern, unused ``[[ignore]]``) in the first light module (by name),
+- IPL003, IPL004 and IPL007 (stale light pattern, unused ``[[ignore]]``, stale ``forbid``/``allow``
+  entry) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
   the modules it checks. IPL002 and IPL005 are not included (the first would go stale on warm runs,
   as intermediate modules are not in the digest; mypy reports the second's syntax errors itself).
@@ -54,7 +55,7 @@ __all__ = [
 
 _FORMAT = 2
 _INDEX_DIR = "mypy"
-_PROBLEM_CODES = ("IPL003", "IPL004")
+_PROBLEM_CODES = ("IPL003", "IPL004", "IPL007")
 
 
 class ModuleFindings(NamedTuple):

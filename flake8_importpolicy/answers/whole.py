@@ -120,14 +120,24 @@ def report_to_json(report: Report) -> dict[str, object]:
              str(v.kind), list(v.also), [_hop_row(h) for h in v.chain], list(v.covers)]
             for v in report.violations
         ],
-        "problems": [
-            [p.code.id, [list(pair) for pair in p.arguments], str(p.path) if p.path else None,
-             p.line]
-            for p in report.problems
-        ],
+        "problems": [_problem_row(p) for p in report.problems],
         "suppressed": report.suppressed,
         "light_modules": list(report.light_modules),
+        "notes": [_problem_row(p) for p in report.notes],
     }
+
+
+def _problem_row(problem: Problem) -> list[object]:
+    return [problem.code.id, [list(pair) for pair in problem.arguments],
+            str(problem.path) if problem.path else None, problem.line]
+
+
+def _problem(row: list[object]) -> Problem:
+    code, arguments, path, line = row
+    if not isinstance(arguments, list):
+        raise TypeError("arguments")
+    return Problem(codes.BY_ID[str(code)], tuple((str(k), str(v)) for k, v in arguments),
+                   Path(str(path)) if path else None, None if line is None else int(str(line)))
 
 
 def report_from_json(data: dict[str, object]) -> Report:
@@ -145,14 +155,11 @@ def report_from_json(data: dict[str, object]) -> Report:
             also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
             code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
         ))
-    problems = [
-        Problem(codes.BY_ID[code], tuple((str(k), str(v)) for k, v in arguments),
-                Path(path) if path else None, None if line is None else int(line))
-        for code, arguments, path, line in data["problems"]  # type: ignore[attr-defined]
-    ]
+    problems = [_problem(row) for row in data["problems"]]  # type: ignore[attr-defined]
     return Report(
         violations=tuple(violations),
         problems=tuple(problems),
         suppressed=int(data["suppressed"]),  # type: ignore[call-overload]
         light_modules=tuple(data["light_modules"]),  # type: ignore[arg-type]
+        notes=tuple(_problem(row) for row in data["notes"]),  # type: ignore[attr-defined]
     )

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
+from flake8_importpolicy.config.positions import find_key_positions, locate_key
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     POLICY_FILENAME,
@@ -53,6 +54,7 @@ from flake8_importpolicy.model.policy import (
     HeavyRule,
     IgnoreRule,
     LightRule,
+    PatternEntry,
     Policy,
     Settings,
 )
@@ -343,11 +345,22 @@ class _Builder:
         self.prefix = prefix
         self.is_pyproject = bool(prefix)
         self.problems: list[PolicyProblem] = []
+        self.entries: list[PatternEntry] = []  # forbid/allow patterns that name no [heavy] key
 
     # -- helpers -----------------------------------------------------------------------------
 
     def add(self, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(PolicyProblem(key, message, line))
+
+    def located(self, entries: list[PatternEntry]) -> tuple[PatternEntry, ...]:
+        """``entries`` with the line each is written on (scanning the file only when there are any)."""
+        if not entries:
+            return ()
+        positions = find_key_positions(self.text)
+        return tuple(
+            PatternEntry(entry.key, entry.pattern, (locate_key(positions, entry.key) or (None,))[0])
+            for entry in entries
+        )
 
     def key(self, name: str) -> str:
         """Key path of a top-level key (prefixed in pyproject.toml)."""
@@ -762,6 +775,7 @@ class _Builder:
                 self.light_nesting(base, [name], value)
                 continue
             count = len(self.problems)
+            entries = len(self.entries)
             pattern = self.pattern(key, name)
             reason: str | None = None
             forbid = heavy
@@ -793,7 +807,7 @@ class _Builder:
                         _child(key, "forbid"), value["forbid"], reason, heavy_by_key
                     )
                 if "allow" in value:
-                    allow = self.allow(_child(key, "allow"), value["allow"])
+                    allow = self.allow(_child(key, "allow"), value["allow"], heavy_by_key)
                 if "after-import" in value:
                     after_import = self.after_import(
                         _child(key, "after-import"), value["after-import"]
@@ -805,7 +819,8 @@ class _Builder:
                     f"got {_describe(value)}",
                 )
             if len(self.problems) == count and pattern is not None and reason is not None:
-                rules.append(LightRule(pattern, reason, forbid, allow, after_import))
+                rules.append(LightRule(pattern, reason, forbid, allow, after_import,
+                                       self.located(self.entries[entries:])))
         return tuple(rules)
 
     def forbid(
@@ -832,6 +847,7 @@ class _Builder:
                     self.add(item_key, message)
                     return
                 rule = HeavyRule(pattern, reason or "")
+                self.entries.append(PatternEntry(item_key, pattern))
             if rule is not None and all(rule.pattern != other.pattern for other in rules):
                 rules.append(rule)
 
@@ -844,11 +860,15 @@ class _Builder:
         )
         return tuple(rules)
 
-    def allow(self, key: str, value: object) -> tuple[ModulePattern, ...]:
+    def allow(
+        self, key: str, value: object, heavy_by_key: dict[str, HeavyRule | None]
+    ) -> tuple[ModulePattern, ...]:
         patterns: list[ModulePattern] = []
 
         def check(item_key: str, item: str) -> None:
             pattern = self.pattern(item_key, item)
+            if pattern is not None and item not in heavy_by_key:
+                self.entries.append(PatternEntry(item_key, pattern))
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
 

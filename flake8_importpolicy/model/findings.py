@@ -66,6 +66,14 @@ class Violation:
         """True when ``heavy`` is a call of a ``[heavy-calls]`` function."""
         return isinstance(self.heavy, CallNode)
 
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """What makes this finding the same one across edits: ``(code, light module, forbidden module
+        or call, the node the first hop runs)`` — never line numbers, so moving code keeps it. SARIF
+        fingerprints and baselines use it."""
+        first = str(self.chain[0].imported) if self.chain else ""
+        return (self.code.id, self.light, str(self.heavy), first)
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -93,6 +101,12 @@ class Problem:
         """The message after the code (the template filled from :attr:`arguments`)."""
         return self.code.template.format(**dict(self.arguments))
 
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What makes this problem the same one across edits: its code and message arguments (never
+        its line)."""
+        return (self.code.id, *(f"{name}={value}" for name, value in self.arguments))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -103,12 +117,15 @@ class Report:
         problems: sorted by (path, line, code, message).
         suppressed: how many violations a ``# noqa`` comment suppressed.
         light_modules: every light module checked, sorted.
+        notes: remarks that are not findings (they do not change the exit status): a ``forbid`` or
+            ``allow`` entry whose top-level package is not installed here (IPL007's note).
     """
 
     violations: tuple[Violation, ...]
     problems: tuple[Problem, ...]
     suppressed: int = 0
     light_modules: tuple[str, ...] = ()
+    notes: tuple[Problem, ...] = ()
 
     @property
     def exit_code(self) -> int:

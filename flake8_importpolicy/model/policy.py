@@ -21,6 +21,7 @@ __all__ = [
     "IgnoreRule",
     "LightRule",
     "ModuleRules",
+    "PatternEntry",
     "Policy",
     "Settings",
 ]
@@ -52,6 +53,22 @@ class HeavyRule:
 
 
 @dataclass(frozen=True)
+class PatternEntry:
+    """A ``forbid`` or ``allow`` entry of a ``[light]`` rule that names no ``[heavy]`` or
+    ``[heavy-calls]`` key: a module pattern that should name a module (IPL007 when it names none).
+
+    Attributes:
+        key: its key path, e.g. ``light."mypkg.cli".forbid[0]``.
+        pattern: the pattern.
+        line: 1-based line of the entry in the policy file, when known.
+    """
+
+    key: str
+    pattern: ModulePattern
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class LightRule:
     """A ``[light]`` entry: modules that must stay light at import time.
 
@@ -65,6 +82,8 @@ class LightRule:
         allow: patterns subtracted from ``forbid``; traversal continues through allowed modules.
         after_import: Python expressions (each valid for ``ast.parse(mode="eval")``) that must be
             true after importing the module, for the runtime proof.
+        entries: the ``forbid`` and ``allow`` entries that name no ``[heavy]``/``[heavy-calls]``
+            key, in file order (checked against the modules that exist: IPL007).
     """
 
     pattern: ModulePattern
@@ -72,6 +91,7 @@ class LightRule:
     forbid: tuple[HeavyRule, ...]
     allow: tuple[ModulePattern, ...]
     after_import: tuple[str, ...]
+    entries: tuple[PatternEntry, ...] = ()
 
 
 @dataclass(frozen=True)

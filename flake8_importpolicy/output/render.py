@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from flake8_importpolicy.codes import Code
+from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import Hop
 
@@ -23,6 +24,7 @@ __all__ = [
     "format_hop_kind",
     "format_hop_line",
     "format_message",
+    "format_policy_problem",
     "format_problem",
     "format_summary",
     "format_violation_header",
@@ -182,6 +184,12 @@ def single_line(text: str) -> str:
     """``text`` with every run of whitespace (line breaks included) as one space: for formats whose
     records are lines (flake8, mypy, GitHub annotations' titles)."""
     return " ".join(text.split())
+
+
+def format_policy_problem(problem: PolicyProblem) -> str:
+    """One problem of an unusable policy, on one line: ``<key path>: <message>`` (the message alone
+    for a problem with the whole file)."""
+    return single_line(f"{problem.key}: {problem.message}" if problem.key else problem.message)
 
 
 def format_error_line(error: Exception, location: str) -> str:

@@ -50,17 +50,20 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))
-    if report.problems:
+    for note in report.notes:
+        out.append(_problem_line(note, relpath, note=True))
+    if report.problems or report.notes:
         out.append("")
     out.append(format_summary(report))
     return "\n".join(out) + "\n"
 
 
-def _problem_line(problem: Problem, relpath: PathFormatter) -> str:
+def _problem_line(problem: Problem, relpath: PathFormatter, note: bool = False) -> str:
+    """``path[:line]: CODE message``; ``path[:line]: note: CODE message`` for a note."""
     where = relpath(problem.path) if problem.path is not None else "<policy>"
     if problem.line is not None:
         where += f":{problem.line}"
-    return f"{where}: {format_problem(problem)}"
+    return f"{where}: {'note: ' if note else ''}{format_problem(problem)}"
 
 
 def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
