@@ -778,6 +778,51 @@ def test_ignore_used_and_unused(run: Run, tmp_path: Path) -> None:
     }]
 
 
+def test_ignore_names_function_nodes_and_heavy_calls(run: Run, tmp_path: Path) -> None:
+    """[[ignore]] sides may be function bodies run at import time (module:qualname) and
+    [heavy-calls] calls (name()); an entry that removes nothing is IPL004 as usual."""
+    files = {
+        "policy.toml": """
+            [heavy]
+            "app.heavy" = "slow to import"
+            [heavy-calls]
+            "app.gpu.init" = "initialises the GPU"
+            [light."app.light"]
+            reason = "must start fast"
+            [[ignore]]
+            import = "app.helpers:setup -> app.heavy"
+            reason = "setup is only slow on Windows"
+            [[ignore]]
+            import = "app.light -> app.gpu.init()"
+            reason = "the GPU is initialised before any fork"
+            [[ignore]]
+            import = "app.helpers:Loader.load -> app.heavy"
+            reason = "no longer called"
+        """,
+        "app/__init__.py": "",
+        "app/heavy.py": "",
+        "app/gpu.py": "def init():\n    pass\n",
+        "app/helpers.py": "def setup():\n    import app.heavy\n\n\nclass Loader:\n    def load(self):\n"
+                          "        import app.heavy\n",
+        "app/light.py": "from app import gpu, helpers\n\nhelpers.setup()\ngpu.init()\n",
+    }
+    root = write(tmp_path, files)
+    data = report(run, root, "--no-cache")
+    assert data["violations"] == []
+    assert [(p["code"], p["line"]) for p in data["problems"]] == [("IPL004", 14)]
+    assert "'app.helpers:Loader.load -> app.heavy'" in str(data["problems"][0]["message"])
+    # without the entries: both findings come back
+    write(root, {"policy.toml": files["policy.toml"].split("[[ignore]]")[0]})
+    assert [v["heavy"] for v in report(run, root, "--no-cache")["violations"]] == [
+        "app.heavy", "app.gpu.init()"]
+    write(root, {"policy.toml": files["policy.toml"].replace("app.helpers:setup", "app.helpers:set-up")})
+    code, _, err = run(root, "check", "--no-cache")
+    assert code == 2
+    assert ('ignore[0].import: left of "->": invalid module pattern "app.helpers:set-up": "set-up" is '
+            'not a Python identifier (after ":", a function\'s qualified name in its module, e.g. '
+            '"mypkg.env:setup")') in err
+
+
 def test_ignore_of_the_light_modules_parent_package_hop(run: Run, tmp_path: Path) -> None:
     policy = """
         [heavy]

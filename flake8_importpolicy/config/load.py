@@ -54,9 +54,11 @@ from flake8_importpolicy.model.policy import (
     HeavyRule,
     IgnoreRule,
     LightRule,
+    NodePattern,
     PatternEntry,
     Policy,
     Settings,
+    parse_node_pattern,
 )
 
 __all__ = [
@@ -957,7 +959,7 @@ class _Builder:
 
     def edge(
         self, key: str, item: dict[str, object], line: int
-    ) -> tuple[str, ModulePattern, ModulePattern] | None:
+    ) -> tuple[str, NodePattern, NodePattern] | None:
         """Validate an ``import = "importer -> imported"`` value."""
         if "import" not in item:
             self.add(key, 'missing; write import = "importer -> imported"', line)
@@ -971,10 +973,10 @@ class _Builder:
             count = "no" if len(sides) == 1 else "more than one"
             self.add(key, f'{_quote(value)} has {count} "->"; write "importer -> imported"', line)
             return None
-        patterns: list[ModulePattern] = []
+        patterns: list[NodePattern] = []
         for side, text in zip(("left", "right"), sides):
             try:
-                patterns.append(parse_pattern(text.strip()))
+                patterns.append(parse_node_pattern(text.strip()))
             except PatternError as exc:
                 self.add(key, f'{side} of "->": {exc}', line)
         if len(patterns) != 2:
