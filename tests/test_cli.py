@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -1060,3 +1061,49 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path) -> None:
     (basic / "app" / "mid.py").write_text("X = 1\n")  # an edit: the next answer is computed again
     again = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
     assert again.stderr.startswith("0 ['flake8_importpolicy.analysis")
+
+
+# -- the README's command synopsis is the argument parser's ---------------------------------------
+
+
+def _synopsis(parser: object, name: str) -> str:
+    """``importpolicy NAME`` and every positional and option of ``parser``, as the README writes them:
+    ``MODULE``, ``[MODULE ...]``, ``[--flag]``, ``[--option METAVAR]``, ``[--option a|b]``,
+    ``[--repeatable METAVAR ...]``, aliases as ``--python|--interpreter``."""
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    positionals, options = [], []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if not action.option_strings:
+            text = str(action.metavar or action.dest)
+            positionals.append(f"[{text} ...]" if action.nargs == "*" else text)
+            continue
+        names = "|".join(o for o in action.option_strings if o.startswith("--"))
+        if action.nargs == 0:
+            options.append(f"[{names}]")
+            continue
+        value = "|".join(action.choices) if action.choices else str(action.metavar)
+        more = " ..." if isinstance(action, argparse._AppendAction) else ""
+        options.append(f"[{names} {value}{more}]")
+    return " ".join([f"importpolicy {name}", *positionals, *options])
+
+
+def test_readme_synopsis_is_the_argument_parser() -> None:
+    import argparse
+
+    from flake8_importpolicy.cli import build_parser
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    written = re.findall(r"^- `(importpolicy [^`]*)`", readme, re.MULTILINE)
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    expected = []
+    for name, parser in commands.choices.items():
+        inner = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if inner:
+            expected.extend(_synopsis(sub, f"{name} {action}") for action, sub in inner[0].choices.items())
+        else:
+            expected.append(_synopsis(parser, name))
+    assert written == expected

