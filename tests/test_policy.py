@@ -20,7 +20,14 @@ from flake8_importpolicy.model.patterns import (
     PatternError,
     parse_pattern,
 )
-from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule, LightRule, PatternEntry, Policy
+from flake8_importpolicy.model.policy import (
+    HeavyRule,
+    IgnoreRule,
+    LightRule,
+    NodePattern,
+    PatternEntry,
+    Policy,
+)
 
 
 def write(directory: Path, text: str, name: str = "policy.toml") -> Path:
@@ -931,15 +938,15 @@ def test_full_policy(project: Path) -> None:
 
     assert policy.ignores == (
         IgnoreRule(
-            parse_pattern("mypkg.cli"),
-            parse_pattern("mypkg.config"),
+            NodePattern(parse_pattern("mypkg.cli")),
+            NodePattern(parse_pattern("mypkg.config")),
             "guarded by --gpu",
             "mypkg.cli -> mypkg.config",
             29,
         ),
         IgnoreRule(
-            parse_pattern("mypkg.api.*"),
-            parse_pattern("torch.**"),
+            NodePattern(parse_pattern("mypkg.api.*")),
+            NodePattern(parse_pattern("torch.**")),
             "lazy",
             "mypkg.api.* ->  torch.**",
             34,

@@ -270,6 +270,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _integral(value: object) -> object:
+    """``value`` as an int when it is a float with an integral value (``2.0``): JSON, and so the
+    policy's JSON Schema that editors check, has one number type, in which 2.0 is the integer 2."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _leaves(
     segments: list[str], value: object, is_table_leaf: Callable[[dict[str, object]], bool]
 ) -> list[tuple[list[str], object]]:
@@ -462,7 +468,7 @@ class _Builder:
     def version(self, table: dict[str, object]) -> None:
         if "version" not in table:
             return
-        value = table["version"]
+        value = _integral(table["version"])
         key = self.key("version")
         if not _is_int(value):
             self.add(key, f"expected the integer {SUPPORTED_VERSION}, got {_describe(value)}")
@@ -670,7 +676,7 @@ class _Builder:
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
             return DEFAULT_CALL_DEPTH
-        value = raw["call-depth"]
+        value = _integral(raw["call-depth"])
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             self.add(
                 _child(base, "call-depth"), f"expected an integer >= 0, got {_describe(value)}"
