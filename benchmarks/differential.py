@@ -26,20 +26,26 @@ written into the repository. Then, for each import name X:
   stack. The executed set always comes from the untraced run; if the traced run's differs, the
   difference is reported (``traced_diff``).
 
+A prediction is **definite** when no hop of its chain is flagged ``guarded``, ``conditional`` or
+``fallback``: the engine says those run, and only may run otherwise (both branches of a condition
+it cannot evaluate, a fallback, an import in a ``try``). **precision** is over the definite
+predictions; **precision (all)** over every prediction, what may run included.
+
 Numbers, per import name (one table row each): **executed** and **predicted** count the ``.py``
 modules under site-packages, **hits** those in both; **recall** = hits / executed (how much of what
-runs the engine saw), **precision** = hits / predicted (how much of what it predicted runs); the
-**micro** recall and precision sum the counts over all rows. A **miss** is executed but not
-predicted; an **extra** is predicted but not executed. A miss is downstream of its nearest missed
-ancestor by ``parent`` (looking through modules that are not counted: extension modules, the
-standard library); a miss with none is a **root miss**: the construct to classify is at its import
-site (``--show-misses`` prints roots first, with importer, line and source). An extra's root is the
-first extra on its predicted chain, shown with the statement that the prediction followed. Extras
-whose code did start in the traced run but raised (a ``try: from .http2 import ...`` whose own
-imports fail) left ``sys.modules``; they are counted as extras and reported apart. ``why s`` is the
-wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an experiment: the
-venv's site-packages becomes the policy's source root, so that the rules applied to first-party
-code only (import-time calls into other modules, PEP 562 triggers) apply to every package.
+runs the engine saw), **precision** = definite hits / definite predictions (how much of what it said
+runs does run); the **micro** recall and precision sum the counts over all rows. A **miss** is
+executed but not predicted; an **extra** is predicted but not executed. A miss is downstream of its
+nearest missed ancestor by ``parent`` (looking through modules that are not counted: extension
+modules, the standard library); a miss with none is a **root miss**: the construct to classify is at
+its import site (``--show-misses`` prints roots first, with importer, line and source). An extra's
+root is the first extra on its predicted chain, shown with the statement that the prediction
+followed. Extras whose code did start in the traced run but raised (a ``try: from .http2 import
+...`` whose own imports fail) left ``sys.modules``; they are counted as extras and reported apart.
+``why s`` is the wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an
+experiment: the venv's site-packages becomes the policy's source root, so that the rules applied to
+first-party code only (import-time calls into other modules, PEP 562 triggers) apply to every
+package.
 """
 
 from __future__ import annotations
@@ -265,13 +271,31 @@ def site_dirs(python: Path) -> tuple[list[str], str]:
 
 
 def in_site(path: Optional[str], sites: Sequence[str]) -> Optional[str]:
-    """The real path of ``path`` when it is a ``.py`` file under one of ``sites``, else None."""
-    if not path or not path.endswith(".py"):
+    """The real path of ``path`` when it is a ``.py`` file under one of ``sites``, else None. A
+    mypyc-compiled extension module counts as the ``.py`` source beside it (what the engine
+    analyses; mypyc keeps a ``<hash>__mypyc`` runtime library at the top of the site)."""
+    if not path:
         return None
     real = os.path.realpath(path)
-    if any(real.startswith(site + os.sep) for site in sites):
+    site = next((s for s in sites if real.startswith(s + os.sep)), None)
+    if site is None:
+        return None
+    if real.endswith(".py"):
         return real
+    directory, name = os.path.split(real)
+    twin = os.path.join(directory, name.split(".", 1)[0] + ".py")
+    if name.endswith((".so", ".pyd")) and os.path.isfile(twin) and _mypyc_site(site):
+        return twin
     return None
+
+
+_MYPYC: dict[str, bool] = {}
+
+
+def _mypyc_site(site: str) -> bool:
+    if site not in _MYPYC:
+        _MYPYC[site] = any("__mypyc." in entry for entry in os.listdir(site))
+    return _MYPYC[site]
 
 
 # -- oracle and prediction -----------------------------------------------------------------------
@@ -417,8 +441,24 @@ class Row:
         return self.hits / len(self.executed.modules) if self.executed.modules else 1.0
 
     @property
-    def precision(self) -> float:
+    def precision_all(self) -> float:
         return self.hits / len(self.prediction.modules) if self.prediction.modules else 1.0
+
+    @property
+    def definite(self) -> set[str]:
+        """Predicted modules whose chain has no hop that may not run (guarded, conditional,
+        fallback): the engine says these run, not that they may."""
+        return {name for name in self.prediction.modules
+                if not any(set(hop.get("flags", ())) & MAYBE for hop in self.prediction.chains[name])}
+
+    @property
+    def definite_hits(self) -> int:
+        return len(self.definite & set(self.executed.modules))
+
+    @property
+    def precision(self) -> float:
+        definite = self.definite
+        return self.definite_hits / len(definite) if definite else 1.0
 
     @property
     def root_misses(self) -> int:
@@ -510,18 +550,23 @@ def compare(row: Row, sites: Sequence[str]) -> None:
         })
 
 
+MAYBE = frozenset({"guarded", "conditional", "fallback"})
+"""Hop flags that say the hop may not run."""
+
+
 def pct(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
 def render_table(rows: Sequence[Row]) -> str:
-    headers = ["package", "version", "executed", "predicted", "hits", "recall", "precision",
-               "root misses", "aliases", "why s"]
+    headers = ["package", "version", "executed", "predicted", "definite", "hits", "recall",
+               "precision", "precision (all)", "root misses", "aliases", "why s"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
     for row in rows:
         cells = [row.label, row.version, len(row.executed.modules), len(row.prediction.modules),
-                 row.hits, pct(row.recall), pct(row.precision), row.root_misses,
-                 len(row.executed.aliases), f"{row.prediction.wall:.2f}"]
+                 len(row.definite), row.hits, pct(row.recall), pct(row.precision),
+                 pct(row.precision_all), row.root_misses, len(row.executed.aliases),
+                 f"{row.prediction.wall:.2f}"]
         if row.executed.error or row.prediction.error:
             cells[0] = f"{row.label} (!)"
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
@@ -532,10 +577,14 @@ def micro(rows: Sequence[Row]) -> dict[str, float]:
     hits = sum(r.hits for r in rows)
     executed = sum(len(r.executed.modules) for r in rows)
     predicted = sum(len(r.prediction.modules) for r in rows)
+    definite = sum(len(r.definite) for r in rows)
+    definite_hits = sum(r.definite_hits for r in rows)
     return {
         "hits": hits, "executed": executed, "predicted": predicted,
+        "definite": definite, "definite_hits": definite_hits,
         "recall": hits / executed if executed else 1.0,
-        "precision": hits / predicted if predicted else 1.0,
+        "precision": definite_hits / definite if definite else 1.0,
+        "precision_all": hits / predicted if predicted else 1.0,
         "misses": executed - hits, "extras": predicted - hits,
         "root_misses": sum(r.root_misses for r in rows),
         "root_extras": sum(r.root_extras for r in rows),
@@ -657,7 +706,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(render_table(rows))
     print()
     print(f"micro recall {pct(totals['recall'])} ({totals['hits']}/{totals['executed']}), "
-          f"micro precision {pct(totals['precision'])} ({totals['hits']}/{totals['predicted']}); "
+          f"micro precision {pct(totals['precision'])} ({totals['definite_hits']}/{totals['definite']} "
+          f"definite predictions; all predictions: {pct(totals['precision_all'])}, "
+          f"{totals['hits']}/{totals['predicted']}); "
           f"{totals['misses']} misses ({totals['root_misses']} roots), "
           f"{totals['extras']} extras ({totals['root_extras']} roots; {totals['failed_extras']} of them "
           "ran and raised ImportError, caught by the importer), "

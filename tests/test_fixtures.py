@@ -6,11 +6,18 @@
   Where a rule is deliberately conservative (guarded, conditional, fallback imports) the prediction may
   be a superset, but every extra module's chain must carry one of those flags. Fixtures with a
   ``STATIC_ONLY`` file (PEP 810 syntax, which needs Python 3.15) get only the static check.
+
+A fixture's ``site-packages/`` directory holds third-party packages: it is on ``PYTHONPATH`` for the
+engine (whose interpreter query then finds it, as ``python -c`` would) and on the oracle's
+``sys.path`` after the source roots; its modules count like first-party ones in the comparison.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,8 +29,28 @@ from flake8_importpolicy.config.load import load_policy
 FIXTURES = fixture_dirs()
 
 
+@contextlib.contextmanager
+def _third_party(root: Path) -> Iterator[list[Path]]:
+    """The fixture's ``site-packages`` on ``PYTHONPATH`` while the engine queries its interpreter;
+    yields the extra oracle ``sys.path`` entries."""
+    site = root / "site-packages"
+    if not site.is_dir():
+        yield []
+        return
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(site)
+    try:
+        yield [site]
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
 def _engine(root: Path) -> PolicyEngine:
-    return PolicyEngine(load_policy(root / "policy.toml"))
+    with _third_party(root):
+        return PolicyEngine(load_policy(root / "policy.toml"))
 
 
 @pytest.mark.parametrize("root", FIXTURES, ids=[p.name for p in FIXTURES])
@@ -63,18 +90,22 @@ LIGHT_CASES = _light_cases()
 )
 def test_matches_interpreter(root: Path, light: str) -> None:
     # [[ignore]] entries accept edges on purpose; the interpreter still runs them, so compare without.
-    engine = PolicyEngine(dataclasses.replace(load_policy(root / "policy.toml"), ignores=()))
+    with _third_party(root) as extra_paths:
+        engine = PolicyEngine(dataclasses.replace(load_policy(root / "policy.toml"), ignores=()))
     rules = engine.policy.rules_for(light)
+    # Followed as for the light module's own check (external = "auto" follows what its forbidden
+    # patterns need), but with nothing forbidden: the whole closure.
     closure = engine.graph.find_import_time_closure(
-        light, expand=engine.make_expander(lambda name: None, ())
+        light, expand=engine.make_expander(lambda name: None, (h.pattern for h in rules.forbid))
     )
     predicted = set()
     for name in closure:
         resolved = engine.index.resolve_module(name)
-        if resolved.has_source and resolved.origin == "first-party" and not resolved.preloaded:
+        in_fixture = resolved.path is not None and resolved.path.is_relative_to(root.resolve())
+        if resolved.has_source and in_fixture and not resolved.preloaded:
             predicted.add(name)
 
-    runtime = run_import(light, list(engine.policy.settings.source_roots))
+    runtime = run_import(light, [*engine.policy.settings.source_roots, *extra_paths])
     fixture_root = str(root.resolve())
     executed = {
         name for name, file in runtime.items()
@@ -89,12 +120,12 @@ def test_matches_interpreter(root: Path, light: str) -> None:
         flags = {flag for hop in closure[extra] for flag in hop.flags}
         assert flags, f"{extra} predicted but not run, and its chain is not flagged conservative"
 
-    runtime_heavy = sorted(name for name in executed if rules.forbidden_rule(name))
+    runtime_heavy = sorted(name for name in {*executed, *runtime} if rules.forbidden_rule(name))
     violations, _ = engine.check_light_module(light, rules)
     if runtime_heavy:
         assert violations, f"runtime ran forbidden {runtime_heavy} but the engine reports nothing"
     for violation in violations:
         if violation.is_call:
             continue  # a heavy call, not a module: sys.modules cannot show it (verify's after-import can)
-        if violation.heavy not in executed:
+        if violation.heavy not in executed and violation.heavy not in runtime:
             assert any(hop.flags for hop in violation.chain), violation

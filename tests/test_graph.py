@@ -131,7 +131,7 @@ def test_star_import_runs_submodules_listed_in_all(tmp_path: Path) -> None:
 
 def test_unknown_imports_are_listed(tmp_path: Path) -> None:
     engine = build(tmp_path, {
-        "light.py": "import importlib\nname = 'x'\nimportlib.import_module(name)\n",
+        "light.py": "import importlib\nname = input()\nimportlib.import_module(name)\n",
     }, "light")
     unknown = engine.graph.find_unknown_imports("light")
     assert [(u.module, u.line, u.detail) for u in unknown] == [

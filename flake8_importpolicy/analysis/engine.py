@@ -124,6 +124,11 @@ class PolicyEngine:
         def is_heavy_call(name: str) -> bool:
             return any(rule.pattern.matches(name) for rule in heavy_calls)
 
+        self._first_party_tops: frozenset[str] | None = None
+        # Which code outside the source roots has its import-time calls and PEP 562 __getattr__
+        # followed: what any light module's forbidden patterns need (third party, stdlib).
+        every = [*policy.heavy, *policy.heavy_calls, *(h for r in policy.light for h in r.forbid)]
+        self._scope = list(self._external_scope(h.pattern for h in every))
         self.graph = ImportGraph(
             self.index,
             self._facts_source.module_facts,
@@ -131,8 +136,8 @@ class PolicyEngine:
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._facts_source.function_facts,
+            follows=self._follows,
         )
-        self._first_party_tops: frozenset[str] | None = None
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
@@ -193,25 +198,15 @@ class PolicyEngine:
         """The predicate deciding which reached modules have their own imports followed.
 
         First-party modules with source are followed; third-party and stdlib ones per
-        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: third-party only when a
-        forbidden pattern names a non-first-party module, stdlib only when one names a stdlib module).
-        Forbidden modules and modules already imported at interpreter start-up are never followed.
+        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: wherever a forbidden
+        module can still be reached: third-party code whenever a forbidden pattern names a
+        third-party or standard-library module (third-party code imports both), the standard library
+        only when one names a standard-library module (it imports nothing else). A forbidden
+        first-party module is assumed unreachable from third-party code, as a wildcard pattern
+        without a fixed top level is not: it makes both followed. Forbidden modules and modules
+        already imported at interpreter start-up are never followed.
         """
-        external = self.policy.settings.external
-        follow_third = external == "follow"
-        follow_stdlib = external == "follow"
-        if external == "auto":
-            tops = self.first_party_tops()
-            for pattern in patterns:
-                top = pattern.top_level
-                if top is None:
-                    follow_third = True
-                elif top not in tops:
-                    origin = self.index.resolve_module(top).origin
-                    if origin == "stdlib":
-                        follow_stdlib = True
-                    else:
-                        follow_third = True
+        follow_third, follow_stdlib = self._external_scope(patterns)
 
         def expand(name: str) -> bool:
             if forbidden(name) is not None or isinstance(name, CallNode):
@@ -230,6 +225,35 @@ class PolicyEngine:
             return follow_third
 
         return expand
+
+    def _external_scope(self, patterns: Iterable[ModulePattern]) -> tuple[bool, bool]:
+        """``(follow third-party code, follow the standard library)`` for forbidden ``patterns``, per
+        ``settings.external`` (see :meth:`make_expander`)."""
+        external = self.policy.settings.external
+        if external != "auto":
+            return external == "follow", external == "follow"
+        follow_third = follow_stdlib = False
+        tops = self.first_party_tops()
+        for pattern in patterns:
+            top = pattern.top_level
+            if top is None:
+                return True, True
+            if top not in tops:
+                follow_third = True
+                if self.index.resolve_module(top).origin == "stdlib":
+                    follow_stdlib = True
+        return follow_third, follow_stdlib
+
+    def _follows(self, module: str) -> bool:
+        """Whether ``module``'s import-time calls and PEP 562 ``__getattr__`` are followed: always in
+        first-party code, elsewhere when some light module's forbidden patterns need its origin
+        followed (see :meth:`make_expander`)."""
+        resolved = self.index.resolve_module(module)
+        if resolved.preloaded or not resolved.has_source:
+            return False
+        if resolved.origin == "first-party":
+            return True
+        return self._scope[1] if resolved.origin == "stdlib" else self._scope[0]
 
     def first_party_tops(self) -> frozenset[str]:
         """Top-level first-party module names (cached)."""
@@ -437,6 +461,8 @@ class PolicyEngine:
             applied = self.policy.rules_for(module)
         rules = applied.forbid
         forbidden = applied.forbidden_rule
+        widened = self._external_scope(r.pattern for r in rules)
+        self._scope = [a or b for a, b in zip(self._scope, widened)]
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)

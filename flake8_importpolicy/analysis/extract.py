@@ -41,13 +41,16 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Final, TypeVar, cast
 
-from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import Anchored, UNKNOWN, ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
+    CallBinding,
     CallKind,
     CallSite,
     FunctionFacts,
     ImportSite,
+    LazyAttach,
     ModuleFacts,
     SiteKind,
     SourceProblem,
@@ -203,6 +206,9 @@ def _extract_unpaused(
         function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
         aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
+        attribute_reads=tuple(visitor.attribute_reads),
+        call_bindings=dict(visitor.call_bindings),
+        lazy_attach=visitor.lazy_attach,
     )
 
 
@@ -228,6 +234,7 @@ def extract_facts_and_index(
         constants=dict(visitor.constants),
         local_defs=frozenset(visitor.local_defs),
         future_annotations=visitor.future_annotations,
+        call_bound=frozenset(visitor.call_bindings),
     )
     return facts, index
 
@@ -251,6 +258,7 @@ class FunctionIndex:
         target: the target the module was analysed for.
         spans: ``{qualified name: ((def line, last line), ...)}``, 1-based and inclusive, one pair
             per definition in source order (a name defined twice has two).
+        call_bound: the module-level names bound to a call's result (candidate lazy module objects).
         aliases, constants, local_defs, future_annotations: the module's final import aliases,
             literal constants, names bound by ``def``/``class``, and whether
             ``from __future__ import annotations`` is in effect (PEP 563).
@@ -262,6 +270,7 @@ class FunctionIndex:
     constants: Mapping[str, object]
     local_defs: frozenset[str]
     future_annotations: bool
+    call_bound: frozenset[str] = frozenset()
 
     def load(self, source: bytes | str) -> FunctionBodies:
         """The function bodies of ``source``, which must be the source this index was made from
@@ -272,6 +281,7 @@ class FunctionIndex:
             constants=dict(self.constants),
             local_defs=set(self.local_defs),
             future_annotations=self.future_annotations,
+            call_bound=set(self.call_bound),
         )
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
@@ -307,34 +317,38 @@ class FunctionBodies:
         self._source = source
         self._spans = spans or {}
         self._lines: list[str] | None = None
-        self._facts: dict[str, FunctionFacts | None] = {}
+        self._facts: dict[tuple[str, str | None], FunctionFacts | None] = {}
 
-    def find_function_facts(self, qualname: str) -> FunctionFacts | None:
+    def find_function_facts(
+        self, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function ``qualname`` (``"f"``, ``"C.m"``, ``"f.<locals>.g"``), or None
         if the module defines no such function (a nested one counts if it is at most two levels
-        of ``<locals>`` deep, as in ``extract_facts``)."""
-        if qualname in self._facts:
-            return self._facts[qualname]
+        of ``<locals>`` deep, as in ``extract_facts``). With ``argument``, the body is analysed with
+        its first parameter bound to that string (a PEP 562 ``__getattr__`` run for one name, rule
+        15): conditions and lookups on it are evaluated."""
+        if (qualname, argument) in self._facts:
+            return self._facts[(qualname, argument)]
         outer, nested_marker, _ = qualname.rpartition(".<locals>.")
-        if nested_marker and outer not in self._facts:
+        if nested_marker and (outer, None) not in self._facts:
             self.find_function_facts(outer)  # registers the functions nested in ``outer``
         found: FunctionFacts | None = None
         # Every definition under this name is analysed (a later one wins, as in extract_facts)
         # because each may define nested functions.
         for node in self._find_nodes(qualname):
-            found, nested = self._analyse(qualname, node)
+            found, nested = self._analyse(qualname, node, argument)
             for name, nested_node in nested:
                 self._nodes.setdefault(name, []).append(nested_node)
-        self._facts[qualname] = found
+        self._facts[(qualname, argument)] = found
         return found
 
     def _analyse(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
     ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
         whatever the depth of the caller's stack (see :func:`_on_new_stack`)."""
         try:
-            return self._visitor.analyse_function(qualname, node)
+            return self._visitor.analyse_function(qualname, node, argument)
         except RecursionError:
             pass
 
@@ -342,7 +356,7 @@ class FunctionBodies:
             FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
         ]:
             try:
-                return self._visitor.analyse_function(qualname, node)
+                return self._visitor.analyse_function(qualname, node, argument)
             except RecursionError:
                 return None, []
 
@@ -535,6 +549,16 @@ def _syntax_message(exc: SyntaxError) -> str:
 # Public functions end here. -------------------------------------------------------------------------
 
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
+_LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
+"""Calls whose first argument names the module a lazy module object is made for (rule 19)."""
+_DATACLASS_DECORATORS: Final = frozenset({
+    "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
+    "attrs.define", "attr.dataclass",
+})
+"""Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
+otherwise from Python 3.14)."""
+_MAX_LOOP_ITEMS: Final = 64
+"""A loop over more constant items than this is walked once, its variable unknown."""
 
 
 @dataclass
@@ -581,6 +605,21 @@ class _ImportTimeVisitor:
     top_level_lines: set[int] = field(default_factory=set)
     # evaluates ``if``/``while`` tests (rules 10, 11, 13) with this visitor's aliases and constants
     conditions: ConditionEvaluator = field(init=False, repr=False, compare=False)
+    # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
+    attribute_reads: list[AttributeRead] = field(default_factory=list)
+    read_keys: set[tuple[str, str]] = field(default_factory=set)
+    # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
+    call_bindings: dict[str, CallBinding] = field(default_factory=dict)
+    call_bound: MutableSet[str] = field(default_factory=set)
+    lazy_attach: LazyAttach | None = None
+    dataclass_depth: int = 0
+    # a function body's positional parameters (``self`` not counted) and what it does with them
+    parameters: tuple[str, ...] = ()
+    self_imports: list[str] = field(default_factory=list)
+    self_calls: list[str] = field(default_factory=list)
+    self_params: list[tuple[str, int]] = field(default_factory=list)
+    lazy_candidates: list[int] = field(default_factory=list)
+    mentions_lazy_loader: bool = False
 
     def __post_init__(self) -> None:
         # The evaluator reads the very mappings this visitor keeps binding names in.
@@ -709,8 +748,22 @@ class _ImportTimeVisitor:
 
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
-        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop."""
+        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
+        constant sequence (a literal, or a name bound to one) with a simple target, the body is
+        walked once per item, the loop variable bound to it (``for p in ("a", "b"):
+        __import__(p)``, rule 14)."""
         self.scan_expr(stmt.iter, flags)
+        items = _constant_items(self.conditions.constant(stmt.iter))
+        if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+            body_flags = flags if items else flags | {Flag.CONDITIONAL}
+            for item in items:
+                self._bind_target(stmt.target)
+                self.constants[stmt.target.id] = item
+                self.visit_body(stmt.body, body_flags)
+            self._bind_target(stmt.target)
+            self.constants.pop(stmt.target.id, None)
+            self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+            return
         self._bind_target(stmt.target)
         self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
@@ -752,7 +805,14 @@ class _ImportTimeVisitor:
         self.bindings = set()
         self.class_depth += 1
         self.class_path.append(stmt.name)
+        dataclass = any(
+            dotted_name(d.func if isinstance(d, ast.Call) else d, self.aliases) in _DATACLASS_DECORATORS
+            for d in stmt.decorator_list
+        )
+        saved_dataclass = self.dataclass_depth
+        self.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
         self.visit_body(stmt.body, flags)
+        self.dataclass_depth = saved_dataclass
         self.class_path.pop()
         self.class_depth -= 1
         self.bindings = saved
@@ -792,10 +852,14 @@ class _ImportTimeVisitor:
             return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
         return ".".join([*self.class_path, name])
 
-    def _annotations_evaluated(self) -> bool:
-        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14."""
+    def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
+        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
+        except a class body's under a decorator that evaluates them when it runs (a dataclass's).
+        ``from __future__ import annotations`` makes them strings nobody evaluates (PEP 563)."""
         if self.future_annotations:
             return False
+        if class_body and self.dataclass_depth:
+            return True
         return any(version < (3, 14) for version in self.target.versions)
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
@@ -806,7 +870,7 @@ class _ImportTimeVisitor:
         if (
             isinstance(stmt, ast.AnnAssign)
             and not self.in_function
-            and self._annotations_evaluated()
+            and self._annotations_evaluated(class_body=self.class_depth > 0)
         ):
             self.scan_expr(stmt.annotation, flags)
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -815,11 +879,80 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
+        if self.in_function and isinstance(stmt, ast.Assign):
+            self._record_self_parameter(targets, stmt.value)
         if self._is_module_level():
             self._record_all(stmt, flags)
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                self._record_call_binding(targets, stmt.value)
+
+    def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
+        """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
+        attach(__name__, submodules=..., submod_attrs=...)`` (a lazy_loader attach), rule 19."""
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        names += [
+            e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
+        ]
+        if "__getattr__" in names:
+            self.defines_getattr = True
+            self.lazy_attach = self._attach(call)
+            return
+        callee = dotted_name(call.func, self.aliases)
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or callee is None:
+            return
+        args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
+        keywords = tuple(
+            (kw.arg, value) for kw in call.keywords
+            if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
+        )
+        if not any(args) and not keywords:
+            return  # a lazy module object is always made for a module named by a string
+        first = call.func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and first.id in self.local_defs
+        name = targets[0].id
+        self.call_bindings[name] = CallBinding(call.lineno, callee, local, args, keywords)
+        self.call_bound.add(name)
+
+    def _attach(self, call: ast.Call) -> LazyAttach | None:
+        """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
+        are constants, else None (``lazy_loader.attach``'s signature; vendored copies share it)."""
+        args = list(call.args)
+        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
+            return None
+        submodules_node = args[1] if len(args) > 1 else _keyword(call, "submodules")
+        attrs_node = args[2] if len(args) > 2 else _keyword(call, "submod_attrs")
+        if submodules_node is None and attrs_node is None:
+            return None
+        submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
+        attrs = self.conditions.constant(attrs_node) if attrs_node is not None else {}
+        if submodules is None:
+            submodules = ()
+        if attrs is None:
+            attrs = {}
+        if not isinstance(submodules, (list, tuple, set, frozenset)) or not isinstance(attrs, dict):
+            return None
+        if not all(isinstance(s, str) for s in submodules):
+            return None
+        mapping: dict[str, tuple[str, ...]] = {}
+        for sub, names in attrs.items():
+            if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                return None
+            mapping[sub] = tuple(sorted(str(n) for n in names))
+        return LazyAttach(tuple(sorted(submodules)), mapping)
+
+    def _record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
+        if not isinstance(value, ast.Name) or value.id not in self.parameters:
+            return
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                self.self_params.append((target.attr, self.parameters.index(value.id)))
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
@@ -857,7 +990,10 @@ class _ImportTimeVisitor:
                     used.setdefault(current.id, []).append(current.lineno)  # type: ignore[attr-defined]
                 continue
             if kind is ast.Attribute:
-                stack.append(current.value)  # type: ignore[attr-defined]
+                value = current.value  # type: ignore[attr-defined]
+                if type(value) is ast.Name:
+                    self._attribute_read(current, value, flags)  # type: ignore[arg-type]
+                stack.append(value)
                 continue
             if isinstance(current, ast.Lambda):
                 stack.extend(current.args.defaults)
@@ -872,9 +1008,51 @@ class _ImportTimeVisitor:
                 if not self._dynamic_import(current, flags):
                     self._add_call(current, current.func, "call", flags)
                 self._all_mutation(current)
+                if self.in_function:
+                    self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             _push_children(stack, current)
+
+    def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
+        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
+        if type(value.ctx) is not ast.Load:
+            return
+        name = value.id
+        target = self.aliases.get(name)
+        if target is None and name not in self.call_bound:
+            return
+        key = (name, node.attr)
+        if key in self.read_keys:
+            return
+        self.read_keys.add(key)
+        self.attribute_reads.append(AttributeRead(
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags))
+        ))
+
+    def _self_facts(self, call: ast.Call) -> None:
+        """What a method does with ``self`` and its parameters: ``self.m()`` calls,
+        ``super().__init__(param)``, ``find_spec(param)``/``lazy_loader.load(param)`` (rule 19)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id == "self":
+                self.self_calls.append(func.attr)
+            elif func.attr == "__init__" and call.args:
+                first = call.args[0]
+                is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
+                    and owner.func.id == "super"
+                if not is_super and isinstance(first, ast.Name) and first.id == "self":
+                    first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
+                if isinstance(first, ast.Name) and first.id in self.parameters:
+                    self.self_params.append(("__name__", self.parameters.index(first.id)))
+        name = dotted_name(func, self.aliases) or ""
+        if "LazyLoader" in name or name == "lazy_loader.load":
+            self.mentions_lazy_loader = True
+        if name in _LAZY_SPEC_MAKERS and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Name) and first.id in self.parameters:
+                self.lazy_candidates.append(self.parameters.index(first.id))
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects
@@ -919,8 +1097,21 @@ class _ImportTimeVisitor:
         and can be suppressed with ``# noqa``, on the decorator's line.
         """
         first = call.args[0] if call.args else _keyword(call, "name")
-        literal = first.value if isinstance(first, ast.Constant) else None
-        if not isinstance(literal, str) or not literal.strip("."):
+        if (
+            self.in_function
+            and isinstance(first, ast.Attribute)
+            and isinstance(first.value, ast.Name)
+            and first.value.id == "self"
+        ):
+            self.self_imports.append(first.attr)
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
+            # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
+            self._add_site(call, "importlib", value.rest.lstrip("."), flags, level=1,
+                           anchor=value.anchor)
+            return
+        literal = value if isinstance(value, str) else None
+        if literal is None or not literal.strip("."):
             self._add_site(call, "importlib", None, flags, detail=_unparse(call))
             return
         level = len(literal) - len(literal.lstrip("."))
@@ -963,6 +1154,9 @@ class _ImportTimeVisitor:
     def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
         """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
+        if name in self.call_bound and not self.class_depth:
+            self.call_bound.discard(name)
+            self.call_bindings.pop(name, None)
         self.ever_bound.add(name)
         if self._is_module_level():
             self.binding_lines.setdefault(name, self.line)
@@ -998,18 +1192,27 @@ class _ImportTimeVisitor:
             self._bind_target(target.value)
 
     def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
-        """``NAME = <literal>`` as the first binding of ``NAME`` makes it a constant for conditions
-        (``MYPY = False``), unless a function declares it ``global`` (and may rebind it)."""
+        """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
+        (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
+        looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
+        rebind it). A list, set or dict counts for lookups, not for its truth (it may change)."""
         if (
             fresh
             and isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Constant)
             and stmt.targets[0].id not in self.seen_constants
             and stmt.targets[0].id not in self.declared_global
         ):
-            self.constants[stmt.targets[0].id] = stmt.value.value
+            if isinstance(stmt.value, ast.Constant):
+                value: object = stmt.value.value
+            elif isinstance(stmt.value, (ast.Name, ast.Attribute, ast.Call)):
+                return  # a name, attribute or call stays what it is: not a literal
+            else:
+                value = self.conditions.literal(stmt.value)
+                if value is UNKNOWN:
+                    return
+            self.constants[stmt.targets[0].id] = value
             self.seen_constants.add(stmt.targets[0].id)
 
     def _record_all(
@@ -1068,10 +1271,14 @@ class _ImportTimeVisitor:
         return out
 
     def analyse_function(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self,
+        qualname: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        argument: str | None = None,
     ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
-        functions to analyse next (none beyond two levels of ``<locals>``)."""
+        functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
+        first parameter is a constant of that value in the body."""
         child = _ImportTimeVisitor(
             self.target,
             aliases=_MappingOverlay(self.aliases),
@@ -1080,11 +1287,17 @@ class _ImportTimeVisitor:
             function_name=qualname,
             local_defs=_SetOverlay(self.local_defs),
             future_annotations=self.future_annotations,
+            call_bound=_SetOverlay(self.call_bound),
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None:
                 child._bind(arg.arg, None)
+        positional = [*args.posonlyargs, *args.args]
+        if argument is not None and positional:
+            child.constants[positional[0].arg] = argument
+        names = [arg.arg for arg in positional]
+        child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
@@ -1092,6 +1305,11 @@ class _ImportTimeVisitor:
             sites=tuple(child.sites),
             calls=tuple(child.calls),
             returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+            attribute_reads=tuple(child.attribute_reads),
+            self_imports=tuple(dict.fromkeys(child.self_imports)),
+            self_calls=tuple(dict.fromkeys(child.self_calls)),
+            self_params=tuple(dict.fromkeys(child.self_params)),
+            lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
 
@@ -1231,6 +1449,17 @@ class _SetOverlay(MutableSet[str]):
         self._removed.add(value)
 
 
+def _constant_items(value: object) -> list[object] | None:
+    """The items of a constant sequence a loop walks (strings, numbers, tuples of them), or None."""
+    if isinstance(value, dict):
+        value = list(value)
+    if not isinstance(value, (list, tuple)) or len(value) > _MAX_LOOP_ITEMS:
+        return None
+    if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
+        return None
+    return list(value)
+
+
 def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
     return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
 
@@ -1304,6 +1533,10 @@ def _literal_strings(node: ast.expr | None) -> list[str] | None:
         left, right = _literal_strings(node.left), _literal_strings(node.right)
         return None if left is None or right is None else left + right
     return None
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

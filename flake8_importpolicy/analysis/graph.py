@@ -27,12 +27,14 @@ Edges follow CPython's import system (docs/semantics.md):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -65,10 +67,13 @@ _ALIAS_DEPTH: Final = 5
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
-FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | SourceProblem | None]
-"""Returns the facts of one function body of a module (asked only when a call reaches it), None
-if the module has no function of that qualified name, or why the module's source cannot be analysed
-(a syntax error inside that body: module facts come from a parse without function bodies)."""
+FunctionFactsProvider = Callable[
+    [ResolvedModule, str, "str | None"], FunctionFacts | SourceProblem | None
+]
+"""Returns the facts of one function body of a module (asked only when a call reaches it), with its
+first parameter bound to the given string if any; None if the module has no function of that
+qualified name, or why the module's source cannot be analysed (a syntax error inside that body:
+module facts come from a parse without function bodies)."""
 
 
 class ImportGraph:
@@ -83,6 +88,8 @@ class ImportGraph:
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
         function_facts: returns the facts of one function body of a module (default: those in its
             :class:`ModuleFacts`).
+        follows: whether a module's import-time calls and PEP 562 ``__getattr__`` are followed
+            (default: first-party modules only).
     """
 
     def __init__(
@@ -94,6 +101,7 @@ class ImportGraph:
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
         function_facts: FunctionFactsProvider | None = None,
+        follows: Callable[[str], bool] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
@@ -101,11 +109,13 @@ class ImportGraph:
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
-        self._function_facts: dict[tuple[str, str], FunctionFacts | None] = {}
-        self._function_problems: dict[tuple[str, str], SourceProblem] = {}
+        self._follows = follows
+        self._function_facts: dict[tuple[str, str, str | None], FunctionFacts | None] = {}
+        self._function_problems: dict[tuple[str, str, str | None], SourceProblem] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
+        self._lazy_makers: dict[str, int | None] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -117,20 +127,25 @@ class ImportGraph:
             self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
         return self._facts[module]
 
-    def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
+    def get_function_facts(
+        self, module: str, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function body ``qualname`` of ``module`` (None if it has no such
-        function, or no analysable source)."""
+        function, or no analysable source), with its first parameter bound to ``argument`` when
+        that is given (a PEP 562 ``__getattr__`` run for one name)."""
         module = module_of(module)
-        key = (module, qualname)
+        key = (module, qualname, argument)
         if key in self._function_facts:
             return self._function_facts[key]
         facts = self.get_facts(module)
         found: FunctionFacts | None = None
         if facts is not None and facts.problem is None:
-            if facts.functions or self._function_facts_provider is None:
+            if self._function_facts_provider is None or (facts.functions and argument is None):
                 found = facts.functions.get(qualname)
             else:
-                provided = self._function_facts_provider(self.index.resolve_module(module), qualname)
+                provided = self._function_facts_provider(
+                    self.index.resolve_module(module), qualname, argument
+                )
                 if isinstance(provided, SourceProblem):
                     self._function_problems[key] = provided
                 else:
@@ -147,8 +162,9 @@ class ImportGraph:
         facts = self.get_facts(module_of(module))
         if facts is None or facts.problem is not None or not isinstance(module, FunctionNode):
             return facts.problem if facts is not None else None
-        self.get_function_facts(module.module, module.qualname)
-        return self._function_problems.get((module.module, module.qualname))
+        key = (module.module, module.qualname, module.argument)
+        self.get_function_facts(*key)
+        return self._function_problems.get(key)
 
     def find_import_time_edges(self, module: str) -> tuple[Hop, ...]:
         """The hops from ``module`` to every module its own import-time statements make run.
@@ -168,10 +184,12 @@ class ImportGraph:
             resolved = self.index.resolve_module(owner)
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
+            reads: tuple[AttributeRead, ...] = facts.attribute_reads
             if isinstance(module, FunctionNode):
-                function_facts = self.get_function_facts(owner, module.qualname)
+                function_facts = self.get_function_facts(owner, module.qualname, module.argument)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
+                reads = function_facts.attribute_reads if function_facts else ()
             for site in sites:
                 if site.target is None:
                     unknown.append(
@@ -181,9 +199,14 @@ class ImportGraph:
                 hops.extend(self._hops_for_site(module, resolved, site))
             for call in calls:
                 hops.extend(self._hops_for_call(module, resolved, call))
+            for read in reads:
+                hops.extend(self._hops_for_read(module, resolved, read))
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
-            (h for h in unique.values() if not (self._ignore and self._ignore(module, h.imported))),
+            (
+                self._mark_compiled(h) for h in unique.values()
+                if not (self._ignore and self._ignore(module, h.imported))
+            ),
             key=Hop.sort_key,
         ))
         self._edges[module] = edges
@@ -206,7 +229,19 @@ class ImportGraph:
             Hop(module, path, 1, 0, HopKind.PARENT_PACKAGE, ".".join(parts[:i]))
             for i in range(1, len(parts))
         )
-        return tuple(h for h in hops if not (self._ignore and self._ignore(module, h.imported)))
+        return tuple(
+            self._mark_compiled(h) for h in hops
+            if not (self._ignore and self._ignore(module, h.imported))
+        )
+
+    def _mark_compiled(self, hop: Hop) -> Hop:
+        """``hop`` with the flag ``compiled-twin`` when it runs a mypyc-compiled module (analysed
+        through its ``.py`` source)."""
+        if isinstance(hop.imported, (FunctionNode, CallNode)):
+            return hop
+        if not self.index.resolve_module(hop.imported).compiled:
+            return hop
+        return dataclasses.replace(hop, flags=tuple(sorted({*hop.flags, Flag.COMPILED_TWIN})))
 
     # -- traversal ---------------------------------------------------------------------------------
 
@@ -326,16 +361,129 @@ class ImportGraph:
             return tuple(sorted({*flags, Flag.CONDITIONAL}))
         return flags
 
-    def _getattr_trigger(self, package: str, name: str, importer: str) -> FunctionNode | None:
+    def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
-        ``hasattr(package, name)`` first). Returns the function node, or None."""
-        if package == importer or self.index.resolve_module(package).origin != "first-party":
+        ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
+        function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
+        it, or None."""
+        if package == importer or not self._is_followed(package, self.index.resolve_module(package)):
             return None
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
-        return FunctionNode(package, "__getattr__")
+        attach = facts.lazy_attach
+        if attach is not None:
+            if name in attach.submodules:
+                return f"{package}.{name}"
+            found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+            return f"{package}.{found}" if found is not None else None
+        return FunctionNode(package, "__getattr__", name)
+
+    def _hops_for_read(self, node: str, resolved: ResolvedModule, read: AttributeRead) -> Iterator[Hop]:
+        """An attribute read at import time that imports a module (rule 19): on a lazy module
+        object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr", globals(), "xgrammar")``), or
+        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``)."""
+        module = module_of(node)
+        if read.target is None:
+            imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+        else:
+            base = _absolute(read.target, module, resolved.is_package)
+            imported = None
+            if base is not None and self.index.resolve_module(base).kind != "unresolved":
+                imported = self._getattr_trigger(base, read.attr, module)
+        if imported is not None:
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
+        """The module a lazy module object bound to ``name`` in ``module`` stands for, or None."""
+        facts = self.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
+            binding.callee, module, is_package
+        )
+        if callee is None:
+            return None
+        index = self._lazy_maker(callee)
+        if index is None or index >= len(binding.args):
+            return None
+        made = binding.args[index]
+        if made is None or not all(part.isidentifier() for part in made.split(".")):
+            return None
+        return made
+
+    def _lazy_maker(self, callee: str) -> int | None:
+        """Which positional argument of ``callee`` names the module of the lazy module object it
+        returns, or None if it makes none: ``lazy_loader.load``; a function that makes one with
+        ``importlib.util.LazyLoader``; a class whose ``__getattr__`` (or a method it calls on
+        ``self``) imports a module named by what its ``__init__`` stored (rule 19)."""
+        if callee in self._lazy_makers:
+            return self._lazy_makers[callee]
+        self._lazy_makers[callee] = None  # a recursive definition makes nothing
+        index: int | None = 0 if callee == "lazy_loader.load" else None
+        found = self._definition(callee, 0)
+        if index is None and found is not None:
+            owner, qualname, is_class = found
+            if is_class:
+                index = self._lazy_class(owner, qualname)
+            else:
+                facts = self.get_function_facts(owner, qualname)
+                index = facts.lazy_params[0] if facts is not None and facts.lazy_params else None
+        self._lazy_makers[callee] = index
+        return index
+
+    def _lazy_class(self, module: str, cls: str) -> int | None:
+        """The ``__init__`` parameter whose value a class's instances import on attribute access."""
+        imported: set[str] = set()
+        for hook in ("__getattr__", "__getattribute__"):
+            facts = self.get_function_facts(module, f"{cls}.{hook}")
+            if facts is None:
+                continue
+            imported.update(facts.self_imports)
+            for method in facts.self_calls:
+                called = self.get_function_facts(module, f"{cls}.{method}")
+                if called is not None:
+                    imported.update(called.self_imports)
+        init = self.get_function_facts(module, f"{cls}.__init__")
+        if not imported or init is None:
+            return None
+        stored = dict(init.self_params)
+        return next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+
+    def _definition(self, name: str, depth: int) -> tuple[str, str, bool] | None:
+        """``(module, qualname, is_class)`` of the function or class a dotted name refers to,
+        following re-exports, in code whose calls are followed; None if not found."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            resolved = self.index.resolve_module(owner)
+            if resolved.kind == "unresolved":
+                continue
+            if not resolved.has_source or not self._is_followed(owner, resolved):
+                return None
+            facts = self.get_facts(owner)
+            attribute = ".".join(parts[cut:])
+            if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+                return None
+            if attribute in facts.classes:
+                return owner, attribute, True
+            if attribute in facts.function_names or attribute in facts.functions:
+                return owner, attribute, False
+            first, _, rest = attribute.partition(".")
+            target = facts.aliases.get(first)
+            if target is None:
+                return None
+            absolute = _absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
+            return self._definition(absolute, depth + 1) if absolute is not None else None
+        return None
+
+    def _is_followed(self, module: str, resolved: ResolvedModule) -> bool:
+        """Whether calls into ``module`` and its PEP 562 ``__getattr__`` are followed."""
+        if self._follows is not None:
+            return self._follows(module)
+        return resolved.origin == "first-party"
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
@@ -343,8 +491,12 @@ class ImportGraph:
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags)
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
-        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf."""
+        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
+        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
         if call.local:
+            own = f"{module}.{call.callee}"
+            if self._is_heavy_call is not None and self._is_heavy_call(own):
+                return [CallNode(own)]
             return self._lookup(module, call.callee, call.kind, 0)
         name = _absolute(call.callee, module, is_package)
         if name is None:
@@ -360,7 +512,7 @@ class ImportGraph:
             resolved = self.index.resolve_module(owner)
             if resolved.kind == "unresolved":
                 continue
-            if resolved.origin != "first-party" or not resolved.has_source:
+            if not resolved.has_source or not self._is_followed(owner, resolved):
                 return []
             return self._lookup(owner, ".".join(parts[cut:]), kind, depth)
         return []

@@ -93,8 +93,13 @@ def query_script(then: str) -> str:
 
 _QUERY: Final = query_script("print(json.dumps(answer))\n")
 
-_QUERY_CACHE: dict[str, InterpreterInfo] = {}
-_STARTED: dict[str, tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+_QUERY_CACHE: dict[tuple[str, str], InterpreterInfo] = {}
+_STARTED: dict[tuple[str, str], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+
+
+def _query_key(executable: str | None) -> tuple[str, str]:
+    """What decides a query's answer: the interpreter, and the ``PYTHONPATH`` it inherits."""
+    return executable or sys.executable, os.environ.get("PYTHONPATH", "")
 
 
 def start_interpreter_query(executable: str | None = None) -> None:
@@ -104,8 +109,9 @@ def start_interpreter_query(executable: str | None = None) -> None:
     A command line calls this first, so the interpreter starts while the engine is imported. Errors
     are left for :func:`query_interpreter` to report (it starts the process again).
     """
-    exe = executable or sys.executable
-    if exe in _QUERY_CACHE or exe in _STARTED:
+    key = _query_key(executable)
+    exe = key[0]
+    if key in _QUERY_CACHE or key in _STARTED:
         return
     empty = tempfile.TemporaryDirectory(prefix="importpolicy-")
     try:
@@ -119,7 +125,7 @@ def start_interpreter_query(executable: str | None = None) -> None:
     except (OSError, subprocess.SubprocessError):
         empty.cleanup()
         return
-    _STARTED[exe] = (process, empty)
+    _STARTED[key] = (process, empty)
 
 
 def remember_interpreter(answer: dict[str, object]) -> None:
@@ -130,13 +136,13 @@ def remember_interpreter(answer: dict[str, object]) -> None:
         info = InterpreterInfo.from_json(answer)
     except (KeyError, TypeError, ValueError):
         return
-    _QUERY_CACHE.setdefault(sys.executable, info)
+    _QUERY_CACHE.setdefault(_query_key(None), info)
 
 
 def query_is_running(executable: str | None = None) -> bool:
     """Whether :func:`start_interpreter_query` started a query of ``executable`` that nobody
     collected yet (its answer is still coming)."""
-    return (executable or sys.executable) in _STARTED
+    return _query_key(executable) in _STARTED
 
 
 def running_interpreter_without_path() -> InterpreterInfo:
@@ -179,7 +185,7 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
 
     Runs ``executable -c <stdlib-only script>`` (a fresh process, with the environment of this one, so
     ``PYTHONPATH`` and ``.pth`` files count as they would for ``python -c "import x"``). The answer is
-    cached per executable for the life of this process.
+    cached per executable and ``PYTHONPATH`` for the life of this process.
 
     Args:
         executable: path of the interpreter; ``None`` means the one running this code. It runs in
@@ -188,12 +194,13 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     Raises:
         InterpreterError: if the interpreter cannot be started or answers nonsense.
     """
-    exe = executable or sys.executable
-    cached = _QUERY_CACHE.get(exe)
+    key = _query_key(executable)
+    exe = key[0]
+    cached = _QUERY_CACHE.get(key)
     if cached is not None:
         return cached
     try:
-        completed = _collect_started(exe)
+        completed = _collect_started(key)
         if completed is None:
             # An empty working directory: the query must not import a project's json.py or sys.py.
             with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
@@ -216,13 +223,13 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
         info = InterpreterInfo.from_json(json.loads(completed.stdout.strip().splitlines()[-1]))
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise InterpreterError(f"interpreter {exe} gave an unreadable answer: {exc}") from exc
-    _QUERY_CACHE[exe] = info
+    _QUERY_CACHE[key] = info
     return info
 
 
-def _collect_started(exe: str) -> subprocess.CompletedProcess[str] | None:
+def _collect_started(key: tuple[str, str]) -> subprocess.CompletedProcess[str] | None:
     """The finished query started by :func:`start_interpreter_query`, or None if none was started."""
-    started = _STARTED.pop(exe, None)
+    started = _STARTED.pop(key, None)
     if started is None:
         return None
     process, empty = started
@@ -383,7 +390,9 @@ class ModuleIndex:
             return ResolvedModule(name, "unresolved", origin, preloaded=preloaded)
         origin_path = found.path or (found.locations[0] if found.locations else None)
         origin = self.origin_of_path(origin_path) if origin_path is not None else "unknown"
-        return ResolvedModule(name, found.kind, origin, found.path, found.locations, preloaded)
+        return ResolvedModule(
+            name, found.kind, origin, found.path, found.locations, preloaded, found.compiled
+        )
 
     def _path_search(self, last: str, locations: Sequence[Path]) -> ResolvedModule | None:
         portions: list[Path] = []
@@ -400,18 +409,54 @@ class ModuleIndex:
                     for suffix, kind in self._suffixes:
                         init = "__init__" + suffix
                         if init in sub_entries and _is_module_file(candidate / init):
+                            twin = self._compiled_twin(candidate, "__init__", kind, sub_entries)
+                            if twin is not None:
+                                return ResolvedModule(last, "package", "unknown", twin, (candidate,),
+                                                      compiled=True)
                             package_kind: ModuleKind = "package" if kind == "source" else kind
                             return ResolvedModule(last, package_kind, "unknown", candidate / init,
                                                   (candidate,))
             for suffix, kind in self._suffixes:
                 filename = last + suffix
                 if filename in entries and _is_module_file(directory / filename):
+                    twin = self._compiled_twin(directory, last, kind, entries)
+                    if twin is not None:
+                        return ResolvedModule(last, "source", "unknown", twin, compiled=True)
                     return ResolvedModule(last, kind, "unknown", directory / filename)
             if is_dir:
                 portions.append(directory / last)
         if portions:
             return ResolvedModule(last, "namespace", "unknown", None, tuple(portions))
         return None
+
+    def _compiled_twin(
+        self, directory: Path, stem: str, kind: ModuleKind, entries: frozenset[str]
+    ) -> Path | None:
+        """The ``.py`` source of a mypyc-compiled extension module, or None.
+
+        mypyc ships each compiled module beside its source (``black/linegen.py`` and
+        ``black/linegen.cpython-311-x86_64-linux-gnu.so``) with one shared runtime library
+        (``<hash>__mypyc.cpython-311-x86_64-linux-gnu.so``) in the directory of the top-level
+        package; the extension wins path search (rule 6) and runs what its source runs.
+        """
+        if kind != "extension" or stem + ".py" not in entries:
+            return None
+        twin = directory / (stem + ".py")
+        if not _is_module_file(twin) or not self._under_mypyc_runtime(directory):
+            return None
+        return twin
+
+    def _under_mypyc_runtime(self, directory: Path) -> bool:
+        """Whether ``directory`` or a parent up to its path entry holds a mypyc runtime library."""
+        suffixes = tuple("__mypyc" + suffix for suffix in self.interpreter.extension_suffixes)
+        current = directory
+        for _ in range(64):  # a package deeper than this is not a mypyc tree worth the listing
+            if any(entry.endswith(suffixes) for entry in self._listdir(current) or ()):
+                return True
+            if current in self._search_path or current.parent == current:
+                return False
+            current = current.parent
+        return False
 
     def _listdir(self, directory: Path) -> frozenset[str] | None:
         """Entries of ``directory`` (cached), or None if it is not a readable directory."""

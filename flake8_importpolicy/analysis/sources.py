@@ -256,7 +256,7 @@ class FactsSource:
                     self.pool.prefetch(found.path)
 
     def function_facts(
-        self, resolved: ResolvedModule, qualname: str
+        self, resolved: ResolvedModule, qualname: str, argument: str | None = None
     ) -> FunctionFacts | SourceProblem | None:
         """One function body of a module, analysed when an import-time call first reaches it (a
         :data:`~flake8_importpolicy.analysis.graph.FunctionFactsProvider`; ``SEMANTICS.md`` rule 16).
@@ -264,6 +264,8 @@ class FactsSource:
         Args:
             resolved: a module whose :meth:`module_facts` were given out (else the answer is None).
             qualname: the function's qualified name (``"f"``, ``"C.m"``, ``"f.<locals>.g"``).
+            argument: a string its first parameter is bound to (a PEP 562 ``__getattr__`` run for
+                one name, ``SEMANTICS.md`` rule 15), or None.
 
         Returns:
             The body's facts (from the facts cache, else parsed and cached); None if the module has
@@ -277,15 +279,15 @@ class FactsSource:
         if digest is None:
             return None
         if self._cache is not None:
-            cached = self._cache.get_function(digest, self.target, qualname)
+            cached = self._cache.get_function(digest, self.target, qualname, argument)
             if cached is not None:
                 return cached[0]
         bodies = self._function_bodies(path, digest)
-        facts = bodies.find_function_facts(qualname) if bodies is not None else None
+        facts = bodies.find_function_facts(qualname, argument) if bodies is not None else None
         if bodies is not None and bodies.problem is not None:
             return bodies.problem
         if self._cache is not None and bodies is not None:
-            self._cache.put_function(digest, self.target, qualname, facts)
+            self._cache.put_function(digest, self.target, qualname, facts, argument)
         return facts
 
     def _function_bodies(self, path: Path, digest: str) -> FunctionBodies | None:

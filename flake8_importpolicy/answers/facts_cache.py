@@ -24,9 +24,12 @@ from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import write_json_atomic
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
+    CallBinding,
     CallSite,
     FunctionFacts,
     ImportSite,
+    LazyAttach,
     ModuleFacts,
     SourceProblem,
     Target,
@@ -44,7 +47,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 5
+_FORMAT: Final = 6
 
 
 def _fingerprint() -> str:
@@ -100,23 +103,29 @@ class DiskFactsCache:
         return facts
 
     def get_function(
-        self, digest: str, target: Target, qualname: str
+        self, digest: str, target: Target, qualname: str, argument: str | None = None
     ) -> tuple[FunctionFacts | None] | None:
-        """Cached facts of one function body: ``(facts,)``, ``(None,)`` if the module is known to
-        have no such function, or None if not cached."""
+        """Cached facts of one function body (its first parameter bound to ``argument``, if given):
+        ``(facts,)``, ``(None,)`` if the module is known to have no such function, or None if not
+        cached."""
         try:
-            data = json.loads(self._path(digest, target, f"function:{qualname}").read_bytes())
+            data = json.loads(self._path(digest, target, _function_kind(qualname, argument)).read_bytes())
             row = data["facts"]
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             return None
 
     def put_function(
-        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        facts: FunctionFacts | None,
+        argument: str | None = None,
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
         row = None if facts is None else functions_to_json({qualname: facts})[qualname]
-        self._write(self._path(digest, target, f"function:{qualname}"), {"facts": row})
+        self._write(self._path(digest, target, _function_kind(qualname, argument)), {"facts": row})
 
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
@@ -140,6 +149,11 @@ class DiskFactsCache:
         self._usable = True
         if self._owner:
             prune_cache(self.directory)
+
+
+def _function_kind(qualname: str, argument: str | None) -> str:
+    """The part of a function entry's key that names the function (and its bound argument)."""
+    return f"function:{qualname}" if argument is None else f"function:{qualname}({argument!r})"
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
@@ -211,11 +225,24 @@ def _call(row: object) -> CallSite:
                     tuple(Flag(str(f)) for f in flags))
 
 
+def _read_row(read: AttributeRead) -> list[object]:
+    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags)]
+
+
+def _read(row: object) -> AttributeRead:
+    if not isinstance(row, list):
+        raise TypeError("attribute read")
+    line, col, name, target, attr, flags = row
+    return AttributeRead(int(line), int(col), str(name), None if target is None else str(target),
+                         str(attr), tuple(Flag(str(f)) for f in flags))
+
+
 def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:
     """A JSON-able form of ``{qualname: FunctionFacts}``."""
     return {
         name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
-               list(f.returns)]
+               list(f.returns), [_read_row(r) for r in f.attribute_reads], list(f.self_imports),
+               list(f.self_calls), [list(p) for p in f.self_params], list(f.lazy_params)]
         for name, f in functions.items()
     }
 
@@ -229,10 +256,16 @@ def functions_from_json(data: object) -> dict[str, FunctionFacts]:
     if not isinstance(data, dict):
         raise TypeError("functions")
     functions = {}
-    for name, (line, sites, calls, returns) in data.items():
+    for name, row in data.items():
+        line, sites, calls, returns, reads, self_imports, self_calls, self_params, lazy_params = row
         functions[str(name)] = FunctionFacts(
             line=int(line), sites=tuple(_site(s) for s in sites),
             calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
+            attribute_reads=tuple(_read(r) for r in reads),
+            self_imports=tuple(str(a) for a in self_imports),
+            self_calls=tuple(str(c) for c in self_calls),
+            self_params=tuple((str(a), int(i)) for a, i in self_params),
+            lazy_params=tuple(int(i) for i in lazy_params),
         )
     return functions
 
@@ -252,6 +285,15 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "function_names": sorted(facts.function_names),
         "classes": sorted(facts.classes),
         "aliases": dict(facts.aliases),
+        "reads": [_read_row(r) for r in facts.attribute_reads],
+        "call_bindings": {
+            name: [b.line, b.callee, b.local, list(b.args), [list(kw) for kw in b.keywords]]
+            for name, b in facts.call_bindings.items()
+        },
+        "attach": None if facts.lazy_attach is None else [
+            list(facts.lazy_attach.submodules),
+            {sub: list(names) for sub, names in facts.lazy_attach.submod_attrs.items()},
+        ],
     }
 
 
@@ -282,4 +324,17 @@ def facts_from_json(data: object) -> ModuleFacts:
         function_names=frozenset(str(n) for n in data["function_names"]),
         classes=frozenset(str(c) for c in data["classes"]),
         aliases={str(k): str(v) for k, v in aliases.items()},
+        attribute_reads=tuple(_read(r) for r in data["reads"]),
+        call_bindings={
+            str(name): CallBinding(
+                int(line), str(callee), bool(local),
+                tuple(None if a is None else str(a) for a in args),
+                tuple((str(k), str(v)) for k, v in keywords),
+            )
+            for name, (line, callee, local, args, keywords) in data["call_bindings"].items()
+        },
+        lazy_attach=None if data["attach"] is None else LazyAttach(
+            tuple(str(s) for s in data["attach"][0]),
+            {str(sub): tuple(str(n) for n in names) for sub, names in data["attach"][1].items()},
+        ),
     )

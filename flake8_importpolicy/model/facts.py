@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from flake8_importpolicy.model.graph import Flag
 
 __all__ = [
+    "AttributeRead",
+    "CallBinding",
+    "LazyAttach",
     "CallKind",
     "CallSite",
     "FunctionFacts",
@@ -123,6 +126,63 @@ class CallSite:
 
 
 @dataclass(frozen=True)
+class AttributeRead:
+    """``name.attr`` read when its scope runs, where ``name`` was bound by an import or by a call
+    (docs/semantics.md rule 19: a read can import a module, through a lazy module object or a PEP
+    562 ``__getattr__``).
+
+    Attributes:
+        line, col: where the read is.
+        name: the local name read from.
+        target: the dotted name an import bound ``name`` to (through aliases), or None for a name
+            bound by a call (a module-level ``name = callee(...)``: see :class:`CallBinding`).
+        attr: the attribute read.
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    name: str
+    target: str | None
+    attr: str
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallBinding:
+    """A module-level ``name = callee(...)``: a lazy module object when the callee makes one
+    (``LazyLoader("xgr", globals(), "xgrammar")``, ``lazy_loader.load("numpy")``).
+
+    Attributes:
+        line: the assignment's line.
+        callee: the called name through the module's aliases (relative ones keep their dots).
+        local: the callee's first segment is a ``def`` or ``class`` of this module.
+        args: each positional argument's value when it is a constant string, else None.
+        keywords: ``(keyword, value)`` of keyword arguments with a constant string value.
+    """
+
+    line: int
+    callee: str
+    local: bool
+    args: tuple[str | None, ...]
+    keywords: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class LazyAttach:
+    """A PEP 562 ``__getattr__`` made by ``lazy_loader.attach`` or a copy of it
+    (``__getattr__, __dir__, __all__ = attach(__name__, submodules=..., submod_attrs=...)``).
+
+    Attributes:
+        submodules: submodules imported when read as attributes.
+        submod_attrs: ``{submodule: names}``: reading one of the names imports the submodule.
+    """
+
+    submodules: tuple[str, ...] = ()
+    submod_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class FunctionFacts:
     """What a function's body does when it is called.
 
@@ -131,12 +191,26 @@ class FunctionFacts:
         sites: import sites of the body (nested function bodies excluded).
         calls: calls made by the body.
         returns: names of nested functions the body returns (a decorator factory's decorator).
+        attribute_reads: attribute reads on names bound by imports or calls.
+        self_imports: attributes of ``self`` the body imports a module by
+            (``importlib.import_module(self._name)``; ``__name__`` for ``self.__name__``).
+        self_calls: methods the body calls on ``self`` (``self._load()``).
+        self_params: ``(attribute, index)``: the body stores its positional parameter ``index``
+            (``self`` not counted) in ``self.attribute``; ``("__name__", index)`` for a parameter
+            passed on to ``super().__init__`` (a ``types.ModuleType``'s name).
+        lazy_params: positional parameters (``self`` not counted) the body makes a lazy module of
+            (``importlib.util.find_spec(name)`` with ``LazyLoader``, ``lazy_loader.load(name)``).
     """
 
     line: int
     sites: tuple[ImportSite, ...] = ()
     calls: tuple[CallSite, ...] = ()
     returns: tuple[str, ...] = ()
+    attribute_reads: tuple[AttributeRead, ...] = ()
+    self_imports: tuple[str, ...] = ()
+    self_calls: tuple[str, ...] = ()
+    self_params: tuple[tuple[str, int], ...] = ()
+    lazy_params: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,6 +271,11 @@ class ModuleFacts:
         classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
+        attribute_reads: attribute reads at import time on names bound by imports or calls.
+        call_bindings: ``{name: binding}`` of module-level names bound to a call's result (candidate
+            lazy module objects).
+        lazy_attach: the mapping of a ``__getattr__`` made by ``lazy_loader.attach`` or a copy of
+            it (then ``defines_getattr`` is set too).
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -211,3 +290,6 @@ class ModuleFacts:
     function_names: frozenset[str] = frozenset()
     classes: frozenset[str] = frozenset()
     aliases: Mapping[str, str] = field(default_factory=dict)
+    attribute_reads: tuple[AttributeRead, ...] = ()
+    call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    lazy_attach: LazyAttach | None = None

@@ -31,20 +31,24 @@ __all__ = [
 
 
 class FunctionNode(str):
-    """A function body that import-time code runs: ``"module:qualname"``.
+    """A function body that import-time code runs: ``"module:qualname"``, or
+    ``"module:qualname('argument')"`` when its first parameter is bound to a known string (a PEP 562
+    ``__getattr__`` run for one name, docs/semantics.md rule 15).
 
     Args:
         module: the dotted name of the module that defines it.
         qualname: its qualified name in that module (``f``, ``C.__init__``, ``f.<locals>.g``).
+        argument: the value of its first parameter, when the caller's is known.
     """
 
     __slots__ = ()
 
-    def __new__(cls, module: str, qualname: str) -> FunctionNode:
-        return super().__new__(cls, f"{module}:{qualname}")
+    def __new__(cls, module: str, qualname: str, argument: str | None = None) -> FunctionNode:
+        text = f"{module}:{qualname}" if argument is None else f"{module}:{qualname}({argument!r})"
+        return super().__new__(cls, text)
 
-    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
-        return self.module, self.qualname
+    def __getnewargs__(self) -> tuple[str, str, str | None]:  # type: ignore[override]
+        return self.module, self.qualname, self.argument
 
     @property
     def module(self) -> str:
@@ -54,7 +58,19 @@ class FunctionNode(str):
     @property
     def qualname(self) -> str:
         """The function's qualified name in its module."""
-        return self.partition(":")[2]
+        name = self.partition(":")[2]
+        return name.partition("(")[0] if name.endswith(")") else name
+
+    @property
+    def argument(self) -> str | None:
+        """The value bound to the first parameter, if any."""
+        name = self.partition(":")[2]
+        if not name.endswith(")"):
+            return None
+        import ast
+
+        value = ast.literal_eval(name[name.index("(") + 1:-1])
+        return value if isinstance(value, str) else None
 
 
 class CallNode(str):
@@ -91,7 +107,10 @@ def parse_node(text: str) -> str:
     if text.endswith("()"):
         return CallNode(text[:-2])
     module, colon, qualname = text.partition(":")
-    return FunctionNode(module, qualname) if colon else text
+    if not colon:
+        return text
+    node = FunctionNode(module, qualname)
+    return FunctionNode(module, node.qualname, node.argument) if qualname.endswith(")") else node
 
 
 class Flag(StrEnum):
@@ -107,7 +126,9 @@ class Flag(StrEnum):
     - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
     - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
       Python 3.15+ but eager on the older target versions (PEP 810);
-    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
+    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``);
+    - ``compiled-twin``: the imported module is a mypyc-compiled extension module, analysed through
+      the ``.py`` source beside it (docs/semantics.md rule 6).
     """
 
     GUARDED = "guarded"
@@ -115,6 +136,7 @@ class Flag(StrEnum):
     FALLBACK = "fallback"
     EAGER_BEFORE_315 = "eager-before-3.15"
     EXEC = "exec"
+    COMPILED_TWIN = "compiled-twin"
 
 
 class HopKind(StrEnum):
@@ -131,6 +153,8 @@ class HopKind(StrEnum):
       function (rule 16);
     - ``getattr-trigger``: ``from p import name`` runs ``p``'s PEP 562 ``__getattr__`` (rule 15);
     - ``lazy-used``: a PEP 810 lazy import that import-time code uses (rule 17; at the use's line);
+    - ``lazy-attr``: an attribute read at import time imports a module: on a lazy module object,
+      or through a module's PEP 562 ``__getattr__`` (rule 19; at the read's line);
     - ``runtime``: an import observed by ``importpolicy verify`` (runtime chains only).
     """
 
@@ -142,6 +166,7 @@ class HopKind(StrEnum):
     CALL = "call"
     GETATTR_TRIGGER = "getattr-trigger"
     LAZY_USED = "lazy-used"
+    LAZY_ATTR = "lazy-attr"
     RUNTIME = "runtime"
 
 

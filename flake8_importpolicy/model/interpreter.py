@@ -98,9 +98,12 @@ class ResolvedModule:
             ``__init__``), ``namespace`` (PEP 420, runs no code), ``extension`` (compiled; its imports
             are unknown), ``bytecode`` (``.pyc`` only), ``builtin``, ``frozen`` or ``unresolved``.
         origin: ``first-party`` (under a source root), ``stdlib``, ``third-party`` or ``unknown``.
-        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules).
+        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules);
+            for a ``compiled`` module, the ``.py`` source it was compiled from, which is analysed.
         locations: the package's ``__path__`` (directories searched for its submodules).
         preloaded: already imported at interpreter start-up, so importing it runs nothing.
+        compiled: an extension module compiled by mypyc from the ``.py`` twin beside it (``path``):
+            it runs the same imports as its source (hops to it carry the flag ``compiled-twin``).
     """
 
     name: str
@@ -109,6 +112,7 @@ class ResolvedModule:
     path: Path | None = None
     locations: tuple[Path, ...] = ()
     preloaded: bool = False
+    compiled: bool = False
 
     @property
     def is_package(self) -> bool:
