@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Final
 
 __all__ = ["KeyPath", "find_key_positions", "locate_key", "parse_key_path"]
@@ -117,37 +118,40 @@ class _Scanner:
                 self.pos = match.end()
                 return
         if text.startswith("[", self.pos):
-            self.pos += 1
-            index = 0
-            while True:
-                self.skip_space(True)
-                if self.pos >= len(text) or text[self.pos] == "]":
-                    self.pos += 1
-                    return
-                if text[self.pos] == ",":
-                    self.pos += 1
-                    continue
-                start = self.pos
-                self.found.setdefault((*path, index), self.where(start))
-                self.value((*path, index))
-                if self.pos == start:
-                    raise ValueError("stuck")
-                index += 1
+            count = [0]
+
+            def item() -> None:
+                where = (*path, count[0])
+                self.found.setdefault(where, self.where(self.pos))
+                self.value(where)
+                count[0] += 1
+
+            self.items("]", True, item)
+            return
         if text.startswith("{", self.pos):
-            self.pos += 1
-            while True:
-                self.skip_space(False)
-                if self.pos >= len(text) or text[self.pos] == "}":
-                    self.pos += 1
-                    return
-                if text[self.pos] == ",":
-                    self.pos += 1
-                    continue
-                self.pair(path)
+            self.items("}", False, lambda: self.pair(path))
+            return
         match = re.compile(r"[^\s,\]}#]+").match(text, self.pos)  # numbers, booleans, dates
         if match is None:
             raise ValueError("unknown value")
         self.pos = match.end()
+
+    def items(self, close: str, newlines: bool, each: Callable[[], None]) -> None:
+        """An array (``close`` is ``]``, line breaks allowed) or an inline table (``}``) from its
+        opening bracket: ``each()`` reads one item at the position."""
+        self.pos += 1
+        while True:
+            self.skip_space(newlines)
+            if self.pos >= len(self.text) or self.text[self.pos] == close:
+                self.pos += 1
+                return
+            if self.text[self.pos] == ",":
+                self.pos += 1
+                continue
+            start = self.pos
+            each()
+            if self.pos == start:
+                raise ValueError("stuck")
 
     def pair(self, table: KeyPath) -> None:
         start = self.pos
