@@ -17,9 +17,9 @@ Anything else cannot be evaluated statically: then both branches may run (the vi
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from flake8_importpolicy.model.facts import Target
 
@@ -138,6 +138,8 @@ class ConditionEvaluator:
             return self._joined(node, version)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return _add(self._value(node.left, version), self._value(node.right, version))
+        if isinstance(node, ast.NamedExpr):
+            return self._value(node.value, version)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             truth = self._truth(node.operand, version)
             return _UNKNOWN if truth is None else not truth
@@ -221,6 +223,16 @@ class ConditionEvaluator:
 
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
+        if len(node.args) == 1 and not node.keywords:
+            converter = _CONVERTERS.get(dotted_name(func, self.aliases) or "")
+            if converter is not None:
+                argument = _plain(self._value(node.args[0], version))
+                if argument is _UNKNOWN or isinstance(argument, Anchored):
+                    return _UNKNOWN
+                try:
+                    return _item(converter(argument))
+                except (TypeError, ValueError):
+                    return _UNKNOWN
         if isinstance(func, ast.Attribute) and not node.keywords:
             base = self._value(func.value, version)
             if isinstance(base, Literal):
@@ -332,6 +344,12 @@ class ConditionEvaluator:
                 return _UNKNOWN
         return out
 
+
+_CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
+    "types.MappingProxyType": dict, "dict": dict, "list": list, "tuple": tuple, "set": set,
+    "frozenset": frozenset, "sorted": sorted,
+}
+"""Calls of one constant argument whose value is known: a read-only view of a dict is the dict."""
 
 _MAX_ITEMS: Final = 4096
 """Items a comprehension may produce before it counts as unknown."""

@@ -719,6 +719,7 @@ class _ImportTimeVisitor:
         branch: ast.If | None = stmt
         while branch is not None:
             self.scan_expr(branch.test, flags)
+            self._bind_walrus(branch.test)
             outcome = self.conditions.evaluate(branch.test)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
@@ -732,6 +733,16 @@ class _ImportTimeVisitor:
                 self.visit_body(orelse, flags)
             else:
                 self.line = branch.lineno
+
+    def _bind_walrus(self, test: ast.expr) -> None:
+        """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                value = self.conditions.literal(node.value)
+                if value is UNKNOWN:
+                    self.constants.pop(node.target.id, None)
+                else:
+                    self.constants[node.target.id] = value
 
     def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
@@ -772,6 +783,7 @@ class _ImportTimeVisitor:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
         ends the loop."""
         self.scan_expr(stmt.test, flags)
+        self._bind_walrus(stmt.test)
         outcome = self.conditions.evaluate(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
@@ -881,6 +893,9 @@ class _ImportTimeVisitor:
             self._bind_target(target)
         if self.in_function and isinstance(stmt, ast.Assign):
             self._record_self_parameter(targets, stmt.value)
+        if self.in_function and not self.class_depth:
+            # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
+            self._record_constant(stmt, fresh)
         if self._is_module_level():
             self._record_all(stmt, flags)
             self._record_constant(stmt, fresh)
@@ -1168,8 +1183,7 @@ class _ImportTimeVisitor:
             self.aliases[name] = refers_to
         (self.local_defs.add if how == "def" else self.local_defs.discard)(name)
         (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
-        if not self.in_function:
-            self.constants.pop(name, None)
+        self.constants.pop(name, None)  # in a function, a local shadows the module's constant
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
@@ -1195,25 +1209,28 @@ class _ImportTimeVisitor:
         """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
         (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
         looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
-        rebind it). A list, set or dict counts for lookups, not for its truth (it may change)."""
+        rebind it). A list, set or dict counts for lookups, not for its truth (it may change). In a
+        function body the same holds for its locals: a second binding forgets the value."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        )
         if (
             fresh
-            and isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id not in self.seen_constants
-            and stmt.targets[0].id not in self.declared_global
+            and stmt.value is not None
+            and isinstance(target, ast.Name)
+            and target.id not in self.seen_constants
+            and target.id not in self.declared_global
         ):
             if isinstance(stmt.value, ast.Constant):
                 value: object = stmt.value.value
-            elif isinstance(stmt.value, (ast.Name, ast.Attribute, ast.Call)):
-                return  # a name, attribute or call stays what it is: not a literal
+            elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                return  # a name or attribute stays what it is: not a literal
             else:
                 value = self.conditions.literal(stmt.value)
                 if value is UNKNOWN:
                     return
-            self.constants[stmt.targets[0].id] = value
-            self.seen_constants.add(stmt.targets[0].id)
+            self.constants[target.id] = value
+            self.seen_constants.add(target.id)
 
     def _record_all(
         self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
