@@ -87,8 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     why = sub.add_parser(
         "why", parents=[common], help="show what importing a module runs, and why it is heavy",
-        description="Show every import-time path from MODULE to forbidden modules as a tree; with "
-        "--format json and no --heavy, MODULE's whole predicted import-time closure.",
+        description="Show the shortest import-time chain from MODULE to each forbidden module it "
+        "reaches, as a tree (one chain per forbidden module, not every path; a forbidden package's "
+        "submodules count as that package); with --format json and no --heavy, MODULE's whole "
+        "predicted import-time closure.",
     )
     why.add_argument("module", metavar="MODULE", help="dotted module name")
     why.add_argument("--heavy", metavar="PATTERN", help="look for this module pattern instead")
@@ -186,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(exc, ImportPolicyError):
             raise
         print(f"importpolicy: {exc}", file=sys.stderr)
+        if args.command == "check" and args.format != "text":
+            sys.stdout.write(_format_error(args.format, exc))
         return EXIT_ERROR
     if args.format == "text" and sys.stderr.isatty():
         print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
@@ -194,6 +198,45 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class _UsageError(Exception):
     pass
+
+
+def _format_error(output_format: str, error: Exception) -> str:
+    """An unusable policy (or interpreter) in a machine format of ``check``: JSON with an IPL900
+    problem per problem, GitHub ``::error`` annotations, or a valid SARIF log whose invocation failed;
+    each at the policy file's line and column where known."""
+    from flake8_importpolicy.config.positions import find_key_positions, locate_key
+    from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+
+    path: Path | None = None
+    problems: tuple[PolicyProblem, ...] = (PolicyProblem("", str(error)),)
+    if isinstance(error, PolicyError) and not isinstance(error, PolicyNotFound):
+        path = error.path.absolute()
+        problems = error.problems
+        if any(problem.line is None for problem in problems):
+            try:
+                positions = find_key_positions(path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                positions = {}
+            problems = tuple(
+                problem if problem.line is not None or not problem.key
+                else PolicyProblem(problem.key, problem.message, *(locate_key(positions, problem.key)
+                                                                   or (None, None)))
+                for problem in problems
+            )
+    if output_format == "json":
+        from flake8_importpolicy.output.json_report import format_policy_error_json
+
+        return format_policy_error_json(problems, path.name if path is not None else None)
+    from flake8_importpolicy.output.ci import (
+        find_workspace,
+        format_policy_error_github,
+        format_policy_error_sarif,
+        workspace_relpath,
+    )
+
+    shown = workspace_relpath(find_workspace())(path) if path is not None else None
+    render = format_policy_error_github if output_format == "github" else format_policy_error_sarif
+    return render(problems, shown)
 
 
 def _run_cached_check(args: argparse.Namespace) -> int | None:

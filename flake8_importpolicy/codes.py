@@ -1,7 +1,8 @@
 """The one table of diagnostic codes, shared by the CLI, the flake8 checker and the mypy plugin.
 
 Each :class:`Code` carries its id (``IPL001``), a slug (``light-imports-heavy``), a message template
-(``str.format`` fields named in the template) and a one-line summary used by ``docs/codes.md``.
+(``str.format`` fields named in the template), a one-line summary used by ``docs/codes.md``, and its
+help: the code's section of ``docs/codes.md``, for SARIF rules.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ class Code:
             that make it exit 2 (usage or policy errors).
         call_template: the template used instead when the ``heavy`` field is a call
             (``"torch.cuda.init()"``, from ``[heavy-calls]``); empty if the code has none.
+        help: the code's section of ``docs/codes.md`` (Markdown, without its heading; a test keeps
+            the two equal): SARIF rules carry it as ``help`` and its "What it does" paragraph as
+            ``fullDescription``.
     """
 
     id: str
@@ -31,6 +35,7 @@ class Code:
     summary: str
     finding: bool = True
     call_template: str = ""
+    help: str = ""
 
     def format(self, *, call: bool = False, **fields: object) -> str:
         """Return ``"<id> <message>"`` with the template filled from ``fields``.
@@ -46,47 +51,201 @@ class Code:
         return f"{self.id} {template.format(**fields)}"
 
 
+_IPL001_HELP: Final = """\
+**What it does.** Reports a statement in a light module whose execution at import time leads — directly
+or through any chain of imports, parent packages included — to a forbidden module. One report per
+(light module, first-hop statement), at that statement's first line, with the nearest forbidden module,
+its reason from `policy.toml`, and the shortest chain. Other forbidden modules reachable from the same
+statement are listed as "also reaches". One cause, one report: CPython runs a module once, so a statement
+whose every forbidden module an earlier statement already ran (the light module's parent packages
+first, then the statements in order) is not reported on its own; its line is listed under the earlier
+report ("same cause: lines 11, 12 reach only what this statement already ran"), and a `# noqa` on that
+report's line does not bring it back.
+
+The chain follows everything CPython runs on import: parent packages' `__init__`, `from p import name`
+submodules, star imports through `__all__`, literal `importlib.import_module` calls, the bodies of
+first-party functions *called* at import time (module-level calls, decorators, class statements with
+their metaclasses and `__init_subclass__`), PEP 562 `__getattr__` triggers, and PEP 810 lazy imports
+whose names import-time code uses. A call to a `[heavy-calls]` function ends a chain too; the message
+then says "calls `torch.cuda.init()` at import time".
+
+**Why it matters.** Importing a "light" package should be cheap and free of side effects. In the
+incident behind this tool, a one-line convenience re-export in `vllm/models/common/ops/__init__.py`
+pulled in config modules whose import initialised CUDA; every process that imported the ops package
+before forking its engine worker then died with *Cannot re-initialize CUDA in forked subprocess*.
+
+**Example.**
+
+```python
+# src/inferno/models/common/ops/__init__.py   (light)
+from .fused_allreduce_rms_norm import fused_allreduce_rms_norm   # IPL001: ... -> inferno.config
+```
+
+**Use instead.**
+- Import the submodule at the call site (`from inferno.models.common.ops.fused_allreduce_rms_norm import
+  fused_allreduce_rms_norm` where it is used) instead of re-exporting it from the light package.
+- Move the import into the function that needs it (a deferred import).
+- For names needed only in annotations, import under `if TYPE_CHECKING:`.
+- Re-export lazily with a PEP 562 module `__getattr__`, or, on Python 3.15+, `lazy import` (PEP 810).
+
+**Options.** `[heavy]`, `[heavy-calls]`, `[light."…"]` (`forbid`, `allow`), `[[ignore]]`,
+`settings.external`, `settings.call-depth`, `settings.lazy-imports`; suppress one report with
+`# noqa: IPL001` on the reported line.
+
+**Known limits.** See [design.md](design.md#known-limits): `.pth` files, extension modules, `exec`,
+meta-path hooks and values computed at runtime are invisible statically; `importpolicy verify` checks
+at runtime."""
 IPL001: Final = Code(
     "IPL001",
     "light-imports-heavy",
     "light module {light} imports {heavy} at import time ({reason})",
     "A light module imports a forbidden (heavy) module, or calls a heavy function, at import time.",
     call_template="light module {light} calls {heavy} at import time ({reason})",
+    help=_IPL001_HELP,
 )
+_IPL002_HELP: Final = """\
+**What it does.** flake8 only. In a first-party module that lies on a chain reported as IPL001, reports
+this module's hop of that chain, naming the light module(s) it makes heavy.
+
+**Why it matters.** The person who just typed `import heavy_thing` in a deep module sees, in the editor,
+that this line makes a light package heavy — not only the maintainer of the light package.
+
+**Example.**
+
+```python
+# src/inferno/distributed/parallel_state.py
+from inferno.config import CONFIG   # IPL002 this import makes light module inferno.models.common.ops ...
+```
+
+**Use instead.** As for IPL001: defer the import into the function that needs it, or import under
+`if TYPE_CHECKING:` when only annotations need it.
+
+**Options.** The same policy; `# noqa: IPL002` on the line.
+
+**Known limits.** Only the chains that `importpolicy check` reports (the shortest per first-hop
+statement) are marked, not every path. The mypy plugin does not report IPL002 (it would go stale on warm
+runs)."""
 IPL002: Final = Code(
     "IPL002",
     "continues-heavy-chain",
     "this import makes light module {lights} import {heavy} at import time ({reason})",
     "An import in this module continues a reported chain from a light module to a forbidden one.",
     call_template="this makes light module {lights} call {heavy} at import time ({reason})",
+    help=_IPL002_HELP,
 )
+_IPL003_HELP: Final = """\
+**What it does.** Reports a `[light."…"]` pattern of the policy that matches no module.
+
+**Why it matters.** A renamed or deleted package silently turns a light-module rule into a no-op.
+
+**Example.** `[light."mypkg.model.ops"]` after `mypkg/models/ops` was renamed.
+
+**Use instead.** Fix the name, or delete the entry.
+
+**Known limits.** Only modules found by path search count (not modules created at runtime)."""
 IPL003: Final = Code(
     "IPL003",
     "stale-light-pattern",
     "light pattern {pattern!r} matches no module",
     "A [light] pattern of the policy matches no module.",
+    help=_IPL003_HELP,
 )
+_IPL004_HELP: Final = """\
+**What it does.** Reports an `[[ignore]]` entry that removed no import in any light module's import-time
+closure.
+
+**Why it matters.** Stale exceptions hide future regressions and make the policy harder to trust.
+
+**Example.** `import = "mypkg.a -> mypkg.b"` after `mypkg.a` stopped importing `mypkg.b`.
+
+**Use instead.** Delete the entry.
+
+**Known limits.** Ignores are matched against import-time edges only (not deferred imports)."""
 IPL004: Final = Code(
     "IPL004",
     "unused-ignore",
     "[[ignore]] entry {import_!r} matches no import in any light module's import-time closure",
     "An [[ignore]] entry of the policy removes no import.",
+    help=_IPL004_HELP,
 )
+_IPL005_HELP: Final = """\
+**What it does.** Reports a module in a light module's import-time closure whose source cannot be read
+or parsed by the running Python (syntax error, invalid encoding, NUL byte, unreadable file, syntax
+newer than the running interpreter), with the file and line.
+
+**Why it matters.** A module that cannot be parsed is never silently treated as import-free: the check
+is incomplete, and the chain stops there. `importpolicy why` shows where.
+
+**Example.** `vendor/mod.py:3: invalid syntax` deep in a chain.
+
+**Use instead.** Fix the file, or run importpolicy with a Python that can parse it.
+
+**Known limits.** Extension modules are leaves and are not reported (their imports are unknown).
+Function bodies are not parsed with their module: a syntax error only inside a function body is
+reported when import-time code calls that function (its body is parsed then), and otherwise not
+(CPython refuses to import the module; flake8 reports E999 in that file). Either way the module's
+own import-time imports are still followed. See
+[design.md](design.md#function-bodies-are-not-parsed)."""
 IPL005: Final = Code(
     "IPL005",
     "unanalysable-module",
     "cannot analyse {module} ({problem}); its imports are unknown and the check is incomplete",
     "A module in a light module's import-time closure cannot be read or parsed.",
+    help=_IPL005_HELP,
 )
+_IPL007_HELP: Final = """\
+**What it does.** Reports a `forbid` or `allow` entry of a `[light."…"]` rule that names no `[heavy]` or
+`[heavy-calls]` key and no module (for a wildcard pattern: its part before the first wildcard names no
+module), at the entry's line in the policy, with a "did you mean" when a known module name is close.
+An entry whose top-level package is simply not installed for the interpreter (heavy GPU packages on
+a CI machine) is a note, not a finding: it does not change the exit status.
+
+**Why it matters.** A misspelt `forbid` entry (`"reqeusts"`) forbids nothing, and the check passes
+without a word; a misspelt `allow` entry allows nothing.
+
+**Example.** `forbid = ["mypkg.confg"]` when the module is `mypkg.config`:
+`IPL007 light."mypkg.ops".forbid[0] entry 'mypkg.confg' names no [heavy] or [heavy-calls] key and no
+module; did you mean 'mypkg.config'?`
+
+**Use instead.** Fix the name, name a `[heavy]` key, or delete the entry.
+
+**Known limits.** Only modules found by path search count; a pattern that starts with a wildcard is
+not checked. A function meant for `[heavy-calls]` but written only in `forbid` is a module pattern,
+and is reported when no module has its name."""
+IPL007: Final = Code(
+    "IPL007",
+    "stale-forbid-entry",
+    "{key} entry {entry!r} names no [heavy] or [heavy-calls] key and no module{hint}",
+    "A forbid or allow entry of a [light] rule names no [heavy] key and no module.",
+    help=_IPL007_HELP,
+)
+_IPL900_HELP: Final = """\
+**What it does.** The policy cannot be loaded: missing, not TOML, or invalid. Every problem is listed at
+once with its key path and a "did you mean" for unknown keys; `importpolicy` exits 2.
+
+**Why it matters.** A broken policy must never pass silently, and never crash flake8 or mypy with a
+traceback.
+
+**Example.**
+
+```
+policy.toml is not valid (1 problem):
+  settings.externl: unknown key; did you mean 'external'?
+```
+
+**Use instead.** Fix the key named in the message; see [policy.md](policy.md).
+
+**Known limits.** —"""
 IPL900: Final = Code(
     "IPL900",
     "policy-error",
     "{message}",
     "The policy cannot be loaded (missing, not TOML, or invalid).",
     finding=False,
+    help=_IPL900_HELP,
 )
 
-CODES: Final[tuple[Code, ...]] = (IPL001, IPL002, IPL003, IPL004, IPL005, IPL900)
+CODES: Final[tuple[Code, ...]] = (IPL001, IPL002, IPL003, IPL004, IPL005, IPL007, IPL900)
 """Every code, in id order."""
 
 BY_ID: Final[dict[str, Code]] = {code.id: code for code in CODES}

@@ -105,14 +105,15 @@ class ImportPolicyPlugin(Plugin):
     def report_config_data(self, ctx: ReportConfigContext) -> str | None:
         if ctx.path.endswith(".pyi") or not self._is_light(ctx.id):  # a stub never runs
             return None
-        return self._get_found().digests.get(ctx.id)
+        found = self._get_found()  # another copy of the module shows nothing: its digest is None
+        return found.digests.get(ctx.id) if _is_same_file(ctx.path, found.files.get(ctx.id)) else None
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         if file.is_stub or self.options.fine_grained_incremental or not self._is_light(file.fullname):
             return set()
         found = self._get_found()
         findings = found.findings.get(file.fullname)
-        if findings and _is_same_file(file, found.files.get(file.fullname)):
+        if findings and _is_same_file(file.path, found.files.get(file.fullname)):
             self._manager = self._manager or _find_manager(self._modules)  # warm: searched only now
             if self._manager is None:
                 return set()
@@ -144,12 +145,12 @@ def _in_build_worker() -> bool:
     return bool(getattr(main, "name", "").startswith("mypy.build_worker"))
 
 
-def _is_same_file(file: MypyFile, analysed: str | None) -> bool:
+def _is_same_file(path: str, analysed: str | None) -> bool:
     """False when mypy checks another file under the module's name than the engine did."""
     if analysed is None:
         return True
     try:
-        return os.path.samefile(file.path, analysed)
+        return os.path.samefile(path, analysed)
     except OSError:
         return False
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-_EXPECTATION = re.compile(r"#\s*(IPL\d{3})\b")
+_EXPECTATION = re.compile(r"#\s*(IPL\d{3}\b(?: same cause)?)")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ def read_expectations(root: Path) -> set[Expectation]:
     (where IPL003/IPL004 are reported).
 
     A comment must start with the code (``# IPL001``); ``# noqa: IPL001`` is not an expectation.
+    ``# IPL001 same cause`` marks a statement that reaches only forbidden modules an earlier statement
+    already ran: it is listed under that statement's report (``Violation.covers``), not reported.
     """
     found: set[Expectation] = set()
     for path in sorted([*root.rglob("*.py"), root / "policy.toml"]):
@@ -89,3 +91,47 @@ def run_import(module: str, roots: list[Path], python: str = sys.executable) -> 
     assert data["error"] is None, f"importing {module} raised {data['error']}"
     modules: dict[str, str | None] = data["modules"]
     return modules
+
+
+@dataclass(frozen=True)
+class WorkflowCommand:
+    """A GitHub Actions workflow command as the runner parses it (``ActionCommand.TryParseV2``)."""
+
+    command: str
+    properties: dict[str, str]
+    data: str
+
+
+def parse_workflow_command(line: str) -> WorkflowCommand | None:
+    """The workflow command a line of a step's output is, parsed with the runner's rules, or None.
+
+    The runner reads the output line by line (``\\n``, ``\\r\\n`` or ``\\r`` ends a line), trims the
+    leading whitespace, and takes a line that starts with ``::`` and has a second ``::`` as
+    ``::name key=value,key=value::data``; a property value is unescaped ``%0D``, ``%0A``, ``%3A``,
+    ``%2C`` then ``%25``, the data ``%0D``, ``%0A`` then ``%25`` (actions/runner,
+    ``src/Runner.Common/ActionCommand.cs``).
+    """
+    message = line.lstrip()
+    if not message.startswith("::"):
+        return None
+    end = message.find("::", 2)
+    if end < 0:
+        return None
+    info = message[2:end]
+    name, _, rest = info.partition(" ")
+    properties = {}
+    for item in filter(None, rest.strip().split(",")):
+        key, sep, value = item.partition("=")
+        if sep and key and value:
+            for escaped, token in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+                value = value.replace(escaped, token)
+            properties[key] = value
+    data = message[end + 2:]
+    for escaped, token in (("%0D", "\r"), ("%0A", "\n"), ("%25", "%")):
+        data = data.replace(escaped, token)
+    return WorkflowCommand(name, properties, data)
+
+
+def runner_lines(output: str) -> list[str]:
+    """``output`` split into lines as the runner reads a step's output (``\\r\\n``, ``\\n`` or ``\\r``)."""
+    return re.split(r"\r\n|\n|\r", output.removesuffix("\n"))

@@ -60,6 +60,9 @@ def test_inline_expectations(root: Path) -> None:
     found = {
         Expectation(engine.policy.relpath(v.path), v.line, v.code.id) for v in report.violations
     } | {
+        Expectation(engine.policy.relpath(v.path), line, f"{v.code.id} same cause")
+        for v in report.violations for line in v.covers
+    } | {
         Expectation(engine.policy.relpath(p.path), p.line, p.code.id)
         for p in report.problems
         if p.path is not None and p.line is not None

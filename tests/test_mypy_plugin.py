@@ -95,9 +95,11 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run_mypy(root: Path, *args: str) -> tuple[int, list[str], str]:
+def run_mypy(root: Path, *args: str, mypypath: str | None = None) -> tuple[int, list[str], str]:
     """``mypy -p inferno`` (or ``args``) in ``root``: exit status, stdout lines, stderr."""
     env = clean_env()
+    if mypypath is not None:
+        env["MYPYPATH"] = mypypath
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", *(args or ("-p", "inferno"))],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
@@ -147,6 +149,19 @@ def test_parallel_cold_and_warm(cold_seed: Path) -> None:
     assert run_mypy(cold_seed, *parallel) == (0, [CLEAN], "")
     (cold_seed / STATE).write_text(STATE_TOP_LEVEL)
     assert run_mypy(cold_seed, *parallel) == (1, [IPL001, FOUND_ONE], "")
+
+
+@pytest.mark.parametrize("jobs", [(), ("-n", "2")], ids=["serial", "parallel"])
+def test_a_run_on_another_copy_does_not_make_this_one_fresh(cold_seed: Path, jobs: tuple[str, ...]) -> None:
+    """Two copies of the package: mypy's cache entry of a module is keyed by its name, so the plugin's
+    digest names the file it shows findings in; the other copy shows nothing (another file than the
+    engine analysed) and its digest is None."""
+    shutil.copytree(cold_seed / "src", cold_seed / "other")
+    other = ("-p", "inferno", *jobs)
+    assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
+    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
+    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
 
 
 def test_seed_before_and_after_the_reexport(seed: Path) -> None:

@@ -537,3 +537,23 @@ def test_cli_exit_codes_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert "not a light module of policy.toml: app.nope" in capsys.readouterr().err
     assert cli.main(["verify", "--policy", str(RUNTIME_FIXTURES / "missing.toml")]) == 2
     assert cli.main(["verify", "--policy", policy, "--python", "/nonexistent/python"]) == 2
+
+
+def test_not_observed_says_why_when_the_import_stopped_early() -> None:
+    """A predicted forbidden module that did not execute: when the import raised, timed out or died,
+    that is the reason, not "conditional, guarded or platform-specific"."""
+    from flake8_importpolicy.runtime.render import format_light_result_text
+
+    raised = RuntimeRun("light", "python", (3, 11, 7), "raised", (_module("light", None, 0),),
+                        error="RuntimeError: boom")
+    imported = _run(_module("light", None, 0))
+
+    def forbidden(name: str) -> HeavyRule | None:
+        return _rule("torch") if name == "torch" else None
+
+    texts = [format_light_result_text(judge_run(run, forbidden, frozenset({"torch"})), str)
+             for run in (raised, imported)]
+    assert ("  not observed: torch (predicted statically, did not execute here: the import raised "
+            "before it got there)") in texts[0].splitlines()
+    assert ("  not observed: torch (predicted statically, did not execute here: conditional, guarded "
+            "or platform-specific)") in texts[1].splitlines()

@@ -8,11 +8,17 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 - its chain is the shortest path from that statement to the nearest forbidden module, ties broken by
   comparing hops in order by ``(line, col, imported)``; other forbidden modules reachable from the same
   statement are listed in ``also``;
-- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation.
+- one cause, one report: a statement whose every forbidden node was already run by an earlier
+  statement (the light module's parent packages first, then in order) is not reported; its line is
+  listed in the earlier one's ``covers``;
+- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation (not the
+  statements it covers).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +46,7 @@ from flake8_importpolicy.model.policy import (
     IgnoreRule,
     LightRule,
     ModuleRules,
+    PatternEntry,
     Policy,
 )
 from flake8_importpolicy.model.ports import FactsCache
@@ -293,6 +300,12 @@ class PolicyEngine:
                     codes.IPL005, path, problem.line,
                     module=module, problem=f"line {problem.line}: {problem.message}",
                 )
+        notes: dict[tuple[str, str], Problem] = {}
+        for rule in self.policy.light:
+            for entry in rule.entries:
+                stale = self._check_entry(entry)
+                if stale is not None:
+                    (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
                 problems[(codes.IPL004.id, ignore.text)] = Problem.of(
@@ -309,7 +322,36 @@ class PolicyEngine:
             )),
             suppressed=suppressed,
             light_modules=tuple(sorted(lights)),
+            notes=tuple(notes.values()),
         )
+
+    def _check_entry(self, entry: PatternEntry) -> tuple[Problem, bool] | None:
+        """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
+        known name is close), or, when its top-level package is simply not installed here (heavy GPU
+        packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
+        pattern: when its part before the first wildcard does)."""
+        prefix = entry.pattern.static_prefix
+        if not prefix or self.index.resolve_module(prefix).kind != "unresolved":
+            return None
+        parts = prefix.split(".")
+        known = next((".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)
+                      if self.index.resolve_module(".".join(parts[:n])).kind != "unresolved"), None)
+        if known is not None:
+            candidates = list(self.index.find_children(known))
+            missing = ".".join(parts[:known.count(".") + 2])
+        else:
+            candidates = list(self.index.find_top_levels())
+            missing = parts[0]
+        close = difflib.get_close_matches(missing, candidates, n=1, cutoff=0.8)
+        if close:
+            hint = f"; did you mean {entry.pattern.text.replace(missing, close[0], 1)!r}?"
+        elif known is None:
+            hint = f"; package {missing!r} is not installed for this interpreter"
+        else:
+            hint = ""
+        problem = Problem.of(codes.IPL007, self.policy.path, entry.line, key=entry.key,
+                             entry=entry.pattern.text, hint=hint)
+        return problem, known is None and not close
 
     def check_light_module(
         self, light: str, rules: ModuleRules
@@ -331,11 +373,14 @@ class PolicyEngine:
         for hop in self.graph.find_import_time_edges(light):
             statements.setdefault((hop.line, hop.col, False), []).append(hop)
         violations: list[Violation] = []
+        covers: list[list[int]] = []
+        ran: dict[str, int] = {}  # forbidden node -> the violation whose statement ran it first
         bad: dict[str, SourceProblem] = {}
         light_problem = self.graph.find_problem(light)
         if light_problem is not None:
             bad[light] = light_problem
-        for (line, col, is_parent), hops in sorted(statements.items()):
+        # The light module's parent packages run first, then its statements in order.
+        for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
             for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
                 heavy = forbidden_rule(name)
@@ -347,7 +392,14 @@ class PolicyEngine:
                         bad[module_of(name)] = problem
             if not reached:
                 continue
-            heavy_name, chain, heavy_rule = reached[0]
+            fresh = [found for found in reached if found[0] not in ran]
+            if not fresh:
+                covers[ran[reached[0][0]]].append(line)
+                continue
+            heavy_name, chain, heavy_rule = fresh[0]
+            for name, _, _ in fresh:
+                ran[name] = len(violations)
+            covers.append([])
             violations.append(
                 Violation(
                     light=light,
@@ -359,12 +411,16 @@ class PolicyEngine:
                     col=col,
                     kind=HopKind.PARENT_PACKAGE if is_parent else chain[0].kind,
                     also=tuple(
-                        name for name in _outermost(name for name, _, _ in reached)
+                        name for name in _outermost(name for name, _, _ in fresh)
                         if name != heavy_name
                     ),
                     chain=chain,
                 )
             )
+        violations = [
+            dataclasses.replace(violation, covers=tuple(sorted(set(lines)))) if lines else violation
+            for violation, lines in zip(violations, covers)
+        ]
         return violations, sorted(bad.items())
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
@@ -425,6 +481,7 @@ class PolicyEngine:
                 problem = self.graph.find_problem(name)
                 if problem is not None:
                     bad.setdefault(module_of(name), problem)
+        outermost = set(_outermost(name for name, _ in found if not isinstance(name, CallNode)))
         return WhyResult(
             module=module,
             resolved=self.index.resolve_module(module),
@@ -432,7 +489,11 @@ class PolicyEngine:
             paths={
                 name: self.index.resolve_module(module_of(name)).path for name in closure
             },
-            forbidden=tuple(found),
+            # as check's "also": a forbidden package's submodules count as that package
+            forbidden=tuple(
+                (name, rule) for name, rule in found
+                if isinstance(name, CallNode) or name in outermost
+            ),
             unknown=tuple(unknown),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),

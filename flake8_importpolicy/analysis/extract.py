@@ -631,6 +631,9 @@ class _ImportTimeVisitor:
         for stmt in body:
             self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
+            # In a function body, what follows a statement that may return runs only if it did not.
+            if self.in_function and Flag.CONDITIONAL not in flags and _may_return(stmt):
+                flags = flags | {Flag.CONDITIONAL}
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         if isinstance(stmt, ast.Import):
@@ -1498,6 +1501,21 @@ def _non_empty(iterable: ast.expr) -> bool:
             return all(type(bound) is int for bound in bounds) and bool(range(*bounds))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
+    return False
+
+
+def _may_return(stmt: ast.stmt) -> bool:
+    """True if ``stmt`` is or holds a ``return`` of the function it is in (not of a nested function,
+    class or lambda)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if node is not stmt and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                  ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
     return False
 
 

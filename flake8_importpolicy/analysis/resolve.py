@@ -347,6 +347,18 @@ class ModuleIndex:
                     names.add(name)
         return tuple(sorted(n for n in names if self.resolve_module(n).origin == "first-party"))
 
+    def find_top_levels(self) -> tuple[str, ...]:
+        """Names of every top-level module and package on the search path (source roots, then the
+        interpreter's ``sys.path``) and of the builtin modules, sorted: the names ``import x`` may
+        find."""
+        names = {name for name in self.interpreter.builtin | self.interpreter.frozen if "." not in name}
+        for directory in self._search_path:
+            for entry in self._listdir(directory) or ():
+                name = _module_name_of_entry(directory, entry, self._suffixes)
+                if name is not None and name.isidentifier():
+                    names.add(name)
+        return tuple(sorted(names))
+
     def find_listed_directories(self) -> tuple[Path, ...]:
         """Every directory listed so far (path search depends on these listings), sorted."""
         return tuple(sorted(self._listings))

@@ -16,7 +16,8 @@ What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
   :func:`flake8_importpolicy.output.render.format_violation_message` (what the flake8 checker prints);
-- IPL003 and IPL004 (stale light pattern, unused ``[[ignore]]``) in the first light module (by name),
+- IPL003, IPL004 and IPL007 (stale light pattern, unused ``[[ignore]]``, stale ``forbid``/``allow``
+  entry) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
   the modules it checks. IPL002 and IPL005 are not included (the first would go stale on warm runs,
   as intermediate modules are not in the digest; mypy reports the second's syntax errors itself).
@@ -54,7 +55,7 @@ __all__ = [
 
 _FORMAT = 2
 _INDEX_DIR = "mypy"
-_PROBLEM_CODES = ("IPL003", "IPL004")
+_PROBLEM_CODES = ("IPL003", "IPL004", "IPL007")
 
 
 class ModuleFindings(NamedTuple):
@@ -62,8 +63,10 @@ class ModuleFindings(NamedTuple):
 
     Attributes:
         findings: module name -> its findings, sorted by position; only modules with findings.
-        digests: module name -> a digest of its findings, the package version, the engine's code and
-            the policy's bytes (the same modules as ``findings``).
+        digests: module name -> a digest of its findings, the package version, the engine's code, the
+            policy's bytes and the path and content of the file the engine analysed for it (the same
+            modules as ``findings``): mypy stores it with the module's cache entry, so a run on
+            another copy of the module (which shows nothing) cannot leave this copy's entry fresh.
         files: light module name -> the file the engine analysed (modules with IPL001 findings).
     """
 
@@ -234,8 +237,12 @@ def _build_index(policy_path: str) -> ModuleFindings:
     answer = run_engine_for(policy_path)
     policy = answer.policy
     findings, files_of = _translate(policy, answer.report)
-    digests = {
-        module: sha256(json.dumps([__version__, ENGINE_FINGERPRINT, policy.digest, rows]).encode())[:32]
+    read = {str(path): source.digest for path, source in answer.files.items()}
+    digests = {  # bound to the file shown in (path and content): another copy of the module is not it
+        module: sha256(json.dumps([
+            __version__, ENGINE_FINGERPRINT, policy.digest, rows,
+            files_of.get(module), read.get(files_of.get(module, "")),
+        ]).encode())[:32]
         for module, rows in findings.items()
     }
     store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=answer.info,

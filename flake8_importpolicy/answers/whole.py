@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 3
+_FORMAT = 4
 _INDEX_DIR = "answers"
 
 
@@ -117,17 +117,27 @@ def report_to_json(report: Report) -> dict[str, object]:
     return {
         "violations": [
             [v.code.id, v.light, v.heavy, v.pattern, v.reason, str(v.path), v.line, v.col,
-             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain]]
+             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain], list(v.covers)]
             for v in report.violations
         ],
-        "problems": [
-            [p.code.id, [list(pair) for pair in p.arguments], str(p.path) if p.path else None,
-             p.line]
-            for p in report.problems
-        ],
+        "problems": [_problem_row(p) for p in report.problems],
         "suppressed": report.suppressed,
         "light_modules": list(report.light_modules),
+        "notes": [_problem_row(p) for p in report.notes],
     }
+
+
+def _problem_row(problem: Problem) -> list[object]:
+    return [problem.code.id, [list(pair) for pair in problem.arguments],
+            str(problem.path) if problem.path else None, problem.line]
+
+
+def _problem(row: list[object]) -> Problem:
+    code, arguments, path, line = row
+    if not isinstance(arguments, list):
+        raise TypeError("arguments")
+    return Problem(codes.BY_ID[str(code)], tuple((str(k), str(v)) for k, v in arguments),
+                   Path(str(path)) if path else None, None if line is None else int(str(line)))
 
 
 def report_from_json(data: dict[str, object]) -> Report:
@@ -138,21 +148,18 @@ def report_from_json(data: dict[str, object]) -> Report:
     """
     violations = []
     for row in data["violations"]:  # type: ignore[attr-defined]
-        code, light, heavy, pattern, reason, path, line, col, kind, also, chain = row
+        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers = row
         violations.append(Violation(
             light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
             reason=str(reason), path=Path(path), line=int(line), col=int(col), kind=HopKind(kind),
             also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
-            code=codes.BY_ID[code],
+            code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
         ))
-    problems = [
-        Problem(codes.BY_ID[code], tuple((str(k), str(v)) for k, v in arguments),
-                Path(path) if path else None, None if line is None else int(line))
-        for code, arguments, path, line in data["problems"]  # type: ignore[attr-defined]
-    ]
+    problems = [_problem(row) for row in data["problems"]]  # type: ignore[attr-defined]
     return Report(
         violations=tuple(violations),
         problems=tuple(problems),
         suppressed=int(data["suppressed"]),  # type: ignore[call-overload]
         light_modules=tuple(data["light_modules"]),  # type: ignore[arg-type]
+        notes=tuple(_problem(row) for row in data["notes"]),  # type: ignore[attr-defined]
     )

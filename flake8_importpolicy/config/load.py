@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
+from flake8_importpolicy.config.positions import find_key_positions, locate_key
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     POLICY_FILENAME,
@@ -53,8 +54,11 @@ from flake8_importpolicy.model.policy import (
     HeavyRule,
     IgnoreRule,
     LightRule,
+    NodePattern,
+    PatternEntry,
     Policy,
     Settings,
+    parse_node_pattern,
 )
 
 __all__ = [
@@ -266,6 +270,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _integral(value: object) -> object:
+    """``value`` as an int when it is a float with an integral value (``2.0``): JSON, and so the
+    policy's JSON Schema that editors check, has one number type, in which 2.0 is the integer 2."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _leaves(
     segments: list[str], value: object, is_table_leaf: Callable[[dict[str, object]], bool]
 ) -> list[tuple[list[str], object]]:
@@ -343,11 +353,22 @@ class _Builder:
         self.prefix = prefix
         self.is_pyproject = bool(prefix)
         self.problems: list[PolicyProblem] = []
+        self.entries: list[PatternEntry] = []  # forbid/allow patterns that name no [heavy] key
 
     # -- helpers -----------------------------------------------------------------------------
 
     def add(self, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(PolicyProblem(key, message, line))
+
+    def located(self, entries: list[PatternEntry]) -> tuple[PatternEntry, ...]:
+        """``entries`` with the line each is written on (scanning the file only when there are any)."""
+        if not entries:
+            return ()
+        positions = find_key_positions(self.text)
+        return tuple(
+            PatternEntry(entry.key, entry.pattern, (locate_key(positions, entry.key) or (None,))[0])
+            for entry in entries
+        )
 
     def key(self, name: str) -> str:
         """Key path of a top-level key (prefixed in pyproject.toml)."""
@@ -447,7 +468,7 @@ class _Builder:
     def version(self, table: dict[str, object]) -> None:
         if "version" not in table:
             return
-        value = table["version"]
+        value = _integral(table["version"])
         key = self.key("version")
         if not _is_int(value):
             self.add(key, f"expected the integer {SUPPORTED_VERSION}, got {_describe(value)}")
@@ -655,7 +676,7 @@ class _Builder:
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
             return DEFAULT_CALL_DEPTH
-        value = raw["call-depth"]
+        value = _integral(raw["call-depth"])
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             self.add(
                 _child(base, "call-depth"), f"expected an integer >= 0, got {_describe(value)}"
@@ -762,6 +783,7 @@ class _Builder:
                 self.light_nesting(base, [name], value)
                 continue
             count = len(self.problems)
+            entries = len(self.entries)
             pattern = self.pattern(key, name)
             reason: str | None = None
             forbid = heavy
@@ -793,7 +815,7 @@ class _Builder:
                         _child(key, "forbid"), value["forbid"], reason, heavy_by_key
                     )
                 if "allow" in value:
-                    allow = self.allow(_child(key, "allow"), value["allow"])
+                    allow = self.allow(_child(key, "allow"), value["allow"], heavy_by_key)
                 if "after-import" in value:
                     after_import = self.after_import(
                         _child(key, "after-import"), value["after-import"]
@@ -805,7 +827,8 @@ class _Builder:
                     f"got {_describe(value)}",
                 )
             if len(self.problems) == count and pattern is not None and reason is not None:
-                rules.append(LightRule(pattern, reason, forbid, allow, after_import))
+                rules.append(LightRule(pattern, reason, forbid, allow, after_import,
+                                       self.located(self.entries[entries:])))
         return tuple(rules)
 
     def forbid(
@@ -832,6 +855,7 @@ class _Builder:
                     self.add(item_key, message)
                     return
                 rule = HeavyRule(pattern, reason or "")
+                self.entries.append(PatternEntry(item_key, pattern))
             if rule is not None and all(rule.pattern != other.pattern for other in rules):
                 rules.append(rule)
 
@@ -844,11 +868,15 @@ class _Builder:
         )
         return tuple(rules)
 
-    def allow(self, key: str, value: object) -> tuple[ModulePattern, ...]:
+    def allow(
+        self, key: str, value: object, heavy_by_key: dict[str, HeavyRule | None]
+    ) -> tuple[ModulePattern, ...]:
         patterns: list[ModulePattern] = []
 
         def check(item_key: str, item: str) -> None:
             pattern = self.pattern(item_key, item)
+            if pattern is not None and item not in heavy_by_key:
+                self.entries.append(PatternEntry(item_key, pattern))
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
 
@@ -937,7 +965,7 @@ class _Builder:
 
     def edge(
         self, key: str, item: dict[str, object], line: int
-    ) -> tuple[str, ModulePattern, ModulePattern] | None:
+    ) -> tuple[str, NodePattern, NodePattern] | None:
         """Validate an ``import = "importer -> imported"`` value."""
         if "import" not in item:
             self.add(key, 'missing; write import = "importer -> imported"', line)
@@ -951,10 +979,10 @@ class _Builder:
             count = "no" if len(sides) == 1 else "more than one"
             self.add(key, f'{_quote(value)} has {count} "->"; write "importer -> imported"', line)
             return None
-        patterns: list[ModulePattern] = []
+        patterns: list[NodePattern] = []
         for side, text in zip(("left", "right"), sides):
             try:
-                patterns.append(parse_pattern(text.strip()))
+                patterns.append(parse_node_pattern(text.strip()))
             except PatternError as exc:
                 self.add(key, f'{side} of "->": {exc}', line)
         if len(patterns) != 2:

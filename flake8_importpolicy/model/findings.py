@@ -38,6 +38,9 @@ class Violation:
         also: other forbidden modules reachable from the same statement, sorted.
         chain: the hops from the light module to ``heavy``.
         code: :data:`~flake8_importpolicy.codes.IPL001`.
+        covers: lines of later statements of the light module whose every forbidden node this
+            statement's import already ran (one cause, one report), sorted; they are not reported
+            on their own, and a ``# noqa`` on this statement does not bring them back.
     """
 
     light: str
@@ -51,6 +54,7 @@ class Violation:
     also: tuple[str, ...]
     chain: tuple[Hop, ...]
     code: Code = codes.IPL001
+    covers: tuple[int, ...] = ()
 
     @property
     def arguments(self) -> dict[str, str]:
@@ -61,6 +65,14 @@ class Violation:
     def is_call(self) -> bool:
         """True when ``heavy`` is a call of a ``[heavy-calls]`` function."""
         return isinstance(self.heavy, CallNode)
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """What makes this finding the same one across edits: ``(code, light module, forbidden module
+        or call, the node the first hop runs)`` — never line numbers, so moving code keeps it. SARIF
+        fingerprints and baselines use it."""
+        first = str(self.chain[0].imported) if self.chain else ""
+        return (self.code.id, self.light, str(self.heavy), first)
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,12 @@ class Problem:
         """The message after the code (the template filled from :attr:`arguments`)."""
         return self.code.template.format(**dict(self.arguments))
 
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What makes this problem the same one across edits: its code and message arguments (never
+        its line)."""
+        return (self.code.id, *(f"{name}={value}" for name, value in self.arguments))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -99,12 +117,15 @@ class Report:
         problems: sorted by (path, line, code, message).
         suppressed: how many violations a ``# noqa`` comment suppressed.
         light_modules: every light module checked, sorted.
+        notes: remarks that are not findings (they do not change the exit status): a ``forbid`` or
+            ``allow`` entry whose top-level package is not installed here (IPL007's note).
     """
 
     violations: tuple[Violation, ...]
     problems: tuple[Problem, ...]
     suppressed: int = 0
     light_modules: tuple[str, ...] = ()
+    notes: tuple[Problem, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -122,7 +143,8 @@ class WhyResult:
         closure: every node its import runs (``{node: shortest chain}``; forbidden modules are
             leaves, so the closure stops there).
         paths: the file of each node's module in the closure (``None`` if it has none).
-        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order.
+        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order;
+            a submodule of a forbidden module also reached is left out (as ``check``'s ``also``).
         unknown: dynamic imports with non-literal targets in the closure.
         problems: modules in the closure that could not be analysed, with why.
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a

@@ -120,7 +120,8 @@ class Flag(StrEnum):
     - ``guarded``: the import is in a ``try:`` body (it may fail and be handled);
     - ``conditional``: under a condition the engine cannot evaluate (both branches are assumed to
       run), in a ``match`` case, a ``for`` body over an iterable that may be empty, a loop's
-      ``else`` that a ``break`` may skip, or a submodule a from-import runs only in some import
+      ``else`` that a ``break`` may skip, after a statement of a called function that may
+      ``return`` (an early return), or a submodule a from-import runs only in some import
       orders (a circular import, a star import that may bind the name first);
     - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
     - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on

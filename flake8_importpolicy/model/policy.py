@@ -6,14 +6,15 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flake8_importpolicy.model.graph import CallNode
+from flake8_importpolicy.model.graph import CallNode, FunctionNode
 from flake8_importpolicy.model.paths import relpath_under
-from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
 
 __all__ = [
     "External",
@@ -21,8 +22,11 @@ __all__ = [
     "IgnoreRule",
     "LightRule",
     "ModuleRules",
+    "NodePattern",
+    "PatternEntry",
     "Policy",
     "Settings",
+    "parse_node_pattern",
 ]
 
 External = Literal["auto", "follow", "stop"]
@@ -52,6 +56,22 @@ class HeavyRule:
 
 
 @dataclass(frozen=True)
+class PatternEntry:
+    """A ``forbid`` or ``allow`` entry of a ``[light]`` rule that names no ``[heavy]`` or
+    ``[heavy-calls]`` key: a module pattern that should name a module (IPL007 when it names none).
+
+    Attributes:
+        key: its key path, e.g. ``light."mypkg.cli".forbid[0]``.
+        pattern: the pattern.
+        line: 1-based line of the entry in the policy file, when known.
+    """
+
+    key: str
+    pattern: ModulePattern
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class LightRule:
     """A ``[light]`` entry: modules that must stay light at import time.
 
@@ -65,6 +85,8 @@ class LightRule:
         allow: patterns subtracted from ``forbid``; traversal continues through allowed modules.
         after_import: Python expressions (each valid for ``ast.parse(mode="eval")``) that must be
             true after importing the module, for the runtime proof.
+        entries: the ``forbid`` and ``allow`` entries that name no ``[heavy]``/``[heavy-calls]``
+            key, in file order (checked against the modules that exist: IPL007).
     """
 
     pattern: ModulePattern
@@ -72,6 +94,7 @@ class LightRule:
     forbid: tuple[HeavyRule, ...]
     allow: tuple[ModulePattern, ...]
     after_import: tuple[str, ...]
+    entries: tuple[PatternEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,20 +137,78 @@ class ModuleRules:
 
 
 @dataclass(frozen=True)
+class NodePattern:
+    """One side of an ``[[ignore]]`` entry: a module pattern (``mypkg.a``, ``mypkg.**``), a function
+    body run at import time (``mypkg.env:patch``, ``mypkg.models:Model.__init__``) or a call of a
+    ``[heavy-calls]`` function (``torch.cuda.init()``); build it with :func:`parse_node_pattern`.
+
+    Attributes:
+        module: the module pattern (for a call: the pattern of the called function's dotted name).
+        qualname: the function's qualified name in that module (matched exactly), or None.
+        call: True for a call node ``name()``.
+    """
+
+    module: ModulePattern
+    qualname: str | None = None
+    call: bool = False
+
+    @property
+    def text(self) -> str:
+        """The side as written (without surrounding whitespace)."""
+        if self.call:
+            return f"{self.module.text}()"
+        return f"{self.module.text}:{self.qualname}" if self.qualname is not None else self.module.text
+
+    def matches_exactly(self, node: str) -> bool:
+        """True if the graph node ``node`` is what this side names: a module (module patterns match
+        modules only), a function node of a matching module with this qualified name, or a call
+        whose callee matches."""
+        if isinstance(node, CallNode):
+            return self.call and self.module.matches_exactly(node.callee)
+        if isinstance(node, FunctionNode):
+            return self.qualname == node.qualname and self.module.matches_exactly(node.module)
+        return not self.call and self.qualname is None and self.module.matches_exactly(node)
+
+
+def parse_node_pattern(text: str) -> NodePattern:
+    """Parse one side of an ``[[ignore]]`` entry (see :class:`NodePattern`): ``module.pattern``,
+    ``module.pattern:qualified.name`` or ``function.pattern()``.
+
+    Raises:
+        PatternError: if the module pattern is invalid, or a segment of the qualified name is
+            neither a Python identifier nor ``<locals>``.
+    """
+    if text.endswith("()"):
+        return NodePattern(parse_pattern(text[:-2]), call=True)
+    module, colon, qualname = text.partition(":")
+    pattern = parse_pattern(module)
+    if not colon:
+        return NodePattern(pattern)
+    for segment in qualname.split("."):
+        if not (segment.isidentifier() or segment == "<locals>"):
+            raise PatternError(
+                text, f"{json.dumps(segment)} is not a Python identifier (after \":\", a function's "
+                "qualified name in its module, e.g. \"mypkg.env:setup\")",
+            )
+    return NodePattern(pattern, qualname)
+
+
+@dataclass(frozen=True)
 class IgnoreRule:
     """An ``[[ignore]]`` entry: accepted import edges, removed from the graph before any check.
 
     Attributes:
-        importer: the pattern left of ``->``.
-        imported: the pattern right of ``->``.
+        importer: the side left of ``->``: a module pattern, or a :class:`NodePattern` (which may
+            also name a function body run at import time, ``mypkg.env:patch``).
+        imported: the side right of ``->``: the same, or a ``[heavy-calls]`` call ``name()``.
         reason: why the import is accepted.
         text: the ``import`` value as written, e.g. ``"mypkg.a -> mypkg.b"``.
         line: 1-based line of the entry's ``import = ...`` key in the policy file (best effort;
             1 if not found).
     """
 
-    importer: ModulePattern
-    imported: ModulePattern
+    importer: ModulePattern | NodePattern
+    imported: ModulePattern | NodePattern
     reason: str
     text: str
     line: int

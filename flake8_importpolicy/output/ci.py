@@ -12,20 +12,25 @@ nothing, and order everything deterministically.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from flake8_importpolicy import __version__, codes
+from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.output.render import (
     PathFormatter,
+    format_covers,
     format_hop_kind,
     format_hop_line,
+    format_policy_problem,
     format_problem,
     format_summary,
     format_violation_header,
@@ -36,6 +41,8 @@ __all__ = [
     "escape_github_data",
     "escape_github_property",
     "find_workspace",
+    "format_policy_error_github",
+    "format_policy_error_sarif",
     "format_report_github",
     "format_report_sarif",
     "workspace_relpath",
@@ -109,6 +116,7 @@ def format_report_github(report: Report, relpath: PathFormatter) -> str:
     """
     lines = [_github_violation(v, relpath) for v in report.violations]
     lines.extend(_github_problem(p, relpath) for p in report.problems)
+    lines.extend(_github_problem(p, relpath, "notice") for p in report.notes)
     lines.append(format_summary(report))
     return "\n".join(lines) + "\n"
 
@@ -118,6 +126,8 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
     message.extend(format_hop_line(hop, relpath) for hop in violation.chain)
     if violation.also:
         message.append(f"also reaches: {', '.join(violation.also)}")
+    if violation.covers:
+        message.append(format_covers(violation))
     return _github_command(
         [
             ("file", relpath(violation.path)),
@@ -129,7 +139,7 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
     )
 
 
-def _github_problem(problem: Problem, relpath: PathFormatter) -> str:
+def _github_problem(problem: Problem, relpath: PathFormatter, command: str = "error") -> str:
     return _github_command(
         [
             ("file", relpath(problem.path) if problem.path is not None else None),
@@ -137,7 +147,27 @@ def _github_problem(problem: Problem, relpath: PathFormatter) -> str:
             ("title", problem.code.id),
         ],
         format_problem(problem),
+        command,
     )
+
+
+def format_policy_error_github(problems: Sequence[PolicyProblem], path: str | None) -> str:
+    """``check --format github`` when the policy cannot be used: one ``::error`` per problem, at the
+    policy file's line and column where known, titled IPL900.
+
+    Args:
+        problems: the problems, with their 1-based line and column where known.
+        path: the policy file, relative to the workspace (``None`` when there is none).
+    """
+    lines = [
+        _github_command(
+            [("file", path), ("line", problem.line), ("col", problem.column),
+             ("title", codes.IPL900.id)],
+            f"{codes.IPL900.id} {format_policy_problem(problem)}",
+        )
+        for problem in problems
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,21 +203,36 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
             "codeFlows": [{"threadFlows": [{"locations": [
                 _sarif_hop(hop, relpath) for hop in violation.chain
             ]}]}],
+            "partialFingerprints": _fingerprints(violation.identity),
         }
         if violation.also:
             result["properties"] = {"also": list(violation.also)}
+        if violation.covers:
+            covered = format_covers(violation)
+            result["relatedLocations"] = [
+                {"id": number, "message": {"text": covered},
+                 **_sarif_location(relpath(violation.path), line, None)}
+                for number, line in enumerate(violation.covers)
+            ]
         results.append(result)
-    for problem in report.problems:
+    for problem, level in [*((p, "error") for p in report.problems), *((p, "note") for p in report.notes)]:
         result = {
             "ruleId": problem.code.id,
             "ruleIndex": index[problem.code.id],
-            "level": "error",
+            "level": level,
             "message": {"text": problem.message},
+            "partialFingerprints": _fingerprints(problem.identity),
         }
         if problem.path is not None:
             result["locations"] = [_sarif_location(relpath(problem.path), problem.line, None)]
         results.append(result)
-    log = {
+    return json.dumps(_sarif_log(results), indent=2) + "\n"
+
+
+def _sarif_log(results: list[dict[str, object]]) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one run of importpolicy, its rules the finding codes."""
+    rules = [code for code in codes.CODES if code.finding]
+    return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
@@ -195,21 +240,67 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
                 "name": "importpolicy",
                 "version": __version__,
                 "informationUri": _INFORMATION_URI,
-                "rules": [
-                    {
-                        "id": code.id,
-                        "name": code.slug,
-                        "shortDescription": {"text": code.summary},
-                        "defaultConfiguration": {"level": "error"},
-                    }
-                    for code in rules
-                ],
+                "rules": [_sarif_rule(code) for code in rules],
             }},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }
+
+
+def format_policy_error_sarif(problems: Sequence[PolicyProblem], path: str | None) -> str:
+    """``check --format sarif`` when the policy cannot be used: still a valid SARIF 2.1.0 log, with no
+    results, ``invocations[0].executionSuccessful`` false and one tool execution notification (IPL900)
+    per problem, at the policy file's line and column where known.
+
+    Args:
+        problems: the problems, with their 1-based line and column where known.
+        path: the policy file, relative to the workspace (``None`` when there is none).
+    """
+    notifications = []
+    for problem in problems:
+        notification: dict[str, object] = {
+            "level": "error",
+            "message": {"text": format_policy_problem(problem)},
+            "descriptor": {"id": codes.IPL900.id},
+        }
+        if path is not None:
+            notification["locations"] = [_sarif_location(path, problem.line, problem.column)]
+        notifications.append(notification)
+    log = _sarif_log([])
+    run = log["runs"][0]
+    run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": notifications}]
     return json.dumps(log, indent=2) + "\n"
+
+
+_FINGERPRINT: Final = "importpolicyIdentity/v1"
+_RELATIVE_LINK: Final = re.compile(r"\[([^\]]+)\]\((?![a-z]+:)[^)]*\)")
+
+
+def _fingerprints(identity: Sequence[str]) -> dict[str, str]:
+    """``partialFingerprints`` of a result: a hash of the finding's identity (code, light module,
+    forbidden node, first hop's node for a violation), never of its lines."""
+    digest = hashlib.sha256("\x1f".join(identity).encode("utf-8")).hexdigest()
+    return {_FINGERPRINT: digest}
+
+
+def _sarif_rule(code: codes.Code) -> dict[str, object]:
+    """A rule of the code table: id, slug, summary, and from its docs/codes.md section the "What it
+    does" paragraph as ``fullDescription`` and the whole section as ``help`` (Markdown; links to the
+    other docs pages are kept as their text, as the docs are not published: no ``helpUri``)."""
+    markdown = _RELATIVE_LINK.sub(r"\1", code.help)
+    what = next((p for p in markdown.split("\n\n") if p.startswith("**What it does.**")), code.summary)
+    plain = " ".join(what.removeprefix("**What it does.**").split())
+    rule: dict[str, object] = {
+        "id": code.id,
+        "name": code.slug,
+        "shortDescription": {"text": code.summary},
+        "fullDescription": {"text": plain},
+        "defaultConfiguration": {"level": "error"},
+    }
+    if markdown:
+        rule["help"] = {"text": markdown.replace("**", ""), "markdown": markdown}
+    return rule
 
 
 def _sarif_uri(shown: str) -> str:

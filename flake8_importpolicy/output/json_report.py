@@ -4,19 +4,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from flake8_importpolicy.model.findings import Report, WhyResult
-from flake8_importpolicy.output.render import PathFormatter, hop_to_json
+from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.codes import IPL900
+from flake8_importpolicy.model.errors import PolicyProblem
+from flake8_importpolicy.output.render import PathFormatter, format_policy_problem, hop_to_json
 
-__all__ = ["format_report_json", "format_why_json"]
+__all__ = ["format_policy_error_json", "format_report_json", "format_why_json"]
 
 
 def format_report_json(report: Report, relpath: PathFormatter) -> str:
     """The JSON report documented in ``docs/output.md``::
 
         {"violations": [{"code", "light", "heavy", "pattern", "reason", "path", "line", "col",
-                         "also", "chain": [hop, ...]}],
+                         "also", "covers", "chain": [hop, ...]}],
          "problems": [{"code", "message", "path", "line"}]}
+
+    plus ``"notes"`` (the same shape as problems) when there are any.
     """
     data = {
         "violations": [
@@ -30,21 +35,51 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
                 "line": v.line,
                 "col": v.col,
                 "also": list(v.also),
+                "covers": list(v.covers),
                 "chain": [hop_to_json(hop, relpath) for hop in v.chain],
             }
             for v in report.violations
         ],
+        "problems": [_problem_json(p, relpath) for p in report.problems],
+    }
+    if report.notes:
+        data["notes"] = [_problem_json(p, relpath) for p in report.notes]
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def _problem_json(problem: Problem, relpath: PathFormatter) -> dict[str, object]:
+    return {
+        "code": problem.code.id,
+        "message": problem.message,
+        "path": relpath(problem.path) if problem.path is not None else None,
+        "line": problem.line,
+    }
+
+
+def format_policy_error_json(problems: Sequence[PolicyProblem], path: str | None) -> str:
+    """``check --format json`` when the policy cannot be used: no violations, and one IPL900 problem
+    per problem of the policy::
+
+        {"violations": [], "problems": [{"code": "IPL900", "message", "path", "line", "col"}]}
+
+    Args:
+        problems: the problems, with their 1-based line and column where known.
+        path: the policy file as shown (``None`` when there is none).
+    """
+    data = {
+        "violations": [],
         "problems": [
             {
-                "code": p.code.id,
-                "message": p.message,
-                "path": relpath(p.path) if p.path is not None else None,
-                "line": p.line,
+                "code": IPL900.id,
+                "message": format_policy_problem(problem),
+                "path": path,
+                "line": problem.line,
+                "col": problem.column - 1 if problem.column is not None else None,
             }
-            for p in report.problems
+            for problem in problems
         ],
     }
-    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+    return json.dumps(data, indent=2) + "\n"
 
 
 def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) -> str:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from flake8_importpolicy.model.findings import Problem, Report, WhyResult
-from flake8_importpolicy.model.graph import Hop
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.output.render import (
     PathFormatter,
+    format_covers,
     format_hop_kind,
     format_hop_line,
     format_problem,
@@ -21,6 +22,7 @@ from flake8_importpolicy.output.render import (
     format_where,
     format_why_notes,
     plural,
+    single_line,
 )
 
 __all__ = ["format_chain_lines", "format_report_text", "format_why_text"]
@@ -43,24 +45,30 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
         out.extend(format_chain_lines(violation.chain, relpath))
         if violation.also:
             out.append(f"    also reaches: {', '.join(violation.also)}")
+        if violation.covers:
+            out.append(f"    {format_covers(violation)}")
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))
-    if report.problems:
+    for note in report.notes:
+        out.append(_problem_line(note, relpath, note=True))
+    if report.problems or report.notes:
         out.append("")
     out.append(format_summary(report))
     return "\n".join(out) + "\n"
 
 
-def _problem_line(problem: Problem, relpath: PathFormatter) -> str:
+def _problem_line(problem: Problem, relpath: PathFormatter, note: bool = False) -> str:
+    """``path[:line]: CODE message``; ``path[:line]: note: CODE message`` for a note."""
     where = relpath(problem.path) if problem.path is not None else "<policy>"
     if problem.line is not None:
         where += f":{problem.line}"
-    return f"{where}: {format_problem(problem)}"
+    return f"{where}: {'note: ' if note else ''}{format_problem(problem)}"
 
 
 def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
-    """An indented tree of the shortest import-time chain to each forbidden module reached."""
+    """An indented tree of the shortest import-time chain to each forbidden module reached (one chain
+    per forbidden module, not every path), then how many modules and functions the import runs."""
     resolved = why.resolved
     where = relpath(resolved.path) if resolved.path is not None else resolved.kind
     out = [f"{why.module} ({where})"]
@@ -71,14 +79,15 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
             node = node.setdefault(hop, {})  # type: ignore[assignment]
     reasons = {name: rule for name, rule in why.forbidden}
     _render_tree(tree, out, "", reasons, relpath)
-    count = len(why.closure) - 1
+    functions = sum(1 for name in why.closure if isinstance(name, FunctionNode))
+    modules = sum(1 for name in why.closure if not isinstance(name, (FunctionNode, CallNode))) - 1
+    runs = f"import {why.module} runs {plural(modules, 'other module')}"
+    if functions:
+        runs += f" and {plural(functions, 'function')} called at import time"
     if why.forbidden:
-        out.append(
-            f"import {why.module} runs {count} other modules; "
-            f"{plural(len(why.forbidden), 'forbidden module')} reached."
-        )
+        out.append(f"{runs}; {plural(len(why.forbidden), 'forbidden module')} reached.")
     else:
-        out.append(f"import {why.module} runs {count} other modules; no forbidden module is reached.")
+        out.append(f"{runs}; no forbidden module is reached.")
     out.extend(format_why_notes(why, relpath))
     return "\n".join(out) + "\n"
 
@@ -97,7 +106,7 @@ def _render_tree(
         mark = ""
         rule = reasons.get(hop.imported)
         if rule is not None and not children:
-            mark = f"  FORBIDDEN: {rule.reason}"
+            mark = f"  FORBIDDEN: {single_line(rule.reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
         _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]

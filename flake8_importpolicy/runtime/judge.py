@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
+from flake8_importpolicy.output.render import single_line
 from flake8_importpolicy.runtime.run import AfterImportCheck, RuntimeRun
 
 __all__ = [
@@ -110,9 +111,9 @@ class LightResult:
         if self.static_missed:
             parts.append(f"static missed: {', '.join(f.module for f in self.static_missed)}")
         if self.run.outcome == "raised":
-            parts.append(f"import raised {self.run.error}")
+            parts.append(f"import raised {single_line(self.run.error or '')}")
         elif self.run.outcome != "imported":
-            parts.append(str(self.run.error))
+            parts.append(single_line(str(self.run.error)))
         parts.extend(f"after-import failed: {c.expression}" for c in self.failed_checks)
         return "; ".join(parts) if parts else "ok"
 

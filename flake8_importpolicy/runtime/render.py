@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flake8_importpolicy.output.render import PathFormatter, hop_to_json, plural
+from flake8_importpolicy.output.render import PathFormatter, hop_to_json, plural, single_line
 from flake8_importpolicy.output.text import format_chain_lines
 from flake8_importpolicy.runtime.judge import (
     ForbiddenExecution,
@@ -42,36 +42,47 @@ def format_light_result_text(result: LightResult, relpath: PathFormatter) -> str
     executed = plural(len(run.executed), "module")
     out = [f"{status} {result.light} ({run.seconds:.2f}s, {executed} executed)"]
     for finding in result.forbidden:
-        out.append(f"  forbidden module executed: {finding.module} ({finding.reason})")
+        out.append(f"  forbidden module executed: {finding.module} ({single_line(finding.reason)})")
         out.extend(_finding_chain(finding, show))
     for finding in result.static_missed:
         out.append(
             f"  static missed: {finding.module} executed but the static check did not predict it "
-            f"({finding.reason})"
+            f"({single_line(finding.reason)})"
         )
         out.extend(_finding_chain(finding, show))
     if run.outcome == "raised":
         where = ""
         if run.error_at is not None:
             where = f" at {show(run.error_at)}:{run.error_line}"
-        out.append(f"  import raised {run.error}{where}")
+        out.append(f"  import raised {single_line(run.error or '')}{where}")
     elif run.outcome in ("timeout", "crashed"):
-        out.append(f"  {run.error}")
+        out.append(f"  {single_line(run.error or '')}")
         stack = [name for name in run.running]
         if stack:
             out.append(f"    running: {' -> '.join(stack)}")
         if run.stderr:
             out.extend(f"    stderr: {line}" for line in run.stderr.splitlines())
     for check in result.failed_checks:
-        out.append(f"  after-import failed: {json.dumps(check.expression)} {check.error}")
+        out.append(f"  after-import failed: {json.dumps(check.expression)} {single_line(check.error or '')}")
     for name in result.not_observed:
-        out.append(
-            f"  not observed: {name} (predicted statically, did not execute here: conditional, "
-            "guarded or platform-specific)"
-        )
+        out.append(f"  not observed: {name} (predicted statically, did not execute here: "
+                   f"{_why_not_observed(result)})")
     for name in result.accepted:
         out.append(f"  accepted: {name} executed through an [[ignore]]-d import")
     return "\n".join(out) + "\n"
+
+
+def _why_not_observed(result: LightResult) -> str:
+    """Why a predicted forbidden module did not execute: the import stopped early, else the chain is
+    conditional, guarded or platform-specific."""
+    outcome = result.run.outcome
+    if outcome == "raised":
+        return "the import raised before it got there"
+    if outcome == "timeout":
+        return "the import timed out before it got there"
+    if outcome == "crashed":
+        return "the interpreter died before it got there"
+    return "conditional, guarded or platform-specific"
 
 
 def _finding_chain(finding: ForbiddenExecution, show: PathFormatter) -> list[str]:
