@@ -193,6 +193,59 @@ IPL005: Final = Code(
     "A module in a light module's import-time closure cannot be read or parsed.",
     help=_IPL005_HELP,
 )
+_IPL006_HELP: Final = """\
+**What it does.** Reports import-time code on a light module's import-time path that the engine cannot
+resolve, so it cannot tell what that code imports: `importlib.import_module`/`__import__` of a name
+that is not computable (`dynamic-import`; `getattr-import` inside a `__getattr__` or for a lazy
+module object), `exec`/`eval` of a string that is not a constant (`exec`), a call of a variable,
+parameter, container item or call result (`call-through-variable`), a `sys.path` change whose
+directory is not computable (`sys-path`), a compiled module without a `.py` twin
+(`extension-module`), and, with `external = "stop"`, each top-level package not analysed although a
+forbidden module could be reached through it (`unfollowed-package`, once per light module). Each
+report names the construct, its source text and the chain from the light module.
+
+It is information by default: the exit status does not change, and the summary never says "OK"
+while such sites exist ("No violations in 4 light modules; 12 import-time sites not resolved
+(IPL006)"). `[settings] unresolved = "error"` or `--unresolved=error` makes them fail the check.
+The command line reports each at its site; flake8 and mypy, which lint first-party files, report it
+at the light module's statement that leads there, with the site in the message. flake8 shows it
+only when `IPL006` itself is in `select` or `extend-select` (the prefix `IPL` does not turn it on);
+mypy shows it as a note.
+
+**Why it matters.** A clean verdict is a proof only where the engine sees everything. Lazy-import
+machinery and dynamic code are exactly where heavy imports hide; without this report the check would
+print "OK" over a blind spot.
+
+**Example.**
+
+```python
+# mypkg/plugins.py   (imported by the light module mypkg.cli)
+for name in discover_plugins():
+    importlib.import_module(name)      # IPL006 dynamic-import
+```
+
+**Use instead.**
+- Make the name computable: a literal, a module-level constant (also a tuple, list or dict of
+  literals, or a comprehension over them), `__name__ + ".x"`, or a loop over such a constant.
+- Move the dynamic code out of import time (into the function that needs it).
+- Accept a site you have checked: `# noqa: IPL006` on its line in first-party code (or on the
+  light module's reported line), or `[[ignore]] unresolved = "mypkg.plugins"` with a `reason` (the
+  module whose code it is; for `extension-module` and `unfollowed-package`, that module). An entry
+  that accepts nothing is IPL004.
+- `importpolicy verify` proves the light module at runtime.
+
+**Known limits.** Method calls on objects (`obj.setup()`) are not followed and not reported; a
+function bound to a module-level variable and called from a function body is not reported. A
+`sys.path` directory that is computable is searched after every other entry from the moment the
+module is analysed (docs/semantics.md rule 7). Only constructs on a light module's import-time path
+are reported: code that is never reached at import time is not."""
+IPL006: Final = Code(
+    "IPL006",
+    "unresolved-import-time-code",
+    "light module {light} runs import-time code that cannot be resolved: {construct} {detail}",
+    "Import-time code on a light module's path cannot be resolved statically.",
+    help=_IPL006_HELP,
+)
 _IPL007_HELP: Final = """\
 **What it does.** Reports a `forbid` or `allow` entry of a `[light."…"]` rule that names no `[heavy]` or
 `[heavy-calls]` key and no module (for a wildcard pattern: its part before the first wildcard names no
@@ -245,7 +298,9 @@ IPL900: Final = Code(
     help=_IPL900_HELP,
 )
 
-CODES: Final[tuple[Code, ...]] = (IPL001, IPL002, IPL003, IPL004, IPL005, IPL007, IPL900)
+CODES: Final[tuple[Code, ...]] = (
+    IPL001, IPL002, IPL003, IPL004, IPL005, IPL006, IPL007, IPL900
+)
 """Every code, in id order."""
 
 BY_ID: Final[dict[str, Code]] = {code.id: code for code in CODES}

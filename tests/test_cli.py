@@ -118,7 +118,7 @@ def test_violation_exits_1_with_text_chain(run: Run, basic: Path) -> None:
 
 def test_json_shape(run: Run, basic: Path) -> None:
     data = report(run, basic, "--no-cache")
-    assert list(data) == ["violations", "problems"]
+    assert list(data) == ["violations", "problems", "unresolved"]
     assert data["problems"] == []
     [violation] = data["violations"]
     assert list(violation) == [
@@ -519,7 +519,7 @@ def test_why_heavy_pattern(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.mid", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["module", "forbidden", "unknown", "problems"]
+    assert list(data) == ["module", "forbidden", "unresolved", "problems"]
     assert [f["module"] for f in data["forbidden"]] == ["app.mid"]
     assert data["forbidden"][0]["pattern"] == "app.mid"
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.*")
@@ -567,7 +567,7 @@ def test_why_lists_unknown_imports_and_problems(run: Run, tmp_path: Path) -> Non
     """, "app/broken.py": "def f(:\n"})
     code, out, _ = run(root, "why", "app.light")
     assert code == 0
-    assert "unknown import: app/light.py:5: importlib.import_module(name)" in out
+    assert "not resolved: app/light.py:5: dynamic-import importlib.import_module(name)" in out
     assert "cannot analyse app.broken: line 1:" in out
 
 
@@ -837,7 +837,7 @@ def test_ignore_of_the_light_modules_parent_package_hop(run: Run, tmp_path: Path
     """
     root = write(tmp_path, {**BASIC, "policy.toml": policy, "app/ops/__init__.py": "import app.heavy\n",
                             "app/ops/light.py": "X = 1\n"})
-    assert report(run, root, "--no-cache") == {"violations": [], "problems": []}
+    assert report(run, root, "--no-cache") == {"violations": [], "problems": [], "unresolved": []}
 
 
 def test_parent_package_violation(run: Run, tmp_path: Path) -> None:

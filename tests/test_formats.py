@@ -20,11 +20,12 @@ from flake8_importpolicy.model.facts import SourceProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
+    Construct,
     Flag,
     FunctionNode,
     Hop,
     HopKind,
-    UnknownImport,
+    UnresolvedCode,
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import parse_pattern
@@ -200,7 +201,8 @@ def _why() -> WhyResult:
             ("torch.cuda.init()", HeavyRule(parse_pattern("torch.cuda.init"), "calls CUDA", True)),
             ("app.zeta", HeavyRule(parse_pattern("app.zeta"), "slow")),
         ),
-        unknown=(UnknownImport("app.ops", ops, 7, 4, "importlib.import_module(\n    name)"),),
+        unresolved=(UnresolvedCode("app.ops", ops, 7, 4, Construct.DYNAMIC_IMPORT,
+                                   "importlib.import_module(\n    name)"),),
         problems=(("app.bad", SourceProblem(3, "invalid syntax")),),
     )
 
@@ -219,13 +221,13 @@ def test_why_graph_keeps_only_the_chains_to_forbidden_modules() -> None:
         ("app.ops.fused", "app.config"), ("app.ops.fused", "app.zeta"),
     ]
     assert graph.notes == (
-        "unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)",
+        "not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)",
         "cannot analyse app.bad: line 3: invalid syntax",
     )
 
 
 EXPECTED_DOT = r'''// import app.ops.light reaches 3 forbidden modules
-// unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+// not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)
 // cannot analyse app.bad: line 3: invalid syntax
 digraph "importpolicy why app.ops.light" {
   rankdir=LR;
@@ -304,7 +306,7 @@ def test_dot_renders_with_graphviz() -> None:
 
 EXPECTED_MERMAID = '''flowchart LR
   %% import app.ops.light reaches 3 forbidden modules
-  %% unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+  %% not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)
   %% cannot analyse app.bad: line 3: invalid syntax
   n0["app.ops.light<br/>app/ops/light.py"]
   n1["app.ops"]
@@ -341,7 +343,7 @@ def test_graphs_without_a_forbidden_module() -> None:
     why = _why()
     clean = WhyResult(
         module=why.module, resolved=why.resolved, closure=why.closure, paths=why.paths,
-        forbidden=(), unknown=(), problems=(),
+        forbidden=(), unresolved=(), problems=(),
     )
     assert graphs.format_why_dot(clean, relpath).splitlines()[0] == (
         "// import app.ops.light reaches no forbidden module"

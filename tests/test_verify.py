@@ -134,7 +134,7 @@ def test_violation_via_parent_init(parent_init: VerifyReport) -> None:
     # The runtime chain is the static chain, hop for hop (module, imported, file, line).
     policy = load_policy(root / "policy.toml")
     rules = policy.rules_for("app.ops.light")
-    violations, _ = PolicyEngine(policy).check_light_module("app.ops.light", rules)
+    violations = PolicyEngine(policy).check_light_module("app.ops.light", rules).violations
     assert [h[:4] for h in _hops(violations[0].chain, root)] == [
         h[:4] for h in _hops(finding.chain, root)
     ]
@@ -162,7 +162,7 @@ def test_runtime_only_imports_are_static_missed(runtime_only: VerifyReport) -> N
     ]
     execed = _result(runtime_only, "app.execed")
     [missed] = execed.static_missed
-    assert _hops(missed.chain, root) == [("app.execed", "app.heavy", "app/execed.py", 3, HopKind.RUNTIME)]
+    assert _hops(missed.chain, root) == [("app.execed", "app.heavy", "app/execed.py", 4, HopKind.RUNTIME)]
     assert missed.chain[0].flags == ("exec",)
     assert missed.hint is not None and "compiled from a string (exec/eval)" in missed.hint
     hint = dynamic.static_missed[0].hint
@@ -170,7 +170,7 @@ def test_runtime_only_imports_are_static_missed(runtime_only: VerifyReport) -> N
     assert dynamic.failed and execed.failed and runtime_only.exit_code == 1
     text = format_verify_text(runtime_only, load_policy(root / "policy.toml").relpath)
     assert "static missed: app.heavy executed but the static check did not predict it" in text
-    assert "app/execed.py:3: app.execed -> app.heavy (runtime, exec)" in text
+    assert "app/execed.py:4: app.execed -> app.heavy (runtime, exec)" in text
 
 
 def test_predicted_but_not_executed_is_not_observed(runtime_only: VerifyReport) -> None:
@@ -527,7 +527,7 @@ def test_cli_exit_codes_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert result["light"] == "app.execed" and result["status"] == "failed"
     assert result["static_missed"][0]["module"] == "app.heavy"
     assert result["static_missed"][0]["chain"][0] == {
-        "module": "app.execed", "path": "app/execed.py", "line": 3, "col": 0, "kind": "runtime",
+        "module": "app.execed", "path": "app/execed.py", "line": 4, "col": 0, "kind": "runtime",
         "imported": "app.heavy", "flags": ["exec"],
     }
     for usage_error in (["app.nope"], ["--timeout", "0"], ["--jobs", "0"]):

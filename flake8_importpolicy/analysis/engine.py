@@ -22,6 +22,7 @@ import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final, NamedTuple
 from pathlib import Path
 
 from flake8_importpolicy import codes
@@ -30,13 +31,15 @@ from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
+    Construct,
     CallNode,
     FunctionNode,
     Hop,
     HopKind,
     UnknownImport,
+    UnresolvedCode,
     module_of,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -61,10 +64,33 @@ class _IgnoreTracker:
 
     def __call__(self, importer: str, imported: str) -> bool:
         for number, rule in enumerate(self.rules):
-            if rule.importer.matches_exactly(importer) and rule.imported.matches_exactly(imported):
+            if rule.matches(importer, imported):
                 self.used.add(number)
                 return True
         return False
+
+    def accepts_unresolved(self, module: str) -> bool:
+        """Whether an ``unresolved = ...`` entry accepts the unresolved code of ``module``."""
+        for number, rule in enumerate(self.rules):
+            if rule.accepts_unresolved(module):
+                self.used.add(number)
+                return True
+        return False
+
+
+class LightModuleCheck(NamedTuple):
+    """What checking one light module finds (see :meth:`PolicyEngine.check_light_module`).
+
+    Attributes:
+        violations: not yet filtered by ``noqa``.
+        problems: ``[(module, problem), ...]`` for the unanalysable modules met, sorted.
+        unresolved: the import-time code met that cannot be resolved, each site once with its
+            shortest chain; not yet filtered by ``noqa`` or ``[[ignore]]``.
+    """
+
+    violations: list[Violation]
+    problems: list[tuple[str, SourceProblem]]
+    unresolved: list[Unresolved]
 
 
 class PolicyEngine:
@@ -226,10 +252,12 @@ class PolicyEngine:
 
         return expand
 
-    def _external_scope(self, patterns: Iterable[ModulePattern]) -> tuple[bool, bool]:
+    def _external_scope(
+        self, patterns: Iterable[ModulePattern], external: str | None = None
+    ) -> tuple[bool, bool]:
         """``(follow third-party code, follow the standard library)`` for forbidden ``patterns``, per
-        ``settings.external`` (see :meth:`make_expander`)."""
-        external = self.policy.settings.external
+        ``settings.external`` or ``external`` (see :meth:`make_expander`)."""
+        external = external or self.policy.settings.external
         if external != "auto":
             return external == "follow", external == "follow"
         follow_third = follow_stdlib = False
@@ -271,6 +299,7 @@ class PolicyEngine:
         """
         violations: dict[tuple[str, int, int, str], Violation] = {}
         problems: dict[tuple[str, str], Problem] = {}
+        unresolved: list[Unresolved] = []
         suppressed = 0
         found_lights: set[str] = set()
         for rule in self.policy.light:
@@ -285,7 +314,8 @@ class PolicyEngine:
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)
-            found, bad_modules = self.check_light_module(light, self.policy.rules_for(light))
+            found, bad_modules, cannot = self.check_light_module(light, self.policy.rules_for(light))
+            unresolved.extend(u for u in cannot if not self._is_accepted(u))
             for violation in found:
                 key = (violation.light, violation.line, violation.col, violation.kind)
                 if key in violations:
@@ -323,6 +353,12 @@ class PolicyEngine:
             suppressed=suppressed,
             light_modules=tuple(sorted(lights)),
             notes=tuple(notes.values()),
+            unresolved=tuple(sorted(
+                unresolved,
+                key=lambda u: (u.light, str(u.site.path or ""), u.site.line, u.site.col,
+                               u.site.construct, u.site.detail),
+            )),
+            unresolved_fails=self.policy.settings.unresolved == "error",
         )
 
     def _check_entry(self, entry: PatternEntry) -> tuple[Problem, bool] | None:
@@ -353,15 +389,9 @@ class PolicyEngine:
                              entry=entry.pattern.text, hint=hint)
         return problem, known is None and not close
 
-    def check_light_module(
-        self, light: str, rules: ModuleRules
-    ) -> tuple[list[Violation], list[tuple[str, SourceProblem]]]:
-        """Violations of one light module under the rules that apply to it, and the unanalysable
-        modules met.
-
-        Returns:
-            ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
-        """
+    def check_light_module(self, light: str, rules: ModuleRules) -> LightModuleCheck:
+        """Violations of one light module under the rules that apply to it, the unanalysable
+        modules met, and the import-time code met that cannot be resolved (IPL006)."""
         # Both are pure for one check; the traversal asks them again for every statement.
         forbidden_rule = functools.cache(rules.forbidden_rule)
         expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rules.forbid)))
@@ -379,6 +409,9 @@ class PolicyEngine:
         light_problem = self.graph.find_problem(light)
         if light_problem is not None:
             bad[light] = light_problem
+        blind = _BlindSpots(light, path if resolved.path else None)
+        blind.add(self.graph.find_unresolved(light), ())
+        unfollowed = self._unfollowed_origins(rules)
         # The light module's parent packages run first, then its statements in order.
         for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
@@ -390,6 +423,9 @@ class PolicyEngine:
                     problem = self.graph.find_problem(name)
                     if problem is not None:
                         bad[module_of(name)] = problem
+                    blind.add(self.graph.find_unresolved(name), chain)
+                elif heavy is None:
+                    blind.add(self._unexpanded(name, chain, unfollowed), chain)
             if not reached:
                 continue
             fresh = [found for found in reached if found[0] not in ran]
@@ -421,7 +457,53 @@ class PolicyEngine:
             dataclasses.replace(violation, covers=tuple(sorted(set(lines)))) if lines else violation
             for violation, lines in zip(violations, covers)
         ]
-        return violations, sorted(bad.items())
+        return LightModuleCheck(violations, sorted(bad.items()), blind.found())
+
+    def _unfollowed_origins(self, rules: ModuleRules) -> frozenset[str]:
+        """The origins (``third-party``, ``stdlib``) whose packages a light module's forbidden
+        modules could be reached through but that ``external = "stop"`` does not analyse."""
+        if self.policy.settings.external != "stop":
+            return frozenset()
+        third, stdlib = self._external_scope((h.pattern for h in rules.forbid), external="auto")
+        return frozenset(o for o, on in (("third-party", third), ("stdlib", stdlib)) if on)
+
+    def _unexpanded(
+        self, name: str, chain: tuple[Hop, ...], unfollowed: frozenset[str]
+    ) -> tuple[UnresolvedCode, ...]:
+        """A reached node whose code is not analysed, when that hides what it imports: a compiled
+        module without a ``.py`` twin outside the standard library, or a package that
+        ``external = "stop"`` leaves out although a forbidden module could be reached through it."""
+        if isinstance(name, (FunctionNode, CallNode)) or not chain:
+            return ()
+        resolved = self.index.resolve_module(name)
+        if resolved.preloaded:
+            return ()
+        last = chain[-1]
+        if resolved.kind == "extension" and resolved.origin != "stdlib":
+            detail = f"{name} (compiled: its imports are not known)"
+            construct = Construct.EXTENSION_MODULE
+        elif resolved.has_source and resolved.origin in unfollowed:
+            name = name.partition(".")[0]
+            detail = f"{name} (not analysed: external = \"stop\")"
+            construct = Construct.UNFOLLOWED_PACKAGE
+        else:
+            return ()
+        return (UnresolvedCode(name, last.path, last.line, last.col, construct, detail, last.flags),)
+
+    def _is_accepted(self, unresolved: Unresolved) -> bool:
+        """An unresolved site accepted by ``# noqa: IPL006`` on its line (in first-party code) or on
+        the light module's statement that leads there, or by an ``[[ignore]] unresolved`` entry."""
+        site = unresolved.site
+        if self._ignores.accepts_unresolved(site.module):
+            return True
+        lines = [(unresolved.first_hop[0], unresolved.first_hop[1])]
+        if site.path is not None and self.index.origin_of_path(site.path) == "first-party":
+            lines.append((site.path, site.line))
+        for path, line in lines:
+            text = None if path is None else self._facts_source.source_line(path, line)
+            if text is not None and is_suppressed(text, codes.IPL006.id):
+                return True
+        return False
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
@@ -466,8 +548,9 @@ class PolicyEngine:
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)
+        unfollowed = self._unfollowed_origins(applied)
         found: list[tuple[str, HeavyRule]] = []
-        unknown: list[UnknownImport] = []
+        unresolved: list[UnresolvedCode] = list(self.graph.find_unresolved(module))
         lazy: list[UnknownImport] = []
         bad: dict[str, SourceProblem] = {}  # by module: several called functions may share one
         for name in closure:
@@ -476,11 +559,14 @@ class PolicyEngine:
                 found.append((name, rule))
                 continue
             if name == module or expand(name):
-                unknown.extend(self.graph.find_unknown_imports(name))
+                if name != module:
+                    unresolved.extend(self.graph.find_unresolved(name))
                 lazy.extend(self._lazy_attachments(name))
                 problem = self.graph.find_problem(name)
                 if problem is not None:
                     bad.setdefault(module_of(name), problem)
+            elif rule is None:
+                unresolved.extend(self._unexpanded(name, closure[name], unfollowed))
         outermost = set(_outermost(name for name, _ in found if not isinstance(name, CallNode)))
         return WhyResult(
             module=module,
@@ -494,10 +580,36 @@ class PolicyEngine:
                 (name, rule) for name, rule in found
                 if isinstance(name, CallNode) or name in outermost
             ),
-            unknown=tuple(unknown),
+            unresolved=tuple(unresolved),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
         )
+
+
+_ONCE_PER_MODULE: Final = frozenset({Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE})
+
+
+class _BlindSpots:
+    """The unresolved sites met while checking one light module: each once, with the first chain
+    that reached it (breadth first, statements in order: the shortest)."""
+
+    def __init__(self, light: str, light_path: Path | None) -> None:
+        self.light = light
+        self.light_path = light_path
+        self._found: dict[tuple[str, int, int, str, str], Unresolved] = {}
+
+    def add(self, sites: Iterable[UnresolvedCode], chain: tuple[Hop, ...]) -> None:
+        for site in sites:
+            key: tuple[str, int, int, str, str] = (
+                str(site.path), site.line, site.col, str(site.construct), str(site.module)
+            )
+            if site.construct in _ONCE_PER_MODULE:  # one blind spot, however often imported
+                key = ("", 0, 0, str(site.construct), str(site.module))
+            if key not in self._found:
+                self._found[key] = Unresolved(self.light, site, chain, self.light_path)
+
+    def found(self) -> list[Unresolved]:
+        return list(self._found.values())
 
 
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")

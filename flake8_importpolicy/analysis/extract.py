@@ -43,6 +43,12 @@ from typing import Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.conditions import Anchored, UNKNOWN, ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.syspath import (
+    SYS_PATH_CHANGERS,
+    PathValue,
+    evaluate_path,
+    find_added_paths,
+)
 from flake8_importpolicy.model.facts import (
     AttributeRead,
     CallBinding,
@@ -52,11 +58,13 @@ from flake8_importpolicy.model.facts import (
     ImportSite,
     LazyAttach,
     ModuleFacts,
+    PathChange,
     SiteKind,
     SourceProblem,
     Target,
+    UnresolvedSite,
 )
-from flake8_importpolicy.model.graph import Flag
+from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
     "FunctionBodies",
@@ -209,6 +217,8 @@ def _extract_unpaused(
         attribute_reads=tuple(visitor.attribute_reads),
         call_bindings=dict(visitor.call_bindings),
         lazy_attach=visitor.lazy_attach,
+        unresolved=tuple(visitor.unresolved),
+        path_changes=tuple(visitor.path_changes),
     )
 
 
@@ -549,6 +559,10 @@ def _syntax_message(exc: SyntaxError) -> str:
 # Public functions end here. -------------------------------------------------------------------------
 
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
+_EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
+"""Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
+``type(self)(...)`` calls a class): not a call through a variable."""
 _LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
 """Calls whose first argument names the module a lazy module object is made for (rule 19)."""
 _DATACLASS_DECORATORS: Final = frozenset({
@@ -620,6 +634,12 @@ class _ImportTimeVisitor:
     self_params: list[tuple[str, int]] = field(default_factory=list)
     lazy_candidates: list[int] = field(default_factory=list)
     mentions_lazy_loader: bool = False
+    # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
+    unresolved: list[UnresolvedSite] = field(default_factory=list)
+    path_changes: list[PathChange] = field(default_factory=list)
+    path_names: dict[str, PathValue] = field(default_factory=dict)
+    # functions defined in the class body being visited (callable from that body)
+    class_defs: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # The evaluator reads the very mappings this visitor keeps binding names in.
@@ -813,8 +833,8 @@ class _ImportTimeVisitor:
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self._scoped_name(stmt.name)
         self.classes.add(qualname)
-        saved = self.bindings
-        self.bindings = set()
+        saved, saved_defs = self.bindings, self.class_defs
+        self.bindings, self.class_defs = set(), set()
         self.class_depth += 1
         self.class_path.append(stmt.name)
         dataclass = any(
@@ -827,7 +847,7 @@ class _ImportTimeVisitor:
         self.dataclass_depth = saved_dataclass
         self.class_path.pop()
         self.class_depth -= 1
-        self.bindings = saved
+        self.bindings, self.class_defs = saved, saved_defs
         self._bind(stmt.name, None, "def")
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
@@ -845,6 +865,8 @@ class _ImportTimeVisitor:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self._scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, "def")
+        if self.class_depth:
+            self.class_defs.add(stmt.name)
         if stmt.name == "__getattr__" and self._is_module_level():
             self.defines_getattr = True
 
@@ -891,6 +913,18 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
+            if dotted_name(target.value if isinstance(target, ast.Subscript) else target,
+                           self.aliases) == "sys.path":
+                self._unresolved(target, Construct.SYS_PATH, flags)
+        if (
+            not self.in_function
+            and stmt.value is not None
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+        ):
+            value = evaluate_path(stmt.value, self.aliases, self.conditions.constant, self.path_names)
+            if value is not None:
+                self.path_names[targets[0].id] = value
         if self.in_function and isinstance(stmt, ast.Assign):
             self._record_self_parameter(targets, stmt.value)
         if self.in_function and not self.class_depth:
@@ -1022,6 +1056,7 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.Call):
                 if not self._dynamic_import(current, flags):
                     self._add_call(current, current.func, "call", flags)
+                    self._special_call(current, flags)
                 self._all_mutation(current)
                 if self.in_function:
                     self._self_facts(current)
@@ -1093,8 +1128,66 @@ class _ImportTimeVisitor:
         self._call_site(call, flags, name)
         return True
 
+    def _special_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved)
+        and ``sys.path`` changes (rule 7)."""
+        name = dotted_name(call.func, self.aliases)
+        if name in _EXECUTORS and call.args and not (
+            isinstance(call.func, ast.Name) and call.func.id in self.local_defs
+        ):
+            text = self.conditions.constant(call.args[0])
+            if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
+                self._unresolved(call, Construct.EXEC, flags)
+        elif name in SYS_PATH_CHANGERS:
+            added = None
+            if not self.in_function:
+                added = find_added_paths(
+                    call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
+                    self.path_names,
+                )
+            if added is None:
+                self._unresolved(call, Construct.SYS_PATH, flags)
+            else:
+                self.path_changes.extend(
+                    PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
+                )
+
+    def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
+        """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
+        (every node at the call's position); False if it does not parse."""
+        is_exec = name.rpartition(".")[2] == "exec"
+        try:
+            tree = ast.parse(text, mode="exec" if is_exec else "eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                node.lineno = node.end_lineno = call.lineno
+                node.col_offset = node.end_col_offset = call.col_offset
+        if isinstance(tree, ast.Module):
+            line = self.line
+            self.visit_body(tree.body, flags)
+            self.line = line
+        elif isinstance(tree, ast.Expression):
+            self.scan_expr(tree.body, flags)
+        return True
+
+    def _unresolved(self, node: ast.expr, construct: Construct, flags: frozenset[Flag]) -> None:
+        self.unresolved.append(UnresolvedSite(
+            node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
+        ))
+
     def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
+        if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
+            func = func.value  # ``Key[int]()``: a generic class, instantiated
+        if isinstance(func, ast.Name) and func.id in self.class_defs:
+            # a function of the class body being run, called from that body
+            self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
+                                       True, kind, tuple(sorted(flags))))
+            return
         name = dotted_name(func, self.aliases)
+        if kind == "call" and self._calls_a_value(func):
+            self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
             return
         first = func
@@ -1104,6 +1197,34 @@ class _ImportTimeVisitor:
         self.calls.append(
             CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)))
         )
+
+    def _names_a_definition(self, node: ast.expr) -> bool:
+        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        name = node.id
+        return name in self.aliases or name in self.local_defs or name in self.class_defs or (
+            name not in self.bindings  # a builtin (``type[int]``)
+        )
+
+    def _calls_a_value(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` calls what a variable, a container item or another call holds
+        (not a function, class or import the engine can follow; not a method of an object)."""
+        if isinstance(func, ast.Subscript):
+            return True
+        if isinstance(func, ast.Call):
+            return not (isinstance(func.func, ast.Name) and func.func.id in _FACTORY_BUILTINS)
+        if isinstance(func, ast.Name):
+            name = func.id
+            return (
+                name in self.bindings
+                and name not in self.local_defs
+                and name not in self.aliases
+                and name not in self.import_bound
+            )
+        return False
 
     def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
         """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
@@ -1184,6 +1305,7 @@ class _ImportTimeVisitor:
         (self.local_defs.add if how == "def" else self.local_defs.discard)(name)
         (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
         self.constants.pop(name, None)  # in a function, a local shadows the module's constant
+        self.path_names.pop(name, None)
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
@@ -1327,6 +1449,7 @@ class _ImportTimeVisitor:
             self_calls=tuple(dict.fromkeys(child.self_calls)),
             self_params=tuple(dict.fromkeys(child.self_params)),
             lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
+            unresolved=tuple(child.unresolved),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
 

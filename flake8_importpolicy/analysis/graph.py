@@ -39,15 +39,18 @@ from flake8_importpolicy.model.facts import (
     FunctionFacts,
     ImportSite,
     ModuleFacts,
+    PathChange,
     SourceProblem,
+    UnresolvedSite,
 )
 from flake8_importpolicy.model.graph import (
+    Construct,
     CallNode,
     Flag,
     FunctionNode,
     Hop,
     HopKind,
-    UnknownImport,
+    UnresolvedCode,
     module_of,
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
@@ -62,6 +65,10 @@ _CLASS_HOOKS: Final = {
     "decorator-factory": ("__new__", "__init__"),
 }
 _ALIAS_DEPTH: Final = 5
+_ATTRIBUTE_HOOKS: Final = frozenset({"__getattr__", "__getattribute__", "__dir__"})
+_NOT_COMPUTABLE: Final = "<not computable>"
+"""What :meth:`ImportGraph._lazy_module_bound` returns for a lazy module object whose module is
+not computable (never a module name: it is not an identifier)."""
 
 
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
@@ -114,7 +121,7 @@ class ImportGraph:
         self._function_problems: dict[tuple[str, str, str | None], SourceProblem] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._facts: dict[str, ModuleFacts | None] = {}
-        self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
+        self._unresolved: dict[str, tuple[UnresolvedCode, ...]] = {}
         self._lazy_makers: dict[str, int | None] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
@@ -179,28 +186,39 @@ class ImportGraph:
         owner = module_of(module)
         facts = None if isinstance(module, CallNode) else self.get_facts(owner)
         hops: list[Hop] = []
-        unknown: list[UnknownImport] = []
+        unresolved: list[UnresolvedCode] = []
         if facts is not None and facts.problem is None:
             resolved = self.index.resolve_module(owner)
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
             reads: tuple[AttributeRead, ...] = facts.attribute_reads
+            cannot: tuple[UnresolvedSite, ...] = facts.unresolved
+            dynamic = Construct.DYNAMIC_IMPORT
             if isinstance(module, FunctionNode):
                 function_facts = self.get_function_facts(owner, module.qualname, module.argument)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
                 reads = function_facts.attribute_reads if function_facts else ()
+                cannot = function_facts.unresolved if function_facts else ()
+                if module.qualname.rpartition(".")[2] in _ATTRIBUTE_HOOKS:
+                    dynamic = Construct.GETATTR_IMPORT
+            else:
+                self._add_search_locations(resolved, facts.path_changes)
             for site in sites:
                 if site.target is None:
-                    unknown.append(
-                        UnknownImport(module, resolved.path, site.line, site.col, site.detail)
-                    )
+                    unresolved.append(UnresolvedCode(
+                        module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags
+                    ))
                     continue
                 hops.extend(self._hops_for_site(module, resolved, site))
             for call in calls:
                 hops.extend(self._hops_for_call(module, resolved, call))
             for read in reads:
-                hops.extend(self._hops_for_read(module, resolved, read))
+                hops.extend(self._hops_for_read(module, resolved, read, unresolved))
+            unresolved.extend(
+                UnresolvedCode(module, resolved.path, u.line, u.col, u.construct, u.detail, u.flags)
+                for u in cannot
+            )
         if not isinstance(module, (FunctionNode, CallNode)):
             found = self.index.resolve_module(module)
             if found.found_as is not None:  # the finder imports the real module's parents first
@@ -218,13 +236,29 @@ class ImportGraph:
             key=Hop.sort_key,
         ))
         self._edges[module] = edges
-        self._unknown[module] = tuple(unknown)
+        self._unresolved[module] = tuple(sorted(unresolved, key=lambda u: (u.line, u.col)))
         return edges
 
-    def find_unknown_imports(self, module: str) -> tuple[UnknownImport, ...]:
-        """Dynamic imports of ``module`` whose target is not a literal."""
+    def find_unresolved(self, module: str) -> tuple[UnresolvedCode, ...]:
+        """What ``module``'s own import-time code does that cannot be resolved (IPL006), sorted by
+        position: dynamic imports of names that are not computable, ``exec`` of strings that are
+        not constant, calls through variables, ``sys.path`` changes that are not computable, lazy
+        module objects whose module is not computable."""
         self.find_import_time_edges(module)
-        return self._unknown.get(module, ())
+        return self._unresolved.get(module, ())
+
+    def _add_search_locations(
+        self, resolved: ResolvedModule, changes: tuple[PathChange, ...]
+    ) -> None:
+        """Directories a module adds to ``sys.path`` at import time are searched, after the
+        others, for names not found otherwise (rule 7)."""
+        if not changes or resolved.path is None:
+            return
+        for change in changes:
+            directory = resolved.path.parent
+            for _ in range(change.up):
+                directory = directory.parent
+            self.index.add_search_location(directory.joinpath(*change.parts))
 
     def find_parent_hops(self, module: str) -> tuple[Hop, ...]:
         """Pseudo-hops from ``module`` to its parent packages, which run before it (rule 1).
@@ -388,13 +422,24 @@ class ImportGraph:
             return f"{package}.{found}" if found is not None else None
         return FunctionNode(package, "__getattr__", name)
 
-    def _hops_for_read(self, node: str, resolved: ResolvedModule, read: AttributeRead) -> Iterator[Hop]:
+    def _hops_for_read(
+        self, node: str, resolved: ResolvedModule, read: AttributeRead,
+        unresolved: list[UnresolvedCode],
+    ) -> Iterator[Hop]:
         """An attribute read at import time that imports a module (rule 19): on a lazy module
         object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr", globals(), "xgrammar")``), or
-        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``)."""
+        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``). A lazy module object
+        whose module is not computable is added to ``unresolved``."""
         module = module_of(node)
         if read.target is None:
             imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+            if imported is _NOT_COMPUTABLE:
+                unresolved.append(UnresolvedCode(
+                    node, resolved.path, read.line, read.col, Construct.GETATTR_IMPORT,
+                    f"{read.name}.{read.attr} (a lazy module object of a module not computable)",
+                    read.flags,
+                ))
+                return
         else:
             base = _absolute(read.target, module, resolved.is_package)
             imported = None
@@ -404,7 +449,8 @@ class ImportGraph:
             yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
 
     def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
-        """The module a lazy module object bound to ``name`` in ``module`` stands for, or None."""
+        """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
+        ``name`` is not one, :data:`_NOT_COMPUTABLE` if its module is not computable."""
         facts = self.get_facts(module)
         binding = facts.call_bindings.get(name) if facts is not None else None
         if binding is None:
@@ -415,11 +461,11 @@ class ImportGraph:
         if callee is None:
             return None
         index = self._lazy_maker(callee)
-        if index is None or index >= len(binding.args):
+        if index is None:
             return None
-        made = binding.args[index]
+        made = binding.args[index] if index < len(binding.args) else None
         if made is None or not all(part.isidentifier() for part in made.split(".")):
-            return None
+            return _NOT_COMPUTABLE
         return made
 
     def _lazy_maker(self, callee: str) -> int | None:

@@ -309,6 +309,18 @@ class ModuleIndex:
         self._resolved[name] = result
         return result
 
+    def add_search_location(self, directory: Path) -> None:
+        """Search ``directory`` after every other ``sys.path`` entry from now on: import-time code
+        added it to ``sys.path`` (rule 7). Names not found so far are searched again; names found
+        stay where they were found (an added directory comes last, or the engine takes it so)."""
+        if directory in self._search_path or not self._listdir(directory):
+            return
+        self._search_path = (*self._search_path, directory)
+        self._resolved = {
+            name: found for name, found in self._resolved.items()
+            if found.kind not in ("unresolved", "namespace")
+        }
+
     def find_children(self, name: str) -> tuple[str, ...]:
         """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
         package = self.resolve_module(name)

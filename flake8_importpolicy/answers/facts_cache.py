@@ -31,10 +31,12 @@ from flake8_importpolicy.model.facts import (
     ImportSite,
     LazyAttach,
     ModuleFacts,
+    PathChange,
     SourceProblem,
     Target,
+    UnresolvedSite,
 )
-from flake8_importpolicy.model.graph import Flag
+from flake8_importpolicy.model.graph import Construct, Flag
 from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
@@ -47,7 +49,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 6
+_FORMAT: Final = 7
 
 
 def _fingerprint() -> str:
@@ -237,12 +239,25 @@ def _read(row: object) -> AttributeRead:
                          str(attr), tuple(Flag(str(f)) for f in flags))
 
 
+def _unresolved_row(site: UnresolvedSite) -> list[object]:
+    return [site.line, site.col, str(site.construct), site.detail, list(site.flags)]
+
+
+def _unresolved(row: object) -> UnresolvedSite:
+    if not isinstance(row, list):
+        raise TypeError("unresolved site")
+    line, col, construct, detail, flags = row
+    return UnresolvedSite(int(line), int(col), Construct(str(construct)), str(detail),
+                          tuple(Flag(str(f)) for f in flags))
+
+
 def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:
     """A JSON-able form of ``{qualname: FunctionFacts}``."""
     return {
         name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
                list(f.returns), [_read_row(r) for r in f.attribute_reads], list(f.self_imports),
-               list(f.self_calls), [list(p) for p in f.self_params], list(f.lazy_params)]
+               list(f.self_calls), [list(p) for p in f.self_params], list(f.lazy_params),
+               [_unresolved_row(u) for u in f.unresolved]]
         for name, f in functions.items()
     }
 
@@ -257,7 +272,8 @@ def functions_from_json(data: object) -> dict[str, FunctionFacts]:
         raise TypeError("functions")
     functions = {}
     for name, row in data.items():
-        line, sites, calls, returns, reads, self_imports, self_calls, self_params, lazy_params = row
+        (line, sites, calls, returns, reads, self_imports, self_calls, self_params, lazy_params,
+         unresolved) = row
         functions[str(name)] = FunctionFacts(
             line=int(line), sites=tuple(_site(s) for s in sites),
             calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
@@ -266,6 +282,7 @@ def functions_from_json(data: object) -> dict[str, FunctionFacts]:
             self_calls=tuple(str(c) for c in self_calls),
             self_params=tuple((str(a), int(i)) for a, i in self_params),
             lazy_params=tuple(int(i) for i in lazy_params),
+            unresolved=tuple(_unresolved(u) for u in unresolved),
         )
     return functions
 
@@ -294,6 +311,8 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
             list(facts.lazy_attach.submodules),
             {sub: list(names) for sub, names in facts.lazy_attach.submod_attrs.items()},
         ],
+        "unresolved": [_unresolved_row(u) for u in facts.unresolved],
+        "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
     }
 
 
@@ -336,5 +355,10 @@ def facts_from_json(data: object) -> ModuleFacts:
         lazy_attach=None if data["attach"] is None else LazyAttach(
             tuple(str(s) for s in data["attach"][0]),
             {str(sub): tuple(str(n) for n in names) for sub, names in data["attach"][1].items()},
+        ),
+        unresolved=tuple(_unresolved(u) for u in data["unresolved"]),
+        path_changes=tuple(
+            PathChange(int(line), int(col), int(up), tuple(str(p) for p in parts))
+            for line, col, up, parts in data["path_changes"]
         ),
     )

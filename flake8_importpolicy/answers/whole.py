@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.answers.warm_index import load_index, store_index
-from flake8_importpolicy.model.findings import Problem, Report, Violation
-from flake8_importpolicy.model.graph import Flag, Hop, HopKind, parse_node
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
+from flake8_importpolicy.model.graph import Construct, Flag, Hop, HopKind, UnresolvedCode, parse_node
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.policy import Policy
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 4
+_FORMAT = 5
 _INDEX_DIR = "answers"
 
 
@@ -124,7 +124,33 @@ def report_to_json(report: Report) -> dict[str, object]:
         "suppressed": report.suppressed,
         "light_modules": list(report.light_modules),
         "notes": [_problem_row(p) for p in report.notes],
+        "unresolved": [
+            [u.light, unresolved_code_row(u.site), [_hop_row(h) for h in u.chain],
+             str(u.light_path) if u.light_path else None]
+            for u in report.unresolved
+        ],
+        "unresolved_fails": report.unresolved_fails,
     }
+
+
+def unresolved_code_row(site: UnresolvedCode) -> list[object]:
+    """A JSON-able row of an unresolved site (inverse: :func:`unresolved_code_from_row`)."""
+    return [site.module, str(site.path) if site.path else None, site.line, site.col,
+            str(site.construct), site.detail, [str(flag) for flag in site.flags]]
+
+
+def unresolved_code_from_row(row: object) -> UnresolvedCode:
+    """Inverse of :func:`unresolved_code_row`.
+
+    Raises:
+        TypeError, ValueError: if ``row`` is malformed.
+    """
+    if not isinstance(row, list):
+        raise TypeError("unresolved site")
+    module, path, line, col, construct, detail, flags = row
+    return UnresolvedCode(parse_node(str(module)), Path(str(path)) if path else None,
+                          int(line), int(col), Construct(str(construct)), str(detail),
+                          tuple(Flag(str(f)) for f in flags))
 
 
 def _problem_row(problem: Problem) -> list[object]:
@@ -162,4 +188,10 @@ def report_from_json(data: dict[str, object]) -> Report:
         suppressed=int(data["suppressed"]),  # type: ignore[call-overload]
         light_modules=tuple(data["light_modules"]),  # type: ignore[arg-type]
         notes=tuple(_problem(row) for row in data["notes"]),  # type: ignore[attr-defined]
+        unresolved=tuple(
+            Unresolved(str(light), unresolved_code_from_row(site), tuple(_hop(h) for h in chain),
+                       Path(str(light_path)) if light_path else None)
+            for light, site, chain, light_path in data["unresolved"]  # type: ignore[attr-defined]
+        ),
+        unresolved_fails=bool(data["unresolved_fails"]),
     )

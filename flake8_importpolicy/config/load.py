@@ -84,10 +84,12 @@ _SETTINGS_KEYS: Final = (
     "cache-dir",
     "call-depth",
     "lazy-imports",
+    "unresolved",
 )
 LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
+UNRESOLVED_VALUES: Final = ("info", "error")
 _LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import")
-_IGNORE_KEYS: Final = ("import", "reason")
+_IGNORE_KEYS: Final = ("import", "unresolved", "reason")
 _PYPROJECT_PREFIX: Final = PYPROJECT_TABLE
 
 _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
@@ -319,7 +321,7 @@ def _ignore_lines(text: str, imports: list[object], prefix: str) -> list[int]:
     lines = text.split("\n")  # TOML lines: splitlines() would also split on \f, \u2028, ...
     table = r"\s*\.\s*".join(re.escape(part) for part in [*prefix.split("."), "ignore"] if part)
     header_re = re.compile(rf"\s*\[\[\s*{table}\s*\]\]")
-    import_re = re.compile(r"\s*(?:import|\"import\"|'import')\s*=")
+    import_re = re.compile(r"\s*(?:import|unresolved|\"import\"|'import')\s*=")
     headers = [index for index, line in enumerate(lines) if header_re.match(line)]
     result: list[int] = []
     if len(headers) == len(imports):
@@ -496,7 +498,13 @@ class _Builder:
         cache_dir = self.cache_dir(base, raw)
         call_depth = self.call_depth(base, raw)
         lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
-        if len(self.problems) != count or external is None or lazy_imports is None:
+        unresolved = self.choice(base, raw, "unresolved", UNRESOLVED_VALUES)
+        if (
+            len(self.problems) != count
+            or external is None
+            or lazy_imports is None
+            or unresolved is None
+        ):
             return None
         return Settings(
             source_roots=source_roots,
@@ -507,6 +515,7 @@ class _Builder:
             cache_dir=cache_dir,
             call_depth=call_depth,
             lazy_imports=lazy_imports,
+            unresolved=unresolved,
         )
 
     def source_roots(self, base: str, raw: dict[str, object]) -> tuple[Path, ...]:
@@ -934,7 +943,10 @@ class _Builder:
                 base, f"expected an array of tables ([[{header}]] entries), got {_describe(raw)}"
             )
             return ()
-        imports = [item.get("import") if isinstance(item, dict) else None for item in raw]
+        imports = [
+            (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
+            for item in raw
+        ]
         lines = _ignore_lines(self.text, imports, self.prefix)
         rules: list[IgnoreRule] = []
         for index, item in enumerate(raw):
@@ -946,7 +958,14 @@ class _Builder:
             for sub in item:
                 if sub not in _IGNORE_KEYS:
                     self.unknown_key(key, sub, _IGNORE_KEYS, line)
-            edge = self.edge(_child(key, "import"), item, line)
+            if "unresolved" in item and "import" not in item:
+                edge = self.unresolved_entry(_child(key, "unresolved"), item["unresolved"], line)
+            elif "unresolved" in item:
+                self.add(_child(key, "unresolved"),
+                         'an entry has either import = "..." or unresolved = "...", not both', line)
+                edge = None
+            else:
+                edge = self.edge(_child(key, "import"), item, line)
             reason_key = _child(key, "reason")
             reason: str | None = None
             if "reason" not in item:
@@ -960,8 +979,24 @@ class _Builder:
                 reason = self.reason(reason_key, item["reason"], "the import is accepted", line)
             if edge is not None and reason is not None:
                 text, importer, imported = edge
-                rules.append(IgnoreRule(importer, imported, reason, text, line))
+                rules.append(IgnoreRule(importer, imported, reason, text, line,
+                                        unresolved="import" not in item))
         return tuple(rules)
+
+    def unresolved_entry(
+        self, key: str, value: object, line: int
+    ) -> tuple[str, NodePattern, NodePattern] | None:
+        """Validate an ``unresolved = "module pattern"`` value (IPL006 accepted in those modules)."""
+        if not isinstance(value, str):
+            self.add(key, f'expected a module pattern string, got {_describe(value)}', line)
+            return None
+        try:
+            pattern = parse_pattern(value.strip())
+        except PatternError as exc:
+            self.add(key, str(exc), line)
+            return None
+        node = NodePattern(pattern)
+        return f"unresolved {value.strip()}", node, node
 
     def edge(
         self, key: str, item: dict[str, object], line: int

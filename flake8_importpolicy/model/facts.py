@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.model.graph import Flag
+    from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
     "AttributeRead",
@@ -23,10 +23,12 @@ __all__ = [
     "FunctionFacts",
     "ImportSite",
     "ModuleFacts",
+    "PathChange",
     "SiteKind",
     "SourceProblem",
     "SourceRead",
     "Target",
+    "UnresolvedSite",
 ]
 
 
@@ -183,6 +185,42 @@ class LazyAttach:
 
 
 @dataclass(frozen=True)
+class UnresolvedSite:
+    """Code in a module or function body that runs when its scope runs and does something the
+    engine cannot resolve statically (see :class:`Construct`).
+
+    Attributes:
+        line, col: where (1-based line, 0-based column).
+        construct: what it is.
+        detail: its source text, on one line.
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    construct: Construct
+    detail: str
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class PathChange:
+    """``sys.path.append(d)``, ``sys.path.insert(i, d)`` or ``sys.path.extend([d, ...])`` at import
+    time with ``d`` computable from ``__file__`` (docs/semantics.md rule 7).
+
+    Attributes:
+        line, col: where.
+        up: how many directories above the module's own directory ``d`` starts.
+        parts: the path below that, one name per part.
+    """
+
+    line: int
+    col: int
+    up: int
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FunctionFacts:
     """What a function's body does when it is called.
 
@@ -200,6 +238,7 @@ class FunctionFacts:
             passed on to ``super().__init__`` (a ``types.ModuleType``'s name).
         lazy_params: positional parameters (``self`` not counted) the body makes a lazy module of
             (``importlib.util.find_spec(name)`` with ``LazyLoader``, ``lazy_loader.load(name)``).
+        unresolved: what the body does that cannot be resolved (see :class:`UnresolvedSite`).
     """
 
     line: int
@@ -211,6 +250,7 @@ class FunctionFacts:
     self_calls: tuple[str, ...] = ()
     self_params: tuple[tuple[str, int], ...] = ()
     lazy_params: tuple[int, ...] = ()
+    unresolved: tuple[UnresolvedSite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -276,6 +316,8 @@ class ModuleFacts:
             lazy module objects).
         lazy_attach: the mapping of a ``__getattr__`` made by ``lazy_loader.attach`` or a copy of
             it (then ``defines_getattr`` is set too).
+        unresolved: what import-time code does that cannot be resolved (IPL006).
+        path_changes: computable ``sys.path`` additions made at import time.
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -293,3 +335,5 @@ class ModuleFacts:
     attribute_reads: tuple[AttributeRead, ...] = ()
     call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
     lazy_attach: LazyAttach | None = None
+    unresolved: tuple[UnresolvedSite, ...] = ()
+    path_changes: tuple[PathChange, ...] = ()

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport
+from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport, UnresolvedCode
 
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
     from flake8_importpolicy.model.facts import SourceProblem
     from flake8_importpolicy.model.interpreter import ResolvedModule
     from flake8_importpolicy.model.policy import HeavyRule
 
-__all__ = ["Problem", "Report", "Violation", "WhyResult"]
+__all__ = ["Problem", "Report", "Unresolved", "Violation", "WhyResult"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,49 @@ class Violation:
 
 
 @dataclass(frozen=True)
+class Unresolved:
+    """Import-time code on a light module's import-time path that the engine cannot resolve, so the
+    check cannot tell what it imports (IPL006).
+
+    Attributes:
+        light: the light module.
+        site: what and where (:class:`~flake8_importpolicy.model.graph.UnresolvedCode`).
+        chain: the hops from the light module to the node whose code it is (empty when it is the
+            light module's own code); the shortest, ties broken as for violations.
+        light_path: the light module's file.
+        code: :data:`~flake8_importpolicy.codes.IPL006`.
+    """
+
+    light: str
+    site: UnresolvedCode
+    chain: tuple[Hop, ...]
+    light_path: Path | None
+    code: Code = codes.IPL006
+
+    @property
+    def first_hop(self) -> tuple[Path | None, int, int]:
+        """``(path, line, col)`` of the light module's statement that leads to the site (the site
+        itself when it is in the light module): where flake8 and mypy report it."""
+        if self.chain:
+            return self.light_path, self.chain[0].line, self.chain[0].col
+        return self.site.path, self.site.line, self.site.col
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        """The fields of the code's message."""
+        return {
+            "light": self.light, "construct": str(self.site.construct), "detail": self.site.detail,
+        }
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What makes this finding the same one across edits (never a line): code, light module, the
+        node whose code it is, construct and source text."""
+        return (self.code.id, self.light, str(self.site.module), str(self.site.construct),
+                self.site.detail)
+
+
+@dataclass(frozen=True)
 class Problem:
     """Something that is not a violation but makes the check incomplete or the policy stale.
 
@@ -119,6 +162,10 @@ class Report:
         light_modules: every light module checked, sorted.
         notes: remarks that are not findings (they do not change the exit status): a ``forbid`` or
             ``allow`` entry whose top-level package is not installed here (IPL007's note).
+        unresolved: import-time code on light modules' paths that cannot be resolved (IPL006),
+            sorted by (light module, path, line, col).
+        unresolved_fails: ``unresolved = "error"`` (or ``--unresolved=error``): unresolved sites
+            make the check fail; by default they are information.
     """
 
     violations: tuple[Violation, ...]
@@ -126,11 +173,15 @@ class Report:
     suppressed: int = 0
     light_modules: tuple[str, ...] = ()
     notes: tuple[Problem, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    unresolved_fails: bool = False
 
     @property
     def exit_code(self) -> int:
-        """0 when clean, 1 when there is any violation or problem."""
-        return 1 if self.violations or self.problems else 0
+        """0 when clean, 1 when there is any violation or problem, or an unresolved site when
+        :attr:`unresolved_fails`."""
+        failing = self.unresolved_fails and bool(self.unresolved)
+        return 1 if self.violations or self.problems or failing else 0
 
 
 @dataclass(frozen=True)
@@ -145,7 +196,8 @@ class WhyResult:
         paths: the file of each node's module in the closure (``None`` if it has none).
         forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order;
             a submodule of a forbidden module also reached is left out (as ``check``'s ``also``).
-        unknown: dynamic imports with non-literal targets in the closure.
+        unresolved: import-time code in the closure that cannot be resolved (IPL006's sites),
+            in breadth-first order.
         problems: modules in the closure that could not be analysed, with why.
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
             transformers-style ``_LazyModule``): their targets are *not* run at import time
@@ -157,6 +209,6 @@ class WhyResult:
     closure: Mapping[str, tuple[Hop, ...]]
     paths: Mapping[str, Path | None]
     forbidden: tuple[tuple[str, HeavyRule], ...]
-    unknown: tuple[UnknownImport, ...]
+    unresolved: tuple[UnresolvedCode, ...]
     problems: tuple[tuple[str, SourceProblem], ...]
     lazy: tuple[UnknownImport, ...] = ()

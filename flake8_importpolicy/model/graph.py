@@ -19,12 +19,14 @@ from enum import StrEnum
 from pathlib import Path
 
 __all__ = [
+    "Construct",
     "CallNode",
     "Flag",
     "FunctionNode",
     "Hop",
     "HopKind",
     "UnknownImport",
+    "UnresolvedCode",
     "module_of",
     "parse_node",
 ]
@@ -139,6 +141,29 @@ class Flag(StrEnum):
     COMPILED_TWIN = "compiled-twin"
 
 
+class Construct(StrEnum):
+    """Import-time code the engine cannot resolve (code IPL006; docs/codes.md lists each with its
+    known limits). The value is what JSON and text show.
+
+    - ``dynamic-import``: ``importlib.import_module``/``__import__`` of a name that is not computable;
+    - ``getattr-import``: the same inside a ``__getattr__`` (PEP 562 or a lazy object's class);
+    - ``exec``: ``exec``/``eval``/``compile`` of a string that is not a constant;
+    - ``call-through-variable``: a call of a variable, parameter, container item or call result;
+    - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
+    - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
+    - ``unfollowed-package``: with ``external = "stop"``, a package that is not analysed although a
+      forbidden module could be reached through it.
+    """
+
+    DYNAMIC_IMPORT = "dynamic-import"
+    GETATTR_IMPORT = "getattr-import"
+    EXEC = "exec"
+    CALL_THROUGH_VARIABLE = "call-through-variable"
+    SYS_PATH = "sys-path"
+    EXTENSION_MODULE = "extension-module"
+    UNFOLLOWED_PACKAGE = "unfollowed-package"
+
+
 class HopKind(StrEnum):
     """How a hop's statement makes its ``imported`` node run (JSON and text show the value).
 
@@ -211,13 +236,34 @@ class Hop:
 
 
 @dataclass(frozen=True)
-class UnknownImport:
-    """A dynamic import whose target is not a literal (``importlib.import_module(name)``), or a lazy
-    attachment (``lazy_loader.attach``) whose targets are not run at import time.
+class UnresolvedCode:
+    """Import-time code of a node that the engine cannot resolve (IPL006): see
+    :class:`~flake8_importpolicy.model.facts.Construct`.
 
     Attributes:
-        module: the node that runs it; path, line, col: where; detail: the call's source text (the
-            called name, for a lazy attachment).
+        module: the node whose code it is (a module, or a function body run at import time); for
+            an extension module or an unfollowed package, that module.
+        path, line, col: where (for an extension module or an unfollowed package: the statement
+            that imports it).
+        construct: what it is; detail: its source text, or what is not known.
+        flags: as for :class:`Hop` (a guarded or conditional site may not run).
+    """
+
+    module: str
+    path: Path | None
+    line: int
+    col: int
+    construct: Construct
+    detail: str
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnknownImport:
+    """A lazy attachment (``lazy_loader.attach``) whose targets are not run at import time.
+
+    Attributes:
+        module: the node that runs it; path, line, col: where; detail: the called name.
     """
 
     module: str

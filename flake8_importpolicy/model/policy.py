@@ -205,6 +205,8 @@ class IgnoreRule:
         text: the ``import`` value as written, e.g. ``"mypkg.a -> mypkg.b"``.
         line: 1-based line of the entry's ``import = ...`` key in the policy file (best effort;
             1 if not found).
+        unresolved: an ``unresolved = "pattern"`` entry instead: it accepts the unresolved
+            import-time code (IPL006) of the modules ``importer`` names, and matches no edge.
     """
 
     importer: ModulePattern | NodePattern
@@ -212,6 +214,7 @@ class IgnoreRule:
     reason: str
     text: str
     line: int
+    unresolved: bool = False
 
     def matches(self, importer: str, imported: str) -> bool:
         """Return True if the edge ``importer -> imported`` (dotted names) is ignored.
@@ -219,7 +222,14 @@ class IgnoreRule:
         Both sides match exactly (:meth:`ModulePattern.matches_exactly`, as import-linter's
         ``ignore_imports``): ``"a -> b"`` does not ignore ``a -> b.c``; write ``"a -> b.**"``.
         """
+        if self.unresolved:
+            return False
         return self.importer.matches_exactly(importer) and self.imported.matches_exactly(imported)
+
+    def accepts_unresolved(self, module: str) -> bool:
+        """Return True if this ``unresolved = ...`` entry accepts the unresolved code of ``module``
+        (a module, or a function body run at import time: its module counts)."""
+        return self.unresolved and self.importer.matches_exactly(str(module).partition(":")[0])
 
 
 @dataclass(frozen=True)
@@ -242,6 +252,8 @@ class Settings:
         lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
             ``__lazy_modules__`` as written), ``all`` (``-X lazy_imports=all``) or ``none``
             (``-X lazy_imports=none``: every import eager); default ``normal``.
+        unresolved: ``"info"`` (default: unresolved import-time code, IPL006, is reported and does
+            not change the exit status) or ``"error"`` (it fails the check).
     """
 
     source_roots: tuple[Path, ...]
@@ -252,6 +264,7 @@ class Settings:
     cache_dir: Path
     call_depth: int
     lazy_imports: str = "normal"
+    unresolved: str = "info"
 
     def interpreter_executable(self, override: str | None = None) -> str:
         """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 
 from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.model.graph import UnresolvedCode
 from flake8_importpolicy.codes import IPL900
 from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.output.render import PathFormatter, format_policy_problem, hop_to_json
@@ -19,7 +20,9 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
 
         {"violations": [{"code", "light", "heavy", "pattern", "reason", "path", "line", "col",
                          "also", "covers", "chain": [hop, ...]}],
-         "problems": [{"code", "message", "path", "line"}]}
+         "problems": [{"code", "message", "path", "line"}],
+         "unresolved": [{"code", "light", "path", "line", "col", "construct", "detail",
+                         "module", "flags", "chain": [hop, ...]}]}
 
     plus ``"notes"`` (the same shape as problems) when there are any.
     """
@@ -41,10 +44,31 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
             for v in report.violations
         ],
         "problems": [_problem_json(p, relpath) for p in report.problems],
+        "unresolved": [
+            {
+                "code": u.code.id,
+                "light": u.light,
+                **_unresolved_site_json(u.site, relpath),
+                "chain": [hop_to_json(hop, relpath) for hop in u.chain],
+            }
+            for u in report.unresolved
+        ],
     }
     if report.notes:
         data["notes"] = [_problem_json(p, relpath) for p in report.notes]
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def _unresolved_site_json(site: UnresolvedCode, relpath: PathFormatter) -> dict[str, object]:
+    return {
+        "path": relpath(site.path) if site.path is not None else None,
+        "line": site.line,
+        "col": site.col,
+        "construct": str(site.construct),
+        "detail": site.detail,
+        "module": str(site.module),
+        "flags": [str(flag) for flag in site.flags],
+    }
 
 
 def _problem_json(problem: Problem, relpath: PathFormatter) -> dict[str, object]:
@@ -106,11 +130,7 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
                 }
                 for name, rule in why.forbidden
             ],
-            "unknown": [
-                {"module": u.module, "path": relpath(u.path) if u.path else None,
-                 "line": u.line, "detail": u.detail}
-                for u in why.unknown
-            ],
+            "unresolved": [_unresolved_site_json(u, relpath) for u in why.unresolved],
             "problems": [
                 {"module": m, "line": p.line, "message": p.message} for m, p in why.problems
             ],

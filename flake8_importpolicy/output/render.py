@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
 from flake8_importpolicy.model.errors import PolicyProblem
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import Hop
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "format_policy_problem",
     "format_problem",
     "format_summary",
+    "format_unresolved_header",
+    "format_unresolved_message",
     "format_violation_header",
     "format_violation_message",
     "format_where",
@@ -106,13 +109,34 @@ def format_covers(violation: Violation) -> str:
     return f"same cause: {which} only what this statement already ran"
 
 
+def format_unresolved_header(unresolved: Unresolved) -> str:
+    """``IPL006 light module <light> runs import-time code that cannot be resolved: <construct>
+    <detail>``, on one line."""
+    arguments = unresolved.arguments
+    return unresolved.code.format(
+        light=arguments["light"], construct=arguments["construct"],
+        detail=single_line(arguments["detail"]),
+    )
+
+
+def format_unresolved_message(unresolved: Unresolved, relpath: PathFormatter) -> str:
+    """The one-line form of flake8 and mypy, reported at the light module's statement:
+    the header, the site, and the compact chain when the site is not in the light module."""
+    site = unresolved.site
+    where = format_where(site.path, site.line, relpath) if site.path is not None else "?"
+    message = f"{format_unresolved_header(unresolved)} at {where}"
+    if unresolved.chain:
+        message += f": {format_chain_compact(unresolved.chain, relpath)}"
+    return message
+
+
 def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:
-    """What ``why`` found but cannot draw as a chain: dynamic imports with non-literal targets, lazy
-    attachments and unanalysable modules, one line each, in that order."""
+    """What ``why`` found but cannot draw as a chain: import-time code that cannot be resolved
+    (IPL006's sites), lazy attachments and unanalysable modules, one line each, in that order."""
     notes = [
-        f"unknown import: {format_where(u.path, u.line, relpath)}: {single_line(u.detail)} "
-        "(target not a literal)"
-        for u in why.unknown
+        f"not resolved: {format_where(u.path, u.line, relpath) if u.path else '?'}: "
+        f"{u.construct} {single_line(u.detail)}"
+        for u in why.unresolved
     ]
     notes.extend(
         f"lazily attached: {format_where(a.path, a.line, relpath)}: {single_line(a.detail)}(...) "
@@ -138,10 +162,16 @@ def format_summary(report: Report) -> str:
     lights = len(report.light_modules)
     checked = plural(lights, "light module")
     suppressed = f"{report.suppressed} suppressed by noqa" if report.suppressed else ""
+    blind = (
+        f"{plural(len(report.unresolved), 'import-time site')} not resolved ({codes.IPL006.id})"
+        if report.unresolved else ""
+    )
     if not report.violations and not report.problems:
         if not lights:
             return "Nothing was checked: no [light] pattern of the policy names a module."
         extra = f" ({suppressed})" if suppressed else ""
+        if blind:  # never "OK" over a blind spot
+            return f"No violations in {checked}{extra}; {blind}."
         return f"OK: {checked} checked, no forbidden import-time imports{extra}."
     parts = []
     if report.violations:
@@ -152,6 +182,8 @@ def format_summary(report: Report) -> str:
         parts.append(plural(len(report.problems), "problem"))
     if suppressed:
         parts.append(suppressed)
+    if blind:
+        parts.append(blind)
     found = f"Found {', '.join(parts)}"
     if report.violations:
         return f"{found}."

@@ -18,6 +18,7 @@ from flake8_importpolicy.output.render import (
     format_hop_line,
     format_problem,
     format_summary,
+    format_unresolved_header,
     format_violation_header,
     format_where,
     format_why_notes,
@@ -34,8 +35,9 @@ def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str
 
 
 def format_report_text(report: Report, relpath: PathFormatter) -> str:
-    """The text report: one block per violation (header, then one hop per line), then problems,
-    then a summary line."""
+    """The text report: one block per violation (header, then one hop per line), one per unresolved
+    site (IPL006, at the site, with the chain from the light module), then problems, then a
+    summary line."""
     out: list[str] = []
     for violation in report.violations:
         out.append(
@@ -47,6 +49,12 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
             out.append(f"    also reaches: {', '.join(violation.also)}")
         if violation.covers:
             out.append(f"    {format_covers(violation)}")
+        out.append("")
+    for unresolved in report.unresolved:
+        site = unresolved.site
+        where = relpath(site.path) if site.path is not None else "?"
+        out.append(f"{where}:{site.line}:{site.col + 1}: {format_unresolved_header(unresolved)}")
+        out.extend(format_chain_lines(unresolved.chain, relpath))
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))

@@ -29,7 +29,7 @@ from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
-from flake8_importpolicy.output.render import PathFormatter
+from flake8_importpolicy.output.render import PathFormatter, single_line
 from flake8_importpolicy.output.status import open_status_line
 from flake8_importpolicy.runtime.judge import LightResult, VerifyReport, judge_run
 from flake8_importpolicy.runtime.render import (
@@ -143,7 +143,7 @@ class Verifier:
         for module in sorted(modules):
             rules = self.policy.rules_for(module)
             predicted: set[str] = set()
-            violations, _problems = self.engine.check_light_module(module, rules)
+            violations = self.engine.check_light_module(module, rules).violations
             for violation in violations:
                 predicted.add(violation.heavy)
                 predicted.update(violation.also)
@@ -194,7 +194,8 @@ class Verifier:
                     "analysis cannot see"
             resolved = engine.index.resolve_module(hop.module)
             if resolved.kind == "extension":
-                return f"{hop.module} is an extension module: its imports are unknown statically"
+                return (f"{hop.module} is an extension module: its imports are unknown statically "
+                        "(IPL006 extension-module)")
             if hop.module != plan.module and not expand(hop.module):
                 return (
                     f"the static check does not follow {resolved.origin} module {hop.module} "
@@ -205,6 +206,14 @@ class Verifier:
                 how = ""
                 if hop.via is not None:
                     how = f" (imported via {hop.via}, a function called at import time)"
+                cannot = engine.graph.find_unresolved(hop.via or hop.module)
+                if cannot:
+                    first = cannot[0]
+                    return (
+                        f"no static import edge {where}{how}: {hop.via or hop.module} runs "
+                        f"import-time code the static check cannot resolve (IPL006 "
+                        f"{first.construct}: {single_line(first.detail)}, line {first.line})"
+                    )
                 return (
                     f"no static import edge {where}{how}: a dynamic import, a name built at "
                     "runtime, or code the static rules do not model"
