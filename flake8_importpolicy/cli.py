@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format: text, json, github (GitHub Actions annotations) or sarif (SARIF 2.1.0) "
         "(default: text)",
     )
+    check.add_argument(
+        "--unresolved", choices=("info", "error"),
+        help="unresolved import-time code (IPL006): info reports it, error also makes the check "
+        "fail (default: the policy's settings.unresolved, else info)",
+    )
     check.set_defaults(handler=_run_check)
 
     why = sub.add_parser(
@@ -355,6 +360,10 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
 
 def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatter) -> int:
     """Print ``report`` in ``--format``; returns the exit code."""
+    if args.unresolved is not None and report.unresolved_fails != (args.unresolved == "error"):
+        import dataclasses
+
+        report = dataclasses.replace(report, unresolved_fails=args.unresolved == "error")
     if args.format == "json":
         from flake8_importpolicy.output.json_report import format_report_json
 

@@ -48,6 +48,8 @@ __all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
 IMPORT_POLICY: Final = ErrorCode(
     "import-policy", "Check that light modules import no forbidden module at import time", "General"
 )
+_NOTE_CODE: Final = "IPL006"
+"""Unresolved import-time code is information: a note, which does not fail mypy."""
 SECTION: Final = MYPY_SECTION
 """The mypy.ini/setup.cfg section read by the plugin; its one key is ``policy = PATH``."""
 
@@ -124,7 +126,9 @@ class ImportPolicyPlugin(Plugin):
             errors.set_file(file.path, file.fullname, options)
             try:
                 for finding in findings:
-                    errors.report(finding.line, finding.col, finding.text, code=IMPORT_POLICY)
+                    severity = "note" if finding.code == _NOTE_CODE else "error"
+                    errors.report(finding.line, finding.col, finding.text, code=IMPORT_POLICY,
+                                  severity=severity)
             finally:
                 errors.set_file(saved[0], saved[1], saved[2], saved[3])
         return set()

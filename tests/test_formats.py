@@ -649,3 +649,102 @@ def test_cli_policy_not_found_in_machine_formats(
     assert cli.main(["check", "--format", "json"]) == 2
     (problem,) = json.loads(capsys.readouterr().out)["problems"]
     assert (problem["code"], problem["path"], problem["line"]) == ("IPL900", None, None)
+
+
+# -- IPL006 in every format ------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def only_unresolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """x_unresolved without its two IPL001 statements: unresolved sites and nothing else."""
+    fixture = Path(__file__).parent / "fixtures" / "x_unresolved"
+    tree = Path(shutil.copytree(fixture, tmp_path / "t"))
+    light = tree / "app" / "light.py"
+    light.write_text("".join(
+        line for line in light.read_text().splitlines(keepends=True) if "IPL001" not in line
+    ))
+    monkeypatch.chdir(tree)
+    return tree
+
+
+def test_unresolved_sites_in_every_format(
+    only_unresolved: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+) -> None:
+    assert cli.main(["check", "--no-cache"]) == 0  # information by default
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == (
+        "No violations in 1 light module; 4 import-time sites not resolved (IPL006)."
+    )
+    assert (
+        "app/dyn.py:5:1: IPL006 light module app.light runs import-time code that cannot be resolved: "
+        "dynamic-import importlib.import_module(name)\n"
+        "    app/light.py:2: app.light -> app.dyn (import)\n"
+    ) in text
+    assert "OK" not in text
+
+    assert cli.main(["check", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["violations"] == [] and data["problems"] == []
+    first = data["unresolved"][0]
+    assert first == {
+        "code": "IPL006", "light": "app.light", "path": "app/callvar.py", "line": 6, "col": 0,
+        "construct": "call-through-variable", "detail": "hook()", "module": "app.callvar",
+        "flags": [],
+        "chain": [{"module": "app.light", "path": "app/light.py", "line": 4, "col": 0,
+                   "kind": "import", "imported": "app.callvar", "flags": []}],
+    }
+    assert sorted(u["construct"] for u in data["unresolved"]) == [
+        "call-through-variable", "call-through-variable", "dynamic-import", "getattr-import"
+    ]
+
+    assert cli.main(["check", "--format", "github"]) == 0
+    commands = [parse_workflow_command(line) for line in runner_lines(capsys.readouterr().out)]
+    assert {(c.command, c.properties["title"]) for c in commands if c} == {("notice", "IPL006")}
+
+    assert cli.main(["check", "--format", "sarif"]) == 0
+    out = capsys.readouterr().out
+    assert _sarif_errors(sarif_validator, out) == []
+    (run,) = json.loads(out)["runs"]
+    assert {(r["ruleId"], r["level"]) for r in run["results"]} == {("IPL006", "note")}
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "IPL006")
+    assert rule["defaultConfiguration"] == {"level": "note"}
+
+
+def test_unresolved_error_fails_the_check(
+    only_unresolved: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["check", "--unresolved=error"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "No violations in 1 light module; 4 import-time sites not resolved (IPL006)."
+    )
+    policy = only_unresolved / "policy.toml"
+    policy.write_text("[settings]\nunresolved = \"error\"\n" + policy.read_text())
+    assert cli.main(["check"]) == 1
+    assert cli.main(["check", "--unresolved", "info"]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", "--format", "sarif"]) == 1
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert {r["level"] for r in run["results"]} == {"error"}
+    assert cli.main(["check", "--format", "github"]) == 1
+    commands = [parse_workflow_command(line) for line in runner_lines(capsys.readouterr().out)]
+    assert {c.command for c in commands if c} == {"error"}
+
+
+def test_accepted_unresolved_sites(only_unresolved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``# noqa: IPL006`` at the site or at the light module's statement, an ``[[ignore]]
+    unresolved`` entry; an entry that accepts nothing is IPL004."""
+    callvar = only_unresolved / "app" / "callvar.py"
+    callvar.write_text(callvar.read_text().replace("hook()  # IPL006", "hook()  # noqa: IPL006"))
+    light = only_unresolved / "app" / "light.py"
+    light.write_text(light.read_text().replace("import app.dyn\n", "import app.dyn  # noqa: IPL006\n"))
+    policy = only_unresolved / "policy.toml"
+    policy.write_text(policy.read_text() + '\n[[ignore]]\nunresolved = "app.nothing"\nreason = "stale"\n')
+    assert cli.main(["check", "--no-cache", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [(u["path"], u["line"]) for u in data["unresolved"]] == [
+        ("app/callvar.py", 8), ("app/lazymap.py", 6)
+    ]
+    assert [(p["code"], p["message"]) for p in data["problems"]] == [
+        ("IPL004", "[[ignore]] entry 'unresolved app.nothing' matches no import in any light "
+                   "module's import-time closure"),
+    ]

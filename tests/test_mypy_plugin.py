@@ -352,3 +352,27 @@ def test_the_helper_answers_the_interpreter_query_itself(
     (entry,) = (cold_seed / ".importpolicy_cache" / "interpreters").iterdir()
     assert InterpreterInfo.from_json(json.loads(entry.read_text())["info"]) == query_interpreter()
     assert sorted(find_module_findings(policy).findings) == ["inferno.models.common.ops"]
+
+
+def test_unresolved_import_time_code_is_a_note(tmp_path: Path) -> None:
+    """IPL006 shows as a note at the light module's statement (exit status unchanged by it), the
+    same on a warm run."""
+    tree = Path(shutil.copytree(REPO / "tests" / "fixtures" / "x_unresolved", tmp_path / "t"))
+    (tree / "mypy.ini").write_text(
+        "[mypy]\nplugins = mypy_plugin\nignore_missing_imports = True\nfollow_imports = silent\n"
+    )
+    cold = run_mypy(tree, "-p", "app")
+    status, lines, err = cold
+    notes = sorted(line for line in lines if ": note: IPL006 " in line)
+    assert sorted({note.split(": note:")[0] for note in notes}) == [
+        f"app/light.py:{line}" for line in (2, 4, 5, 6, 7)
+    ], lines
+    assert len(notes) == 6  # two sites behind line 5
+    assert "app/light.py:2: note: IPL006 light module app.light runs import-time code that cannot be " \
+        "resolved: dynamic-import importlib.import_module(name) at app/dyn.py:5: app.light -> " \
+        "app.dyn (app/light.py:2)" in lines
+    assert sorted(line.split(": error:")[0] for line in lines if ": error: IPL001" in line) == [
+        "app/light.py:4", "app/light.py:6"
+    ]
+    assert status == 1 and err == ""
+    assert run_mypy(tree, "-p", "app") == cold

@@ -16,6 +16,8 @@ What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
   :func:`flake8_importpolicy.output.render.format_violation_message` (what the flake8 checker prints);
+- IPL006 in the light module, at the statement that leads to each unresolved site, with the text of
+  :func:`flake8_importpolicy.output.render.format_unresolved_message` (mypy shows it as a note);
 - IPL003, IPL004 and IPL007 (stale light pattern, unused ``[[ignore]]``, stale ``forbid``/``allow``
   entry) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
@@ -53,7 +55,7 @@ __all__ = [
     "start_index_build",
 ]
 
-_FORMAT = 2
+_FORMAT = 3
 _INDEX_DIR = "mypy"
 _PROBLEM_CODES = ("IPL003", "IPL004", "IPL007")
 
@@ -261,6 +263,7 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
     from flake8_importpolicy.model.errors import NoLightModule
     from flake8_importpolicy.output.render import (
         format_problem,
+        format_unresolved_message,
         format_violation_message,
     )
 
@@ -278,6 +281,14 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
             format_violation_message(violation, relpath),
         ))
         files_of[violation.light] = str(violation.path)
+    for unresolved in report.unresolved:
+        at, line, col = unresolved.first_hop
+        if at is None or unresolved.light_path is None:
+            continue
+        found.setdefault(unresolved.light, []).append(Finding(
+            line, col, unresolved.code.id, format_unresolved_message(unresolved, relpath),
+        ))
+        files_of[unresolved.light] = str(unresolved.light_path)
     problems = [p for p in report.problems if p.code.id in _PROBLEM_CODES]
     if problems and not report.light_modules:
         raise NoLightModule("no [light] pattern matches a module; check settings.source-roots")
@@ -286,7 +297,7 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
             f":{problem.line}" if problem.line else "")
         found.setdefault(report.light_modules[0], []).append(
             Finding(1, 0, problem.code.id, f"{format_problem(problem)} ({where})"))
-    return {module: sorted(rows) for module, rows in found.items()}, files_of
+    return {module: sorted(set(rows)) for module, rows in found.items()}, files_of
 
 
 def _run_helper(policy_path: str, answer: dict[str, object] | None = None) -> None:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 2
+_FORMAT = 3
 _INDEX_DIR = "per-file"
 
 
@@ -53,8 +53,10 @@ def find_findings_by_file(
     """The findings of every file a report touches, keyed by the file's real path.
 
     IPL001 at each violation's first-hop statement in the light module's file; IPL002 at each later
-    hop of its chain, in the importing module's file. Hops of several chains at the same statement
-    that reach the same forbidden module (same reason) make one IPL002 naming every light module,
+    hop of its chain, in the importing module's file; IPL006 at the light module's statement that
+    leads to each unresolved site (the site and the chain in the message). Hops of several chains at
+    the same statement that reach the same forbidden module (same reason) make one IPL002 naming
+    every light module,
     with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
@@ -62,6 +64,7 @@ def find_findings_by_file(
     from flake8_importpolicy.output.render import (
         format_chain_compact,
         format_message,
+        format_unresolved_message,
         format_violation_message,
     )
 
@@ -87,7 +90,13 @@ def find_findings_by_file(
         found.setdefault(path, []).append(
             Finding(line, col, codes.IPL002.id, f"{head}: {lights[0][1]}")
         )
-    return {path: tuple(sorted(items)) for path, items in found.items()}
+    for unresolved in report.unresolved:
+        where, line, col = unresolved.first_hop
+        if where is not None:
+            found.setdefault(os.path.realpath(where), []).append(Finding(
+                line, col, codes.IPL006.id, format_unresolved_message(unresolved, relpath)
+            ))
+    return {path: tuple(sorted(set(items))) for path, items in found.items()}
 
 
 # -- the per-process checker --------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from flake8_importpolicy import __version__, codes
 from flake8_importpolicy.model.errors import PolicyProblem
-from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.output.render import (
@@ -33,6 +33,7 @@ from flake8_importpolicy.output.render import (
     format_policy_problem,
     format_problem,
     format_summary,
+    format_unresolved_message,
     format_violation_header,
 )
 
@@ -115,6 +116,8 @@ def format_report_github(report: Report, relpath: PathFormatter) -> str:
         Newline-terminated lines in report order (violations, then problems).
     """
     lines = [_github_violation(v, relpath) for v in report.violations]
+    level = "error" if report.unresolved_fails else "notice"
+    lines.extend(_github_unresolved(u, relpath, level) for u in report.unresolved)
     lines.extend(_github_problem(p, relpath) for p in report.problems)
     lines.extend(_github_problem(p, relpath, "notice") for p in report.notes)
     lines.append(format_summary(report))
@@ -136,6 +139,26 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
             ("title", violation.code.id),
         ],
         "\n".join(message),
+    )
+
+
+def _unresolved_where(unresolved: Unresolved, relpath: PathFormatter) -> tuple[str, int, int]:
+    """Where a CI annotation of an unresolved site goes: the site when it is in the workspace, else
+    (third-party code) the light module's statement that leads there. ``(path, line, 1-based col)``."""
+    site = unresolved.site
+    if site.path is not None and not os.path.isabs(relpath(site.path)):
+        return relpath(site.path), site.line, site.col + 1
+    path, line, col = unresolved.first_hop
+    return (relpath(path) if path is not None else "", line, col + 1)
+
+
+def _github_unresolved(unresolved: Unresolved, relpath: PathFormatter, command: str) -> str:
+    where, line, col = _unresolved_where(unresolved, relpath)
+    message = [format_unresolved_message(unresolved, relpath)]
+    return _github_command(
+        [("file", where or None), ("line", line), ("col", col), ("title", unresolved.code.id)],
+        "\n".join(message),
+        command,
     )
 
 
@@ -214,6 +237,22 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
                  **_sarif_location(relpath(violation.path), line, None)}
                 for number, line in enumerate(violation.covers)
             ]
+        results.append(result)
+    for unresolved in report.unresolved:
+        where, line, col = _unresolved_where(unresolved, relpath)
+        result = {
+            "ruleId": unresolved.code.id,
+            "ruleIndex": index[unresolved.code.id],
+            "level": "error" if report.unresolved_fails else "note",
+            "message": {"text": format_unresolved_message(unresolved, relpath).partition(" ")[2]},
+            "locations": [_sarif_location(where, line, col)] if where else [],
+            "codeFlows": [{"threadFlows": [{"locations": [
+                _sarif_hop(hop, relpath) for hop in unresolved.chain
+            ]}]}] if unresolved.chain else [],
+            "partialFingerprints": _fingerprints(unresolved.identity),
+        }
+        if not result["codeFlows"]:
+            del result["codeFlows"]
         results.append(result)
     for problem, level in [*((p, "error") for p in report.problems), *((p, "note") for p in report.notes)]:
         result = {
@@ -296,7 +335,7 @@ def _sarif_rule(code: codes.Code) -> dict[str, object]:
         "name": code.slug,
         "shortDescription": {"text": code.summary},
         "fullDescription": {"text": plain},
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": "note" if code is codes.IPL006 else "error"},
     }
     if markdown:
         rule["help"] = {"text": markdown.replace("**", ""), "markdown": markdown}
