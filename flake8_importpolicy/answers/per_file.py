@@ -56,8 +56,7 @@ def find_findings_by_file(
     hop of its chain, in the importing module's file; IPL006 at the light module's statement that
     leads to each unresolved site (the site and the chain in the message). Hops of several chains at
     the same statement that reach the same forbidden module (same reason) make one IPL002 naming
-    every light module,
-    with the chain of the first light module. Each file's findings are sorted by position.
+    every light module, with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
     from flake8_importpolicy.model.graph import CallNode
