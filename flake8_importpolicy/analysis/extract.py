@@ -41,7 +41,13 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Final, TypeVar, cast
 
-from flake8_importpolicy.analysis.conditions import Anchored, UNKNOWN, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    Anchored,
+    ConditionEvaluator,
+    Literal,
+    dotted_name,
+)
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
@@ -937,6 +943,44 @@ class _ImportTimeVisitor:
                 self.lazy_modules = _literal_strings(stmt.value) or []
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
                 self._record_call_binding(targets, stmt.value)
+                if any(self._is_own_sys_modules_entry(t) for t in targets):
+                    self._lazy_module_replacement(stmt.value)
+
+    def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
+        """``sys.modules[__name__]`` (the module replacing itself)."""
+        return (
+            isinstance(target, ast.Subscript)
+            and dotted_name(target.value, self.aliases) == "sys.modules"
+            and isinstance(target.slice, ast.Name)
+            and target.slice.id == "__name__"
+        )
+
+    def _lazy_module_replacement(self, call: ast.Call) -> None:
+        """``sys.modules[__name__] = _LazyModule(__name__, ..., structure, ...)`` (transformers):
+        reading a name of ``structure`` (``{submodule: names}``, a constant, or
+        ``define_import_structure(...)``: each submodule's ``__all__``) imports its submodule, as a
+        ``lazy_loader.attach`` mapping does (rule 19)."""
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            if isinstance(arg, ast.Call) and (dotted_name(arg.func, self.aliases) or "").endswith(
+                "define_import_structure"
+            ):
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(scan_package=True)
+                return
+            value = self.conditions.literal(arg)
+            if isinstance(value, Literal):  # a constant container, looked up (rule 15)
+                value = value.value
+            if not isinstance(value, dict) or not value:
+                continue
+            mapping: dict[str, tuple[str, ...]] = {}
+            for sub, names in value.items():
+                if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                    break
+                mapping[sub] = tuple(sorted(str(n) for n in names))
+            else:
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
+                return
 
     def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
         """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
@@ -1094,6 +1138,11 @@ class _ImportTimeVisitor:
                     and owner.func.id == "super"
                 if not is_super and isinstance(first, ast.Name) and first.id == "self":
                     first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
+                if (
+                    isinstance(first, ast.Call) and isinstance(first.func, ast.Name)
+                    and first.func.id == "str" and len(first.args) == 1 and not first.keywords
+                ):
+                    first = first.args[0]  # vLLM's ``super().__init__(str(name))``
                 if isinstance(first, ast.Name) and first.id in self.parameters:
                     self.self_params.append(("__name__", self.parameters.index(first.id)))
         name = dotted_name(func, self.aliases) or ""

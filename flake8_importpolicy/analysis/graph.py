@@ -419,8 +419,22 @@ class ImportGraph:
             if name in attach.submodules:
                 return f"{package}.{name}"
             found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+            if found is None and attach.scan_package:
+                found = self._submodule_exporting(package, name)
             return f"{package}.{found}" if found is not None else None
         return FunctionNode(package, "__getattr__", name)
+
+    def _submodule_exporting(self, package: str, name: str) -> str | None:
+        """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
+        (transformers' ``define_import_structure``), or None."""
+        children = self.index.find_children(package)
+        if f"{package}.{name}" in children:
+            return name
+        for child in children:
+            facts = self.get_facts(child)
+            if facts is not None and facts.all_names and name in facts.all_names:
+                return child.rpartition(".")[2]
+        return None
 
     def _hops_for_read(
         self, node: str, resolved: ResolvedModule, read: AttributeRead,

@@ -49,7 +49,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 7
+_FORMAT: Final = 8
 
 
 def _fingerprint() -> str:
@@ -310,6 +310,7 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "attach": None if facts.lazy_attach is None else [
             list(facts.lazy_attach.submodules),
             {sub: list(names) for sub, names in facts.lazy_attach.submod_attrs.items()},
+            facts.lazy_attach.scan_package,
         ],
         "unresolved": [_unresolved_row(u) for u in facts.unresolved],
         "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
@@ -355,6 +356,7 @@ def facts_from_json(data: object) -> ModuleFacts:
         lazy_attach=None if data["attach"] is None else LazyAttach(
             tuple(str(s) for s in data["attach"][0]),
             {str(sub): tuple(str(n) for n in names) for sub, names in data["attach"][1].items()},
+            bool(data["attach"][2]),
         ),
         unresolved=tuple(_unresolved(u) for u in data["unresolved"]),
         path_changes=tuple(

@@ -175,13 +175,19 @@ class LazyAttach:
     """A PEP 562 ``__getattr__`` made by ``lazy_loader.attach`` or a copy of it
     (``__getattr__, __dir__, __all__ = attach(__name__, submodules=..., submod_attrs=...)``).
 
+    Also a module that replaces itself in ``sys.modules`` by a lazy module object built from an
+    import structure (transformers' ``_LazyModule``).
+
     Attributes:
         submodules: submodules imported when read as attributes.
         submod_attrs: ``{submodule: names}``: reading one of the names imports the submodule.
+        scan_package: the structure is each submodule's ``__all__`` (transformers'
+            ``define_import_structure``), found by reading the package's submodules.
     """
 
     submodules: tuple[str, ...] = ()
     submod_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    scan_package: bool = False
 
 
 @dataclass(frozen=True)
