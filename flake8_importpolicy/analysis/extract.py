@@ -646,6 +646,10 @@ class _ImportTimeVisitor:
     path_names: dict[str, PathValue] = field(default_factory=dict)
     # functions defined in the class body being visited (callable from that body)
     class_defs: set[str] = field(default_factory=set)
+    # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
+    # guard of the sites being visited
+    import_guards: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    requirement: tuple[tuple[str, ...], bool] | None = None
 
     def __post_init__(self) -> None:
         # The evaluator reads the very mappings this visitor keeps binding names in.
@@ -746,6 +750,14 @@ class _ImportTimeVisitor:
         while branch is not None:
             self.scan_expr(branch.test, flags)
             self._bind_walrus(branch.test)
+            guard = self._guard_of(branch.test) if self.requirement is None else None
+            if guard is not None:
+                self.requirement = guard
+                self.visit_body(branch.body, flags)
+                self.requirement = (guard[0], not guard[1])
+                self.visit_body(branch.orelse, flags)
+                self.requirement = None
+                return
             outcome = self.conditions.evaluate(branch.test)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
@@ -818,13 +830,40 @@ class _ImportTimeVisitor:
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
-        self.visit_body(getattr(stmt, "body"), flags | {Flag.GUARDED})
-        for handler in getattr(stmt, "handlers"):
+        """The body is guarded, handlers are fallbacks. A ``try`` of imports only (and constant
+        assignments) with an ``except ImportError`` handler: the handler runs only if one of the
+        modules is missing, and a name the body and the handler bind to opposite constants says
+        which ran (``HAS_X``); the graph decides with path search (rule 12)."""
+        body = getattr(stmt, "body")
+        handlers = getattr(stmt, "handlers")
+        targets = _try_import_targets(body) if self.requirement is None else None
+        self.visit_body(body, flags | {Flag.GUARDED})
+        then = _constant_bindings(body)
+        for handler in handlers:
             if handler.type is not None:
                 self.scan_expr(handler.type, flags)
+            guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
+            if guarded:
+                self.requirement = (targets or (), False)
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
+            self.requirement = None
+            if guarded and targets:
+                for name, value in _constant_bindings(handler.body).items():
+                    if name in then and bool(then[name]) != bool(value):
+                        self.import_guards[name] = (targets, bool(then[name]))
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
+
+    def _guard_of(self, test: ast.expr) -> tuple[tuple[str, ...], bool] | None:
+        """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
+        HAS_X:`` with ``HAS_X`` an import guard, else None."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not isinstance(test, ast.Name) or test.id not in self.import_guards:
+            return None
+        targets, truth_if_found = self.import_guards[test.id]
+        return targets, truth_if_found != negated
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
         for decorator in stmt.decorator_list:
@@ -1355,6 +1394,7 @@ class _ImportTimeVisitor:
         (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
         self.constants.pop(name, None)  # in a function, a local shadows the module's constant
         self.path_names.pop(name, None)
+        self.import_guards.pop(name, None)
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
@@ -1567,9 +1607,57 @@ class _ImportTimeVisitor:
                 names=names,
                 flags=tuple(sorted(flags)),
                 detail=detail,
+                guard=self.requirement[0] if self.requirement else (),
+                guard_resolves=self.requirement[1] if self.requirement else True,
             )
         )
 
+
+def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
+    """The modules a ``try`` body imports (relative ones with their leading dots), when it does
+    nothing else that may raise (imports, constant assignments, ``pass``); else None."""
+    targets: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            targets.extend(alias.name for alias in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom):
+            if not stmt.module:
+                return None  # ``from . import x``: x may be a submodule or a name
+            targets.append("." * stmt.level + stmt.module)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Constant):
+            continue
+        elif isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        else:
+            return None
+    return tuple(targets) or None
+
+
+def _constant_bindings(body: Sequence[ast.stmt]) -> dict[str, object]:
+    """``{name: value}`` of the ``NAME = <constant>`` statements directly in ``body``."""
+    found: dict[str, object] = {}
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Constant)
+        ):
+            found[stmt.targets[0].id] = stmt.value.value
+    return found
+
+
+def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, str]) -> bool:
+    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError``."""
+    if handler_type is None:
+        return False
+    kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+
+
+_IMPORT_ERRORS: Final = frozenset({
+    "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
+})
 
 _V = TypeVar("_V")
 

@@ -205,6 +205,8 @@ class ImportGraph:
             else:
                 self._add_search_locations(resolved, facts.path_changes)
             for site in sites:
+                if site.guard and self._all_found(site.guard, module, resolved) != site.guard_resolves:
+                    continue  # e.g. the ``except ImportError`` fallback of imports that are found
                 if site.target is None:
                     unresolved.append(UnresolvedCode(
                         module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags
@@ -238,6 +240,32 @@ class ImportGraph:
         self._edges[module] = edges
         self._unresolved[module] = tuple(sorted(unresolved, key=lambda u: (u.line, u.col)))
         return edges
+
+    def _all_found(self, names: tuple[str, ...], node: str, resolved: ResolvedModule) -> bool:
+        """Whether every module of ``names`` (relative to ``node``'s module) imports without an
+        ImportError as far as can be told: path search finds it (an extension module counts) and
+        none of its own unconditional imports names a module path search does not find."""
+        module = module_of(node)
+        for name in names:
+            absolute = _absolute(name, module, resolved.is_package)
+            if absolute is None or not self._imports_cleanly(absolute):
+                return False
+        return True
+
+    def _imports_cleanly(self, name: str) -> bool:
+        found = self.index.resolve_module(name)
+        if found.kind == "unresolved":
+            return False
+        facts = self.get_facts(name)
+        if facts is None or facts.problem is not None:
+            return facts is None
+        for site in facts.sites:
+            if site.flags or site.target is None or site.guard:
+                continue
+            target = resolve_relative(site, name, found.is_package)
+            if target is None or self.index.resolve_module(target).kind == "unresolved":
+                return False
+        return True
 
     def find_unresolved(self, module: str) -> tuple[UnresolvedCode, ...]:
         """What ``module``'s own import-time code does that cannot be resolved (IPL006), sorted by

@@ -49,7 +49,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 8
+_FORMAT: Final = 9
 
 
 def _fingerprint() -> str:
@@ -196,13 +196,14 @@ def _unlink(path: Path) -> int:
 
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
-            list(site.flags), site.detail, site.lazy_use_line]
+            list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves]
 
 
 def _site(row: object) -> ImportSite:
     if not isinstance(row, list):
         raise TypeError("site")
-    line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line = row
+    (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
+     guard_resolves) = row
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
@@ -210,6 +211,7 @@ def _site(row: object) -> ImportSite:
         target=None if target is None else str(target), level=int(level), anchor=str(anchor),
         names=tuple(str(n) for n in names), flags=tuple(Flag(str(f)) for f in flags), detail=str(detail),
         lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
+        guard=tuple(str(g) for g in guard), guard_resolves=bool(guard_resolves),
     )
 
 

@@ -85,6 +85,12 @@ class ImportSite:
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
             ``eager-before-3.15``).
         detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
+        lazy_use_line: for a PEP 810 lazy import that import-time code uses, the line of that use.
+        guard, guard_resolves: the site runs only if whether every module of ``guard`` is found
+            (relative names keep their leading dots) is ``guard_resolves``: an ``except
+            ImportError`` fallback of a ``try`` of imports runs only if one is missing, and
+            ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except ImportError: HAS_X =
+            False`` only if ``x`` is found (docs/semantics.md rule 12). Empty: no such guard.
     """
 
     line: int
@@ -97,6 +103,8 @@ class ImportSite:
     flags: tuple[Flag, ...] = ()
     detail: str = ""
     lazy_use_line: int | None = None
+    guard: tuple[str, ...] = ()
+    guard_resolves: bool = True
 
 
 CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
