@@ -221,6 +221,20 @@ class ConditionEvaluator:
             return version[:1] if index.upper.value == 1 else version
         return _UNKNOWN
 
+    def may_compute(self, call: ast.Call) -> bool:
+        """Whether :meth:`literal` may know the value of ``call`` (a conversion of a constant, or a
+        method of a constant such as ``MAP.get(name)``): cheap, for callers that skip other calls."""
+        func = call.func
+        if (dotted_name(func, self.aliases) or "") in _CONVERTERS:
+            return True
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            if isinstance(base, ast.Name):
+                return base.id in self.constants
+            return isinstance(base, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                                     ast.JoinedStr, ast.Subscript))
+        return False
+
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
         if len(node.args) == 1 and not node.keywords:

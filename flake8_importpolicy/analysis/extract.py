@@ -39,7 +39,7 @@ from collections.abc import (
     Set,
 )
 from dataclasses import dataclass, field
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
@@ -54,6 +54,7 @@ from flake8_importpolicy.analysis.syspath import (
     PathValue,
     evaluate_path,
     find_added_paths,
+    may_be_path,
 )
 from flake8_importpolicy.model.facts import (
     AttributeRead,
@@ -958,14 +959,16 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
-            if dotted_name(target.value if isinstance(target, ast.Subscript) else target,
-                           self.aliases) == "sys.path":
+            if not isinstance(target, ast.Name) and dotted_name(
+                target.value if isinstance(target, ast.Subscript) else target, self.aliases
+            ) == "sys.path":
                 self._unresolved(target, Construct.SYS_PATH, flags)
         if (
             not self.in_function
             and stmt.value is not None
             and len(targets) == 1
             and isinstance(targets[0], ast.Name)
+            and may_be_path(stmt.value)
         ):
             value = evaluate_path(stmt.value, self.aliases, self.conditions.constant, self.path_names)
             if value is not None:
@@ -1031,6 +1034,8 @@ class _ImportTimeVisitor:
         if "__getattr__" in names:
             self.defines_getattr = True
             self.lazy_attach = self._attach(call)
+            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
+                self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
             return
         callee = dotted_name(call.func, self.aliases)
         if len(targets) != 1 or not isinstance(targets[0], ast.Name) or callee is None:
@@ -1436,6 +1441,8 @@ class _ImportTimeVisitor:
                 value: object = stmt.value.value
             elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 return  # a name or attribute stays what it is: not a literal
+            elif isinstance(stmt.value, ast.Call) and not self.conditions.may_compute(stmt.value):
+                return  # most calls compute nothing the engine knows: do not evaluate them
             else:
                 value = self.conditions.literal(stmt.value)
                 if value is UNKNOWN:
@@ -1688,6 +1695,28 @@ class _MappingOverlay(MutableMapping[str, _V]):
             raise KeyError(key)
         self._own.pop(key, None)
         self._removed.add(key)
+
+    # The mixins' versions go through __getitem__ and a KeyError: these are on hot paths.
+    def __contains__(self, key: object) -> bool:
+        if key in self._own:
+            return True
+        return key not in self._removed and key in self._base
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._own:
+            return self._own[key]
+        if key in self._removed:
+            return default
+        return self._base.get(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._own
