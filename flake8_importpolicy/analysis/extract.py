@@ -567,6 +567,7 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS
 _FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
 """Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
 ``type(self)(...)`` calls a class): not a call through a variable."""
@@ -1142,9 +1143,13 @@ class _ImportTimeVisitor:
             if not self.in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
-                if not self._dynamic_import(current, flags):
-                    self._add_call(current, current.func, "call", flags)
-                    self._special_call(current, flags)
+                name = dotted_name(current.func, self.aliases)  # once for the three below
+                if name in _DYNAMIC_IMPORTERS:
+                    self._call_site(current, flags, name)
+                else:
+                    self._add_call(current, current.func, "call", flags, name)
+                    if name in _SPECIAL_CALLS:
+                        self._special_call(current, name, flags)
                 self._all_mutation(current)
                 if self.in_function:
                     self._self_facts(current)
@@ -1221,10 +1226,9 @@ class _ImportTimeVisitor:
         self._call_site(call, flags, name)
         return True
 
-    def _special_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+    def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
         """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved)
-        and ``sys.path`` changes (rule 7)."""
-        name = dotted_name(call.func, self.aliases)
+        and ``sys.path`` changes (rule 7); ``name`` is the called name."""
         if name in _EXECUTORS and call.args and not (
             isinstance(call.func, ast.Name) and call.func.id in self.local_defs
         ):
@@ -1270,15 +1274,21 @@ class _ImportTimeVisitor:
             node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
         ))
 
-    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
+    def _add_call(
+        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
+        name: str | None = None,
+    ) -> None:
+        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
         if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
             func = func.value  # ``Key[int]()``: a generic class, instantiated
+            name = None
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
             self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
                                        True, kind, tuple(sorted(flags))))
             return
-        name = dotted_name(func, self.aliases)
+        if name is None:
+            name = dotted_name(func, self.aliases)
         if kind == "call" and self._calls_a_value(func):
             self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
