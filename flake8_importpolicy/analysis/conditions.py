@@ -75,12 +75,7 @@ class ConditionEvaluator:
         variable, a bound parameter), ``MAP[key]``, ``MAP.get(key)``, ``MAP.items()``; ``__name__``,
         ``__package__`` and ``__spec__.parent`` are :class:`Anchored` (names resolved against the
         module, docs/semantics.md rule 14)."""
-        values = {repr(value): value for value in (
-            self._value(node, version) for version in self.target.versions
-        )}
-        if len(values) != 1:
-            return UNKNOWN
-        value = next(iter(values.values()))
+        value = self._same_value(node)
         if isinstance(value, Literal):
             return value.value
         return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
@@ -88,13 +83,17 @@ class ConditionEvaluator:
     def literal(self, node: ast.expr) -> object:
         """:meth:`constant`, with a list, set or dict kept as a :class:`Literal` (to bind to a name:
         looked up later, its truth unknown)."""
-        values = {repr(value): value for value in (
-            self._value(node, version) for version in self.target.versions
-        )}
-        if len(values) != 1:
-            return UNKNOWN
-        value = next(iter(values.values()))
+        value = self._same_value(node)
         return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
+
+    def _same_value(self, node: ast.expr) -> object:
+        """The value of ``node`` if it is the same for every target version, else ``_UNKNOWN``
+        (one version, the common case, needs no comparison)."""
+        versions = self.target.versions
+        if len(versions) == 1:
+            return self._value(node, versions[0])
+        values = {repr(value): value for value in (self._value(node, v) for v in versions)}
+        return next(iter(values.values())) if len(values) == 1 else _UNKNOWN
 
     def evaluate(self, test: ast.expr) -> frozenset[bool] | None:
         """Evaluate an ``if`` test for every target version.
