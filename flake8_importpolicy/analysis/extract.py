@@ -1631,8 +1631,9 @@ class _ImportTimeVisitor:
 
 
 def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
-    """The modules a ``try`` body imports (relative ones with their leading dots), when it does
-    nothing else that may raise (imports, constant assignments, ``pass``); else None."""
+    """The modules a ``try`` body imports (relative ones with their leading dots; a from-import as
+    ``module:name,...``), when it does nothing else that may raise (imports, constant assignments,
+    ``pass``); else None."""
     targets: list[str] = []
     for stmt in body:
         if isinstance(stmt, ast.Import):
@@ -1640,7 +1641,9 @@ def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
         elif isinstance(stmt, ast.ImportFrom):
             if not stmt.module:
                 return None  # ``from . import x``: x may be a submodule or a name
-            targets.append("." * stmt.level + stmt.module)
+            names = ",".join(alias.name for alias in stmt.names if alias.name != "*")
+            # ``module:name,...``: the names must exist too (``from warnings import deprecated``)
+            targets.append("." * stmt.level + stmt.module + (f":{names}" if names else ""))
         elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Constant):
             continue
         elif isinstance(stmt, ast.Pass) or (

@@ -246,11 +246,28 @@ class ImportGraph:
         ImportError as far as can be told: path search finds it (an extension module counts) and
         none of its own unconditional imports names a module path search does not find."""
         module = module_of(node)
-        for name in names:
+        for entry in names:
+            name, _, imported = entry.partition(":")
             absolute = _absolute(name, module, resolved.is_package)
             if absolute is None or not self._imports_cleanly(absolute):
                 return False
+            if imported and not all(self._provides(absolute, n) for n in imported.split(",")):
+                return False
         return True
+
+    def _provides(self, module: str, name: str) -> bool:
+        """Whether ``from module import name`` finds ``name``: bound by the module's code, or a
+        submodule (rule 2). An extension module is taken to provide what is imported from it (its
+        names cannot be read); a module with a PEP 562 ``__getattr__`` or without analysable
+        source otherwise is not known to provide it."""
+        facts = self.get_facts(module)
+        if facts is None:
+            return self.index.resolve_module(module).kind == "extension"
+        if facts.problem is not None or facts.defines_getattr:
+            return False
+        if name in facts.bindings:
+            return True
+        return self.index.resolve_module(f"{module}.{name}").kind != "unresolved"
 
     def _imports_cleanly(self, name: str) -> bool:
         found = self.index.resolve_module(name)
