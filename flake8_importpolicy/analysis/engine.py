@@ -441,7 +441,7 @@ class PolicyEngine:
                     light=light,
                     heavy=heavy_name,
                     pattern=heavy_rule.pattern.text,
-                    reason=heavy_rule.reason,
+                    reason=heavy_rule.shown_reason,
                     path=path,
                     line=line,
                     col=col,
