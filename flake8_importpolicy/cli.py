@@ -231,13 +231,19 @@ def _format_error(output_format: str, error: Exception) -> str:
     if isinstance(error, PolicyError) and not isinstance(error, PolicyNotFound):
         path = error.path.absolute()
         problems = error.problems
-        if any(problem.line is None for problem in problems):
+        if any(problem.line is None or problem.file is not None for problem in problems):
             try:
                 positions = find_key_positions(path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 positions = {}
+            extends = (locate_key(positions, "extends")
+                       or locate_key(positions, "tool.importpolicy.extends") or (None, None))
             problems = tuple(
-                problem if problem.line is not None or not problem.key
+                # a problem in a base the policy extends: at the policy's ``extends``, naming the
+                # base's file, line and key in the message
+                PolicyProblem(problem.shown_key, problem.message, *extends)
+                if problem.file is not None
+                else problem if problem.line is not None or not problem.key
                 else PolicyProblem(problem.key, problem.message, *(locate_key(positions, problem.key)
                                                                    or (None, None)))
                 for problem in problems

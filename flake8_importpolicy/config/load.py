@@ -849,6 +849,8 @@ class _Builder:
             directory = root / item
             if not directory.is_dir():
                 note = "" if Path(item).is_absolute() else _RELATIVE_NOTE
+                if note and self.merger is not None and self.merger.root("settings", "source-roots"):
+                    note = " (relative to the directory of the base file that sets it)"
                 self.add(item_key, f"{_quote(item)} is not a directory{note}")
                 return
             resolved = directory.resolve()

@@ -127,6 +127,7 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
                     "module": name,
                     "pattern": rule.pattern.text,
                     "reason": rule.reason,
+                    "source": rule.source,
                     "chain": [hop_to_json(hop, relpath) for hop in why.closure[name]],
                 }
                 for name, rule in why.forbidden

@@ -114,7 +114,7 @@ def _render_tree(
         mark = ""
         rule = reasons.get(hop.imported)
         if rule is not None and not children:
-            mark = f"  FORBIDDEN: {single_line(rule.reason)}"
+            mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
         _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]
