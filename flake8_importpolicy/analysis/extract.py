@@ -672,8 +672,9 @@ class _ImportTimeVisitor:
                     break  # AssertionError: nothing after it runs
                 if used:
                     self.assumed = (*self.assumed, *used)
-            # In a function body, what follows a statement that may return runs only if it did not.
-            if self.in_function and Flag.CONDITIONAL not in flags:
+            # In a function body, what follows a statement that may return runs only if it did not
+            # (and not at all after one that always returns, also in a conditional block).
+            if self.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
                 returns, used = self._returns(stmt)
                 if returns == "always":
                     break
