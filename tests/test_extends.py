@@ -272,3 +272,33 @@ def test_every_preset_loads_as_a_base(tmp_path: Path) -> None:
         assert preset is not None
         assert len(policy.heavy) + len(policy.heavy_calls) == len(preset.entries)
         assert {r.source for r in (*policy.heavy, *policy.heavy_calls)} == {f"preset {name}"}
+
+
+def test_findings_about_a_base_entry_point_at_the_base(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "policy.toml": """\
+            extends = ["base.toml"]
+            [settings]
+            source-roots = ["."]
+            [[ignore]]
+            import = "app -> nothing"
+            reason = "r"
+            """,
+        "base.toml": """\
+            # base
+            [light."app"]
+            reason = "r"
+            forbid = ["reqeusts"]
+
+            [[ignore]]
+            import = "app -> x"
+            reason = "r"
+            """,
+        "app/__init__.py": "",
+    })
+    result = _run("check", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("base.toml:7: IPL004 [[ignore]] entry 'app -> x'")
+    assert lines[1].startswith("policy.toml:5: IPL004 [[ignore]] entry 'app -> nothing'")
+    assert lines[2].startswith("base.toml:4: note: IPL007 light.\"app\".forbid[0] entry 'reqeusts'")

@@ -659,13 +659,27 @@ class _Builder:
     def add(self, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(PolicyProblem(key, message, line))
 
-    def located(self, entries: list[PatternEntry]) -> tuple[PatternEntry, ...]:
-        """``entries`` with the line each is written on (scanning the file only when there are any)."""
+    def located(
+        self, entries: list[PatternEntry], origin: tuple[str, ...] = ()
+    ) -> tuple[PatternEntry, ...]:
+        """``entries`` with the line each is written on (scanning the file only when there are any),
+        in the base they came from when ``origin`` (their table's key path) names one."""
         if not entries:
             return ()
-        positions = find_key_positions(self.text)
+        source = self.merger.origin(*origin) if self.merger is not None and origin else None
+        text, prefix = self.text, self.prefix
+        if source is not None and source.label is not None:
+            text, prefix = source.text, source.prefix
+
+        def local(key: str) -> str:
+            if self.prefix and key.startswith(self.prefix + "."):
+                key = key[len(self.prefix) + 1:]
+            return f"{prefix}.{key}" if prefix else key
+
+        positions = find_key_positions(text)
         return tuple(
-            PatternEntry(entry.key, entry.pattern, (locate_key(positions, entry.key) or (None,))[0])
+            PatternEntry(entry.key, entry.pattern,
+                         (locate_key(positions, local(entry.key)) or (None,))[0])
             for entry in entries
         )
 
@@ -1148,8 +1162,7 @@ class _Builder:
                     f"got {_describe(value)}",
                 )
             if len(self.problems) == count and pattern is not None and reason is not None:
-                located = self.located(self.entries[entries:]) if not self.source("light", name) \
-                    else tuple(self.entries[entries:])
+                located = self.located(self.entries[entries:], ("light", name))
                 rules.append(LightRule(pattern, reason, forbid, allow, after_import, located,
                                        self.source("light", name)))
         return tuple(rules)
