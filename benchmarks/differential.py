@@ -345,13 +345,14 @@ def executed_modules(data: dict[str, Any], sites: Sequence[str]) -> Executed:
     return Executed(modules, aliases, list(data["lazy"]), data["error"])
 
 
-def policy_toml(python: Path, roots: Sequence[str], module: str) -> str:
+def policy_toml(python: Path, roots: Sequence[str], module: str, call_depth: Optional[int] = None) -> str:
     return "\n".join([
         "version = 1",
         "",
         "[settings]",
         f"interpreter = {json.dumps(str(python))}",
         'external = "follow"',
+        *([f"call-depth = {call_depth}"] if call_depth is not None else []),
         f"source-roots = [{', '.join(json.dumps(root) for root in roots)}]",
         "",
         f"[light.{json.dumps(module)}]",
@@ -370,12 +371,13 @@ class Prediction:
 
 
 def predict(importpolicy: str, python: Path, module: str, sites: Sequence[str],
-            timeout: float, first_party: bool = False) -> Prediction:
+            timeout: float, first_party: bool = False, call_depth: Optional[int] = None) -> Prediction:
     with tempfile.TemporaryDirectory(prefix="ipl-differential-") as work:
         base = Path(work)
         (base / "empty-root").mkdir()
         policy = base / "policy.toml"
-        policy.write_text(policy_toml(python, list(sites) if first_party else ["empty-root"], module))
+        policy.write_text(policy_toml(python, list(sites) if first_party else ["empty-root"], module,
+                                      call_depth))
         argv = [importpolicy, "why", module, "--policy", str(policy), "--format", "json", "--no-cache"]
         t0 = time.perf_counter()
         proc = subprocess.run(argv, cwd=work, env=clean_env(), capture_output=True, text=True,
@@ -659,6 +661,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                     "(default: the worktree's .venv/bin/importpolicy)")
     ap.add_argument("--python", default=sys.executable, help="base interpreter of the package venv")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per subprocess")
+    ap.add_argument("--call-depth", type=int, default=None, metavar="N",
+                    help="settings.call-depth of the temporary policy (default: the engine's)")
     ap.add_argument("--first-party", action="store_true",
                     help="an experiment: make the venv's site-packages the policy's source root, so "
                     "that every installed package is first-party (import-time calls and PEP 562 "
@@ -690,7 +694,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             executed = executed_modules(plain, sites)
             traced_set = set(executed_modules(traced, sites).modules)
             diff = sorted(set(executed.modules) ^ traced_set)
-            prediction = predict(importpolicy, python, module, sites, args.timeout, args.first_party)
+            prediction = predict(importpolicy, python, module, sites, args.timeout, args.first_party,
+                                 args.call_depth)
             row = Row(req.name, versions.get(re.sub(r"[-_.]+", "-", req.name).lower(), req.version),
                       module, executed, prediction, traced["importers"],
                       {key: path for key, _, path in traced["modules"]},

@@ -92,9 +92,10 @@ from .fused_allreduce_rms_norm import fused_allreduce_rms_norm   # IPL001: ... -
 `settings.external`, `settings.call-depth`, `settings.lazy-imports`; suppress one report with
 `# noqa: IPL001` on the reported line.
 
-**Known limits.** See [design.md](design.md#known-limits): `.pth` files, extension modules, `exec`,
-meta-path hooks and values computed at runtime are invisible statically; `importpolicy verify` checks
-at runtime."""
+**Known limits.** See [design.md](design.md#known-limits): what extension modules import, `exec` of
+strings that are not constants, meta-path hooks other than setuptools' and values computed at runtime
+are invisible statically; they are reported as IPL006 where they are met, and `importpolicy verify`
+checks at runtime."""
 IPL001: Final = Code(
     "IPL001",
     "light-imports-heavy",
@@ -180,7 +181,7 @@ is incomplete, and the chain stops there. `importpolicy why` shows where.
 
 **Use instead.** Fix the file, or run importpolicy with a Python that can parse it.
 
-**Known limits.** Extension modules are leaves and are not reported (their imports are unknown).
+**Known limits.** Extension modules are leaves, reported as IPL006 (`extension-module`), not here.
 Function bodies are not parsed with their module: a syntax error only inside a function body is
 reported when import-time code calls that function (its body is parsed then), and otherwise not
 (CPython refuses to import the module; flake8 reports E999 in that file). Either way the module's

@@ -65,7 +65,7 @@ class ConditionEvaluator:
     keeps binding names while it walks the module, and each test sees the bindings made before it.
     """
 
-    __slots__ = ("target", "aliases", "constants", "used", "_assume", "_environ")
+    __slots__ = ("target", "aliases", "constants", "used", "_assume", "_environ", "_assumed_callees")
 
     def __init__(
         self, target: Target, aliases: Mapping[str, str], constants: Mapping[str, object]
@@ -77,6 +77,7 @@ class ConditionEvaluator:
         self.used: list[str] = []
         self._assume: dict[str, object] = dict(target.assume)
         self._environ: dict[str, str | None] = dict(target.environ)
+        self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
 
     def decide(self, test: ast.expr) -> tuple[frozenset[bool] | None, tuple[str, ...]]:
         """:meth:`evaluate`, and the ``[assume]`` entries that decided it (empty when the outcome
@@ -110,12 +111,7 @@ class ConditionEvaluator:
         variable, a bound parameter), ``MAP[key]``, ``MAP.get(key)``, ``MAP.items()``; ``__name__``,
         ``__package__`` and ``__spec__.parent`` are :class:`Anchored` (names resolved against the
         module, docs/semantics.md rule 14)."""
-        values = {repr(value): value for value in (
-            self._value(node, version) for version in self.target.versions
-        )}
-        if len(values) != 1:
-            return UNKNOWN
-        value = next(iter(values.values()))
+        value = self._same_value(node)
         if isinstance(value, Literal):
             return value.value
         return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
@@ -123,13 +119,17 @@ class ConditionEvaluator:
     def literal(self, node: ast.expr) -> object:
         """:meth:`constant`, with a list, set or dict kept as a :class:`Literal` (to bind to a name:
         looked up later, its truth unknown)."""
-        values = {repr(value): value for value in (
-            self._value(node, version) for version in self.target.versions
-        )}
-        if len(values) != 1:
-            return UNKNOWN
-        value = next(iter(values.values()))
+        value = self._same_value(node)
         return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
+
+    def _same_value(self, node: ast.expr) -> object:
+        """The value of ``node`` if it is the same for every target version, else ``_UNKNOWN``
+        (one version, the common case, needs no comparison)."""
+        versions = self.target.versions
+        if len(versions) == 1:
+            return self._value(node, versions[0])
+        values = {repr(value): value for value in (self._value(node, v) for v in versions)}
+        return next(iter(values.values())) if len(values) == 1 else _UNKNOWN
 
     def evaluate(self, test: ast.expr) -> frozenset[bool] | None:
         """Evaluate an ``if`` test for every target version.
@@ -271,6 +271,23 @@ class ConditionEvaluator:
         ):
             return version[:1] if index.upper.value == 1 else version
         return _UNKNOWN
+
+    def may_compute(self, call: ast.Call) -> bool:
+        """Whether :meth:`literal` may know the value of ``call`` (a conversion of a constant, or a
+        method of a constant such as ``MAP.get(name)``): cheap, for callers that skip other calls."""
+        func = call.func
+        name = dotted_name(func, self.aliases) or ""
+        if name in _CONVERTERS or name in self._assumed_callees:
+            return True
+        if self._environ and name in _ENVIRON_GETTERS:
+            return True
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            if isinstance(base, ast.Name):
+                return base.id in self.constants
+            return isinstance(base, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                                     ast.JoinedStr, ast.Subscript))
+        return False
 
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func

@@ -39,7 +39,7 @@ from collections.abc import (
     Set,
 )
 from dataclasses import dataclass, field
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
@@ -54,6 +54,7 @@ from flake8_importpolicy.analysis.syspath import (
     PathValue,
     evaluate_path,
     find_added_paths,
+    may_be_path,
 )
 from flake8_importpolicy.model.facts import (
     AttributeRead,
@@ -566,6 +567,7 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS
 _FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
 """Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
 ``type(self)(...)`` calls a class): not a call through a variable."""
@@ -1008,14 +1010,16 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
-            if dotted_name(target.value if isinstance(target, ast.Subscript) else target,
-                           self.aliases) == "sys.path":
+            if not isinstance(target, ast.Name) and dotted_name(
+                target.value if isinstance(target, ast.Subscript) else target, self.aliases
+            ) == "sys.path":
                 self._unresolved(target, Construct.SYS_PATH, flags)
         if (
             not self.in_function
             and stmt.value is not None
             and len(targets) == 1
             and isinstance(targets[0], ast.Name)
+            and may_be_path(stmt.value)
         ):
             value = evaluate_path(stmt.value, self.aliases, self.conditions.constant, self.path_names)
             if value is not None:
@@ -1081,6 +1085,8 @@ class _ImportTimeVisitor:
         if "__getattr__" in names:
             self.defines_getattr = True
             self.lazy_attach = self._attach(call)
+            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
+                self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
             return
         callee = dotted_name(call.func, self.aliases)
         if len(targets) != 1 or not isinstance(targets[0], ast.Name) or callee is None:
@@ -1193,9 +1199,13 @@ class _ImportTimeVisitor:
             if not self.in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
-                if not self._dynamic_import(current, flags):
-                    self._add_call(current, current.func, "call", flags)
-                    self._special_call(current, flags)
+                name = dotted_name(current.func, self.aliases)  # once for the three below
+                if name in _DYNAMIC_IMPORTERS:
+                    self._call_site(current, flags, name)
+                else:
+                    self._add_call(current, current.func, "call", flags, name)
+                    if name in _SPECIAL_CALLS:
+                        self._special_call(current, name, flags)
                 self._all_mutation(current)
                 if self.in_function:
                     self._self_facts(current)
@@ -1298,10 +1308,9 @@ class _ImportTimeVisitor:
         self._call_site(call, flags, name)
         return True
 
-    def _special_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+    def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
         """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved)
-        and ``sys.path`` changes (rule 7)."""
-        name = dotted_name(call.func, self.aliases)
+        and ``sys.path`` changes (rule 7); ``name`` is the called name."""
         if name in _EXECUTORS and call.args and not (
             isinstance(call.func, ast.Name) and call.func.id in self.local_defs
         ):
@@ -1347,15 +1356,21 @@ class _ImportTimeVisitor:
             node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
         ))
 
-    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
+    def _add_call(
+        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
+        name: str | None = None,
+    ) -> None:
+        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
         if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
             func = func.value  # ``Key[int]()``: a generic class, instantiated
+            name = None
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
             self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
                                        True, kind, tuple(sorted(flags)), self._assumed()))
             return
-        name = dotted_name(func, self.aliases)
+        if name is None:
+            name = dotted_name(func, self.aliases)
         if kind == "call" and self._calls_a_value(func):
             self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
@@ -1523,6 +1538,8 @@ class _ImportTimeVisitor:
                 value: object = stmt.value.value
             elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
                 return  # a name or attribute stays what it is: not a literal
+            elif isinstance(stmt.value, ast.Call) and not self.conditions.may_compute(stmt.value):
+                return  # most calls compute nothing the engine knows: do not evaluate them
             else:
                 value = self.conditions.literal(stmt.value)
                 if value is UNKNOWN:
@@ -1776,6 +1793,28 @@ class _MappingOverlay(MutableMapping[str, _V]):
             raise KeyError(key)
         self._own.pop(key, None)
         self._removed.add(key)
+
+    # The mixins' versions go through __getitem__ and a KeyError: these are on hot paths.
+    def __contains__(self, key: object) -> bool:
+        if key in self._own:
+            return True
+        return key not in self._removed and key in self._base
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._own:
+            return self._own[key]
+        if key in self._removed:
+            return default
+        return self._base.get(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._own

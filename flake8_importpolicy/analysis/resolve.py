@@ -376,10 +376,17 @@ class ModuleIndex:
         return tuple(sorted(self._listings))
 
     def origin_of_path(self, path: Path) -> Origin:
-        """Classify a file or directory as first-party, stdlib or third-party by where it lies."""
+        """Classify a file or directory as first-party, stdlib or third-party by where it lies: under
+        a source root is first-party, except below a ``site-packages`` or ``dist-packages``
+        directory there (a virtual environment inside the project)."""
         text = os.path.normcase(os.path.abspath(path))
-        if text.startswith(self._roots_prefixes):
-            return "first-party"
+        for prefix in self._roots_prefixes:
+            if text.startswith(prefix):
+                # a virtual environment inside the project (``.venv/lib/.../site-packages``)
+                below = text[len(prefix):].split(os.sep)
+                if "site-packages" in below or "dist-packages" in below:
+                    return "third-party"
+                return "first-party"
         if text.startswith(self._stdlib_dirs):
             parts = text.split(os.sep)
             if "site-packages" not in parts and "dist-packages" not in parts:

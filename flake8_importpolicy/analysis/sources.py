@@ -142,6 +142,7 @@ class FactsSource:
         self._function_indexes: dict[Path, FunctionIndex] = {}
         self.files_read: dict[Path, SourceRead] = {}
         self._digests: dict[Path, str] = {}
+        self._lines: dict[Path, list[str]] = {}  # source_line: files split into lines, a few kept
 
     def close(self) -> None:
         """Stop the worker processes, if any (facts are still given out afterwards, serially)."""
@@ -349,15 +350,23 @@ class FactsSource:
         Lines end at Python's own line breaks (CR LF, CR, LF), as the tokenizer's do; undecodable
         bytes are replaced.
         """
-        source = self._override(path)
-        try:
-            data = source if source is not None else read_source(path)
-        except OSError:
-            return None
-        # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).
-        lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
+        lines = self._lines.get(path)
+        if lines is None:
+            source = self._override(path)
+            try:
+                data = source if source is not None else read_source(path)
+            except OSError:
+                return None
+            # Python's own line breaks only (str.splitlines would also break at \f, \x1c, ...).
+            lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
+            if len(self._lines) >= _LINES_KEPT:
+                self._lines.pop(next(iter(self._lines)))
+            self._lines[path] = lines
         return lines[line - 1] if 0 < line <= len(lines) else None
 
+
+_LINES_KEPT = 32
+"""Files whose lines a :class:`FactsSource` keeps for ``# noqa`` lookups (several sites per file)."""
 
 _BODIES_KEPT = 16
 """Modules whose parsed function bodies a :class:`FactsSource` keeps for further calls into them."""

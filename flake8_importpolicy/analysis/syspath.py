@@ -15,7 +15,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.conditions import dotted_name
 
-__all__ = ["PathValue", "SYS_PATH_CHANGERS", "find_added_paths"]
+__all__ = ["PathValue", "SYS_PATH_CHANGERS", "evaluate_path", "find_added_paths", "may_be_path"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ _SAME: Final = frozenset({
 _DIRNAME: Final = frozenset({"os.path.dirname", "posixpath.dirname"})
 _JOIN: Final = frozenset({"os.path.join", "posixpath.join"})
 _PATH: Final = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+_KNOWN: Final = _SAME | _DIRNAME | _JOIN | _PATH
 
 
 def find_added_paths(
@@ -112,6 +113,24 @@ def _list_items(node: ast.expr) -> list[ast.expr] | None:
     return None
 
 
+_LAST_NAMES: Final = frozenset(name.rpartition(".")[2] for name in _KNOWN) | {"resolve", "absolute"}
+
+
+def may_be_path(node: ast.expr) -> bool:
+    """A cheap test before :func:`evaluate_path`: whether ``node`` has a path's shape at all
+    (``__file__``, a name, ``x.parent``, ``x / "y"``, or a call of a function named like a path
+    function)."""
+    if isinstance(node, (ast.Name, ast.BinOp)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr == "parent"
+    if isinstance(node, ast.Call):
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return last in _LAST_NAMES
+    return False
+
+
 def evaluate_path(
     node: ast.expr,
     aliases: Mapping[str, str],
@@ -138,7 +157,7 @@ def evaluate_path(
     if isinstance(func, ast.Attribute) and func.attr in ("resolve", "absolute") and not node.args:
         return evaluate_path(func.value, aliases, constant, names)
     name = dotted_name(func, aliases)
-    if name is None or not node.args:
+    if name is None or not node.args or name not in _KNOWN:
         return None
     first = evaluate_path(node.args[0], aliases, constant, names)
     if first is None:

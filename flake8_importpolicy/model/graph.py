@@ -14,6 +14,7 @@ read back from a cache) knows how the text is spelt.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -69,10 +70,17 @@ class FunctionNode(str):
         name = self.partition(":")[2]
         if not name.endswith(")"):
             return None
-        import ast
+        return _literal_argument(name[name.index("(") + 1:-1])
 
-        value = ast.literal_eval(name[name.index("(") + 1:-1])
-        return value if isinstance(value, str) else None
+
+@functools.lru_cache(maxsize=4096)
+def _literal_argument(text: str) -> str | None:
+    """The string a :class:`FunctionNode`'s ``repr``-written argument stands for (asked for often:
+    parsed once)."""
+    import ast
+
+    value = ast.literal_eval(text)
+    return value if isinstance(value, str) else None
 
 
 class CallNode(str):
@@ -146,8 +154,10 @@ class Construct(StrEnum):
     known limits). The value is what JSON and text show.
 
     - ``dynamic-import``: ``importlib.import_module``/``__import__`` of a name that is not computable;
-    - ``getattr-import``: the same inside a ``__getattr__`` (PEP 562 or a lazy object's class);
-    - ``exec``: ``exec``/``eval``/``compile`` of a string that is not a constant;
+    - ``getattr-import``: the same inside a ``__getattr__`` (PEP 562 or a lazy object's class), a
+      lazy module object of a module that is not computable, or a ``lazy_loader.attach`` mapping
+      that is not constant;
+    - ``exec``: ``exec``/``eval`` of a string that is not a constant;
     - ``call-through-variable``: a call of a variable, parameter, container item or call result;
     - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
     - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
