@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from flake8_importpolicy.model.facts import Target, assumption_text
+from flake8_importpolicy.model.patterns import is_constant_argument
 
 __all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Literal", "dotted_name"]
 
@@ -347,7 +348,7 @@ class ConditionEvaluator:
             if value is not None:
                 return value
             return None if len(node.args) == 1 else self._value(node.args[1], version)
-        if not self._assume or not all(_is_constant_argument(arg) for arg in node.args):
+        if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
             return _UNKNOWN
         return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
 
@@ -443,16 +444,6 @@ _CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
 
 _ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
 """Calls that read an environment variable: ``[assume.environ]`` answers them."""
-
-
-def _is_constant_argument(node: ast.expr) -> bool:
-    """A literal argument of an ``[assume]``-d call (``f(0)``, ``f("x")``, ``f(-1)``)."""
-    if isinstance(node, ast.Constant):
-        return True
-    return (
-        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float))
-    )
 
 
 _MAX_ITEMS: Final = 4096

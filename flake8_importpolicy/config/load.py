@@ -458,13 +458,6 @@ class _Merger:
         found = self.origin(*path)
         return found.path.parent if found is not None and found.label is not None else None
 
-    def ignore_line(self, index: int) -> tuple[int, str] | None:
-        """(line, file label) of merged ``[[ignore]]`` entry ``index`` when it came from a base."""
-        if index >= len(self.ignore_origins):
-            return None
-        source, _, line = self.ignore_origins[index]
-        return None if source.label is None else (line, source.label)
-
 
 def _identity(path: Path) -> Path:
     """The path a file is known by for ``extends`` cycles: symbolic links resolved."""
@@ -1275,17 +1268,16 @@ class _Builder:
             (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
             for item in raw
         ]
-        lines = _ignore_lines(self.text, imports, self.prefix)
+        # each entry's file and line there (a base's entries come first, extends)
+        origins = self.merger.ignore_origins if self.merger is not None else []
+        if len(origins) != len(raw):
+            origins = []
+            lines = _ignore_lines(self.text, imports, self.prefix)
         rules: list[IgnoreRule] = []
         for index, item in enumerate(raw):
             key = f"{base}[{index}]"
-            line = lines[index] if index < len(lines) else 1
-            origin = self.merger.ignore_line(index) if self.merger is not None else None
-            source = ""
-            if origin is not None:
-                line, source = origin
-            elif self.merger is not None and self.merger.ignore_origins:
-                line = self.merger.ignore_origins[index][2]
+            line = origins[index][2] if origins else lines[index]
+            source = (origins[index][0].label or "") if origins else ""
             if not isinstance(item, dict):
                 self.add(key, f"expected a table, got {_describe(item)}", line)
                 continue

@@ -18,7 +18,9 @@ import json
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["ModulePattern", "PatternError", "canonical_assumption_key", "parse_pattern"]
+__all__ = [
+    "ModulePattern", "PatternError", "canonical_assumption_key", "is_constant_argument", "parse_pattern"
+]
 
 _ONE = "*"
 _MANY = "**"
@@ -201,7 +203,7 @@ def canonical_assumption_key(text: str) -> str:
         tree = None
     arguments: list[str] | None = None
     if isinstance(tree, ast.Call) and not tree.keywords:
-        if all(isinstance(arg, ast.Constant) or _is_negative_number(arg) for arg in tree.args):
+        if all(is_constant_argument(arg) for arg in tree.args):
             arguments = [ast.unparse(arg) for arg in tree.args]
             tree = tree.func
         else:
@@ -223,9 +225,13 @@ def canonical_assumption_key(text: str) -> str:
     return name if arguments is None else f"{name}({', '.join(arguments)})"
 
 
-def _is_negative_number(node: object) -> bool:
+def is_constant_argument(node: object) -> bool:
+    """Whether an ``ast`` node is a literal argument of an ``[assume]``-d call: a constant
+    (``f(0)``, ``f("x")``) or a negative number (``f(-1)``), which ``ast`` parses as an operation."""
     import ast
 
+    if isinstance(node, ast.Constant):
+        return True
     return (
         isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
         and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float))

@@ -277,9 +277,9 @@ class Assumption:
 
     @property
     def label(self) -> str:
-        """How a chain that depends on this assumption names it: ``assume "x()" = false`` (with
-        ``[from <source>]`` for an entry of a base)."""
-        shown = f"assume {self.text}"
+        """How ``verify`` names the entry: ``[assume] "x()" = false`` (with ``[from <source>]`` for an
+        entry of a base)."""
+        shown = f"[assume] {self.text}"
         return f"{shown} [from {self.source}]" if self.source else shown
 
 

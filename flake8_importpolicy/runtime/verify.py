@@ -111,7 +111,7 @@ def assumption_check(assumption: Assumption, is_module: Callable[[str], bool]) -
         is_module: whether a dotted name is a module (the longest such prefix of the entry's name
             is looked up in ``sys.modules``; the rest are attributes).
     """
-    label = f"  # [assume] {assumption.text}" + (f" [from {assumption.source}]" if assumption.source else "")
+    label = f"  # {assumption.label}"
     if assumption.environ:
         if assumption.value is None:
             return f"{assumption.key!r} not in os.environ{label}"
