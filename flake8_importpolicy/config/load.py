@@ -40,7 +40,7 @@ from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
 from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
-from flake8_importpolicy.config.presets import PRESET_DIR, preset_names, preset_path
+from flake8_importpolicy.config.presets import preset_names, preset_path
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     POLICY_FILENAME,
@@ -266,9 +266,9 @@ class _Merger:
     # -- reading bases -------------------------------------------------------------------------
 
     def _label(self, path: Path) -> str:
-        root = self.top.path.parent
+        """How messages name a base file: relative to the policy file's directory."""
         try:
-            return os.path.relpath(path, root) if not path.is_relative_to(PRESET_DIR) else str(path)
+            return os.path.relpath(path, self.top.path.parent)
         except ValueError:  # another drive
             return str(path)
 
