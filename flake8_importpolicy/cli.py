@@ -134,6 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("modules", nargs="*", metavar="MODULE", help="only these light modules")
     verify.set_defaults(handler=_run_verify)
 
+    presets = sub.add_parser(
+        "presets", help="list the built-in presets (extends = [...]) with their entries and sources",
+        description="List the built-in presets a policy can extend (extends = [\"torch-cuda\"]), "
+        "each with every entry and the source it cites (torch version and file:line, or a "
+        "measurement). Needs no policy.",
+    )
+    presets.add_argument("names", nargs="*", metavar="NAME", help="only these presets")
+    presets.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    presets.set_defaults(handler=None)
+
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     clear = cache_sub.add_parser(
@@ -173,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.command == "presets":
+        return _run_presets(args)
     try:
         code = _run_cached_check(args) if args.command == "check" else None
         if code is None:
@@ -217,13 +231,19 @@ def _format_error(output_format: str, error: Exception) -> str:
     if isinstance(error, PolicyError) and not isinstance(error, PolicyNotFound):
         path = error.path.absolute()
         problems = error.problems
-        if any(problem.line is None for problem in problems):
+        if any(problem.line is None or problem.file is not None for problem in problems):
             try:
                 positions = find_key_positions(path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
                 positions = {}
+            extends = (locate_key(positions, "extends")
+                       or locate_key(positions, "tool.importpolicy.extends") or (None, None))
             problems = tuple(
-                problem if problem.line is not None or not problem.key
+                # a problem in a base the policy extends: at the policy's ``extends``, naming the
+                # base's file, line and key in the message
+                PolicyProblem(problem.shown_key, problem.message, *extends)
+                if problem.file is not None
+                else problem if problem.line is not None or not problem.key
                 else PolicyProblem(problem.key, problem.message, *(locate_key(positions, problem.key)
                                                                    or (None, None)))
                 for problem in problems
@@ -433,6 +453,28 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc
+
+
+def _run_presets(args: argparse.Namespace) -> int:
+    """``importpolicy presets``: needs no policy; an unknown name is a usage error (exit 2)."""
+    from flake8_importpolicy.config.presets import preset_names, read_preset
+
+    names = list(args.names) or list(preset_names())
+    unknown = [name for name in names if name not in preset_names()]
+    if unknown:
+        print(f"importpolicy: error: unknown preset {unknown[0]!r}; built-in presets: "
+              + ", ".join(preset_names()), file=sys.stderr)
+        return EXIT_ERROR
+    found = [preset for preset in map(read_preset, names) if preset is not None]
+    if args.format == "json":
+        from flake8_importpolicy.output.json_report import format_presets_json
+
+        sys.stdout.write(format_presets_json(found))
+    else:
+        from flake8_importpolicy.output.text import format_presets_text
+
+        sys.stdout.write(format_presets_text(found))
+    return EXIT_CLEAN
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:

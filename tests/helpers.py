@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,12 +68,18 @@ after = {}
 for name, mod in list(sys.modules.items()):
     if name not in before:
         after[name] = getattr(mod, "__file__", None)
+# a fixture's stub torch.cuda records the functions called (tests/fixtures/x_assume/site-packages)
+calls = getattr(sys.modules.get("torch.cuda"), "CALLS", None)
 with open(out, "w") as handle:
-    handle.write(repr({"modules": after, "error": error}))
+    handle.write(repr({"modules": after, "error": error,
+                       "calls": None if calls is None else [str(c) for c in calls]}))
 """
 
 
-def run_import(module: str, roots: list[Path], python: str = sys.executable) -> dict[str, str | None]:
+def run_import(
+    module: str, roots: list[Path], python: str = sys.executable,
+    environ: Mapping[str, str | None] | None = None,
+) -> dict[str, str | None]:
     """Import ``module`` in a fresh interpreter with ``roots`` first on sys.path.
 
     Returns ``{module name: __file__}`` for every module that appeared in ``sys.modules``.
@@ -80,9 +87,24 @@ def run_import(module: str, roots: list[Path], python: str = sys.executable) -> 
     Raises:
         AssertionError: if the import raised (the fixture is broken).
     """
+    return run_import_recorded(module, roots, python, environ)[0]
+
+
+def run_import_recorded(
+    module: str, roots: list[Path], python: str = sys.executable,
+    environ: Mapping[str, str | None] | None = None,
+) -> tuple[dict[str, str | None], list[str] | None]:
+    """:func:`run_import`, and the calls a fixture's stub ``torch.cuda`` recorded (its ``CALLS``;
+    None when no ``torch.cuda`` with ``CALLS`` was imported). ``environ``: variables to set (a
+    string) or unset (None) for the import, as a policy's ``[assume.environ]`` says."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.txt"
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        for name, value in (environ or {}).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         subprocess.run(
             [python, "-c", _PROBE, str(out), module, *map(str, roots)],
             cwd=tmp, env=env, check=True, capture_output=True, timeout=60,
@@ -90,7 +112,7 @@ def run_import(module: str, roots: list[Path], python: str = sys.executable) -> 
         data = ast.literal_eval(out.read_text())
     assert data["error"] is None, f"importing {module} raised {data['error']}"
     modules: dict[str, str | None] = data["modules"]
-    return modules
+    return modules, data["calls"]
 
 
 @dataclass(frozen=True)

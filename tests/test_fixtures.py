@@ -10,6 +10,11 @@
 A fixture's ``site-packages/`` directory holds third-party packages: it is on ``PYTHONPATH`` for the
 engine (whose interpreter query then finds it, as ``python -c`` would) and on the oracle's
 ``sys.path`` after the source roots; its modules count like first-party ones in the comparison.
+
+The oracle imports under the environment a policy's ``[assume.environ]`` describes. CI has no GPU and
+no torch: fixtures that check calls of the ``torch-cuda`` preset ship a stub ``torch`` in their
+``site-packages`` whose ``torch.cuda`` functions record that they were called (``CALLS``);
+``test_heavy_calls_match_interpreter`` compares that record with the calls the engine reports.
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, fixture_dirs, read_expectations, run_import
+from helpers import Expectation, fixture_dirs, read_expectations, run_import, run_import_recorded
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.graph import CallNode
+from flake8_importpolicy.model.policy import Policy
 
 FIXTURES = fixture_dirs()
 
@@ -109,7 +116,8 @@ def test_matches_interpreter(root: Path, light: str) -> None:
         if resolved.has_source and in_fixture and not resolved.preloaded:
             predicted.add(name)
 
-    runtime = run_import(light, [*engine.policy.settings.source_roots, *extra_paths])
+    runtime = run_import(light, [*engine.policy.settings.source_roots, *extra_paths],
+                         environ=_environ(engine.policy))
     fixture_root = str(root.resolve())
     executed = {
         name for name, file in runtime.items()
@@ -133,3 +141,39 @@ def test_matches_interpreter(root: Path, light: str) -> None:
             continue  # a heavy call, not a module: sys.modules cannot show it (verify's after-import can)
         if violation.heavy not in executed and violation.heavy not in runtime:
             assert any(hop.flags for hop in violation.chain), violation
+
+
+def _environ(policy: Policy) -> dict[str, str | None]:
+    """The environment a policy's ``[assume.environ]`` describes (None: not set)."""
+    return {
+        a.key: a.value if isinstance(a.value, str) else None for a in policy.assumptions if a.environ
+    }
+
+
+CALL_CASES = [
+    (root, light) for root, light in LIGHT_CASES
+    if (root / "site-packages" / "torch" / "cuda" / "__init__.py").is_file()
+]
+
+
+@pytest.mark.parametrize(
+    ("root", "light"), CALL_CASES, ids=[f"{r.name}:{m}" for r, m in CALL_CASES]
+)
+def test_heavy_calls_match_interpreter(root: Path, light: str) -> None:
+    """The torch.cuda functions the stub recorded at import time are the heavy calls the engine
+    reports (a chain flagged conservative may name a call that did not run); a call in a branch an
+    ``[assume]`` entry rules out is neither made nor reported."""
+    with _third_party(root) as extra_paths:
+        engine = PolicyEngine(load_policy(root / "policy.toml"))
+    rules = engine.policy.rules_for(light)
+    _, calls = run_import_recorded(light, [*engine.policy.settings.source_roots, *extra_paths],
+                                   environ=_environ(engine.policy))
+    called = {f"torch.cuda.{name}()" for name in calls or ()}
+    heavy_called = {name for name in called if rules.forbidden_rule(CallNode(name[:-2]))}
+    violations = engine.check_light_module(light, rules).violations
+    reported = {str(v.heavy) for v in violations if v.is_call}
+    certain = {str(v.heavy) for v in violations if v.is_call and not any(h.flags for h in v.chain)}
+    assert heavy_called <= reported | {a for v in violations for a in v.also}, (
+        "the interpreter made heavy calls the engine did not report"
+    )
+    assert certain <= heavy_called, "the engine reports unflagged calls the interpreter did not make"

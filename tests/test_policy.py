@@ -253,7 +253,8 @@ BROKEN: list[tuple[str, str, str]] = [
         """,
         """
         policy.toml is not valid (3 problems):
-          colour: unknown key; expected one of: version, settings, heavy, heavy-calls, light, ignore
+          colour: unknown key; expected one of: version, extends, settings, heavy, heavy-calls, light, \
+ignore, assume
           heavvy: unknown key; did you mean 'heavy'?
           ignores: unknown key; did you mean 'ignore'?
         """,

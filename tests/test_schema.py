@@ -229,6 +229,18 @@ AGREEMENT = [
      False),
     ("ignore with two arrows", '[[ignore]]\nimport = "a -> b -> c"\nreason = "r"\n', False),
     ("partial wildcard", '[heavy]\n"pkg.li*" = "slow"\n', False),
+    ("extends a preset", 'extends = ["torch-cuda"]\n', True),
+    ("extends not an array", 'extends = "torch-cuda"\n', False),
+    ("extends an empty entry", 'extends = [""]\n', False),
+    ("assume a call and a name", '[assume]\n"pkg.plat.current.is_rocm()" = false\n'
+     '"pkg.envs.USE_V1" = true\n"pkg.envs.DEVICE" = "cuda"\n"pkg.gpu.count(0)" = 2\n', True),
+    ("assume a float", '[assume]\n"pkg.envs.RATIO" = 0.5\n', False),
+    ("assume an array", '[assume]\n"pkg.envs.X" = [1]\n', False),
+    ("assume a bare name", '[assume]\n"DEBUG" = true\n', False),
+    ("assume a wildcard", '[assume]\n"pkg.*.X" = true\n', False),
+    ("assume environ", '[assume.environ]\nVLLM_USE_V1 = "1"\nCUDA_VISIBLE_DEVICES = false\n', True),
+    ("assume environ true", '[assume.environ]\nVLLM_USE_V1 = true\n', False),
+    ("assume environ a number", '[assume.environ]\nVLLM_USE_V1 = 1\n', False),
 ]
 
 

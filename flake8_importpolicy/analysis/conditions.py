@@ -8,7 +8,13 @@ target platform (``shared/SEMANTICS.md`` rules 10, 11 and 13):
 - ``__name__`` of an imported module is never ``"__main__"`` (rule 11);
 - ``sys.version_info`` (compared with tuples, indexed, sliced, ``.major``/``.minor``),
   ``sys.platform`` and ``os.name`` take the target's values (rule 13); the micro release is unknown,
-  so a comparison that depends on it cannot be evaluated.
+  so a comparison that depends on it cannot be evaluated;
+- the policy's ``[assume]`` entries (docs/policy.md): a dotted name, or a call of one with constant
+  arguments, that resolves through the module's imports and aliases to an ``[assume]`` key has the
+  assumed value; ``os.environ[...]``, ``os.environ.get(...)``, ``os.getenv(...)`` and ``"X" in
+  os.environ`` of a variable in ``[assume.environ]`` read the assumed environment. Which entries an
+  evaluation used is kept in :attr:`ConditionEvaluator.used`, so that what depends on them can name
+  them.
 
 Anything else cannot be evaluated statically: then both branches may run (the visitor in
 :mod:`flake8_importpolicy.analysis.extract` flags what they import ``conditional``).
@@ -21,7 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from flake8_importpolicy.model.facts import Target
+from flake8_importpolicy.model.facts import Target, assumption_text
+from flake8_importpolicy.model.patterns import is_constant_argument
 
 __all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Literal", "dotted_name"]
 
@@ -59,7 +66,7 @@ class ConditionEvaluator:
     keeps binding names while it walks the module, and each test sees the bindings made before it.
     """
 
-    __slots__ = ("target", "aliases", "constants")
+    __slots__ = ("target", "aliases", "constants", "used", "_assume", "_environ", "_assumed_callees")
 
     def __init__(
         self, target: Target, aliases: Mapping[str, str], constants: Mapping[str, object]
@@ -67,6 +74,36 @@ class ConditionEvaluator:
         self.target = target
         self.aliases = aliases
         self.constants = constants
+        # the [assume] entries that evaluations used since the last reset (texts, in order)
+        self.used: list[str] = []
+        self._assume: dict[str, object] = dict(target.assume)
+        self._environ: dict[str, str | None] = dict(target.environ)
+        self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
+
+    def decide(self, test: ast.expr) -> tuple[frozenset[bool] | None, tuple[str, ...]]:
+        """:meth:`evaluate`, and the ``[assume]`` entries that decided it (empty when the outcome
+        is unknown or no entry was used)."""
+        self.used = []
+        outcome = self.evaluate(test)
+        used = tuple(dict.fromkeys(self.used)) if outcome is not None else ()
+        self.used = []
+        return outcome, used
+
+    def _assumed(self, key: str) -> object:
+        """The value of ``[assume]`` entry ``key`` (recorded as used), or :data:`UNKNOWN`."""
+        if key not in self._assume:
+            return _UNKNOWN
+        value = self._assume[key]
+        self.used.append(assumption_text(key, value))  # type: ignore[arg-type]
+        return value
+
+    def _environment(self, name: object) -> tuple[bool, str | None]:
+        """``(known, value)`` of environment variable ``name`` under ``[assume.environ]``."""
+        if not isinstance(name, str) or name not in self._environ:
+            return False, None
+        value = self._environ[name]
+        self.used.append(assumption_text(name, value, environ=True))
+        return True, value
 
     def constant(self, node: ast.expr) -> object:
         """The value of an expression that is the same for every target version, or
@@ -145,6 +182,15 @@ class ConditionEvaluator:
         if isinstance(node, ast.BoolOp):
             return self._bool_op(node, version)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if (
+                self._environ
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and dotted_name(node.comparators[0], self.aliases) == "os.environ"
+            ):
+                known, value = self._environment(_plain(self._value(node.left, version)))
+                if not known:
+                    return _UNKNOWN
+                return (value is not None) == isinstance(node.ops[0], ast.In)
             return _compare(
                 self._value(node.left, version), node.ops[0], self._value(node.comparators[0], version)
             )
@@ -166,6 +212,10 @@ class ConditionEvaluator:
         name = dotted_name(node, self.aliases)
         if name is None:
             return _UNKNOWN
+        if self._assume and "." in name:
+            assumed = self._assumed(name)
+            if assumed is not _UNKNOWN:
+                return assumed
         if name == "TYPE_CHECKING" or name.endswith(".TYPE_CHECKING"):
             return False  # rule 10: typing.TYPE_CHECKING is False at runtime
         if name in ("sys.version_info",):
@@ -206,6 +256,9 @@ class ConditionEvaluator:
             except (KeyError, IndexError, TypeError):
                 return _UNKNOWN
         if not isinstance(base, _VersionInfo):
+            if self._environ and dotted_name(node.value, self.aliases) == "os.environ":
+                known, value = self._environment(_plain(self._value(node.slice, version)))
+                return value if known and value is not None else _UNKNOWN  # unset: KeyError
             return _UNKNOWN
         index = node.slice
         if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value in (0, 1):
@@ -224,7 +277,10 @@ class ConditionEvaluator:
         """Whether :meth:`literal` may know the value of ``call`` (a conversion of a constant, or a
         method of a constant such as ``MAP.get(name)``): cheap, for callers that skip other calls."""
         func = call.func
-        if (dotted_name(func, self.aliases) or "") in _CONVERTERS:
+        name = dotted_name(func, self.aliases) or ""
+        if name in _CONVERTERS or name in self._assumed_callees:
+            return True
+        if self._environ and name in _ENVIRON_GETTERS:
             return True
         if isinstance(func, ast.Attribute):
             base = func.value
@@ -236,6 +292,10 @@ class ConditionEvaluator:
 
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
+        if self._assume or self._environ:
+            found = self._assumed_call(node, version)
+            if found is not _UNKNOWN:
+                return found
         if len(node.args) == 1 and not node.keywords:
             converter = _CONVERTERS.get(dotted_name(func, self.aliases) or "")
             if converter is not None:
@@ -274,6 +334,23 @@ class ConditionEvaluator:
                 except TypeError:
                     return _UNKNOWN
         return _UNKNOWN
+
+    def _assumed_call(self, node: ast.Call, version: tuple[int, int]) -> object:
+        """An ``[assume]``-d call (``current_platform.is_rocm()``) or a read of an
+        ``[assume.environ]`` variable (``os.environ.get("X")``, ``os.getenv("X", "0")``)."""
+        name = dotted_name(node.func, self.aliases)
+        if name is None or node.keywords:
+            return _UNKNOWN
+        if name in _ENVIRON_GETTERS and self._environ and 1 <= len(node.args) <= 2:
+            known, value = self._environment(_plain(self._value(node.args[0], version)))
+            if not known:
+                return _UNKNOWN
+            if value is not None:
+                return value
+            return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
+            return _UNKNOWN
+        return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
 
     def _dict(self, node: ast.Dict, version: tuple[int, int]) -> object:
         out: dict[object, object] = {}
@@ -360,9 +437,14 @@ class ConditionEvaluator:
 
 _CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
     "types.MappingProxyType": dict, "dict": dict, "list": list, "tuple": tuple, "set": set,
-    "frozenset": frozenset, "sorted": sorted,
+    "frozenset": frozenset, "sorted": sorted, "int": int,
 }
-"""Calls of one constant argument whose value is known: a read-only view of a dict is the dict."""
+"""Calls of one constant argument whose value is known: a read-only view of a dict is the dict,
+``int(os.environ.get("X", "0"))`` of an assumed variable a number."""
+
+_ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
+"""Calls that read an environment variable: ``[assume.environ]`` answers them."""
+
 
 _MAX_ITEMS: Final = 4096
 """Items a comprehension may produce before it counts as unknown."""

@@ -333,13 +333,13 @@ class PolicyEngine:
         notes: dict[tuple[str, str], Problem] = {}
         for rule in self.policy.light:
             for entry in rule.entries:
-                stale = self._check_entry(entry)
+                stale = self._check_entry(entry, self._source_path(rule.source))
                 if stale is not None:
                     (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
                 problems[(codes.IPL004.id, ignore.text)] = Problem.of(
-                    codes.IPL004, self.policy.path, ignore.line, import_=ignore.text
+                    codes.IPL004, self._source_path(ignore.source), ignore.line, import_=ignore.text
                 )
         return Report(
             violations=tuple(sorted(
@@ -361,7 +361,12 @@ class PolicyEngine:
             unresolved_fails=self.policy.settings.unresolved == "error",
         )
 
-    def _check_entry(self, entry: PatternEntry) -> tuple[Problem, bool] | None:
+    def _source_path(self, source: str) -> Path:
+        """The file an entry of the policy came from: the policy file, or the base it ``extends``."""
+        return next((s.path for s in self.policy.sources if s.label == source and source),
+                    self.policy.path)
+
+    def _check_entry(self, entry: PatternEntry, path: Path | None = None) -> tuple[Problem, bool] | None:
         """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
         known name is close), or, when its top-level package is simply not installed here (heavy GPU
         packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
@@ -385,7 +390,7 @@ class PolicyEngine:
             hint = f"; package {missing!r} is not installed for this interpreter"
         else:
             hint = ""
-        problem = Problem.of(codes.IPL007, self.policy.path, entry.line, key=entry.key,
+        problem = Problem.of(codes.IPL007, path or self.policy.path, entry.line, key=entry.key,
                              entry=entry.pattern.text, hint=hint)
         return problem, known is None and not close
 
@@ -441,7 +446,7 @@ class PolicyEngine:
                     light=light,
                     heavy=heavy_name,
                     pattern=heavy_rule.pattern.text,
-                    reason=heavy_rule.reason,
+                    reason=heavy_rule.shown_reason,
                     path=path,
                     line=line,
                     col=col,

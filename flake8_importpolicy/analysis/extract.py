@@ -652,6 +652,10 @@ class _ImportTimeVisitor:
     # guard of the sites being visited
     import_guards: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     requirement: tuple[tuple[str, ...], bool] | None = None
+    # the [assume] entries that decided the conditions the statements being visited run under
+    assumed: tuple[str, ...] = ()
+    # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
+    decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The evaluator reads the very mappings this visitor keeps binding names in.
@@ -660,12 +664,49 @@ class _ImportTimeVisitor:
     # -- statements --------------------------------------------------------------------------------
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
+        assumed = self.assumed
         for stmt in body:
             self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
-            # In a function body, what follows a statement that may return runs only if it did not.
-            if self.in_function and Flag.CONDITIONAL not in flags and _may_return(stmt):
-                flags = flags | {Flag.CONDITIONAL}
+            if isinstance(stmt, ast.Assert):
+                outcome, used = self.conditions.decide(stmt.test)
+                if outcome == _FALSE:
+                    break  # AssertionError: nothing after it runs
+                if used:
+                    self.assumed = (*self.assumed, *used)
+            # In a function body, what follows a statement that may return runs only if it did not
+            # (and not at all after one that always returns, also in a conditional block).
+            if self.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
+                returns, used = self._returns(stmt)
+                if returns == "always":
+                    break
+                if returns == "maybe":
+                    flags = flags | {Flag.CONDITIONAL}
+                elif used:  # an early return that an [assume] entry rules out
+                    self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
+
+    def _returns(self, stmt: ast.stmt) -> tuple[str, tuple[str, ...]]:
+        """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
+        ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
+        return whose guard is known: ``if current_platform.is_rocm(): return``)."""
+        if not isinstance(stmt, ast.If):
+            return ("maybe" if _may_return(stmt) else "never"), ()
+        used: list[str] = []
+        branch: ast.If | None = stmt
+        while branch is not None:
+            outcome, decided_by = self.decisions.get(id(branch), (None, ()))
+            if outcome is None or outcome == _BOTH:
+                return ("maybe" if _may_return(branch) else "never"), ()
+            used.extend(decided_by)
+            if outcome == _TRUE:
+                return _block_returns(branch.body), tuple(dict.fromkeys(used))
+            orelse = branch.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                branch = orelse[0]
+            else:
+                return _block_returns(orelse), tuple(dict.fromkeys(used))
+        return "never", ()
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         if isinstance(stmt, ast.Import):
@@ -749,6 +790,7 @@ class _ImportTimeVisitor:
         not recurse once per branch). After a test that cannot be evaluated, everything that
         follows in the chain is conditional."""
         branch: ast.If | None = stmt
+        assumed = self.assumed
         while branch is not None:
             self.scan_expr(branch.test, flags)
             self._bind_walrus(branch.test)
@@ -760,12 +802,16 @@ class _ImportTimeVisitor:
                 self.visit_body(branch.orelse, flags)
                 self.requirement = None
                 return
-            outcome = self.conditions.evaluate(branch.test)
+            outcome, used = self.conditions.decide(branch.test)
+            self.decisions[id(branch)] = (outcome, used)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
+            if used:  # this branch, and what the chain runs instead, depend on the entries
+                self.assumed = (*self.assumed, *used)
             if outcome is None or True in outcome:
                 self.visit_body(branch.body, flags)
             if outcome is not None and False not in outcome:
+                self.assumed = assumed
                 return
             orelse = branch.orelse
             branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
@@ -773,6 +819,7 @@ class _ImportTimeVisitor:
                 self.visit_body(orelse, flags)
             else:
                 self.line = branch.lineno
+        self.assumed = assumed
 
     def _bind_walrus(self, test: ast.expr) -> None:
         """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
@@ -824,10 +871,13 @@ class _ImportTimeVisitor:
         ends the loop."""
         self.scan_expr(stmt.test, flags)
         self._bind_walrus(stmt.test)
-        outcome = self.conditions.evaluate(stmt.test)
+        outcome, used = self.conditions.decide(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
+            assumed = self.assumed
+            self.assumed = (*assumed, *used)
             self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
+            self.assumed = assumed
         breaks = runs and _breaks(stmt.body)
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
@@ -1140,6 +1190,12 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.GeneratorExp):
                 stack.append(current.generators[0].iter)  # the rest runs when it is iterated
                 continue
+            if isinstance(current, ast.IfExp):
+                self._scan_if_expression(current, flags)
+                continue
+            if isinstance(current, ast.BoolOp):
+                self._scan_bool_op(current, flags)
+                continue
             if not self.in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
@@ -1156,6 +1212,32 @@ class _ImportTimeVisitor:
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             _push_children(stack, current)
+
+    def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
+        """``a if test else b``: only the branch a known test selects runs."""
+        self.scan_expr(node.test, flags)
+        outcome, used = self.conditions.decide(node.test)
+        assumed = self.assumed
+        self.assumed = (*assumed, *used)
+        if outcome is None or True in outcome:
+            self.scan_expr(node.body, flags)
+        if outcome is None or False in outcome:
+            self.scan_expr(node.orelse, flags)
+        self.assumed = assumed
+
+    def _scan_bool_op(self, node: ast.BoolOp, flags: frozenset[Flag]) -> None:
+        """``a and b`` / ``a or b``: an operand runs only if the ones before it did not decide the
+        result (a known false operand of ``and``, a known true one of ``or``, stops it)."""
+        stops = False if isinstance(node.op, ast.And) else True
+        assumed = self.assumed
+        for operand in node.values:
+            self.scan_expr(operand, flags)
+            outcome, used = self.conditions.decide(operand)
+            if outcome == frozenset({stops}):
+                break
+            if outcome is not None and stops not in outcome:
+                self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
 
     def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
         """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
@@ -1285,7 +1367,7 @@ class _ImportTimeVisitor:
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
             self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
-                                       True, kind, tuple(sorted(flags))))
+                                       True, kind, tuple(sorted(flags)), self._assumed()))
             return
         if name is None:
             name = dotted_name(func, self.aliases)
@@ -1298,8 +1380,13 @@ class _ImportTimeVisitor:
             first = first.value
         local = isinstance(first, ast.Name) and first.id in self.local_defs
         self.calls.append(
-            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)))
+            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)),
+                     self._assumed())
         )
+
+    def _assumed(self) -> tuple[str, ...]:
+        """The ``[assume]`` entries the statement being visited runs under, each once."""
+        return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
 
     def _names_a_definition(self, node: ast.expr) -> bool:
         """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable)."""
@@ -1626,6 +1713,7 @@ class _ImportTimeVisitor:
                 detail=detail,
                 guard=self.requirement[0] if self.requirement else (),
                 guard_resolves=self.requirement[1] if self.requirement else True,
+                assumed=self._assumed(),
             )
         )
 
@@ -1804,6 +1892,20 @@ def _non_empty(iterable: ast.expr) -> bool:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
     return False
+
+
+_TRUE: Final = frozenset({True})
+_FALSE: Final = frozenset({False})
+_BOTH: Final = frozenset({True, False})
+
+
+def _block_returns(body: Sequence[ast.stmt]) -> str:
+    """Whether a block returns from its function: ``"always"`` when one of its own statements is a
+    ``return`` (a statement before it may still return), ``"maybe"`` when a nested one may,
+    ``"never"``."""
+    if any(isinstance(stmt, ast.Return) for stmt in body):
+        return "always"
+    return "maybe" if any(_may_return(stmt) for stmt in body) else "never"
 
 
 def _may_return(stmt: ast.stmt) -> bool:

@@ -212,7 +212,8 @@ class ImportGraph:
                         module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags
                     ))
                     continue
-                hops.extend(self._hops_for_site(module, resolved, site))
+                for hop in self._hops_for_site(module, resolved, site):
+                    hops.append(dataclasses.replace(hop, assumed=site.assumed) if site.assumed else hop)
             for call in calls:
                 hops.extend(self._hops_for_call(module, resolved, call))
             for read in reads:
@@ -601,7 +602,8 @@ class ImportGraph:
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
         for target in self._resolve_call(module, resolved.is_package, call):
-            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags)
+            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
+                      assumed=call.assumed)
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
         """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for

@@ -22,6 +22,7 @@ import re
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from typing import Any
 from pathlib import Path
 
 from flake8_importpolicy.analysis.extract import (
@@ -53,6 +54,20 @@ from flake8_importpolicy.model.ports import FactsCache
 __all__ = ["FactsSource"]
 
 """``(sha256 hex digest of the bytes analysed, module facts, function index or None)``."""
+
+
+def assumed_target(policy: Policy) -> dict[str, Any]:
+    """The :class:`Target` fields that carry the policy's ``[assume]`` and ``[assume.environ]``
+    entries (facts, and so their cache entries, depend on them)."""
+    return {
+        "assume": tuple(sorted((a.key, a.value) for a in policy.assumptions
+                               if not a.environ and a.value is not None)),
+        "environ": tuple(sorted(
+            ((a.key, a.value if isinstance(a.value, str) else None)
+             for a in policy.assumptions if a.environ),
+            key=lambda pair: pair[0],
+        )),
+    }
 
 
 class FactsSource:
@@ -113,7 +128,8 @@ class FactsSource:
         self.interpreter = interpreter_info or query_interpreter(exe)
         versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
         self.target = Target(
-            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
+            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports,
+            **assumed_target(policy),
         )
         # Facts extracted for another target cannot be used (the query may report another version).
         self.early = early[1] if early is not None and early[0] == self.target else {}
@@ -155,6 +171,7 @@ class FactsSource:
             versions=target_versions or settings.target_versions or (sys.version_info[:2],),
             platform=settings.platform,
             lazy_imports=settings.lazy_imports,
+            **assumed_target(self.policy),
         )
         index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
         found: dict[Path, Extracted] = {}

@@ -49,7 +49,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 9
+_FORMAT: Final = 10
 
 
 def _fingerprint() -> str:
@@ -196,14 +196,15 @@ def _unlink(path: Path) -> int:
 
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
-            list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves]
+            list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves,
+            list(site.assumed)]
 
 
 def _site(row: object) -> ImportSite:
     if not isinstance(row, list):
         raise TypeError("site")
     (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
-     guard_resolves) = row
+     guard_resolves, assumed) = row
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
@@ -212,21 +213,23 @@ def _site(row: object) -> ImportSite:
         names=tuple(str(n) for n in names), flags=tuple(Flag(str(f)) for f in flags), detail=str(detail),
         lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
         guard=tuple(str(g) for g in guard), guard_resolves=bool(guard_resolves),
+        assumed=tuple(str(a) for a in assumed),
     )
 
 
 def _call_row(call: CallSite) -> list[object]:
-    return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags)]
+    return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
+            list(call.assumed)]
 
 
 def _call(row: object) -> CallSite:
     if not isinstance(row, list):
         raise TypeError("call")
-    line, col, callee, local, kind, flags = row
+    line, col, callee, local, kind, flags, assumed = row
     if kind not in ("call", "decorator-factory", "metaclass", "subclass", "class-attribute"):
         raise ValueError(kind)
     return CallSite(int(line), int(col), str(callee), bool(local), kind,
-                    tuple(Flag(str(f)) for f in flags))
+                    tuple(Flag(str(f)) for f in flags), tuple(str(a) for a in assumed))
 
 
 def _read_row(read: AttributeRead) -> list[object]:

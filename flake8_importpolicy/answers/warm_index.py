@@ -10,7 +10,8 @@ than everything else a warm run does, so an index is read with the standard libr
   (:func:`~flake8_importpolicy.config.locate.find_cache_dir`), and a key of what besides the policy
   decides the answers (the interpreter running us, ``PYTHONPATH``, the caller's options);
 - it is valid only while nothing it depends on changed (:mod:`flake8_importpolicy.answers.freshness`):
-  the policy's bytes, this package's code, every source file the engine read, every directory path
+  the policy's bytes and those of every base file and preset it ``extends``, this package's
+  code, every source file the engine read, every directory path
   search listed, the target interpreter and its path entries;
 - it is written after the engine checked the policy, atomically, and only when nothing changed while
   it was checked.
@@ -115,6 +116,9 @@ def load_index(
             or not is_file_unchanged([policy_path, *entry["policy"]])
         ):
             return None
+        for row in entry["bases"]:  # the files and presets the policy extends
+            if not is_file_unchanged(row):
+                return None
         for path, stamp in entry["paths"]:
             if stamp_path(path) != stamp:
                 return None
@@ -169,9 +173,12 @@ def store_index(
         if p.code.id == "IPL005" and p.path is not None and str(p.path) not in analysed
     })
     rows.extend(row for name in unreadable if (row := stamp_file(name, None, shown=named(name))))
-    policy_row = stamp_file(policy_path, policy.digest)
+    policy_row = stamp_file(policy_path, policy.file_digest or policy.digest)
     if policy_row is None:
         return False  # the policy changed while it was checked
+    bases = [stamp_file(str(source.path), source.digest) for source in policy.sources]
+    if any(row is None for row in bases):
+        return False  # a base changed while the policy was checked
     paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
     key = _index_key(fmt, policy_path, options)
     found = read_regular_file(policy_path)
@@ -189,6 +196,7 @@ def store_index(
         "format": fmt,
         "key": key,
         "policy": policy_row[1:],
+        "bases": bases,
         "code": code_stamp(),
         "files": rows,
         "paths": stamp_paths(paths),

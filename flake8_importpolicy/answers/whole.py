@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 5
+_FORMAT = 6
 _INDEX_DIR = "answers"
 
 
@@ -100,16 +100,17 @@ def check_policy_cached(
 
 def _hop_row(hop: Hop) -> list[object]:
     return [hop.module, str(hop.path) if hop.path else None, hop.line, hop.col, str(hop.kind),
-            hop.imported, [str(flag) for flag in hop.flags], hop.via]
+            hop.imported, [str(flag) for flag in hop.flags], hop.via, list(hop.assumed)]
 
 
 def _hop(row: list[object]) -> Hop:
-    module, path, line, col, kind, imported, flags, via = row
-    if not isinstance(flags, list):
+    module, path, line, col, kind, imported, flags, via, assumed = row
+    if not isinstance(flags, list) or not isinstance(assumed, list):
         raise TypeError("flags")
     return Hop(parse_node(str(module)), Path(str(path)) if path else None, int(str(line)),
                int(str(col)), HopKind(str(kind)), parse_node(str(imported)),
-               tuple(Flag(str(f)) for f in flags), None if via is None else str(via))
+               tuple(Flag(str(f)) for f in flags), None if via is None else str(via),
+               tuple(str(a) for a in assumed))
 
 
 def report_to_json(report: Report) -> dict[str, object]:

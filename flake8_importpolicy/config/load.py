@@ -24,6 +24,7 @@ This module imports neither flake8 nor mypy.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -33,11 +34,13 @@ import shutil
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
-from flake8_importpolicy.config.positions import find_key_positions, locate_key
+from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
+from flake8_importpolicy.config.presets import preset_names, preset_path
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     POLICY_FILENAME,
@@ -47,9 +50,11 @@ from flake8_importpolicy.model.files import (
 from flake8_importpolicy.model.patterns import (
     ModulePattern,
     PatternError,
+    canonical_assumption_key,
     parse_pattern,
 )
 from flake8_importpolicy.model.policy import (
+    Assumption,
     External,
     HeavyRule,
     IgnoreRule,
@@ -57,6 +62,7 @@ from flake8_importpolicy.model.policy import (
     NodePattern,
     PatternEntry,
     Policy,
+    PolicySource,
     Settings,
     parse_node_pattern,
 )
@@ -74,7 +80,9 @@ DEFAULT_CALL_DEPTH: Final = 3
 
 EXTERNAL_VALUES: Final[tuple[External, ...]] = ("auto", "follow", "stop")
 
-_TOP_LEVEL_KEYS: Final = ("version", "settings", "heavy", "heavy-calls", "light", "ignore")
+_TOP_LEVEL_KEYS: Final = (
+    "version", "extends", "settings", "heavy", "heavy-calls", "light", "ignore", "assume"
+)
 _SETTINGS_KEYS: Final = (
     "source-roots",
     "interpreter",
@@ -133,71 +141,344 @@ def discover_policy(start: Path, explicit: Path | None = None) -> Policy:
 
 
 def load_policy(path: Path) -> Policy:
-    """Read, parse and validate a policy file.
+    """Read, parse and validate a policy file, with the bases it ``extends``.
 
     Args:
         path: a ``policy.toml`` (any name other than ``pyproject.toml`` is read as one) or a
             ``pyproject.toml`` whose ``[tool.importpolicy]`` table holds the policy.
 
     Returns:
-        The :class:`Policy`.
+        The :class:`Policy`. ``extends = [...]`` merges base files (an entry with a ``/`` or ending
+        in ``.toml``, relative to the extending file; a ``pyproject.toml`` base contributes its
+        ``[tool.importpolicy]``) and built-in presets (any other entry) into it: tables merge by
+        key and the extending file's value wins, a ``[light."x"]`` table is replaced whole, and
+        ``[[ignore]]`` entries concatenate, a base's first (docs/policy.md, ``extends``).
 
     Raises:
         PolicyError: for every kind of bad input (unreadable file, bad UTF-8, invalid TOML, a
-            ``pyproject.toml`` without ``[tool.importpolicy]``, schema problems), listing every
-            schema problem at once.
+            ``pyproject.toml`` without ``[tool.importpolicy]``, schema problems, a base that cannot
+            be read or is invalid, an ``extends`` cycle), listing every problem at once; a problem
+            in a base names that file (:attr:`PolicyProblem.file`) and its key there.
     """
     given = Path(path)
+    top = _read_source(given.absolute(), None)
+    merger = _Merger(top)
+    table = merger.run()
+    sources = tuple(merger.sources)
+    digest = top.digest
+    if sources:
+        digest = hashlib.sha256(
+            "\0".join([top.digest, *(f"{s.label}\0{s.digest}" for s in sources)]).encode()
+        ).hexdigest()
+    builder = _Builder(given.resolve(), top.text, top.prefix, merger)
     try:
-        raw = given.read_bytes()
+        policy = builder.build(table, digest)
+    except RecursionError:
+        raise PolicyError(given, [_TOO_DEEP]) from None
+    problems = merger.problems + [merger.attribute(problem) for problem in builder.problems]
+    if policy is None or problems:
+        raise PolicyError(given, problems or [PolicyProblem("", "invalid policy")])
+    return dataclasses.replace(policy, file_digest=top.digest, sources=sources)
+
+
+@dataclass
+class _Source:
+    """One file a policy is read from: the policy file, a base file or a preset's data file."""
+
+    path: Path
+    label: str | None  # None for the policy file itself; else how messages name it
+    text: str
+    prefix: str
+    table: dict[str, object]
+    digest: str
+
+
+def _read_source(path: Path, label: str | None, *, preset: bool = False) -> _Source:
+    """Read and parse one policy file (a base's ``[tool.importpolicy]`` for a ``pyproject.toml``).
+
+    Raises:
+        PolicyError: the file cannot be read, is not UTF-8 or TOML, or is a ``pyproject.toml``
+            without ``[tool.importpolicy]``; its problem carries ``file=label``.
+    """
+    def fail(problem: PolicyProblem) -> PolicyError:
+        return PolicyError(path, [dataclasses.replace(problem, file=label)])
+
+    try:
+        raw = path.read_bytes()
     except OSError as exc:
-        raise PolicyError(
-            given, [PolicyProblem("", f"cannot read: {exc.strerror or exc}")]
-        ) from None
+        raise fail(PolicyProblem("", f"cannot read: {exc.strerror or exc}")) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         byte_line, byte_column = _byte_position(raw, exc.start)
-        problem = PolicyProblem(
+        raise fail(PolicyProblem(
             "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", byte_line, byte_column
-        )
-        raise PolicyError(given, [problem]) from None
+        )) from None
     try:
         document: dict[str, object] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message, line, column = _toml_error(text, str(exc))
-        raise PolicyError(
-            given, [PolicyProblem("", f"invalid TOML: {message}", line, column)]
-        ) from None
+        raise fail(PolicyProblem("", f"invalid TOML: {message}", line, column)) from None
     except RecursionError:
-        raise PolicyError(given, [_TOO_DEEP]) from None
-
-    absolute = given.resolve()
+        raise fail(_TOO_DEEP) from None
     table: dict[str, object] = document
     prefix = ""
-    if absolute.name == PYPROJECT_FILENAME:
+    if path.name == PYPROJECT_FILENAME and not preset:
         prefix = _PYPROJECT_PREFIX
         tool = document.get("tool")
         if not isinstance(tool, dict) or "importpolicy" not in tool:
-            problem = PolicyProblem(
+            raise fail(PolicyProblem(
                 "",
                 f"no [{_PYPROJECT_PREFIX}] table; add one, "
                 f"or write the policy in {POLICY_FILENAME}",
-            )
-            raise PolicyError(given, [problem])
+            ))
         section = tool["importpolicy"]
         if not isinstance(section, dict):
-            problem = PolicyProblem(prefix, f"expected a table, got {_describe(section)}")
-            raise PolicyError(given, [problem])
+            raise fail(PolicyProblem(prefix, f"expected a table, got {_describe(section)}"))
         table = section
-    builder = _Builder(absolute, text, prefix)
+    return _Source(path, label, text, prefix, table, hashlib.sha256(raw).hexdigest())
+
+
+_MERGED_TABLES: Final = ("settings", "heavy", "heavy-calls", "light", "assume")
+
+
+class _Merger:
+    """Resolves ``extends`` (transitively) and merges the bases into the policy file's table,
+    remembering which file each entry came from (for messages and for problems)."""
+
+    def __init__(self, top: _Source) -> None:
+        self.top = top
+        self.problems: list[PolicyProblem] = []
+        self.sources: list[PolicySource] = []
+        # key path (without prefix) of an entry -> the file it came from
+        self.origins: dict[tuple[str, ...], _Source] = {}
+        # per merged [[ignore]] entry: (file, its index there, its line there)
+        self.ignore_origins: list[tuple[_Source, int, int]] = []
+        self._read: dict[Path, _Source | None] = {}
+
+    def run(self) -> dict[str, object]:
+        """The merged table of the policy file (without ``extends``)."""
+        table, origins, ignores = self._merged(self.top, (_identity(self.top.path),))
+        self.origins = origins
+        self.ignore_origins = ignores
+        return table
+
+    # -- reading bases -------------------------------------------------------------------------
+
+    def _label(self, path: Path) -> str:
+        """How messages name a base file: relative to the policy file's directory."""
+        try:
+            return os.path.relpath(path, self.top.path.parent)
+        except ValueError:  # another drive
+            return str(path)
+
+    def _bases(self, source: _Source, chain: tuple[Path, ...]) -> list[_Source]:
+        """The bases ``source`` extends, read (problems reported against ``source``)."""
+        if "extends" not in source.table:
+            return []
+        key = _child(source.prefix, "extends")
+        value = source.table["extends"]
+        if not isinstance(value, list):
+            self.report(source, key, f'expected an array of preset names and policy files, e.g. '
+                        f'["torch-cuda", "../base.toml"], got {_describe(value)}')
+            return []
+        bases: list[_Source] = []
+        for index, entry in enumerate(value):
+            item_key = f"{key}[{index}]"
+            if not isinstance(entry, str) or not entry.strip():
+                self.report(source, item_key, "expected a preset name or a policy file path, got "
+                            + (_describe(entry) if not isinstance(entry, str) else "an empty string"))
+                continue
+            base = self._base(source, item_key, entry.strip(), chain)
+            if base is not None:
+                bases.append(base)
+        return bases
+
+    def _base(
+        self, source: _Source, key: str, entry: str, chain: tuple[Path, ...]
+    ) -> _Source | None:
+        preset = "/" not in entry and "\\" not in entry and not entry.endswith(".toml")
+        if preset:
+            path = preset_path(entry)
+            if path is None:
+                names = preset_names()
+                close = difflib.get_close_matches(entry, names, n=1)
+                hint = f"did you mean {_quote(close[0])}? " if close else ""
+                self.report(source, key, f"unknown preset {_quote(entry)}; {hint}built-in presets: "
+                            + ", ".join(names) + ' (a file is written with a "/" or ending in .toml)')
+                return None
+            label = f"preset {entry}"
+        else:
+            path = Path(os.path.normpath(source.path.parent / entry))
+            label = self._label(path)
+        ident = _identity(path)
+        if ident in chain:
+            shown = [self._label(p) if p != chain[0] else self.top.path.name for p in chain]
+            self.report(source, key, "extends cycle: " + " -> ".join([*shown, label]))
+            return None
+        if ident in self._read:
+            return self._read[ident]
+        try:
+            base = _read_source(path, label, preset=preset)
+        except PolicyError as exc:
+            for problem in exc.problems:
+                if problem.message.startswith("cannot read"):
+                    self.report(source, key, f"{_quote(entry)}: {problem.message}"
+                                + ("" if preset else " (relative to the file that extends it)"))
+                else:
+                    self.problems.append(problem)
+            self._read[ident] = None
+            return None
+        self._read[ident] = base
+        self.sources.append(PolicySource(label, path, base.digest))
+        return base
+
+    # -- merging ---------------------------------------------------------------------------------
+
+    def _merged(
+        self, source: _Source, chain: tuple[Path, ...]
+    ) -> tuple[dict[str, object], dict[tuple[str, ...], _Source], list[tuple[_Source, int, int]]]:
+        """``source``'s table with its bases merged in, the origin of each entry, and the origin of
+        each ``[[ignore]]`` entry."""
+        table: dict[str, object] = {}
+        origins: dict[tuple[str, ...], _Source] = {}
+        ignores: list[tuple[_Source, int, int]] = []
+        for base in self._bases(source, chain):
+            sub_table, sub_origins, sub_ignores = self._merged(base, (*chain, _identity(base.path)))
+            self._merge(table, origins, ignores, sub_table, sub_origins, sub_ignores)
+        own_ignores: list[tuple[_Source, int, int]] = []
+        raw_ignores = source.table.get("ignore")
+        if isinstance(raw_ignores, list):
+            imports = [
+                (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
+                for item in raw_ignores
+            ]
+            lines = _ignore_lines(source.text, imports, source.prefix)
+            own_ignores = [(source, index, line) for index, line in enumerate(lines)]
+        own = {key: value for key, value in source.table.items() if key != "extends"}
+        own_origins = _origins_of(own, source)
+        self._merge(table, origins, ignores, own, own_origins, own_ignores)
+        return table, origins, ignores
+
+    @staticmethod
+    def _merge(
+        table: dict[str, object],
+        origins: dict[tuple[str, ...], _Source],
+        ignores: list[tuple[_Source, int, int]],
+        top: dict[str, object],
+        top_origins: dict[tuple[str, ...], _Source],
+        top_ignores: list[tuple[_Source, int, int]],
+    ) -> None:
+        """Merge ``top`` (the extending side) into ``table`` (what the bases gave), in place."""
+        for name, value in top.items():
+            old = table.get(name)
+            if name == "ignore" and isinstance(old, list) and isinstance(value, list):
+                table[name] = [*old, *value]
+                ignores.extend(top_ignores)
+                continue
+            if name == "ignore":
+                ignores[:] = list(top_ignores)
+            if name in _MERGED_TABLES and isinstance(old, dict) and isinstance(value, dict):
+                merged = dict(old)
+                for key, item in value.items():
+                    previous = merged.get(key)
+                    if name == "assume" and key == "environ" and isinstance(previous, dict) \
+                            and isinstance(item, dict):
+                        merged[key] = {**previous, **item}
+                    else:
+                        merged[key] = item
+                table[name] = merged
+            else:
+                table[name] = value
+                for path in [p for p in origins if p[0] == name]:
+                    del origins[path]
+        origins.update(top_origins)
+
+    # -- problems --------------------------------------------------------------------------------
+
+    def report(self, source: _Source, key: str, message: str) -> None:
+        """A problem with ``key`` of ``source`` (located in its text when it is a base)."""
+        self.problems.append(self._problem(source, key, message))
+
+    def _problem(self, source: _Source, key: str, message: str) -> PolicyProblem:
+        if source.label is None:
+            return PolicyProblem(key, message)
+        position = locate_key(find_key_positions(source.text), key) if key else None
+        line, column = position if position else (None, None)
+        return PolicyProblem(key, message, line, column, source.label)
+
+    def attribute(self, problem: PolicyProblem) -> PolicyProblem:
+        """A problem the validation of the merged table found, told against the file its entry
+        came from, with the key as written there."""
+        if problem.file is not None or not self.sources:
+            return problem
+        key = problem.key
+        prefix = self.top.prefix
+        if prefix and (key == prefix or key.startswith(prefix + ".")):
+            key = key[len(prefix) + 1:]
+        parts = parse_key_path(key) if key else None
+        if not parts:
+            return problem
+        if parts[0] == "ignore" and len(parts) > 1 and isinstance(parts[1], int):
+            if parts[1] >= len(self.ignore_origins):
+                return problem
+            source, index, line = self.ignore_origins[parts[1]]
+            if source.label is None:
+                return dataclasses.replace(problem, key=problem.key.replace(
+                    f"ignore[{parts[1]}]", f"ignore[{index}]", 1))
+            rest = key[key.index("]") + 1:]
+            local = _child(source.prefix, "ignore") + f"[{index}]" + rest
+            return PolicyProblem(local, problem.message, line, None, source.label)
+        origin = None
+        for size in (3, 2, 1):
+            origin = self.origins.get(tuple(str(p) for p in parts[:size]))
+            if origin is not None:
+                break
+        if origin is None or origin.label is None:
+            return problem
+        local = f"{origin.prefix}.{key}" if origin.prefix else key
+        return self._problem(origin, local, problem.message)
+
+    def origin(self, *path: str) -> _Source | None:
+        """The file the entry at ``path`` (``("heavy", "torch")``) came from, or None."""
+        for size in range(len(path), 0, -1):
+            found = self.origins.get(path[:size])
+            if found is not None:
+                return found
+        return None
+
+    def label(self, *path: str) -> str:
+        """:attr:`HeavyRule.source` for the entry at ``path``: ``""`` for the policy file itself."""
+        found = self.origin(*path)
+        return found.label or "" if found is not None else ""
+
+    def root(self, *path: str) -> Path | None:
+        """The directory that paths of the entry at ``path`` are relative to, when it came from a
+        base (None: the policy file's directory)."""
+        found = self.origin(*path)
+        return found.path.parent if found is not None and found.label is not None else None
+
+
+def _identity(path: Path) -> Path:
+    """The path a file is known by for ``extends`` cycles: symbolic links resolved."""
     try:
-        policy = builder.build(table, hashlib.sha256(raw).hexdigest())
-    except RecursionError:
-        raise PolicyError(given, [_TOO_DEEP]) from None
-    if policy is None or builder.problems:
-        raise PolicyError(given, builder.problems or [PolicyProblem("", "invalid policy")])
-    return policy
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def _origins_of(table: dict[str, object], source: _Source) -> dict[tuple[str, ...], _Source]:
+    """Every entry of one file's table, mapped to the file."""
+    origins: dict[tuple[str, ...], _Source] = {}
+    for name, value in table.items():
+        origins[(name,)] = source
+        if name in _MERGED_TABLES and isinstance(value, dict):
+            for key, item in value.items():
+                origins[(name, key)] = source
+                if name == "assume" and key == "environ" and isinstance(item, dict):
+                    for variable in item:
+                        origins[(name, key, variable)] = source
+    return origins
 
 
 def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
@@ -295,6 +576,14 @@ def _leaves(
     return [(segments, value)]
 
 
+def _flat_names(segments: list[str], value: object) -> list[tuple[str, object]]:
+    """The first leaf of the nested tables an unquoted dotted key made, as (dotted name, value)."""
+    while isinstance(value, dict) and value:
+        name, value = next(iter(value.items()))
+        segments = [*segments, name]
+    return [(".".join(segments), value)]
+
+
 def _has_reason(table: dict[str, object]) -> bool:
     return "reason" in table
 
@@ -348,9 +637,10 @@ def _ignore_lines(text: str, imports: list[object], prefix: str) -> list[int]:
 class _Builder:
     """Validates one policy table, collecting every problem in :attr:`problems`."""
 
-    def __init__(self, path: Path, text: str, prefix: str) -> None:
+    def __init__(self, path: Path, text: str, prefix: str, merger: _Merger | None = None) -> None:
         self.path = path
         self.root = path.parent
+        self.merger = merger
         self.text = text
         self.prefix = prefix
         self.is_pyproject = bool(prefix)
@@ -362,15 +652,38 @@ class _Builder:
     def add(self, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(PolicyProblem(key, message, line))
 
-    def located(self, entries: list[PatternEntry]) -> tuple[PatternEntry, ...]:
-        """``entries`` with the line each is written on (scanning the file only when there are any)."""
+    def located(
+        self, entries: list[PatternEntry], origin: tuple[str, ...] = ()
+    ) -> tuple[PatternEntry, ...]:
+        """``entries`` with the line each is written on (scanning the file only when there are any),
+        in the base they came from when ``origin`` (their table's key path) names one."""
         if not entries:
             return ()
-        positions = find_key_positions(self.text)
+        source = self.merger.origin(*origin) if self.merger is not None and origin else None
+        text, prefix = self.text, self.prefix
+        if source is not None and source.label is not None:
+            text, prefix = source.text, source.prefix
+
+        def local(key: str) -> str:
+            if self.prefix and key.startswith(self.prefix + "."):
+                key = key[len(self.prefix) + 1:]
+            return f"{prefix}.{key}" if prefix else key
+
+        positions = find_key_positions(text)
         return tuple(
-            PatternEntry(entry.key, entry.pattern, (locate_key(positions, entry.key) or (None,))[0])
+            PatternEntry(entry.key, entry.pattern,
+                         (locate_key(positions, local(entry.key)) or (None,))[0])
             for entry in entries
         )
+
+    def source(self, *path: str) -> str:
+        """Where the entry at ``path`` came from (:attr:`HeavyRule.source`; ``""``: this file)."""
+        return self.merger.label(*path) if self.merger is not None else ""
+
+    def setting_root(self, name: str) -> Path:
+        """The directory a path in ``settings.<name>`` is relative to: the file that set it."""
+        found = self.merger.root("settings", name) if self.merger is not None else None
+        return found if found is not None else self.root
 
     def key(self, name: str) -> str:
         """Key path of a top-level key (prefixed in pyproject.toml)."""
@@ -454,6 +767,7 @@ class _Builder:
             table.get("light", {}), heavy + heavy_calls, {**heavy_by_key, **calls_by_key}
         )
         ignores = self.ignores(table.get("ignore", []))
+        assumptions = self.assume(table.get("assume", {}))
         if self.problems or settings is None:
             return None
         return Policy(
@@ -465,6 +779,7 @@ class _Builder:
             ignores=ignores,
             digest=digest,
             heavy_calls=heavy_calls,
+            assumptions=assumptions,
         )
 
     def version(self, table: dict[str, object]) -> None:
@@ -532,14 +847,17 @@ class _Builder:
             )
             return ()
         roots: list[Path] = []
+        root = self.setting_root("source-roots")
 
         def check(item_key: str, item: str) -> None:
             if not item:
                 self.add(item_key, 'empty path; write "." for the policy file\'s directory')
                 return
-            directory = self.root / item
+            directory = root / item
             if not directory.is_dir():
                 note = "" if Path(item).is_absolute() else _RELATIVE_NOTE
+                if note and self.merger is not None and self.merger.root("settings", "source-roots"):
+                    note = " (relative to the directory of the base file that sets it)"
                 self.add(item_key, f"{_quote(item)} is not a directory{note}")
                 return
             resolved = directory.resolve()
@@ -565,7 +883,7 @@ class _Builder:
             return None
         separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
         if os.path.isabs(value) or any(sep in value for sep in separators):
-            path = Path(os.path.normpath(self.root / value))
+            path = Path(os.path.normpath(self.setting_root("interpreter") / value))
             note = "" if os.path.isabs(value) else _RELATIVE_NOTE
             if not path.exists():
                 self.add(key, f"{_quote(value)} does not exist{note}")
@@ -680,7 +998,7 @@ class _Builder:
                 f"got {_describe(value)}",
             )
             return default
-        return Path(resolve_cache_dir(self.root, value))
+        return Path(resolve_cache_dir(self.setting_root("cache-dir"), value))
 
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
@@ -723,7 +1041,7 @@ class _Builder:
             else:
                 reason = value
             if pattern is not None and reason is not None:
-                rule = HeavyRule(pattern, reason, call)
+                rule = HeavyRule(pattern, reason, call, self.source(section, name))
                 by_key[name] = rule
                 rules.append(rule)
         return tuple(rules), by_key
@@ -821,7 +1139,8 @@ class _Builder:
                     reason = self.reason(reason_key, value["reason"], "the module must stay light")
                 if "forbid" in value:
                     forbid = self.forbid(
-                        _child(key, "forbid"), value["forbid"], reason, heavy_by_key
+                        _child(key, "forbid"), value["forbid"], reason, heavy_by_key,
+                        self.source("light", name),
                     )
                 if "allow" in value:
                     allow = self.allow(_child(key, "allow"), value["allow"], heavy_by_key)
@@ -836,8 +1155,9 @@ class _Builder:
                     f"got {_describe(value)}",
                 )
             if len(self.problems) == count and pattern is not None and reason is not None:
-                rules.append(LightRule(pattern, reason, forbid, allow, after_import,
-                                       self.located(self.entries[entries:])))
+                located = self.located(self.entries[entries:], ("light", name))
+                rules.append(LightRule(pattern, reason, forbid, allow, after_import, located,
+                                       self.source("light", name)))
         return tuple(rules)
 
     def forbid(
@@ -846,6 +1166,7 @@ class _Builder:
         value: object,
         reason: str | None,
         heavy_by_key: dict[str, HeavyRule | None],
+        source: str = "",
     ) -> tuple[HeavyRule, ...]:
         rules: list[HeavyRule] = []
 
@@ -863,7 +1184,7 @@ class _Builder:
                         message += f"; did you mean {_quote(close[0])}?"
                     self.add(item_key, message)
                     return
-                rule = HeavyRule(pattern, reason or "")
+                rule = HeavyRule(pattern, reason or "", source=source)
                 self.entries.append(PatternEntry(item_key, pattern))
             if rule is not None and all(rule.pattern != other.pattern for other in rules):
                 rules.append(rule)
@@ -947,11 +1268,16 @@ class _Builder:
             (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
             for item in raw
         ]
-        lines = _ignore_lines(self.text, imports, self.prefix)
+        # each entry's file and line there (a base's entries come first, extends)
+        origins = self.merger.ignore_origins if self.merger is not None else []
+        if len(origins) != len(raw):
+            origins = []
+            lines = _ignore_lines(self.text, imports, self.prefix)
         rules: list[IgnoreRule] = []
         for index, item in enumerate(raw):
             key = f"{base}[{index}]"
-            line = lines[index]
+            line = origins[index][2] if origins else lines[index]
+            source = (origins[index][0].label or "") if origins else ""
             if not isinstance(item, dict):
                 self.add(key, f"expected a table, got {_describe(item)}", line)
                 continue
@@ -980,8 +1306,77 @@ class _Builder:
             if edge is not None and reason is not None:
                 text, importer, imported = edge
                 rules.append(IgnoreRule(importer, imported, reason, text, line,
-                                        unresolved="import" not in item))
+                                        unresolved="import" not in item, source=source))
         return tuple(rules)
+
+    def assume(self, raw: object) -> tuple[Assumption, ...]:
+        """Validate ``[assume]`` (dotted names and calls) and ``[assume.environ]``."""
+        base = self.key("assume")
+        if not isinstance(raw, dict):
+            self.add(base, 'expected a table of "dotted.name" = value or "dotted.f()" = value '
+                     f"entries ([{self.header('assume')}]), got {_describe(raw)}")
+            return ()
+        found: list[Assumption] = []
+        seen: dict[str, str] = {}
+        for name, value in raw.items():
+            key = _child(base, name, quote=True)
+            if name == "environ":
+                found.extend(self.environ(_child(base, "environ"), value))
+                continue
+            if isinstance(value, dict):
+                dotted = ".".join(segments for segments, _ in _flat_names([name], value))
+                self.add(key, "dotted keys make nested TOML tables; quote the name: "
+                         f"{_quote(dotted)} = ...")
+                continue
+            try:
+                canonical = canonical_assumption_key(name)
+            except PatternError as exc:
+                self.add(key, exc.reason)
+                canonical = None
+            if isinstance(value, float):
+                value = _integral(value)
+            if isinstance(value, bool) or _is_int(value) or isinstance(value, str):
+                pass
+            else:
+                self.add(key, "expected true, false, a string or an integer (the value Python "
+                         f"would see), got {_describe(value)}")
+                continue
+            if canonical is None:
+                continue
+            if canonical in seen:
+                self.add(key, f"the same name as {_quote(seen[canonical])}, written differently")
+                continue
+            seen[canonical] = name
+            assert isinstance(value, (bool, int, str))
+            found.append(Assumption(canonical, value, False, self.source("assume", name)))
+        return tuple(found)
+
+    def environ(self, base: str, raw: object) -> list[Assumption]:
+        """Validate ``[assume.environ]``: ``"VARIABLE" = "value"`` (set) or ``false`` (not set)."""
+        if not isinstance(raw, dict):
+            self.add(base, 'expected a table of "VARIABLE" = "value" or false entries '
+                     f"([{self.header('assume.environ')}]), got {_describe(raw)}")
+            return []
+        found: list[Assumption] = []
+        for name, value in raw.items():
+            key = _child(base, name, quote=True)
+            if not name or "=" in name or "\0" in name:
+                self.add(key, "not an environment variable name (empty, or with '=' or NUL)")
+                continue
+            if value is False:
+                found.append(Assumption(name, None, True, self.source("assume", "environ", name)))
+            elif isinstance(value, str):
+                if "\0" in value:
+                    self.add(key, "an environment variable's value cannot hold a NUL character")
+                    continue
+                found.append(Assumption(name, value, True, self.source("assume", "environ", name)))
+            elif value is True:
+                self.add(key, "true is not a value an environment variable can have: write the "
+                         'string it is set to ("1"), or false for "not set"')
+            else:
+                self.add(key, 'expected the string the variable is set to ("1"), or false for '
+                         f'"not set", got {_describe(value)}')
+        return found
 
     def unresolved_entry(
         self, key: str, value: object, line: int

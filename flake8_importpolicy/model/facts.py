@@ -6,6 +6,7 @@ them, caches store them as JSON, and the graph turns them into hops.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,10 +30,24 @@ __all__ = [
     "SourceRead",
     "Target",
     "UnresolvedSite",
+    "assumption_text",
 ]
 
 
 SiteKind = Literal["import", "from-import", "star-import", "importlib"]
+
+
+def assumption_text(key: str, value: bool | int | str | None, environ: bool = False) -> str:
+    """An ``[assume]`` entry as a policy writes it and chains name it: ``"a.f()" = false``,
+    ``"a.B" = "x"``, ``environ."VAR" = "1"`` (``false`` for a variable that is not set)."""
+    if isinstance(value, bool) or value is None:
+        shown = "true" if value else "false"
+    elif isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False)
+    else:
+        shown = str(value)
+    name = json.dumps(key, ensure_ascii=False)
+    return f"environ.{name} = {shown}" if environ else f"{name} = {shown}"
 
 
 @dataclass(frozen=True)
@@ -44,11 +59,18 @@ class Target:
             a branch runs if it runs for any of them (the union). Must not be empty.
         platform: a ``sys.platform`` value (``"linux"``, ``"win32"``, ``"darwin"``); ``os.name`` is
             derived from it (``"nt"`` for ``win32``, else ``"posix"``).
+        lazy_imports: the PEP 810 world (``settings.lazy-imports``).
+        assume: the policy's ``[assume]`` entries, ``(canonical key, value)`` sorted by key
+            (:func:`~flake8_importpolicy.model.patterns.canonical_assumption_key`).
+        environ: the policy's ``[assume.environ]`` entries, ``(variable, value or None for not
+            set)``, sorted.
     """
 
     versions: tuple[tuple[int, int], ...]
     platform: str
     lazy_imports: str = "normal"
+    assume: tuple[tuple[str, bool | int | str], ...] = ()
+    environ: tuple[tuple[str, str | None], ...] = ()
 
     @classmethod
     def running(cls) -> Target:
@@ -63,7 +85,10 @@ class Target:
     def key(self) -> str:
         """A short stable string identifying the target (for cache keys)."""
         versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
-        return f"{versions};{self.platform};{self.lazy_imports}"
+        key = f"{versions};{self.platform};{self.lazy_imports}"
+        if self.assume or self.environ:  # facts depend on what the conditions are assumed to be
+            key += ";" + json.dumps([self.assume, self.environ], sort_keys=True)
+        return key
 
 
 @dataclass(frozen=True)
@@ -91,6 +116,8 @@ class ImportSite:
             ImportError`` fallback of a ``try`` of imports runs only if one is missing, and
             ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except ImportError: HAS_X =
             False`` only if ``x`` is found (docs/semantics.md rule 12). Empty: no such guard.
+        assumed: the ``[assume]`` entries (:func:`assumption_text`) that decided a condition this
+            site runs under: without them it would not run, or only conditionally.
     """
 
     line: int
@@ -105,6 +132,7 @@ class ImportSite:
     lazy_use_line: int | None = None
     guard: tuple[str, ...] = ()
     guard_resolves: bool = True
+    assumed: tuple[str, ...] = ()
 
 
 CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
@@ -125,6 +153,7 @@ class CallSite:
             ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
             its ``__set_name__`` runs too).
         flags: as for :class:`ImportSite`.
+        assumed: as for :class:`ImportSite`.
     """
 
     line: int
@@ -133,6 +162,7 @@ class CallSite:
     local: bool
     kind: CallKind = "call"
     flags: tuple[Flag, ...] = ()
+    assumed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,8 @@ class Hop:
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``, ...).
         via: runtime chains only: the module whose import-time code was running when a function of
             a module loaded earlier made the import (shown as the flag ``via <module>``).
+        assumed: the ``[assume]`` entries the statement's running depends on (shown as the flag
+            ``assuming <entry>``).
     """
 
     module: str
@@ -233,16 +235,21 @@ class Hop:
     imported: str
     flags: tuple[Flag, ...] = ()
     via: str | None = None
+    assumed: tuple[str, ...] = ()
 
     def sort_key(self) -> tuple[int, int, str]:
         """The tie-break order between hops of equal chain length: ``(line, col, imported)``."""
         return (self.line, self.col, self.imported)
 
     def shown_flags(self) -> tuple[str, ...]:
-        """The flags as shown to users, sorted: :attr:`flags`, and ``via <module>``."""
-        if self.via is None:
+        """The flags as shown to users, sorted: :attr:`flags`, ``via <module>`` and ``assuming
+        <entry>`` for each of :attr:`assumed`."""
+        extra = [f"assuming {entry}" for entry in self.assumed]
+        if self.via is not None:
+            extra.append(f"via {self.via}")
+        if not extra:
             return tuple(self.flags)
-        return tuple(sorted((*self.flags, f"via {self.via}")))
+        return tuple(sorted((*self.flags, *extra)))
 
 
 @dataclass(frozen=True)

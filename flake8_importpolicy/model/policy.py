@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from flake8_importpolicy.model.facts import assumption_text
 from flake8_importpolicy.model.graph import CallNode, FunctionNode
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
 
 __all__ = [
+    "Assumption",
     "External",
     "HeavyRule",
     "IgnoreRule",
@@ -25,6 +27,8 @@ __all__ = [
     "NodePattern",
     "PatternEntry",
     "Policy",
+    "PolicySource",
+    "Preset",
     "Settings",
     "parse_node_pattern",
 ]
@@ -41,11 +45,19 @@ class HeavyRule:
         reason: why importing it is heavy (a non-empty string from the policy).
         call: True for a ``[heavy-calls]`` rule: the pattern names functions (``torch.cuda.init``)
             that must not be *called* at import time, matched against call nodes ``"name()"``.
+        source: where the entry came from when not from the policy file itself: a base file of
+            ``extends`` (``"base.toml"``) or a built-in preset (``"preset torch-cuda"``); else ``""``.
     """
 
     pattern: ModulePattern
     reason: str
     call: bool = False
+    source: str = ""
+
+    @property
+    def shown_reason(self) -> str:
+        """The reason as every message shows it: with ``[from <source>]`` for an entry of a base."""
+        return f"{self.reason} [from {self.source}]" if self.source else self.reason
 
     def matches_node(self, node: str) -> bool:
         """True if this rule matches a graph node: a module name, or a :class:`CallNode` for a call
@@ -87,6 +99,7 @@ class LightRule:
             true after importing the module, for the runtime proof.
         entries: the ``forbid`` and ``allow`` entries that name no ``[heavy]``/``[heavy-calls]``
             key, in file order (checked against the modules that exist: IPL007).
+        source: as :attr:`HeavyRule.source`.
     """
 
     pattern: ModulePattern
@@ -95,6 +108,7 @@ class LightRule:
     allow: tuple[ModulePattern, ...]
     after_import: tuple[str, ...]
     entries: tuple[PatternEntry, ...] = ()
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,6 +221,7 @@ class IgnoreRule:
             1 if not found).
         unresolved: an ``unresolved = "pattern"`` entry instead: it accepts the unresolved
             import-time code (IPL006) of the modules ``importer`` names, and matches no edge.
+        source: as :attr:`HeavyRule.source` (``line`` is then a line of that file).
     """
 
     importer: ModulePattern | NodePattern
@@ -215,6 +230,7 @@ class IgnoreRule:
     text: str
     line: int
     unresolved: bool = False
+    source: str = ""
 
     def matches(self, importer: str, imported: str) -> bool:
         """Return True if the edge ``importer -> imported`` (dotted names) is ignored.
@@ -230,6 +246,76 @@ class IgnoreRule:
         """Return True if this ``unresolved = ...`` entry accepts the unresolved code of ``module``
         (a module, or a function body run at import time: its module counts)."""
         return self.unresolved and self.importer.matches_exactly(str(module).partition(":")[0])
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """An ``[assume]`` entry: a fact about the runtime the analysed code will run in, used wherever the
+    engine evaluates a condition (docs/policy.md, ``[assume]``).
+
+    Attributes:
+        key: for an ``[assume]`` entry, the dotted name or call in canonical form
+            (:func:`flake8_importpolicy.model.patterns.canonical_assumption_key`:
+            ``vllm.platforms.current_platform.is_rocm()``, ``vllm.envs.VLLM_USE_V1``); for an
+            ``[assume.environ]`` entry, the environment variable's name.
+        value: the assumed value: a bool, str or int; for an environment variable its string value,
+            or None for "not set" (``false`` in the policy).
+        environ: True for an ``[assume.environ]`` entry.
+        source: as :attr:`HeavyRule.source`.
+    """
+
+    key: str
+    value: bool | str | int | None
+    environ: bool = False
+    source: str = ""
+
+    @property
+    def text(self) -> str:
+        """The entry as a policy writes it: ``"x.is_rocm()" = false``, ``environ."VAR" = "1"``
+        (:func:`~flake8_importpolicy.model.facts.assumption_text`)."""
+        return assumption_text(self.key, self.value, self.environ)
+
+    @property
+    def label(self) -> str:
+        """How ``verify`` names the entry: ``[assume] "x()" = false`` (with ``[from <source>]`` for an
+        entry of a base)."""
+        shown = f"[assume] {self.text}"
+        return f"{shown} [from {self.source}]" if self.source else shown
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A built-in preset as ``importpolicy presets`` shows it.
+
+    Attributes:
+        name: what ``extends`` names it by (``torch-cuda``).
+        path: its data file in the package.
+        header: the comment lines at the top of the data file (what it is, where it comes from),
+            without the ``#``.
+        entries: ``(table, key, reason)`` of every entry, in file order; each reason ends with the
+            entry's source (torch version and file:line, or a measurement).
+    """
+
+    name: str
+    path: Path
+    header: tuple[str, ...]
+    entries: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class PolicySource:
+    """A file the policy was merged from besides the policy file itself (``extends``).
+
+    Attributes:
+        label: how messages name it: its path relative to the policy file's directory (or absolute),
+            or ``preset NAME`` for a built-in preset.
+        path: the file (absolute): a base file, or the preset's data file in the package.
+        digest: the SHA-256 hex digest of the bytes that were read.
+    """
+
+    label: str
+    path: Path
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -283,8 +369,13 @@ class Policy:
         heavy: the ``[heavy]`` rules, in file order.
         light: the ``[light]`` rules, in file order.
         heavy_calls: the ``[heavy-calls]`` rules (``call=True``), in file order.
-        ignores: the ``[[ignore]]`` rules, in file order.
-        digest: the sha256 hex digest of the file's bytes (for caches).
+        ignores: the ``[[ignore]]`` rules, in file order (a base's first, ``extends``).
+        digest: the sha256 hex digest of the file's bytes, combined with those of every base file
+            and preset it extends (for caches: any change of what the policy is made of changes it).
+        file_digest: the sha256 hex digest of the policy file's own bytes.
+        assumptions: the ``[assume]`` and ``[assume.environ]`` entries.
+        sources: the base files and presets merged in (``extends``, transitively), in the order
+            they were read.
     """
 
     path: Path
@@ -295,6 +386,14 @@ class Policy:
     ignores: tuple[IgnoreRule, ...]
     digest: str
     heavy_calls: tuple[HeavyRule, ...] = ()
+    file_digest: str = ""
+    assumptions: tuple[Assumption, ...] = ()
+    sources: tuple[PolicySource, ...] = ()
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The names of the built-in presets in effect (``extends``, transitively)."""
+        return tuple(s.label.removeprefix("preset ") for s in self.sources if s.label.startswith("preset "))
 
     def relpath(self, path: Path) -> str:
         """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,

@@ -72,7 +72,7 @@ def find_why_graph(why: WhyResult, relpath: PathFormatter) -> WhyGraph:
         why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
     """
-    forbidden: Mapping[str, str] = {name: single_line(rule.reason) for name, rule in why.forbidden}
+    forbidden: Mapping[str, str] = {name: single_line(rule.shown_reason) for name, rule in why.forbidden}
     depth = {why.module: 0}  # of each node and each edge: its least position in any chain
     edges: dict[Hop, int] = {}
     for name in forbidden:

@@ -10,6 +10,7 @@ from flake8_importpolicy.model.findings import Problem, Report, WhyResult
 from flake8_importpolicy.model.graph import UnresolvedCode
 from flake8_importpolicy.codes import IPL900
 from flake8_importpolicy.model.errors import PolicyProblem
+from flake8_importpolicy.model.policy import Preset
 from flake8_importpolicy.output.render import PathFormatter, format_policy_problem, hop_to_json
 
 __all__ = ["format_policy_error_json", "format_report_json", "format_why_json"]
@@ -126,6 +127,7 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
                     "module": name,
                     "pattern": rule.pattern.text,
                     "reason": rule.reason,
+                    "source": rule.source,
                     "chain": [hop_to_json(hop, relpath) for hop in why.closure[name]],
                 }
                 for name, rule in why.forbidden
@@ -142,3 +144,20 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
 def _module_path(why: WhyResult, name: str, relpath: PathFormatter) -> str | None:
     path = why.paths.get(name)
     return relpath(path) if path is not None else None
+
+
+def format_presets_json(presets: Sequence[Preset]) -> str:
+    """``importpolicy presets --format json``: ``{"presets": [{"name", "file", "header",
+    "entries": [{"table", "key", "reason"}]}]}``."""
+    return json.dumps({"presets": [
+        {
+            "name": preset.name,
+            "file": preset.path.name,
+            "header": list(preset.header),
+            "entries": [
+                {"table": table, "key": key, "reason": reason}
+                for table, key, reason in preset.entries
+            ],
+        }
+        for preset in presets
+    ]}, indent=2, ensure_ascii=False) + "\n"

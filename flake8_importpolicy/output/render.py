@@ -221,7 +221,8 @@ def single_line(text: str) -> str:
 def format_policy_problem(problem: PolicyProblem) -> str:
     """One problem of an unusable policy, on one line: ``<key path>: <message>`` (the message alone
     for a problem with the whole file)."""
-    return single_line(f"{problem.key}: {problem.message}" if problem.key else problem.message)
+    key = problem.shown_key
+    return single_line(f"{key}: {problem.message}" if key else problem.message)
 
 
 def format_error_line(error: Exception, location: str) -> str:
@@ -236,8 +237,8 @@ def format_error_line(error: Exception, location: str) -> str:
     problems = getattr(error, "problems", None)
     if not problems:
         return f"{location}: error: {single_line(str(error))}"
-    line = problems[0].line if len(problems) == 1 else None
-    parts = [f"{p.key}: {p.message}" if p.key else p.message for p in problems]
+    line = problems[0].line if len(problems) == 1 and problems[0].file is None else None
+    parts = [f"{p.shown_key}: {p.message}" if p.shown_key else p.message for p in problems]
     head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
     where = f"{location}:{line}" if line else location
     return f"{where}: error: {single_line(head + '; '.join(parts))}"

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from flake8_importpolicy.model.findings import Problem, Report, WhyResult
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
-from flake8_importpolicy.model.policy import HeavyRule
+from flake8_importpolicy.model.policy import HeavyRule, Preset
 from flake8_importpolicy.output.render import (
     PathFormatter,
     format_covers,
@@ -114,8 +114,26 @@ def _render_tree(
         mark = ""
         rule = reasons.get(hop.imported)
         if rule is not None and not children:
-            mark = f"  FORBIDDEN: {single_line(rule.reason)}"
+            mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
         _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]
                      reasons, relpath)
+
+
+def format_presets_text(presets: Sequence[Preset]) -> str:
+    """``importpolicy presets``: each built-in preset with its header (what it is, where it comes
+    from) and every entry with its reason, which ends with the entry's source."""
+    out: list[str] = []
+    for preset in presets:
+        tables = sorted({table for table, _, _ in preset.entries})
+        counts = ", ".join(
+            f"{sum(1 for t, _, _ in preset.entries if t == table)} [{table}]" for table in tables
+        )
+        out.append(f'{preset.name} ({counts}; extends = ["{preset.name}"])')
+        out.extend(f"  # {single_line(line)}" for line in preset.header if line)
+        for table, key, reason in preset.entries:
+            shown = f"{key}()" if table == "heavy-calls" else key
+            out.append(f"  {shown}: {single_line(reason)}")
+        out.append("")
+    return "\n".join(out)

@@ -239,7 +239,7 @@ def judge_run(
         finding = ForbiddenExecution(
             module=record.name,
             pattern=rule.pattern.text,
-            reason=rule.reason,
+            reason=rule.shown_reason,
             chain=chain,
             predicted=None if predicted is None else covered,
             flags=tuple(f for f in record.flags if f == "unrecorded"),

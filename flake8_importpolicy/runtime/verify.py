@@ -27,7 +27,7 @@ from flake8_importpolicy.analysis.resolve import query_interpreter
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
+from flake8_importpolicy.model.policy import Assumption, HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter, single_line
 from flake8_importpolicy.output.status import open_status_line
@@ -41,8 +41,10 @@ from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, run_import
 
 __all__ = [
     "LightPlan",
+    "TORCH_CUDA_CHECK",
     "UnknownLightModule",
     "Verifier",
+    "assumption_check",
     "assert_import_light",
     "run_command",
     "verify_import",
@@ -67,20 +69,66 @@ class LightPlan:
             (every ``[light]`` rule that names it, merged), as ``check`` applies them.
         predicted: the forbidden modules the static check predicts for it (each violation's
             ``heavy`` and ``also``).
+        checks: what is evaluated after the import besides ``after-import``: each ``[assume]``
+            entry (:func:`assumption_check`) and, with preset ``torch-cuda`` in effect,
+            :data:`TORCH_CUDA_CHECK`.
     """
 
     module: str
     rules: ModuleRules
     predicted: frozenset[str]
+    checks: tuple[str, ...] = ()
 
     @property
     def after_import(self) -> tuple[str, ...]:
-        """The ``after-import`` expressions to evaluate after the import."""
-        return self.rules.after_import
+        """The expressions to evaluate after the import: :data:`TORCH_CUDA_CHECK` first (before any
+        other expression can initialise CUDA), then ``after-import``, then the other :attr:`checks`."""
+        cuda = tuple(check for check in self.checks if check == TORCH_CUDA_CHECK)
+        others = tuple(check for check in self.checks if check != TORCH_CUDA_CHECK)
+        return (*cuda, *self.rules.after_import, *others)
 
     def forbidden_rule(self, module: str) -> HeavyRule | None:
         """The forbid rule that ``module`` matches (``allow`` applied), or None."""
         return self.rules.forbidden_rule(module)
+
+
+TORCH_CUDA_CHECK = (
+    "'torch.cuda' not in sys.modules or not sys.modules['torch.cuda'].is_initialized()"
+    "  # preset torch-cuda: torch.cuda.is_initialized() after the import, when torch was loaded"
+)
+"""With preset ``torch-cuda`` in effect, ``verify`` evaluates this after each light module's import:
+CUDA initialised at import time fails (torch's ``_is_in_bad_fork`` makes a forked child's first CUDA
+call raise; docs/presets.md)."""
+
+
+def assumption_check(assumption: Assumption, is_module: Callable[[str], bool]) -> str:
+    """The expression ``verify`` evaluates after the import for an ``[assume]`` entry: true when the
+    assumption holds, false or raising when it does not; an entry whose module the import did not
+    load holds (nothing that ran depended on it). It ends with a comment naming the entry.
+
+    Args:
+        assumption: the entry.
+        is_module: whether a dotted name is a module (the longest such prefix of the entry's name
+            is looked up in ``sys.modules``; the rest are attributes).
+    """
+    label = f"  # {assumption.label}"
+    if assumption.environ:
+        if assumption.value is None:
+            return f"{assumption.key!r} not in os.environ{label}"
+        return f"os.environ.get({assumption.key!r}) == {assumption.value!r}{label}"
+    name, paren, arguments = assumption.key.partition("(")
+    parts = name.split(".")
+    cut = next((n for n in range(len(parts) - 1, 0, -1) if is_module(".".join(parts[:n]))), 1)
+    module = ".".join(parts[:cut])
+    expression = f"sys.modules[{module!r}]" + "".join(f".{part}" for part in parts[cut:])
+    expression += paren + arguments
+    if assumption.value is True:
+        test = f"bool({expression})"
+    elif assumption.value is False:
+        test = f"not ({expression})"
+    else:
+        test = f"({expression}) == {assumption.value!r}"
+    return f"{module!r} not in sys.modules or {test}{label}"
 
 
 class Verifier:
@@ -140,6 +188,12 @@ class Verifier:
                 problems.append(f"light pattern {rule.pattern.text!r} matches no module")
             modules.update(found)
         plans = []
+        checks = tuple(
+            assumption_check(a, lambda name: self.engine.index.resolve_module(name).kind != "unresolved")
+            for a in self.policy.assumptions
+        )
+        if "torch-cuda" in self.policy.presets:
+            checks += (TORCH_CUDA_CHECK,)
         for module in sorted(modules):
             rules = self.policy.rules_for(module)
             predicted: set[str] = set()
@@ -147,7 +201,7 @@ class Verifier:
             for violation in violations:
                 predicted.add(violation.heavy)
                 predicted.update(violation.also)
-            plans.append(LightPlan(module, rules, frozenset(predicted)))
+            plans.append(LightPlan(module, rules, frozenset(predicted), checks))
         return tuple(plans), tuple(problems)
 
     def verify(self, plan: LightPlan) -> LightResult:
