@@ -1,13 +1,15 @@
 """The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
 
-Exit codes: 0 clean, 1 findings (IPL001, IPL003, IPL004, IPL005), 2 usage, policy or interpreter
-error. Errors are one clear message on stderr, never a traceback.
+Exit codes: 0 clean, 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009), 2 usage, policy, baseline
+or interpreter error, 3 an internal error (a bug). Errors are one clear message on stderr, never a
+traceback (except for an internal error, whose traceback is what a bug report needs).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import time
@@ -37,6 +39,7 @@ WHY_FORMATS = ("text", "json", "dot", "mermaid")
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_INTERNAL = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +91,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="unresolved import-time code (IPL006): info reports it, error also makes the check "
         "fail (default: the policy's settings.unresolved, else info)",
     )
+    check.add_argument(
+        "--baseline", type=Path, metavar="FILE",
+        help="report only findings not recorded in this baseline file, and each entry that no "
+        "longer occurs as IPL009 (default: the policy's settings.baseline, else none)",
+    )
+    check.add_argument(
+        "--write-baseline", nargs="?", const="", metavar="FILE",
+        help="record today's IPL001 and IPL008 findings in a baseline file instead of reporting "
+        "them (default FILE: --baseline, else settings.baseline, else importpolicy-baseline.json "
+        "beside the policy); an existing file is rewritten sorted, without its stale entries, and "
+        "gains new entries only with --add",
+    )
+    check.add_argument(
+        "--add", action="store_true",
+        help="with --write-baseline: also record findings the existing baseline does not hold",
+    )
     check.set_defaults(handler=_run_check)
+
+    suggest = sub.add_parser(
+        "suggest", parents=[common],
+        help="draft a policy: light and heavy candidates, read from the sources (never imported)",
+        description="Read the source roots (never importing them) and print a draft policy.toml: "
+        "light candidates (package __init__ modules, console-script and entry-point modules, "
+        "modules many others import), ranked by a score (docs/adopt.md), each with its predicted "
+        "import-time closure size and the heavy candidates it reaches; heavy candidates (modules "
+        "of the heavy-ml preset reached, first-party modules with large closures). Works with or "
+        "without an existing policy (--policy, or one found from the working directory).",
+    )
+    suggest.add_argument(
+        "--limit", type=int, default=20, metavar="N",
+        help="how many light candidates to list (default: 20)",
+    )
+    suggest.add_argument(
+        "--format", choices=("toml", "json"), default="toml",
+        help="toml: the draft policy.toml; json: the candidates and their numbers (default: toml)",
+    )
+    suggest.add_argument(
+        "--output", "-o", type=Path, metavar="FILE",
+        help="write the draft to FILE instead of stdout (an existing file only with --force)",
+    )
+    suggest.add_argument("--force", action="store_true", help="with --output: overwrite FILE")
+    suggest.add_argument(
+        "--source-root", action="append", default=[], type=Path, metavar="DIR",
+        help="without a policy: a directory holding first-party packages (repeatable; default: "
+        "src if it exists, else the working directory)",
+    )
+    suggest.set_defaults(handler=None)
 
     why = sub.add_parser(
         "why", parents=[common], help="show what importing a module runs, and why it is heavy",
@@ -130,6 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
+    )
+    verify.add_argument(
+        "--import-time", action="store_true",
+        help="also measure each light module's import time with -X importtime (always done for "
+        "light modules with max-import-ms)",
+    )
+    verify.add_argument(
+        "--runs", type=int, default=5, metavar="N",
+        help="fresh interpreters per light module for the import time; the median is reported "
+        "(default: 5)",
+    )
+    verify.add_argument(
+        "--fail-on-time", action="store_true",
+        help="fail a light module whose median import time is over its max-import-ms (wall time "
+        "is noisy: by default it is only reported)",
     )
     verify.add_argument("modules", nargs="*", metavar="MODULE", help="only these light modules")
     verify.set_defaults(handler=_run_verify)
@@ -173,6 +237,13 @@ def run() -> NoReturn:
         # The reader went away (``| head``): stop writing and leave, as the signal module's note on
         # SIGPIPE advises, with the error code (the report was not delivered).
         code = EXIT_ERROR
+    except Exception:  # a bug: never exit 1, which would read as "findings"
+        import traceback
+
+        traceback.print_exc()
+        print(f"importpolicy: internal error (importpolicy {__version__}); this is a bug, please "
+              "report it with the traceback above", file=sys.stderr)
+        code = EXIT_INTERNAL
     try:
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
@@ -188,7 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "presets":
         return _run_presets(args)
     try:
-        code = _run_cached_check(args) if args.command == "check" else None
+        code = _run_suggest(args) if args.command == "suggest" else None
+        if code is None and args.command == "check":
+            code = _run_cached_check(args)
         if code is None:
             from flake8_importpolicy.analysis.resolve import stop_started_queries
             from flake8_importpolicy.config.load import discover_policy
@@ -266,8 +339,8 @@ def _format_error(output_format: str, error: Exception) -> str:
 
 def _run_cached_check(args: argparse.Namespace) -> int | None:
     """``check`` answered from the answer index, without loading the policy or the engine; None when
-    there is no fresh answer (or ``--no-cache``)."""
-    if args.no_cache:
+    there is no fresh answer (or ``--no-cache``, or ``--write-baseline``)."""
+    if args.no_cache or args.write_baseline is not None:
         return None
     from flake8_importpolicy.answers.whole import find_cached_report
     from flake8_importpolicy.config.locate import find_policy
@@ -280,7 +353,8 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
     if path is None:
         return None
     report = find_cached_report(
-        str(path), interpreter=args.interpreter, target_versions=args.target_version
+        str(path), interpreter=args.interpreter, target_versions=args.target_version,
+        baseline=_baseline_option(args),
     )
     if report is None:
         return None
@@ -308,7 +382,7 @@ def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
     will be asked: with ``--no-cache``, or before the cache has any interpreter facts."""
     from flake8_importpolicy.analysis.resolve import start_interpreter_query
 
-    if args.command not in ("check", "why"):
+    if args.command not in ("check", "why", "suggest"):
         return
     if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
         start_interpreter_query(policy.settings.interpreter_executable(args.interpreter))
@@ -358,10 +432,18 @@ def _jobs(args: argparse.Namespace) -> int:
     return int(args.jobs)
 
 
+def _baseline_option(args: argparse.Namespace) -> str | None:
+    """What filters the report: ``--baseline FILE`` (absolute), or None for the policy's own."""
+    return str(args.baseline.absolute()) if args.baseline is not None else None
+
+
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.whole import check_policy_cached
     from flake8_importpolicy.output.status import open_status_line
 
+    if args.add and args.write_baseline is None:
+        raise _UsageError("--add only goes with --write-baseline")
+    writing = args.write_baseline is not None
     status = open_status_line(sys.stderr)  # None unless stderr is a terminal
     try:
         report = check_policy_cached(
@@ -371,11 +453,49 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
             use_cache=not args.no_cache,
             progress=status,
             jobs=_jobs(args),
+            baseline="" if writing else _baseline_option(args),
         )
     finally:
         if status is not None:
             status.clear()
+    if writing:
+        return _write_baseline(args, policy, report)
     return _write_report(args, report, policy.relpath)
+
+
+def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) -> int:
+    """``check --write-baseline [FILE]``: record the report's IPL001 and IPL008 findings. An
+    existing file is rewritten sorted without its stale entries; it gains entries only with
+    ``--add`` (else exit 2, nothing written)."""
+    from flake8_importpolicy.config.baseline import load_baseline, write_baseline
+    from flake8_importpolicy.model.baseline import entries_of
+    from flake8_importpolicy.model.files import BASELINE_FILENAME
+    from flake8_importpolicy.output.text import format_baseline_refused, format_baseline_written
+
+    if args.write_baseline:
+        target = Path(args.write_baseline).absolute()
+    elif args.baseline is not None:
+        target = args.baseline.absolute()
+    else:
+        target = policy.settings.baseline or policy.root / BASELINE_FILENAME
+    today = entries_of(report.violations)
+    before = load_baseline(target).entries if target.exists() else None
+    known = {entry.identity for entry in before or ()}
+    added = [entry for entry in today if entry.identity not in known]
+    if before is not None and added and not args.add:
+        print(format_baseline_refused(policy.relpath(target), added), file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        write_baseline(target, today)
+    except OSError as exc:
+        raise _UsageError(f"cannot write {policy.relpath(target)}: {exc.strerror or exc}") from exc
+    in_use = args.baseline is not None or policy.settings.baseline == target
+    setting = os.path.relpath(target, policy.root).replace(os.sep, "/")
+    removed = len(known - {entry.identity for entry in today})
+    sys.stdout.write(format_baseline_written(
+        policy.relpath(target), len(today), len(added), removed, None if in_use else setting
+    ))
+    return EXIT_CLEAN
 
 
 def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatter) -> int:
@@ -453,6 +573,78 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc
+
+
+def _run_suggest(args: argparse.Namespace) -> int:
+    """``importpolicy suggest``: a draft policy from the sources (never imported), with or without an
+    existing policy; written to stdout, or ``--output FILE`` (an existing file only with
+    ``--force``). The draft is loaded before it is written: one that would not load is a bug."""
+    from flake8_importpolicy.analysis.resolve import stop_started_queries
+    from flake8_importpolicy.analysis.suggest import (
+        ImportScan,
+        find_first_party_modules,
+        suggest_policy,
+    )
+    from flake8_importpolicy.config.load import load_policy, policy_from_text
+    from flake8_importpolicy.config.locate import find_policy
+    from flake8_importpolicy.config.presets import read_preset
+    from flake8_importpolicy.config.project import find_entry_points
+    from flake8_importpolicy.output.suggest import format_suggestion_json, format_suggestion_toml
+
+    if args.limit < 0:
+        raise _UsageError(f"--limit must be at least 0, got {args.limit}")
+    output = args.output.absolute() if args.output is not None else None
+    if output is not None and output.exists() and not args.force:
+        raise _UsageError(f"{args.output} exists; pass --force to overwrite it")
+    if args.force and output is None:
+        raise _UsageError("--force only goes with --output")
+    found = args.policy if args.policy is not None else find_policy(Path.cwd())
+    if found is not None:
+        if args.source_root:
+            raise _UsageError("--source-root is for a project without a policy; the policy's "
+                              "settings.source-roots are used")
+        policy = load_policy(found)
+        if output is not None and output.resolve() == policy.path:
+            raise _UsageError(f"the draft extends {args.output}: write it to another file")
+        root = policy.root
+    else:
+        root = Path.cwd().absolute()
+        roots = ", ".join(json.dumps(str(r.absolute())) for r in args.source_root)
+        policy = policy_from_text(f"[settings]\nsource-roots = [{roots}]\n" if roots else "",
+                                  root / "policy.toml")
+    directory = output.parent if output is not None else root
+    heavy_ml = read_preset("heavy-ml")
+    entries = [(key, reason) for table, key, reason in (heavy_ml.entries if heavy_ml else ())
+               if table == "heavy"]
+    roots_dirs = policy.settings.source_roots
+    points = find_entry_points([root, *roots_dirs, *(r.parent for r in roots_dirs)])
+    if found is None:  # no cache directory in a project that has no policy yet
+        args.no_cache = True
+    _start_query_early(args, policy)
+    paused = gc.isenabled()
+    try:
+        gc.disable()
+        scan = ImportScan(find_first_party_modules(roots_dirs))  # while the interpreter answers
+        with _engine(args, policy) as engine:
+            suggestion = suggest_policy(engine, scan, limit=args.limit, entry_points=points,
+                                        heavy_ml=entries, root=directory)
+    finally:
+        if paused:
+            gc.enable()
+        stop_started_queries()
+    draft = format_suggestion_toml(suggestion, directory)
+    policy_from_text(draft, directory / (output.name if output is not None else "policy.toml"))
+    text = draft if args.format == "toml" else format_suggestion_json(suggestion, directory)
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"wrote {args.output}: {len(suggestion.light)} light and {len(suggestion.heavy)} heavy "
+          "candidates", file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def _run_presets(args: argparse.Namespace) -> int:

@@ -273,6 +273,82 @@ IPL007: Final = Code(
     "A forbid or allow entry of a [light] rule names no [heavy] key and no module.",
     help=_IPL007_HELP,
 )
+_IPL008_HELP: Final = """\
+**What it does.** Reports a light module whose predicted import-time closure is larger than the
+`max-modules` of its `[light."…"]` rule. The closure is counted as every first-party module that
+runs (the light module and its parent packages included) plus each top-level third-party or
+standard-library package reached (`numpy` counts once however many of its submodules run); modules
+already imported at interpreter start-up do not count. The report gives the count, the budget and
+the first hops (the light module's own statements) that bring in the most counted modules. It is
+reported at line 1 of the light module's file. `importpolicy verify` counts what really executed
+the same way and fails the light module when that count is over the budget too.
+
+**Why it matters.** A forbidden-module list catches the heavy imports you know of; a budget catches
+the slow growth nobody names: each new convenience import adds a few modules, and after a year
+`import mypkg.cli` takes a second. transformers' CI fails when `import transformers` loads more
+than a fixed number of modules for the same reason.
+
+**Example.**
+
+```toml
+[light."mypkg.cli"]
+reason = "the command line must start fast"
+max-modules = 40
+```
+
+`mypkg/cli.py:1:1: IPL008 light module mypkg.cli runs 57 modules at import time, over its budget of
+max-modules = 40; most through: mypkg.plugins (31), json (2), mypkg.config (1)`
+
+**Use instead.**
+- Defer the imports that bring in the most modules (the first hops the message names) into the
+  functions that use them.
+- Raise `max-modules` when the growth is wanted; `importpolicy why mypkg.cli --format json` gives
+  today's count (`count`).
+- Record today's overrun in the baseline (`importpolicy check --write-baseline`) while you work it
+  down.
+
+**Options.** `max-modules` in `[light."…"]`; `# noqa: IPL008` on line 1 of the light module's file.
+
+**Known limits.** The static count follows what `check` follows: with `external = "stop"` (or
+`auto` when no forbidden pattern names a third-party module) the standard-library packages that
+third-party code imports are not seen, so `verify`'s count, taken from what executed, can be
+higher. Conservative hops (`guarded`, `conditional`) count as running."""
+IPL008: Final = Code(
+    "IPL008",
+    "import-budget-exceeded",
+    "light module {light} runs {count} modules at import time, over its budget of "
+    "max-modules = {limit}; most through: {contributors}",
+    "A light module's import-time closure is larger than its max-modules budget.",
+    help=_IPL008_HELP,
+)
+_IPL009_HELP: Final = """\
+**What it does.** Reports an entry of the baseline file (`[settings] baseline`, `--baseline`) that
+matches no finding any more: the violation it recorded was fixed, or the code moved so that the
+finding is a different one (another forbidden module, another first hop). It is reported at the
+entry's line in the baseline file and is a finding: `importpolicy check` exits 1.
+
+**Why it matters.** A baseline is a list of accepted debts. An entry that outlives its finding
+would silently accept the same finding when it comes back; reporting it makes the file only shrink.
+
+**Example.** The baseline holds `{"code": "IPL001", "first-hop": "app.ops.fused", "forbidden":
+"app.config", "light": "app.ops"}` and `app/ops/__init__.py` no longer re-exports from
+`app.ops.fused`: `importpolicy-baseline.json:4: IPL009 baseline entry IPL001 app.ops -> app.config
+(first hop app.ops.fused) no longer occurs; remove it with importpolicy check --write-baseline`.
+
+**Use instead.** Run `importpolicy check --write-baseline`: it rewrites the file without the stale
+entries (it never adds one unless given `--add`).
+
+**Known limits.** Entries match by the finding's identity (code, light module, forbidden module or
+call, the module the first hop imports), never by line, so moving code keeps them; renaming the
+light module, the forbidden module or the first hop's module makes the entry stale and the finding
+new. The flake8 checker does not report IPL009 (it is about a JSON file, not a Python one)."""
+IPL009: Final = Code(
+    "IPL009",
+    "stale-baseline-entry",
+    "baseline entry {entry} no longer occurs; remove it with importpolicy check --write-baseline",
+    "An entry of the baseline file matches no finding any more.",
+    help=_IPL009_HELP,
+)
 _IPL900_HELP: Final = """\
 **What it does.** The policy cannot be loaded: missing, not TOML, or invalid. Every problem is listed at
 once with its key path and a "did you mean" for unknown keys; `importpolicy` exits 2.
@@ -300,7 +376,7 @@ IPL900: Final = Code(
 )
 
 CODES: Final[tuple[Code, ...]] = (
-    IPL001, IPL002, IPL003, IPL004, IPL005, IPL006, IPL007, IPL900
+    IPL001, IPL002, IPL003, IPL004, IPL005, IPL006, IPL007, IPL008, IPL009, IPL900
 )
 """Every code, in id order."""
 

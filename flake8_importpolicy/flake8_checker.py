@@ -1,4 +1,4 @@
-"""The flake8 plugin: IPL001 and IPL002 per checked file, a thin adapter over the engine.
+"""The flake8 plugin: IPL001, IPL002 and IPL008 per checked file, a thin adapter over the engine.
 
 Registered as ``IPL`` in the ``flake8.extension`` entry-point group, so flake8 selects it by default.
 IPL006 (unresolved import-time code, information) is reported only when ``IPL006`` itself is in
@@ -32,14 +32,14 @@ from flake8_importpolicy.answers.per_file import PerFileChecker
 
 __all__ = ["ImportPolicyChecker"]
 
-_CODES = ("IPL001", "IPL002")
+_CODES = ("IPL001", "IPL002", "IPL008")
 _OPT_IN = "IPL006"
 _NO_FILE = frozenset({"stdin", "-", ""})
 """Display names flake8 uses for stdin without ``--stdin-display-name``: there is no path to go by."""
 
 
 class ImportPolicyChecker:
-    """flake8 checker: the IPL001/IPL002 findings of one file (see the module docstring).
+    """flake8 checker: the IPL001/IPL002/IPL008 findings of one file (see the module docstring).
 
     Args:
         tree: the parsed file (requested so that flake8 runs the checker once per file).

@@ -505,7 +505,7 @@ def test_why_json_closure(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "why", "app.light", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["modules"]
+    assert list(data) == ["count", "modules"]
     modules = {m["module"]: m for m in data["modules"]}
     assert all(list(m) == ["module", "path", "chain"] for m in data["modules"])
     assert {"app", "app.light", "app.mid", "app.heavy", "os"} <= set(modules)
@@ -519,7 +519,7 @@ def test_why_heavy_pattern(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.mid", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["module", "forbidden", "unresolved", "problems"]
+    assert list(data) == ["module", "count", "forbidden", "unresolved", "problems"]
     assert [f["module"] for f in data["forbidden"]] == ["app.mid"]
     assert data["forbidden"][0]["pattern"] == "app.mid"
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.*")
@@ -545,7 +545,8 @@ def test_why_counts_modules_and_functions_and_groups_a_forbidden_package(
     code, out, err = run(root, "why", "app.light")
     assert code == 0, err
     assert out.splitlines()[-1] == (
-        "import app.light runs 5 other modules and 1 function called at import time; "
+        "import app.light runs 5 other modules and 1 function called at import time "
+        "(max-modules counts 6); "
         "1 forbidden module reached.")
     assert "└── app.heavy  [parent-package at app/light.py:1]  FORBIDDEN: slow to import" in out
     assert "app.heavy.a" not in out and "app.heavy.b" not in out

@@ -30,6 +30,7 @@ from flake8_importpolicy.analysis.graph import ImportGraph
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
+from flake8_importpolicy.model.budget import Budget, unit_of
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
@@ -190,6 +191,15 @@ class PolicyEngine:
         look at them)."""
         return self._facts_source.early
 
+    def prefetch(self, paths: Iterable[Path]) -> None:
+        """Hand the files of modules the engine is about to read to the worker processes now
+        (started if they are not running; nothing happens with one job or on a busy machine): for a
+        caller that knows them in advance (``suggest``). Answers do not depend on it."""
+        pool = self._facts_source.pool
+        pool.start()
+        for path in paths:
+            pool.prefetch(path)
+
     def find_dependencies(self) -> tuple[dict[Path, SourceRead], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers: ``(files,
         directories)`` as :meth:`FactsSource.find_dependencies
@@ -324,6 +334,12 @@ class PolicyEngine:
                     suppressed += 1
                     continue
                 violations[key] = violation
+            over = self.check_budget(light, self.policy.rules_for(light))
+            if over is not None:
+                if self._is_suppressed(over):
+                    suppressed += 1
+                else:
+                    violations[(light, 0, 0, str(codes.IPL008.id))] = over
             for module, problem in bad_modules:
                 path = self.index.resolve_module(module).path
                 problems[(codes.IPL005.id, module)] = Problem.of(
@@ -464,6 +480,54 @@ class PolicyEngine:
         ]
         return LightModuleCheck(violations, sorted(bad.items()), blind.found())
 
+    def check_budget(self, light: str, rules: ModuleRules) -> Violation | None:
+        """IPL008 when ``light``'s import-time closure counts more modules than ``max-modules``
+        (:meth:`count_closure`, followed as its check follows it); None when within it or when no
+        budget applies."""
+        limit = rules.max_modules
+        if limit is None:
+            return None
+        units = self.count_closure(self.find_closure(light, rules))
+        if len(units) <= limit:
+            return None
+        through: dict[str, int] = {}
+        for chain in units.values():
+            if chain:
+                first = str(chain[0].imported)
+                through[first] = through.get(first, 0) + 1
+        biggest = sorted(through.items(), key=lambda item: (-item[1], item[0]))[:3]
+        resolved = self.index.resolve_module(light)
+        path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
+        return Violation(
+            light=light, heavy="", pattern="", reason=rules.reason, path=path, line=1, col=0,
+            kind="", also=(), chain=(), code=codes.IPL008,
+            budget=Budget(len(units), limit, tuple(biggest)),
+        )
+
+    def find_closure(self, module: str, rules: ModuleRules) -> dict[str, tuple[Hop, ...]]:
+        """``module``'s import-time closure followed as its check follows it (forbidden modules are
+        leaves; external code per ``settings.external`` and the rules' forbidden patterns)."""
+        expand = self.make_expander(rules.forbidden_rule, (h.pattern for h in rules.forbid))
+        return self.graph.find_import_time_closure(module, expand=expand)
+
+    def count_closure(self, closure: Mapping[str, tuple[Hop, ...]]) -> dict[str, tuple[Hop, ...]]:
+        """The units a ``max-modules`` budget counts in ``closure``
+        (:func:`~flake8_importpolicy.model.budget.count_units`: each first-party module, each
+        top-level package of other code), each with the shortest chain that first reaches it.
+        Function bodies, heavy calls, modules preloaded at start-up and unresolved names do not
+        count."""
+        units: dict[str, tuple[Hop, ...]] = {}
+        for name, chain in closure.items():
+            if isinstance(name, (FunctionNode, CallNode)):
+                continue
+            resolved = self.index.resolve_module(name)
+            if resolved.preloaded or resolved.kind == "unresolved":
+                continue
+            unit = unit_of(name, resolved.origin == "first-party")
+            if unit not in units or len(chain) < len(units[unit]):
+                units[unit] = chain
+        return units
+
     def _unfollowed_origins(self, rules: ModuleRules) -> frozenset[str]:
         """The origins (``third-party``, ``stdlib``) whose packages a light module's forbidden
         modules could be reached through but that ``external = "stop"`` does not analyse."""
@@ -588,6 +652,7 @@ class PolicyEngine:
             unresolved=tuple(unresolved),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
+            count=len(self.count_closure(closure)),
         )
 
 

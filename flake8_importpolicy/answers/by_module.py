@@ -57,7 +57,7 @@ __all__ = [
 
 _FORMAT = 3
 _INDEX_DIR = "mypy"
-_PROBLEM_CODES = ("IPL003", "IPL004", "IPL007")
+_PROBLEM_CODES = ("IPL003", "IPL004", "IPL007", "IPL009")
 
 
 class ModuleFindings(NamedTuple):
@@ -242,13 +242,15 @@ def _build_index(policy_path: str) -> ModuleFindings:
     read = {str(path): source.digest for path, source in answer.files.items()}
     digests = {  # bound to the file shown in (path and content): another copy of the module is not it
         module: sha256(json.dumps([
-            __version__, ENGINE_FINGERPRINT, policy.digest, rows,
+            __version__, ENGINE_FINGERPRINT, policy.digest,
+            answer.baseline.digest if answer.baseline else "", rows,
             files_of.get(module), read.get(files_of.get(module, "")),
         ]).encode())[:32]
         for module, rows in findings.items()
     }
     store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=answer.info,
                 report=answer.report, files=answer.files, directories=answer.directories,
+                baseline=answer.baseline,
                 fields={"findings": findings, "digests": digests, "files_of": files_of})
     return ModuleFindings(findings, digests, files_of)
 

@@ -52,7 +52,8 @@ def find_findings_by_file(
 ) -> dict[str, tuple[Finding, ...]]:
     """The findings of every file a report touches, keyed by the file's real path.
 
-    IPL001 at each violation's first-hop statement in the light module's file; IPL002 at each later
+    IPL001 at each violation's first-hop statement in the light module's file (IPL008 at its line
+    1); IPL002 at each later
     hop of its chain, in the importing module's file; IPL006 at the light module's statement that
     leads to each unresolved site (the site and the chain in the message). Hops of several chains at
     the same statement that reach the same forbidden module (same reason) make one IPL002 naming
@@ -72,7 +73,7 @@ def find_findings_by_file(
     for violation in report.violations:
         text = format_violation_message(violation, relpath)
         found.setdefault(os.path.realpath(violation.path), []).append(
-            Finding(violation.line, violation.col, codes.IPL001.id, text)
+            Finding(violation.line, violation.col, violation.code.id, text)
         )
         chain = format_chain_compact(violation.chain, relpath)
         for hop in violation.chain[1:]:
@@ -245,6 +246,7 @@ def _build_index(policy_path: str) -> _Index:
     store_index(
         policy_path, _INDEX_DIR, _FORMAT, policy=answer.policy, info=answer.info,
         report=answer.report, files=answer.files, directories=answer.directories, real_paths=True,
+        baseline=answer.baseline,
         fields={
             "roots": list(roots),
             "findings": [

@@ -10,7 +10,8 @@ than everything else a warm run does, so an index is read with the standard libr
   (:func:`~flake8_importpolicy.config.locate.find_cache_dir`), and a key of what besides the policy
   decides the answers (the interpreter running us, ``PYTHONPATH``, the caller's options);
 - it is valid only while nothing it depends on changed (:mod:`flake8_importpolicy.answers.freshness`):
-  the policy's bytes and those of every base file and preset it ``extends``, this package's
+  the policy's bytes and those of every base file and preset it ``extends``, the baseline's bytes
+  (``settings.baseline``: the answers are filtered by it), this package's
   code, every source file the engine read, every directory path
   search listed, the target interpreter and its path entries;
 - it is written after the engine checked the policy, atomically, and only when nothing changed while
@@ -40,6 +41,7 @@ from flake8_importpolicy.config.locate import find_cache_dir
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flake8_importpolicy.model.baseline import Baseline
     from flake8_importpolicy.model.facts import SourceRead
     from flake8_importpolicy.model.findings import Report
     from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -119,6 +121,8 @@ def load_index(
         for row in entry["bases"]:  # the files and presets the policy extends
             if not is_file_unchanged(row):
                 return None
+        if entry["baseline"] is not None and not is_file_unchanged(entry["baseline"]):
+            return None
         for path, stamp in entry["paths"]:
             if stamp_path(path) != stamp:
                 return None
@@ -143,6 +147,7 @@ def store_index(
     fields: Mapping[str, object],
     options: Sequence[object] = (),
     real_paths: bool = False,
+    baseline: Baseline | None = None,
 ) -> bool:
     """Write the policy's index into ``index_dir`` (best effort, atomically): ``fields`` (the
     caller's answers) and what they depend on.
@@ -154,6 +159,7 @@ def store_index(
             :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.find_dependencies`.
         options: the caller's options that decide the answers (part of the key).
         real_paths: record each source file by its real path.
+        baseline: the baseline the answers were filtered by (its bytes are a dependency).
 
     Returns:
         True if written. Nothing is written if a file or the policy changed while it was checked
@@ -179,6 +185,11 @@ def store_index(
     bases = [stamp_file(str(source.path), source.digest) for source in policy.sources]
     if any(row is None for row in bases):
         return False  # a base changed while the policy was checked
+    baseline_row = None
+    if baseline is not None:
+        baseline_row = stamp_file(str(baseline.path), baseline.digest)
+        if baseline_row is None:
+            return False  # the baseline changed while the policy was checked
     paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
     key = _index_key(fmt, policy_path, options)
     found = read_regular_file(policy_path)
@@ -197,6 +208,7 @@ def store_index(
         "key": key,
         "policy": policy_row[1:],
         "bases": bases,
+        "baseline": baseline_row,
         "code": code_stamp(),
         "files": rows,
         "paths": stamp_paths(paths),

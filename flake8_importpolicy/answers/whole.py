@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.answers.warm_index import load_index, store_index
+from flake8_importpolicy.model.budget import Budget
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Construct, Flag, Hop, HopKind, UnresolvedCode, parse_node
 
@@ -24,14 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 6
+_FORMAT = 7
 _INDEX_DIR = "answers"
 
 
 def _options(
-    interpreter: str | None, target_versions: Sequence[tuple[int, int]]
+    interpreter: str | None, target_versions: Sequence[tuple[int, int]], baseline: str | None
 ) -> list[object]:
-    return [interpreter, [list(version) for version in target_versions]]
+    return [interpreter, [list(version) for version in target_versions], baseline]
 
 
 def find_cached_report(
@@ -39,11 +40,14 @@ def find_cached_report(
     *,
     interpreter: str | None = None,
     target_versions: Sequence[tuple[int, int]] = (),
+    baseline: str | None = None,
 ) -> Report | None:
-    """The report of the policy at ``policy_path`` checked with these options, if a stored one is
-    still fresh; else None. Imports no analysis module."""
+    """The report of the policy at ``policy_path`` checked with these options (``baseline`` as for
+    :func:`check_policy_cached`), if a stored one is still fresh; else None. Imports no analysis
+    module."""
     return load_index(
-        policy_path, _INDEX_DIR, _FORMAT, _parse_entry, _options(interpreter, target_versions)
+        policy_path, _INDEX_DIR, _FORMAT, _parse_entry,
+        _options(interpreter, target_versions, baseline),
     )
 
 
@@ -59,6 +63,7 @@ def check_policy_cached(
     use_cache: bool = True,
     progress: Callable[[int, int, str], None] | None = None,
     jobs: int = 1,
+    baseline: str | None = None,
 ) -> Report:
     """The policy's report, from the answer index when still fresh, else checked and stored.
 
@@ -69,14 +74,26 @@ def check_policy_cached(
         use_cache: False bypasses every cache (``--no-cache``).
         progress: passed to the engine's check (not called when the answer is cached).
         jobs: processes extracting facts in parallel on a cold run.
+        baseline: None filters the report by the policy's own ``settings.baseline``; a path
+            (``--baseline FILE``, absolute) by that file instead; ``""`` by none (the whole report,
+            as ``--write-baseline`` records it). Part of the answer's key; the baseline's bytes are
+            one of its dependencies.
 
     Raises:
+        flake8_importpolicy.model.errors.BaselineError: if the baseline cannot be used.
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
     versions = tuple(target_versions)
+    if baseline is not None:
+        import dataclasses
+
+        settings = dataclasses.replace(policy.settings, baseline=Path(baseline) if baseline else None)
+        policy = dataclasses.replace(policy, settings=settings)
     path = str(policy.path)
     if use_cache:
-        cached = find_cached_report(path, interpreter=interpreter, target_versions=versions)
+        cached = find_cached_report(
+            path, interpreter=interpreter, target_versions=versions, baseline=baseline
+        )
         if cached is not None:
             return cached
     from flake8_importpolicy.answers.compute import run_engine
@@ -90,7 +107,7 @@ def check_policy_cached(
             path, _INDEX_DIR, _FORMAT, policy=policy, info=answer.info, report=answer.report,
             files=answer.files, directories=answer.directories,
             fields={"report": report_to_json(answer.report)},
-            options=_options(interpreter, versions),
+            options=_options(interpreter, versions, baseline), baseline=answer.baseline,
         )
     return answer.report
 
@@ -118,7 +135,9 @@ def report_to_json(report: Report) -> dict[str, object]:
     return {
         "violations": [
             [v.code.id, v.light, v.heavy, v.pattern, v.reason, str(v.path), v.line, v.col,
-             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain], list(v.covers)]
+             str(v.kind), list(v.also), [_hop_row(h) for h in v.chain], list(v.covers),
+             None if v.budget is None else [v.budget.count, v.budget.limit,
+                                            [list(c) for c in v.budget.contributors]]]
             for v in report.violations
         ],
         "problems": [_problem_row(p) for p in report.problems],
@@ -131,6 +150,7 @@ def report_to_json(report: Report) -> dict[str, object]:
             for u in report.unresolved
         ],
         "unresolved_fails": report.unresolved_fails,
+        "baselined": report.baselined,
     }
 
 
@@ -175,12 +195,15 @@ def report_from_json(data: dict[str, object]) -> Report:
     """
     violations = []
     for row in data["violations"]:  # type: ignore[attr-defined]
-        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers = row
+        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers, budget = row
         violations.append(Violation(
             light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
-            reason=str(reason), path=Path(path), line=int(line), col=int(col), kind=HopKind(kind),
+            reason=str(reason), path=Path(path), line=int(line), col=int(col),
+            kind=HopKind(kind) if kind else "",
             also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
             code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
+            budget=None if budget is None else Budget(
+                int(budget[0]), int(budget[1]), tuple((str(n), int(c)) for n, c in budget[2])),
         ))
     problems = [_problem(row) for row in data["problems"]]  # type: ignore[attr-defined]
     return Report(
@@ -195,4 +218,5 @@ def report_from_json(data: dict[str, object]) -> Report:
             for light, site, chain, light_path in data["unresolved"]  # type: ignore[attr-defined]
         ),
         unresolved_fails=bool(data["unresolved_fails"]),
+        baselined=int(data["baselined"]),  # type: ignore[call-overload]
     )

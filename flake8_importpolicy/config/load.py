@@ -73,6 +73,7 @@ __all__ = [
     "SUPPORTED_VERSION",
     "discover_policy",
     "load_policy",
+    "policy_from_text",
 ]
 
 SUPPORTED_VERSION: Final = 1
@@ -93,10 +94,11 @@ _SETTINGS_KEYS: Final = (
     "call-depth",
     "lazy-imports",
     "unresolved",
+    "baseline",
 )
 LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
 UNRESOLVED_VALUES: Final = ("info", "error")
-_LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import")
+_LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import", "max-modules", "max-import-ms")
 _IGNORE_KEYS: Final = ("import", "unresolved", "reason")
 _PYPROJECT_PREFIX: Final = PYPROJECT_TABLE
 
@@ -179,6 +181,31 @@ def load_policy(path: Path) -> Policy:
     if policy is None or problems:
         raise PolicyError(given, problems or [PolicyProblem("", "invalid policy")])
     return dataclasses.replace(policy, file_digest=top.digest, sources=sources)
+
+
+def policy_from_text(text: str, path: Path) -> Policy:
+    """Validate ``text`` as the policy file ``path`` would be read (relative paths and ``extends``
+    against its directory), without the file having to exist: ``importpolicy suggest``'s draft.
+
+    Raises:
+        PolicyError: as :func:`load_policy`.
+    """
+    path = path.absolute()
+    raw = text.encode("utf-8")
+    try:
+        table: dict[str, object] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message, line, column = _toml_error(text, str(exc))
+        raise PolicyError(path, [PolicyProblem("", f"invalid TOML: {message}", line, column)]) from None
+    top = _Source(path, None, text, "", table, hashlib.sha256(raw).hexdigest())
+    merger = _Merger(top)
+    merged = merger.run()
+    builder = _Builder(path, text, "", merger)
+    policy = builder.build(merged, top.digest)
+    problems = merger.problems + [merger.attribute(problem) for problem in builder.problems]
+    if policy is None or problems:
+        raise PolicyError(path, problems or [PolicyProblem("", "invalid policy")])
+    return dataclasses.replace(policy, file_digest=top.digest, sources=tuple(merger.sources))
 
 
 @dataclass
@@ -814,6 +841,7 @@ class _Builder:
         call_depth = self.call_depth(base, raw)
         lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
         unresolved = self.choice(base, raw, "unresolved", UNRESOLVED_VALUES)
+        baseline = self.baseline(base, raw)
         if (
             len(self.problems) != count
             or external is None
@@ -831,6 +859,7 @@ class _Builder:
             call_depth=call_depth,
             lazy_imports=lazy_imports,
             unresolved=unresolved,
+            baseline=baseline,
         )
 
     def source_roots(self, base: str, raw: dict[str, object]) -> tuple[Path, ...]:
@@ -1000,6 +1029,18 @@ class _Builder:
             return default
         return Path(resolve_cache_dir(self.setting_root("cache-dir"), value))
 
+    def baseline(self, base: str, raw: dict[str, object]) -> Path | None:
+        """``baseline = "file.json"``: relative to the file that sets it; the file itself is read
+        when the policy is checked (:mod:`flake8_importpolicy.config.baseline`)."""
+        if "baseline" not in raw:
+            return None
+        value = raw["baseline"]
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            self.add(_child(base, "baseline"), "expected the path of a baseline file (relative to "
+                     f"the policy file's directory), got {_describe(value)}")
+            return None
+        return Path(os.path.normpath(self.setting_root("baseline") / value))
+
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
             return DEFAULT_CALL_DEPTH
@@ -1116,6 +1157,8 @@ class _Builder:
             forbid = heavy
             allow: tuple[ModulePattern, ...] = ()
             after_import: tuple[str, ...] = ()
+            max_modules: int | None = None
+            max_import_ms: float | None = None
             if isinstance(value, str):
                 if value.strip():
                     reason = value
@@ -1148,6 +1191,12 @@ class _Builder:
                     after_import = self.after_import(
                         _child(key, "after-import"), value["after-import"]
                     )
+                if "max-modules" in value:
+                    max_modules = self.max_modules(_child(key, "max-modules"), value["max-modules"])
+                if "max-import-ms" in value:
+                    max_import_ms = self.max_import_ms(
+                        _child(key, "max-import-ms"), value["max-import-ms"]
+                    )
             else:
                 self.add(
                     key,
@@ -1157,8 +1206,25 @@ class _Builder:
             if len(self.problems) == count and pattern is not None and reason is not None:
                 located = self.located(self.entries[entries:], ("light", name))
                 rules.append(LightRule(pattern, reason, forbid, allow, after_import, located,
-                                       self.source("light", name)))
+                                       self.source("light", name), max_modules, max_import_ms))
         return tuple(rules)
+
+    def max_modules(self, key: str, value: object) -> int | None:
+        """``max-modules = N``: an integer >= 1 (the light module itself counts)."""
+        value = _integral(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        self.add(key, "expected an integer >= 1 (how many modules the import-time closure may "
+                 f"count, the light module included), got {_describe(value)}")
+        return None
+
+    def max_import_ms(self, key: str, value: object) -> float | None:
+        """``max-import-ms = N``: a positive number of milliseconds."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            self.add(key, "expected a positive number of milliseconds (the median import time "
+                     f"verify measures), got {_describe(value)}")
+            return None
+        return float(value)
 
     def forbid(
         self,

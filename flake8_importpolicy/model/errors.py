@@ -16,6 +16,7 @@ from pathlib import Path
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
 
 __all__ = [
+    "BaselineError",
     "ImportPolicyError",
     "InterpreterError",
     "NoLightModule",
@@ -151,3 +152,15 @@ class PolicyNotFound(PolicyError):
         super().__init__(directory, [PolicyProblem("", message)])
         self.message = message
         self.args = (message,)
+
+
+class BaselineError(PolicyError):
+    """The baseline file (``[settings] baseline``, ``--baseline``) cannot be used: unreadable, not
+    JSON, or not a baseline. ``str(err)`` renders like :class:`PolicyError`'s, the key paths being
+    JSON paths (``entries[2].code``); every client reports it as it reports a broken policy (exit
+    status 2 on the command line).
+
+    Attributes:
+        path: the baseline file (as given).
+        problems: every problem found.
+    """

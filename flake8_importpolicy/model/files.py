@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BASELINE_FILENAME",
     "CACHE_TAG",
     "DEFAULT_CACHE_DIR",
     "POLICY_FILENAME",
@@ -25,3 +26,5 @@ DEFAULT_CACHE_DIR: Final = ".importpolicy_cache"
 """``settings.cache-dir`` when the policy sets none, relative to the policy file's directory."""
 CACHE_TAG: Final = "CACHEDIR.TAG"
 """The cache directory tag (https://bford.info/cachedir/) that marks a directory as the cache's."""
+BASELINE_FILENAME: Final = "importpolicy-baseline.json"
+"""Where ``importpolicy check --write-baseline`` writes when given no file: beside the policy."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
+from flake8_importpolicy.model.budget import Budget
 from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport, UnresolvedCode
 
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
@@ -41,6 +42,10 @@ class Violation:
         covers: lines of later statements of the light module whose every forbidden node this
             statement's import already ran (one cause, one report), sorted; they are not reported
             on their own, and a ``# noqa`` on this statement does not bring them back.
+        budget: for :data:`~flake8_importpolicy.codes.IPL008` (the import-time closure is over the
+            light rule's ``max-modules``): the count, the budget and the biggest first hops; then
+            ``heavy``, ``pattern`` and ``kind`` are empty, ``chain`` and ``also`` too, and the
+            violation is at line 1, column 0 of the light module's file.
     """
 
     light: str
@@ -55,10 +60,15 @@ class Violation:
     chain: tuple[Hop, ...]
     code: Code = codes.IPL001
     covers: tuple[int, ...] = ()
+    budget: Budget | None = None
 
     @property
     def arguments(self) -> dict[str, str]:
-        """The fields of the code's message (``light``, ``heavy``, ``reason``)."""
+        """The fields of the code's message (``light``, ``heavy``, ``reason``; for a budget
+        violation ``light``, ``count`` and ``limit``: the contributors are worded by the caller)."""
+        if self.budget is not None:
+            return {"light": self.light, "count": str(self.budget.count),
+                    "limit": str(self.budget.limit)}
         return {"light": self.light, "heavy": self.heavy, "reason": self.reason}
 
     @property
@@ -70,7 +80,10 @@ class Violation:
     def identity(self) -> tuple[str, str, str, str]:
         """What makes this finding the same one across edits: ``(code, light module, forbidden module
         or call, the node the first hop runs)`` — never line numbers, so moving code keeps it. SARIF
-        fingerprints and baselines use it."""
+        fingerprints and baselines use it. A budget violation (IPL008) is ``(code, light module,
+        "max-modules=N", "")``: raising or lowering the budget makes it another finding."""
+        if self.budget is not None:
+            return (self.code.id, self.light, f"max-modules={self.budget.limit}", "")
         first = str(self.chain[0].imported) if self.chain else ""
         return (self.code.id, self.light, str(self.heavy), first)
 
@@ -166,6 +179,7 @@ class Report:
             sorted by (light module, path, line, col).
         unresolved_fails: ``unresolved = "error"`` (or ``--unresolved=error``): unresolved sites
             make the check fail; by default they are information.
+        baselined: how many violations the baseline accepted (they are not in ``violations``).
     """
 
     violations: tuple[Violation, ...]
@@ -175,6 +189,7 @@ class Report:
     notes: tuple[Problem, ...] = ()
     unresolved: tuple[Unresolved, ...] = ()
     unresolved_fails: bool = False
+    baselined: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -202,6 +217,8 @@ class WhyResult:
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
             transformers-style ``_LazyModule``): their targets are *not* run at import time
             (docs/semantics.md rule 18); ``detail`` is the called name.
+        count: the closure counted as a ``max-modules`` budget counts it
+            (:func:`~flake8_importpolicy.model.budget.count_units`).
     """
 
     module: str
@@ -212,3 +229,4 @@ class WhyResult:
     unresolved: tuple[UnresolvedCode, ...]
     problems: tuple[tuple[str, SourceProblem], ...]
     lazy: tuple[UnknownImport, ...] = ()
+    count: int = 0

@@ -100,6 +100,10 @@ class LightRule:
         entries: the ``forbid`` and ``allow`` entries that name no ``[heavy]``/``[heavy-calls]``
             key, in file order (checked against the modules that exist: IPL007).
         source: as :attr:`HeavyRule.source`.
+        max_modules: the import budget (``max-modules``): how many modules the import-time closure
+            may count (:func:`~flake8_importpolicy.model.budget.count_units`), or None.
+        max_import_ms: ``max-import-ms``: the import time ``verify`` reports against (milliseconds,
+            the median of its runs), or None.
     """
 
     pattern: ModulePattern
@@ -109,6 +113,8 @@ class LightRule:
     after_import: tuple[str, ...]
     entries: tuple[PatternEntry, ...] = ()
     source: str = ""
+    max_modules: int | None = None
+    max_import_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,8 @@ class ModuleRules:
             ``[heavy-calls]`` rule.
         allow: the ``allow`` patterns that every one of those rules allows.
         after_import: every rule's ``after-import`` expressions, in order, without repeats.
+        max_modules: the smallest ``max-modules`` of those rules, or None.
+        max_import_ms: the smallest ``max-import-ms`` of those rules, or None.
     """
 
     module: str
@@ -132,6 +140,8 @@ class ModuleRules:
     forbid: tuple[HeavyRule, ...]
     allow: tuple[ModulePattern, ...] = ()
     after_import: tuple[str, ...] = ()
+    max_modules: int | None = None
+    max_import_ms: float | None = None
 
     @property
     def reason(self) -> str:
@@ -340,6 +350,8 @@ class Settings:
             (``-X lazy_imports=none``: every import eager); default ``normal``.
         unresolved: ``"info"`` (default: unresolved import-time code, IPL006, is reported and does
             not change the exit status) or ``"error"`` (it fails the check).
+        baseline: the baseline file (absolute; ``settings.baseline``, relative to the policy file):
+            findings recorded there are not reported (docs/policy.md, "Baseline"); None for none.
     """
 
     source_roots: tuple[Path, ...]
@@ -351,6 +363,7 @@ class Settings:
     call_depth: int
     lazy_imports: str = "normal"
     unresolved: str = "info"
+    baseline: Path | None = None
 
     def interpreter_executable(self, override: str | None = None) -> str:
         """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,
@@ -408,9 +421,14 @@ class Policy:
         light = tuple(rule for rule in self.light if rule.pattern.matches_exactly(module))
         if not light:
             return ModuleRules(module, (), self.heavy + self.heavy_calls)
+        budgets = [rule.max_modules for rule in light if rule.max_modules is not None]
+        times = [rule.max_import_ms for rule in light if rule.max_import_ms is not None]
+        max_modules = min(budgets) if budgets else None
+        max_import_ms = min(times) if times else None
         if len(light) == 1:
             only = light[0]
-            return ModuleRules(module, light, only.forbid, only.allow, only.after_import)
+            return ModuleRules(module, light, only.forbid, only.allow, only.after_import,
+                               max_modules, max_import_ms)
         forbid: dict[tuple[str, bool], HeavyRule] = {}
         for rule in light:
             for heavy in rule.forbid:
@@ -418,4 +436,5 @@ class Policy:
         allowed = [{pattern.text for pattern in rule.allow} for rule in light]
         allow = tuple(p for p in light[0].allow if all(p.text in texts for texts in allowed))
         after = tuple(dict.fromkeys(e for rule in light for e in rule.after_import))
-        return ModuleRules(module, light, tuple(forbid.values()), allow, after)
+        return ModuleRules(module, light, tuple(forbid.values()), allow, after, max_modules,
+                           max_import_ms)

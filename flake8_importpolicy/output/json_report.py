@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import UnresolvedCode
 from flake8_importpolicy.codes import IPL900
 from flake8_importpolicy.model.errors import PolicyProblem
@@ -27,7 +27,7 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
 
     plus ``"notes"`` (the same shape as problems) when there are any.
     """
-    data = {
+    data: dict[str, object] = {
         "violations": [
             {
                 "code": v.code.id,
@@ -41,6 +41,7 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
                 "also": list(v.also),
                 "covers": list(v.covers),
                 "chain": [hop_to_json(hop, relpath) for hop in v.chain],
+                **_budget_json(v),
             }
             for v in report.violations
         ],
@@ -57,7 +58,22 @@ def format_report_json(report: Report, relpath: PathFormatter) -> str:
     }
     if report.notes:
         data["notes"] = [_problem_json(p, relpath) for p in report.notes]
+    if report.baselined:
+        data["baselined"] = report.baselined
     return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def _budget_json(violation: Violation) -> dict[str, object]:
+    """An IPL008 violation's ``count``, ``max_modules`` and ``contributors`` (``[{"first_hop",
+    "modules"}]``, most first); nothing for other violations."""
+    budget = violation.budget
+    if budget is None:
+        return {}
+    return {
+        "count": budget.count,
+        "max_modules": budget.limit,
+        "contributors": [{"first_hop": node, "modules": n} for node, n in budget.contributors],
+    }
 
 
 def _unresolved_site_json(site: UnresolvedCode, relpath: PathFormatter) -> dict[str, object]:
@@ -109,7 +125,8 @@ def format_policy_error_json(problems: Sequence[PolicyProblem], path: str | None
 
 def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) -> str:
     """JSON for ``why``: with ``closure`` the whole predicted closure
-    ``{"modules": [{"module", "path", "chain"}]}``, else the forbidden modules reached."""
+    ``{"count", "modules": [{"module", "path", "chain"}]}``, else the forbidden modules reached;
+    ``count`` is the closure as a ``max-modules`` budget counts it."""
     if closure:
         modules = []
         for name, chain in sorted(why.closure.items()):
@@ -118,10 +135,11 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
                 "path": _module_path(why, name, relpath),
                 "chain": [hop_to_json(hop, relpath) for hop in chain],
             })
-        return json.dumps({"modules": modules}, indent=2) + "\n"
+        return json.dumps({"count": why.count, "modules": modules}, indent=2) + "\n"
     return json.dumps(
         {
             "module": why.module,
+            "count": why.count,
             "forbidden": [
                 {
                     "module": name,

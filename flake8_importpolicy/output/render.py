@@ -58,7 +58,15 @@ def format_message(code: Code, *, call: bool = False, **fields: str) -> str:
 
 
 def format_violation_header(violation: Violation) -> str:
-    """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``)."""
+    """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``);
+    for a budget (IPL008): ``... runs 57 modules at import time, over its budget of max-modules =
+    40; most through: mypkg.plugins (31), json (2)``."""
+    if violation.budget is not None:
+        contributors = ", ".join(
+            f"{node} ({count})" for node, count in violation.budget.contributors
+        ) or "the light module itself"
+        fields = {**violation.arguments, "contributors": contributors}
+        return format_message(violation.code, call=False, **fields)
     return format_message(violation.code, call=violation.is_call, **violation.arguments)
 
 
@@ -162,6 +170,9 @@ def format_summary(report: Report) -> str:
     lights = len(report.light_modules)
     checked = plural(lights, "light module")
     suppressed = f"{report.suppressed} suppressed by noqa" if report.suppressed else ""
+    if report.baselined:
+        accepted = f"{report.baselined} in the baseline"
+        suppressed = f"{suppressed}, {accepted}" if suppressed else accepted
     blind = (
         f"{plural(len(report.unresolved), 'import-time site')} not resolved ({codes.IPL006.id})"
         if report.unresolved else ""

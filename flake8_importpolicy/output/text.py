@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from flake8_importpolicy.model.baseline import BaselineEntry
 from flake8_importpolicy.model.findings import Problem, Report, WhyResult
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.model.policy import HeavyRule, Preset
@@ -26,7 +27,13 @@ from flake8_importpolicy.output.render import (
     single_line,
 )
 
-__all__ = ["format_chain_lines", "format_report_text", "format_why_text"]
+__all__ = [
+    "format_baseline_refused",
+    "format_baseline_written",
+    "format_chain_lines",
+    "format_report_text",
+    "format_why_text",
+]
 
 
 def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str = "    ") -> list[str]:
@@ -92,6 +99,7 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
     runs = f"import {why.module} runs {plural(modules, 'other module')}"
     if functions:
         runs += f" and {plural(functions, 'function')} called at import time"
+    runs += f" (max-modules counts {why.count})"
     if why.forbidden:
         out.append(f"{runs}; {plural(len(why.forbidden), 'forbidden module')} reached.")
     else:
@@ -137,3 +145,26 @@ def format_presets_text(presets: Sequence[Preset]) -> str:
             out.append(f"  {shown}: {single_line(reason)}")
         out.append("")
     return "\n".join(out)
+
+
+def format_baseline_written(
+    shown: str, entries: int, added: int, removed: int, setting: str | None
+) -> str:
+    """What ``check --write-baseline`` says: ``wrote importpolicy-baseline.json: 3 entries (1
+    added, 2 removed)``, and, when the policy does not use that file yet, how to make it
+    (``setting``: the path to write in ``[settings] baseline``)."""
+    lines = [f"wrote {shown}: {plural(entries, 'entry').replace('entrys', 'entries')} "
+             f"({added} added, {removed} removed)"]
+    if setting is not None:
+        lines.append(f'use it: add baseline = "{setting}" under [settings] in the policy, or pass '
+                     f"--baseline {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def format_baseline_refused(shown: str, added: Sequence[BaselineEntry]) -> str:
+    """Why ``check --write-baseline`` did not write: today's findings the existing baseline does not
+    record, one per line."""
+    lines = [f"importpolicy: {shown} does not record {plural(len(added), 'finding')} of today's "
+             "check; fix them, or pass --add to record them too (nothing was written):"]
+    lines.extend(f"  {entry.text}" for entry in added)
+    return "\n".join(lines)
