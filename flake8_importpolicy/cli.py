@@ -560,6 +560,8 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
 def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.runtime.verify import UnknownLightModule, run_command
 
+    if args.runs < 1:
+        raise _UsageError(f"--runs must be at least 1, got {args.runs}")
     cache = None
     if not args.no_cache:
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
@@ -569,7 +571,8 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
         return run_command(
             policy, python=args.interpreter, timeout=args.timeout, jobs=_jobs(args),
             modules=args.modules, output_format=args.format, facts_cache=cache,
-            stdout=sys.stdout, stderr=sys.stderr,
+            stdout=sys.stdout, stderr=sys.stderr, import_time=args.import_time, runs=args.runs,
+            fail_on_time=args.fail_on_time,
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc

@@ -22,6 +22,7 @@ from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
 from flake8_importpolicy.output.render import single_line
 from flake8_importpolicy.runtime.run import AfterImportCheck, RuntimeRun
+from flake8_importpolicy.runtime.timing import ImportTime
 
 __all__ = [
     "ForbiddenExecution",
@@ -75,6 +76,12 @@ class LightResult:
     predicted when it or one of its parent packages is.
         accepted: forbidden modules that executed only through an ``[[ignore]]``-d import, sorted.
         static_checked: True if the static prediction was compared.
+        module_count: what executed, counted as a ``max-modules`` budget counts it (None when not
+            counted: the module has no budget and import times were not asked for).
+        max_modules: the budget (``max-modules``), or None.
+        import_time: the measured import time (``--import-time``, or ``max-import-ms``), or None.
+        max_import_ms: ``max-import-ms``, or None.
+        fail_on_time: ``--fail-on-time``: an import time over ``max_import_ms`` fails.
     """
 
     light: str
@@ -84,6 +91,25 @@ class LightResult:
     not_observed: tuple[str, ...]
     accepted: tuple[str, ...] = ()
     static_checked: bool = True
+    module_count: int | None = None
+    max_modules: int | None = None
+    import_time: ImportTime | None = None
+    max_import_ms: float | None = None
+    fail_on_time: bool = False
+
+    @property
+    def over_budget(self) -> bool:
+        """True when what executed counts more modules than ``max-modules``."""
+        return (self.max_modules is not None and self.module_count is not None
+                and self.module_count > self.max_modules)
+
+    @property
+    def over_time(self) -> bool:
+        """True when the median import time is over ``max-import-ms`` (fails only with
+        :attr:`fail_on_time`)."""
+        return (self.max_import_ms is not None and self.import_time is not None
+                and self.import_time.error is None
+                and self.import_time.median_ms > self.max_import_ms)
 
     @property
     def failed_checks(self) -> tuple[AfterImportCheck, ...]:
@@ -99,6 +125,8 @@ class LightResult:
             or self.forbidden
             or self.static_missed
             or self.failed_checks
+            or self.over_budget
+            or (self.fail_on_time and self.over_time)
         )
 
     def summary(self) -> str:
@@ -115,6 +143,12 @@ class LightResult:
         elif self.run.outcome != "imported":
             parts.append(single_line(str(self.run.error)))
         parts.extend(f"after-import failed: {c.expression}" for c in self.failed_checks)
+        if self.over_budget:
+            parts.append(f"{self.module_count} modules executed, over max-modules = "
+                         f"{self.max_modules}")
+        if self.fail_on_time and self.over_time and self.import_time is not None:
+            parts.append(f"import took {self.import_time.median_ms:g} ms, over max-import-ms = "
+                         f"{self.max_import_ms:g}")
         return "; ".join(parts) if parts else "ok"
 
 

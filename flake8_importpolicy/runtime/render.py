@@ -69,7 +69,33 @@ def format_light_result_text(result: LightResult, relpath: PathFormatter) -> str
                    f"{_why_not_observed(result)})")
     for name in result.accepted:
         out.append(f"  accepted: {name} executed through an [[ignore]]-d import")
+    if result.max_modules is not None:
+        verdict = "over" if result.over_budget else "within"
+        out.append(f"  modules: {result.module_count} executed, counted as max-modules counts "
+                   f"({verdict} max-modules = {result.max_modules})")
+    out.extend(_time_lines(result))
     return "\n".join(out) + "\n"
+
+
+def _time_lines(result: LightResult) -> list[str]:
+    """The import time (median of the runs), against ``max-import-ms``, and the biggest
+    contributors (self time)."""
+    timed = result.import_time
+    if timed is None:
+        return []
+    if timed.error is not None:
+        return [f"  import time: not measured ({single_line(timed.error)})"]
+    limit = ""
+    if result.max_import_ms is not None:
+        verdict = "over" if result.over_time else "within"
+        noted = "" if result.fail_on_time or not result.over_time else "; reported, not failed"
+        limit = f"; {verdict} max-import-ms = {result.max_import_ms:g}{noted}"
+    lines = [f"  import time: {timed.median_ms:.1f} ms (median of {len(timed.runs_ms)} runs, "
+             f"-X importtime){limit}"]
+    if timed.contributors:
+        lines.append("    biggest (own time): " + ", ".join(
+            f"{name} {ms:.1f} ms" for name, ms in timed.contributors))
+    return lines
 
 
 def _why_not_observed(result: LightResult) -> str:
@@ -120,6 +146,10 @@ def format_verify_text(report: VerifyReport, relpath: PathFormatter) -> str:
              "imports raised"),
             (sum(1 for r in report.results if r.run.outcome == "timeout"), "timeout", "timeouts"),
             (sum(1 for r in report.results if r.run.outcome == "crashed"), "crash", "crashes"),
+            (sum(1 for r in report.results if r.over_budget), "module budget exceeded",
+             "module budgets exceeded"),
+            (sum(1 for r in report.results if r.fail_on_time and r.over_time),
+             "import time over max-import-ms", "import times over max-import-ms"),
             (len(report.problems), "problem", "problems"),
         )
         for count, one, many in counts:
@@ -167,6 +197,15 @@ def light_result_to_json(result: LightResult, relpath: PathFormatter) -> dict[st
         "returncode": run.returncode,
         "stderr": run.stderr,
         "executed": [record.name for record in run.executed],
+        "modules": result.module_count,
+        "max_modules": result.max_modules,
+        "import_time": None if result.import_time is None else {
+            "median_ms": result.import_time.median_ms,
+            "runs_ms": list(result.import_time.runs_ms),
+            "contributors": [{"module": m, "self_ms": ms} for m, ms in result.import_time.contributors],
+            "error": result.import_time.error,
+        },
+        "max_import_ms": result.max_import_ms,
     }
 
 

@@ -24,6 +24,7 @@ from typing import TextIO
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
+from flake8_importpolicy.model.budget import count_units
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
@@ -37,7 +38,8 @@ from flake8_importpolicy.runtime.render import (
     format_verify_json,
     format_verify_text,
 )
-from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, run_import
+from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, RuntimeRun, run_import
+from flake8_importpolicy.runtime.timing import measure_import_time
 
 __all__ = [
     "LightPlan",
@@ -140,6 +142,10 @@ class Verifier:
         python: the interpreter to run (default: the policy's ``interpreter``, else this one).
         timeout: seconds per light module (must be > 0).
         facts_cache: an optional on-disk facts cache for the static side.
+        import_time: also measure every light module's import time (``--import-time``); a light
+            module with ``max-import-ms`` is always measured.
+        runs: fresh interpreters per measurement (the median is reported).
+        fail_on_time: an import time over ``max-import-ms`` fails (``--fail-on-time``).
 
     The static prediction is made for the interpreter's own version and the policy's platform.
 
@@ -155,12 +161,18 @@ class Verifier:
         python: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         facts_cache: FactsCache | None = None,
+        import_time: bool = False,
+        runs: int = 5,
+        fail_on_time: bool = False,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.policy = policy
         self.python = policy.settings.interpreter_executable(python) or sys.executable
         self.timeout = timeout
+        self.import_time = import_time
+        self.runs = max(1, runs)
+        self.fail_on_time = fail_on_time
         info = query_interpreter(self.python)
         self.version = info.version
         self._lock = threading.Lock()
@@ -219,6 +231,17 @@ class Verifier:
             cwd=self.policy.root,
         )
         result = judge_run(run, plan.forbidden_rule, plan.predicted, self.policy.ignores)
+        timed = None
+        if self.import_time or plan.rules.max_import_ms is not None:
+            timed = measure_import_time(
+                plan.module, python=self.python, source_roots=self.policy.settings.source_roots,
+                cwd=self.policy.root, runs=self.runs, timeout=self.timeout,
+            )
+        result = replace(
+            result, module_count=self.count_executed(run), max_modules=plan.rules.max_modules,
+            import_time=timed, max_import_ms=plan.rules.max_import_ms,
+            fail_on_time=self.fail_on_time,
+        )
         if not result.static_missed:
             return result
         with self._lock:  # the engine's caches are not thread-safe
@@ -227,6 +250,20 @@ class Verifier:
                 for finding in result.static_missed
             )
         return replace(result, static_missed=missed)
+
+    def count_executed(self, run: RuntimeRun) -> int:
+        """What executed, counted as a ``max-modules`` budget counts a closure
+        (:func:`~flake8_importpolicy.model.budget.count_units`): each first-party module (a file
+        under a source root), each other top-level package once (thread-safe)."""
+        with self._lock:  # the index's caches are not thread-safe
+            index = self.engine.index
+            return len(count_units(
+                (record.name,
+                 (index.origin_of_path(record.path) if record.path is not None and
+                  record.path.is_absolute() else index.resolve_module(record.name).origin)
+                 == "first-party")
+                for record in run.executed
+            ))
 
     def explain_miss(self, plan: LightPlan, chain: Sequence[Hop]) -> str | None:
         """Why the static check did not predict a runtime chain, when it can be told.
@@ -284,6 +321,9 @@ def verify_policy(
     modules: Iterable[str] = (),
     facts_cache: FactsCache | None = None,
     progress: Progress | None = None,
+    import_time: bool = False,
+    runs: int = 5,
+    fail_on_time: bool = False,
 ) -> VerifyReport:
     """Verify every light module of ``policy`` at runtime, in parallel.
 
@@ -295,6 +335,7 @@ def verify_policy(
         modules: only these light modules (default: all).
         facts_cache: an optional on-disk facts cache for the static side.
         progress: called after each light module with ``(done, total, result)``.
+        import_time, runs, fail_on_time: as for :class:`Verifier`.
 
     Raises:
         InterpreterError: if the interpreter cannot be queried or started.
@@ -305,7 +346,8 @@ def verify_policy(
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     started = time.perf_counter()
-    verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache)
+    verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache,
+                        import_time=import_time, runs=runs, fail_on_time=fail_on_time)
     plans, problems = verifier.plan()
     wanted = list(dict.fromkeys(modules))
     if wanted:
@@ -439,6 +481,9 @@ def run_command(
     facts_cache: FactsCache | None,
     stdout: TextIO,
     stderr: TextIO,
+    import_time: bool = False,
+    runs: int = 5,
+    fail_on_time: bool = False,
 ) -> int:
     """``importpolicy verify``: verify, print the report, return the exit code (0 or 1).
 
@@ -464,6 +509,9 @@ def run_command(
             modules=modules,
             facts_cache=facts_cache,
             progress=progress,
+            import_time=import_time,
+            runs=runs,
+            fail_on_time=fail_on_time,
         )
     finally:
         if status is not None:
