@@ -636,7 +636,9 @@ def _run_suggest(args: argparse.Namespace) -> int:
             gc.enable()
         stop_started_queries()
     draft = format_suggestion_toml(suggestion, directory)
-    policy_from_text(draft, directory / (output.name if output is not None else "policy.toml"))
+    # where the draft will be: --output, else beside the policy it extends (not in its place)
+    name = "importpolicy-draft.toml" if found is not None else "policy.toml"
+    policy_from_text(draft, output if output is not None else directory / name)
     text = draft if args.format == "toml" else format_suggestion_json(suggestion, directory)
     if output is None:
         sys.stdout.write(text)
