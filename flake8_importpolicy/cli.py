@@ -627,7 +627,8 @@ def _run_suggest(args: argparse.Namespace) -> int:
     paused = gc.isenabled()
     try:
         gc.disable()
-        scan = ImportScan(find_first_party_modules(roots_dirs))  # while the interpreter answers
+        # while the interpreter answers the query started above
+        scan = ImportScan(find_first_party_modules(roots_dirs), jobs=_jobs(args))
         with _engine(args, policy) as engine:
             suggestion = suggest_policy(engine, scan, limit=args.limit, entry_points=points,
                                         heavy_ml=entries, root=directory)

@@ -191,15 +191,6 @@ class PolicyEngine:
         look at them)."""
         return self._facts_source.early
 
-    def prefetch(self, paths: Iterable[Path]) -> None:
-        """Hand the files of modules the engine is about to read to the worker processes now
-        (started if they are not running; nothing happens with one job or on a busy machine): for a
-        caller that knows them in advance (``suggest``). Answers do not depend on it."""
-        pool = self._facts_source.pool
-        pool.start()
-        for path in paths:
-            pool.prefetch(path)
-
     def find_dependencies(self) -> tuple[dict[Path, SourceRead], tuple[Path, ...]]:
         """What the answers computed so far depend on, for caches of whole answers: ``(files,
         directories)`` as :meth:`FactsSource.find_dependencies

@@ -1,17 +1,16 @@
 """``importpolicy suggest``: which modules should stay light and which are heavy, read from the
 sources (never imported), for a draft policy.
 
-Two passes, so that a whole project costs little more than a cold ``check``:
-
-1. **A scan of every first-party file** for its module-level imports: only statements that start a
-   line (``import x``, ``from x import y``, with parenthesised continuation lines), found with
-   ``bytes.find`` rather than a parser. Imports inside functions, classes, ``if`` and ``try`` blocks
-   are indented and so not seen: this graph only ranks candidates. From it come each module's
-   importers and an estimate of its closure, for every module at once (closures as bit sets over
-   the strongly connected components, in reverse topological order).
-2. **The engine** then predicts the import-time closure of the light candidates that made the cut
-   (``--limit``), exactly as ``check`` will with the draft: the heavy candidates are leaves, so the
-   closure it counts is the one ``max-modules`` will be checked against.
+A whole project must cost about as much as a cold ``check`` of a few light modules, and ``check``
+parses only their closures; so ``suggest`` does not parse. It scans every first-party file for its
+module-level imports: the statements that start a line (``import x``, ``from x import y``, with
+parenthesised continuation lines), found with ``bytes.find`` (in worker processes on a big
+project). Imports inside functions, classes, ``if`` and ``try`` blocks are indented and so not
+seen, and neither are calls at import time: the numbers are predictions from module-level imports,
+and ``importpolicy why MODULE --format json`` gives the count ``check`` makes. From this graph come
+each module's importers and closure, for every module at once (bit sets over the strongly
+connected components, in reverse topological order), and each light candidate's closure with the
+heavy candidates as leaves, as ``check`` will traverse it with the draft.
 
 Candidates and the score are documented in docs/adopt.md.
 """
@@ -19,14 +18,14 @@ Candidates and the score are documented in docs/adopt.md.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.model.graph import CallNode
 from flake8_importpolicy.model.patterns import PatternError, parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, ModuleRules
+from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.model.suggestion import HeavyCandidate, LightCandidate, Suggestion
 
 __all__ = ["ImportScan", "find_first_party_modules", "scan_imports", "suggest_policy"]
@@ -54,10 +53,12 @@ def score(importers: int, closure: int, *, entry_point: bool, top_level: bool) -
 
 
 class ImportScan:
-    """The module-level import graph of the first-party modules (pass 1).
+    """The module-level import graph of the first-party modules.
 
     Args:
         modules: ``{module: (file, is_package)}`` of every first-party module.
+        jobs: processes that read and scan the files (Linux, from 500 modules on; the result does
+            not depend on it).
 
     Attributes:
         modules: as given.
@@ -66,27 +67,38 @@ class ImportScan:
         importers: ``{module: how many first-party modules import it at module level}``.
     """
 
-    def __init__(self, modules: Mapping[str, tuple[Path | None, bool]]) -> None:
+    def __init__(self, modules: Mapping[str, tuple[Path | None, bool]], jobs: int = 1) -> None:
         self.modules = dict(modules)
         self.imports: dict[str, tuple[str, ...]] = {}
         self.importers: dict[str, int] = {}
-        for module, (path, is_package) in sorted(self.modules.items()):
-            found: set[str] = set()
-            if path is not None:
-                try:
-                    data = path.read_bytes()
-                except OSError:
-                    data = b""
-                for statement in scan_imports(data):
-                    found.update(self._targets(statement, module, is_package))
+        names = sorted(self.modules)
+        if jobs > 1 and len(names) >= PARALLEL_FROM and sys.platform == "linux":
+            found = _scan_in_workers(self, names, jobs)
+        else:
+            found = [self.module_imports(name) for name in names]
+        for module, targets in zip(names, found):
+            self.imports[module] = targets
             parent = module.rpartition(".")[0]
-            if parent:
-                found.add(parent)
-            found.discard(module)
-            self.imports[module] = tuple(sorted(found))
-            for target in found:
+            for target in targets:
                 if target in self.modules and target != parent:
                     self.importers[target] = self.importers.get(target, 0) + 1
+
+    def module_imports(self, module: str) -> tuple[str, ...]:
+        """What ``module``'s module-level imports run (sorted), its parent package included."""
+        path, is_package = self.modules[module]
+        found: set[str] = set()
+        if path is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = b""
+            for statement in scan_imports(data):
+                found.update(self._targets(statement, module, is_package))
+        parent = module.rpartition(".")[0]
+        if parent:
+            found.add(parent)
+        found.discard(module)
+        return tuple(sorted(found))
 
     def _targets(self, statement: str, module: str, is_package: bool) -> set[str]:
         """What one import statement runs: first-party modules (with their parent packages) and
@@ -199,6 +211,32 @@ def find_first_party_modules(source_roots: Sequence[Path]) -> dict[str, tuple[Pa
     return found
 
 
+PARALLEL_FROM: Final = 500
+_SCANNING: list[ImportScan] = []  # the scan a forked worker reads its module set from
+
+
+def _scan_chunk(names: list[str]) -> list[tuple[str, ...]]:
+    return [_SCANNING[0].module_imports(name) for name in names]
+
+
+def _scan_in_workers(scan: ImportScan, names: list[str], jobs: int) -> list[tuple[str, ...]]:
+    """:meth:`ImportScan.module_imports` of ``names`` in forked worker processes, in order; in this
+    process when the pool cannot start or breaks."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _SCANNING[:] = [scan]
+    size = -(-len(names) // (jobs * 4))
+    chunks = [names[i:i + size] for i in range(0, len(names), size)]
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            return [targets for part in pool.map(_scan_chunk, chunks) for targets in part]
+    except Exception:  # a broken pool: the same answer, serially
+        return [scan.module_imports(name) for name in names]
+    finally:
+        _SCANNING.clear()
+
+
 def scan_imports(data: bytes) -> list[str]:
     """The import statements that start a line of ``data`` (module level), each on one line:
     ``import a.b as c, d`` or ``from .x import (y, z)`` with comments and line breaks removed."""
@@ -290,10 +328,11 @@ def suggest_policy(
     """Light and heavy candidates for ``engine``'s project (see the module docstring).
 
     Args:
-        engine: an engine over the project (an existing policy's, or a default one); its policy's
-            ``[heavy]`` rules stay heavy, its light modules are not proposed again.
-        scan: the module-level imports of the project's modules (pass 1; made before the engine,
-            while the interpreter is queried).
+        engine: an engine over the project (an existing policy's, or a default one): its policy's
+            ``[heavy]`` rules stay heavy, its light modules are not proposed again, its path search
+            tells which names are preloaded at start-up.
+        scan: the module-level imports of the project's modules (made before the engine, while
+            the interpreter is queried).
         limit: how many light candidates to keep (>= 0).
         entry_points: ``{module: declarations}`` of the project's console scripts and entry points.
         heavy_ml: ``(module pattern, reason)`` of the built-in ``heavy-ml`` preset.
@@ -326,7 +365,6 @@ def suggest_policy(
             heavy_rules.append(HeavyRule(parse_pattern(candidate.module), candidate.why))
         except PatternError:
             continue
-    forbid = (*heavy_rules, *policy.heavy_calls)
     heavy_names = {candidate.module for candidate in heavy}
 
     ranked: list[tuple[float, str, tuple[str, ...]]] = []
@@ -348,24 +386,12 @@ def suggest_policy(
                       entry_point=module in entry_points, top_level="." not in module)
         ranked.append((value, module, tuple(sorted(why))))
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    chosen = ranked[:max(0, limit)]
-    # the files the engine will read, to the worker processes first (the heavy modules are leaves)
-    engine.prefetch(sorted(
-        path for module in _reach_until(scan, [m for _, m, _ in chosen], heavy_rules)
-        if (path := modules[module][0]) is not None
-    ))
     light: list[LightCandidate] = []
-    for value, module, reasons in chosen:
-        rules = ModuleRules(module, (), forbid)
-        closure = engine.find_closure(module, rules)
-        units = engine.count_closure(closure)
-        reaches = sorted({
-            _shown_heavy(name, rules) for name in closure
-            if name != module and rules.forbidden_rule(name) is not None
-        })
+    for value, module, reasons in ranked[:max(0, limit)]:
+        units, reaches = _closure_until(scan, module, heavy_rules, preloaded)
         light.append(LightCandidate(
-            module, modules[module][0], reasons, scan.importers.get(module, 0), value, len(units),
-            tuple(reaches), entry_points.get(module, ()),
+            module, modules[module][0], reasons, scan.importers.get(module, 0), value, units,
+            reaches, entry_points.get(module, ()),
         ))
     return Suggestion(
         root=root,
@@ -379,13 +405,25 @@ def suggest_policy(
     )
 
 
-def _shown_heavy(node: str, rules: ModuleRules) -> str:
-    """A forbidden node as a light candidate's comment names it: its heavy pattern (a call as
-    ``name()``)."""
-    rule = rules.forbidden_rule(node)
-    if isinstance(node, CallNode) or rule is None:
-        return str(node)
-    return rule.pattern.text
+def _closure_until(
+    scan: ImportScan, module: str, heavy: Sequence[HeavyRule], preloaded: frozenset[str]
+) -> tuple[int, tuple[str, ...]]:
+    """``module``'s closure from module-level imports with the heavy modules as leaves, counted as
+    ``max-modules`` counts (first-party modules, other top-level names, not the preloaded ones),
+    and the heavy patterns it reaches, sorted."""
+    seen = {module}
+    order = [module]
+    reaches: set[str] = set()
+    for name in order:
+        rule = next((r for r in heavy if r.matches_node(name)), None) if name != module else None
+        if rule is not None:
+            reaches.add(rule.pattern.text)
+            continue
+        for target in scan.imports.get(name, ()):
+            if target not in seen and target not in preloaded:
+                seen.add(target)
+                order.append(target)
+    return len(seen), tuple(sorted(reaches))
 
 
 def _pick_heavy(
@@ -418,21 +456,6 @@ def _pick_heavy(
         if len(picked) == MAX_HEAVY:
             break
     return sorted(picked, key=lambda m: (-closures[m], m))
-
-
-def _reach_until(scan: ImportScan, start: Sequence[str], heavy: Sequence[HeavyRule]) -> list[str]:
-    """The first-party modules the module-level imports of ``start`` reach, not through a module a
-    heavy rule matches, in breadth-first order."""
-    seen = set(start)
-    order = list(start)
-    for module in order:
-        if module not in start and any(rule.matches_node(module) for rule in heavy):
-            continue
-        for target in scan.imports.get(module, ()):
-            if target in scan.modules and target not in seen:
-                seen.add(target)
-                order.append(target)
-    return order
 
 
 def _reach(scan: ImportScan, module: str) -> set[str]:

@@ -23,8 +23,9 @@ class LightCandidate:
             script or entry point names it) and ``imported`` (at least three modules import it).
         importers: how many first-party modules import it at module level.
         score: the ranking score (docs/adopt.md): higher first.
-        closure: its predicted import-time closure, counted as ``max-modules`` counts it, with the
-            draft's heavy modules as leaves (what ``check`` will count with the draft).
+        closure: its import-time closure predicted from module-level imports, counted as
+            ``max-modules`` counts it, with the draft's heavy modules as leaves (``importpolicy why
+            MODULE --format json`` gives the count ``check`` makes).
         reaches: the heavy candidates (and existing ``[heavy]`` patterns) its import reaches today,
             sorted.
         entry_points: the console scripts and entry points that name it (``group:name``), sorted.

@@ -27,16 +27,17 @@ def _relative(path: Path, directory: Path) -> str:
 
 def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
     """The draft policy for a file in ``directory``: ``extends`` (the existing policy, ``heavy-ml``
-    when its modules are reached), ``[settings]`` (without an existing policy), ``[heavy]`` with the
-    first-party heavy candidates, then one ``[light."…"]`` table per light candidate, best score
-    first, each with comments giving its numbers and ``max-modules`` set to its predicted closure."""
+    when its modules are imported), ``[settings]`` (without an existing policy), ``[heavy]`` with
+    the first-party heavy candidates, then one ``[light."…"]`` table per light candidate, best score
+    first, each with comments giving its numbers."""
     out = [
         f"# Draft policy written by importpolicy suggest from "
         f"{plural(suggestion.modules, 'first-party module')} (read, never imported).",
         "# Keep the light modules that must stay light and say why in each reason; delete the rest.",
         "# Then record today's findings: importpolicy check --write-baseline (docs/adopt.md).",
-        "# Light candidates are ranked by score = (1 + importers) x weight / (1 + estimated closure);",
-        "# each one's predicted import-time closure is counted as check counts it with this draft.",
+        "# Light candidates are ranked by score = (1 + importers) x weight / (1 + closure); closures",
+        "# are predicted from module-level imports and counted as max-modules counts (exact count:",
+        "# importpolicy why MODULE --format json).",
     ]
     if suggestion.policy is not None:
         out.append(f"# Additions to {_relative(suggestion.policy, directory)}, which this file "
@@ -62,7 +63,7 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
             "",
             "# Heavy candidates: first-party modules whose own import-time closure counts "
             f"{suggestion.threshold} modules or more",
-            "# (estimated from module-level imports), one per heavy region of the import graph.",
+            "# (predicted from module-level imports), one per heavy region of the import graph.",
             "[heavy]",
         ]
         out.extend(f"{_string(c.module)} = {_string(_heavy_reason(c))}" for c in first_party)
@@ -74,7 +75,6 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
         out += [
             f"[light.{_string(candidate.module)}]",
             f"reason = {_string(_light_reason(candidate))}",
-            f"max-modules = {candidate.closure}",
         ]
     return "\n".join(out) + "\n"
 
