@@ -628,7 +628,7 @@ def _run_suggest(args: argparse.Namespace) -> int:
     try:
         gc.disable()
         # while the interpreter answers the query started above
-        scan = ImportScan(find_first_party_modules(roots_dirs), jobs=_jobs(args))
+        scan = ImportScan(find_first_party_modules(roots_dirs))
         with _engine(args, policy) as engine:
             suggestion = suggest_policy(engine, scan, limit=args.limit, entry_points=points,
                                         heavy_ml=entries, root=directory)

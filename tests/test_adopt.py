@@ -89,8 +89,9 @@ def suggest(*args: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
     return code, out, err
 
 
-def test_suggest_never_imports_and_prints_the_same_draft(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_suggest_never_imports_and_prints_the_same_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tree = Path(shutil.copytree(TREE, tmp_path / "inferno"))
     marker = tmp_path / "imported"
     (tree / "src" / "inferno" / "logger.py").write_text(
@@ -103,8 +104,9 @@ def test_suggest_never_imports_and_prints_the_same_draft(tmp_path: Path,
     assert suggest("--limit", "2", cwd=tree, capsys=capsys)[1].count("[light.") == 2
 
 
-def test_suggest_output_force_and_a_draft_that_loads(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_suggest_output_force_and_a_draft_that_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tree = Path(shutil.copytree(TREE, tmp_path / "inferno"))
     code, out, err = suggest("--output", "policy.toml", cwd=tree, capsys=capsys)
     assert (code, out) == (0, "") and "wrote policy.toml: 8 light and 1 heavy candidates" in err

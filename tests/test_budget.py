@@ -52,7 +52,9 @@ def test_check_reports_the_count_the_budget_and_the_biggest_first_hops(
         "budget of max-modules = 5; most through: app.big (3), app.util (2), app (1)")
 
 
-def test_why_json_gives_the_count(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_why_json_gives_the_count(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTHONPATH", str(FIXTURE / "site-packages"))
     for module, count in (("app.small", 4), ("app.light", 7)):
         assert main(["why", module, "--policy", str(FIXTURE / "policy.toml"), "--no-cache",
@@ -108,7 +110,8 @@ def test_parse_importtime_reads_only_the_import() -> None:
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("0", "expected an integer >= 1"), ("1.5", "expected an integer >= 1"), ('"3"', "expected an integer >= 1"),
+    ("0", "expected an integer >= 1"), ("1.5", "expected an integer >= 1"),
+    ('"3"', "expected an integer >= 1"),
 ])
 def test_bad_budgets_are_policy_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, message: str

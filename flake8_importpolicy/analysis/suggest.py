@@ -4,9 +4,9 @@ sources (never imported), for a draft policy.
 A whole project must cost about as much as a cold ``check`` of a few light modules, and ``check``
 parses only their closures; so ``suggest`` does not parse. It scans every first-party file for its
 module-level imports: the statements that start a line (``import x``, ``from x import y``, with
-parenthesised continuation lines), found with ``bytes.find`` (in worker processes on a big
-project). Imports inside functions, classes, ``if`` and ``try`` blocks are indented and so not
-seen, and neither are calls at import time: the numbers are predictions from module-level imports,
+parenthesised continuation lines), found with one regular expression. Imports inside functions,
+classes, ``if`` and ``try`` blocks are indented and so not seen, and neither are calls at import
+time: the numbers are predictions from module-level imports,
 and ``importpolicy why MODULE --format json`` gives the count ``check`` makes. From this graph come
 each module's importers and closure, for every module at once (bit sets over the strongly
 connected components, in reverse topological order), and each light candidate's closure with the
@@ -18,7 +18,7 @@ Candidates and the score are documented in docs/adopt.md.
 from __future__ import annotations
 
 import os
-import sys
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -57,8 +57,6 @@ class ImportScan:
 
     Args:
         modules: ``{module: (file, is_package)}`` of every first-party module.
-        jobs: processes that read and scan the files (Linux, from 500 modules on; the result does
-            not depend on it).
 
     Attributes:
         modules: as given.
@@ -67,17 +65,13 @@ class ImportScan:
         importers: ``{module: how many first-party modules import it at module level}``.
     """
 
-    def __init__(self, modules: Mapping[str, tuple[Path | None, bool]], jobs: int = 1) -> None:
+    def __init__(self, modules: Mapping[str, tuple[Path | None, bool]]) -> None:
         self.modules = dict(modules)
         self.imports: dict[str, tuple[str, ...]] = {}
         self.importers: dict[str, int] = {}
-        names = sorted(self.modules)
-        if jobs > 1 and len(names) >= PARALLEL_FROM and sys.platform == "linux":
-            found = _scan_in_workers(self, names, jobs)
-        else:
-            found = [self.module_imports(name) for name in names]
-        for module, targets in zip(names, found):
-            self.imports[module] = targets
+        self._absolute: dict[str, frozenset[str]] = {}  # absolute statements repeat across files
+        for module in sorted(self.modules):
+            targets = self.imports[module] = self.module_imports(module)
             parent = module.rpartition(".")[0]
             for target in targets:
                 if target in self.modules and target != parent:
@@ -93,7 +87,14 @@ class ImportScan:
             except OSError:
                 data = b""
             for statement in scan_imports(data):
-                found.update(self._targets(statement, module, is_package))
+                if statement.startswith("from ."):
+                    found.update(self._targets(statement, module, is_package))
+                    continue
+                targets = self._absolute.get(statement)
+                if targets is None:
+                    targets = self._absolute[statement] = frozenset(
+                        self._targets(statement, module, is_package))
+                found.update(targets)
         parent = module.rpartition(".")[0]
         if parent:
             found.add(parent)
@@ -211,59 +212,24 @@ def find_first_party_modules(source_roots: Sequence[Path]) -> dict[str, tuple[Pa
     return found
 
 
-PARALLEL_FROM: Final = 500
-_SCANNING: list[ImportScan] = []  # the scan a forked worker reads its module set from
-
-
-def _scan_chunk(names: list[str]) -> list[tuple[str, ...]]:
-    return [_SCANNING[0].module_imports(name) for name in names]
-
-
-def _scan_in_workers(scan: ImportScan, names: list[str], jobs: int) -> list[tuple[str, ...]]:
-    """:meth:`ImportScan.module_imports` of ``names`` in forked worker processes, in order; in this
-    process when the pool cannot start or breaks."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    _SCANNING[:] = [scan]
-    size = -(-len(names) // (jobs * 4))
-    chunks = [names[i:i + size] for i in range(0, len(names), size)]
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            return [targets for part in pool.map(_scan_chunk, chunks) for targets in part]
-    except Exception:  # a broken pool: the same answer, serially
-        return [scan.module_imports(name) for name in names]
-    finally:
-        _SCANNING.clear()
+_STATEMENT: Final = re.compile(
+    rb"\n((?:import|from)[ \t]"  # a statement that starts a line, then: up to the closing
+    rb"(?:[^\n(#\\]*\([^)]*\)[^\n]*"  # parenthesis of a bracketed name list,
+    rb"|[^\n#\\]*\\\n[^\n]*"  # or over one explicit line join,
+    rb"|[^\n]*))"  # or the rest of its line
+)
 
 
 def scan_imports(data: bytes) -> list[str]:
     """The import statements that start a line of ``data`` (module level), each on one line:
     ``import a.b as c, d`` or ``from .x import (y, z)`` with comments and line breaks removed."""
     found: list[str] = []
-    text = b"\n" + data
-    for needle in (b"\nimport ", b"\nfrom "):
-        start = text.find(needle)
-        while start != -1:
-            end = text.find(b"\n", start + 1)
-            if end == -1:
-                end = len(text)
-            line = text[start + 1:end]
-            if b"(" in line and b")" not in line.partition(b"#")[0]:
-                close = text.find(b")", end)
-                if close != -1:
-                    line, end = text[start + 1:close + 1], close
-            elif line.rstrip().endswith(b"\\"):
-                close = text.find(b"\n", end + 1)
-                line, end = text[start + 1:close if close != -1 else len(text)], close
-            statement = " ".join(
-                part.partition(b"#")[0].decode("utf-8", "replace").replace("\\", " ")
-                for part in line.split(b"\n")
-            )
-            found.append(" ".join(statement.split()))
-            if end == -1:
-                break
-            start = text.find(needle, end)
+    for raw in _STATEMENT.findall(b"\n" + data):
+        if b"\n" in raw:
+            code = b" ".join(part.partition(b"#")[0] for part in raw.split(b"\n")).replace(b"\\", b" ")
+        else:
+            code = raw.partition(b"#")[0]
+        found.append(" ".join(code.decode("utf-8", "replace").split()))
     return found
 
 
