@@ -569,6 +569,27 @@ class ImportGraph:
     def _definition(self, name: str, depth: int) -> tuple[str, str, bool] | None:
         """``(module, qualname, is_class)`` of the function or class a dotted name refers to,
         following re-exports, in code whose calls are followed; None if not found."""
+        found = self._split_owner(name)
+        if found is None:
+            return None
+        owner, attribute, resolved = found
+        facts = self.get_facts(owner)
+        if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+            return None
+        if attribute in facts.classes:
+            return owner, attribute, True
+        if attribute in facts.function_names or attribute in facts.functions:
+            return owner, attribute, False
+        first, _, rest = attribute.partition(".")
+        target = facts.aliases.get(first)
+        if target is None:
+            return None
+        absolute = _absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
+        return self._definition(absolute, depth + 1) if absolute is not None else None
+
+    def _split_owner(self, name: str) -> tuple[str, str, ResolvedModule] | None:
+        """``(module, attribute, resolved module)`` for a dotted name: its longest prefix that is
+        a module, and the rest; None when there is none, or its code is not followed."""
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             owner = ".".join(parts[:cut])
@@ -577,20 +598,7 @@ class ImportGraph:
                 continue
             if not resolved.has_source or not self._is_followed(owner, resolved):
                 return None
-            facts = self.get_facts(owner)
-            attribute = ".".join(parts[cut:])
-            if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
-                return None
-            if attribute in facts.classes:
-                return owner, attribute, True
-            if attribute in facts.function_names or attribute in facts.functions:
-                return owner, attribute, False
-            first, _, rest = attribute.partition(".")
-            target = facts.aliases.get(first)
-            if target is None:
-                return None
-            absolute = _absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
-            return self._definition(absolute, depth + 1) if absolute is not None else None
+            return owner, ".".join(parts[cut:]), resolved
         return None
 
     def _is_followed(self, module: str, resolved: ResolvedModule) -> bool:
@@ -621,16 +629,8 @@ class ImportGraph:
     def _lookup_dotted(self, name: str, kind: str, depth: int) -> list[str]:
         if self._is_heavy_call is not None and self._is_heavy_call(name):
             return [CallNode(name)]
-        parts = name.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner = ".".join(parts[:cut])
-            resolved = self.index.resolve_module(owner)
-            if resolved.kind == "unresolved":
-                continue
-            if not resolved.has_source or not self._is_followed(owner, resolved):
-                return []
-            return self._lookup(owner, ".".join(parts[cut:]), kind, depth)
-        return []
+        found = self._split_owner(name)
+        return [] if found is None else self._lookup(found[0], found[1], kind, depth)
 
     def _lookup(self, module: str, attribute: str, kind: str, depth: int) -> list[str]:
         """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``."""
