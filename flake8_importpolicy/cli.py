@@ -467,7 +467,8 @@ def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) ->
     """``check --write-baseline [FILE]``: record the report's IPL001 and IPL008 findings. An
     existing file is rewritten sorted without its stale entries; it gains entries only with
     ``--add`` (else exit 2, nothing written)."""
-    from flake8_importpolicy.config.baseline import load_baseline, write_baseline
+    from flake8_importpolicy.answers.jsonfile import write_text_atomic
+    from flake8_importpolicy.config.baseline import format_baseline, load_baseline
     from flake8_importpolicy.model.baseline import entries_of
     from flake8_importpolicy.model.files import BASELINE_FILENAME
     from flake8_importpolicy.output.text import format_baseline_refused, format_baseline_written
@@ -486,7 +487,7 @@ def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) ->
         print(format_baseline_refused(policy.relpath(target), added), file=sys.stderr)
         return EXIT_ERROR
     try:
-        write_baseline(target, today)
+        write_text_atomic(target, format_baseline(today))
     except OSError as exc:
         raise _UsageError(f"cannot write {policy.relpath(target)}: {exc.strerror or exc}") from exc
     in_use = args.baseline is not None or policy.settings.baseline == target

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["write_json_atomic"]
+__all__ = ["write_json_atomic", "write_text_atomic"]
 
 
 def write_json_atomic(location: str | Path, data: object) -> bool:
@@ -24,23 +24,34 @@ def write_json_atomic(location: str | Path, data: object) -> bool:
     Raises:
         TypeError, ValueError: if ``data`` is not JSON-serialisable (a programming error).
     """
-    import tempfile
-
-    directory = os.path.dirname(os.fspath(location))
+    # dumps, not dump: only a one-shot encoding uses the C encoder (dump is pure Python)
+    text = json.dumps(data, separators=(",", ":"))
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                # dumps, not dump: only a one-shot encoding uses the C encoder (dump is pure Python)
-                handle.write(json.dumps(data, separators=(",", ":")))
-            os.replace(tmp, location)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        os.makedirs(os.path.dirname(os.fspath(location)), exist_ok=True)
+        write_text_atomic(location, text)
     except OSError:
         return False
     return True
+
+
+def write_text_atomic(location: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``location`` through a temporary file in the same
+    directory renamed into place, so that a reader sees the old file or the new one, never a part.
+
+    Raises:
+        OSError: if the directory is not usable or the file cannot be replaced.
+    """
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.fspath(location)) or ".", prefix=".tmp-",
+                               suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, location)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,4 +1,5 @@
-"""The baseline file: reading and validating it (every problem at once), and writing it sorted.
+"""The baseline file: reading and validating it (every problem at once), and its text, sorted (the
+command line writes it with :func:`~flake8_importpolicy.answers.jsonfile.write_text_atomic`).
 
 The file is JSON with one entry per line, so that a stale entry (IPL009) has a line and a diff of
 the file shows which findings were fixed::
@@ -21,7 +22,6 @@ import difflib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
@@ -29,7 +29,7 @@ from typing import Final
 from flake8_importpolicy.model.baseline import BASELINE_CODES, Baseline, BaselineEntry
 from flake8_importpolicy.model.errors import BaselineError, PolicyProblem
 
-__all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline", "write_baseline"]
+__all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline"]
 
 BASELINE_VERSION: Final = 1
 _ABOUT: Final = (
@@ -155,27 +155,6 @@ def format_baseline(entries: Iterable[BaselineEntry]) -> str:
     listed = f"[\n{body}\n  ]" if rows else "[]"
     return (f'{{\n  "version": {BASELINE_VERSION},\n  "about": {json.dumps(_ABOUT)},\n'
             f'  "entries": {listed}\n}}\n')
-
-
-def write_baseline(path: Path, entries: Iterable[BaselineEntry]) -> None:
-    """Write a baseline file atomically (a temporary file renamed into place).
-
-    Raises:
-        OSError: if the file cannot be written.
-    """
-    text = format_baseline(entries)
-    directory = path.parent
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _entry_lines(text: str, count: int) -> list[int | None]:
