@@ -440,7 +440,9 @@ class PolicyEngine:
         # The light module's parent packages run first, then its statements in order.
         for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
-            for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
+            for name, chain in self.graph.iter_breadth_first(
+                hops, expand=expand, seen={light}, too_deep=blind.add_too_deep
+            ):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
                     reached.append((name, chain, heavy))
@@ -620,7 +622,10 @@ class PolicyEngine:
         self._scope = [a or b for a, b in zip(self._scope, widened)]
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
-        closure = self.graph.find_import_time_closure(module, expand=expand)
+        deep: list[UnresolvedCode] = []
+        closure = self.graph.find_import_time_closure(
+            module, expand=expand, too_deep=lambda hop, _chain: deep.append(_too_deep(hop))
+        )
         unfollowed = self._unfollowed_origins(applied)
         found: list[tuple[str, HeavyRule]] = []
         unresolved: list[UnresolvedCode] = list(self.graph.find_unresolved(module))
@@ -653,11 +658,18 @@ class PolicyEngine:
                 (name, rule) for name, rule in found
                 if isinstance(name, CallNode) or name in outermost
             ),
-            unresolved=tuple(unresolved),
+            unresolved=tuple(unresolved + deep),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
             count=len(self.count_closure(closure)),
         )
+
+
+def _too_deep(hop: Hop) -> UnresolvedCode:
+    return UnresolvedCode(
+        hop.module, hop.path, hop.line, hop.col, Construct.CALL_DEPTH,
+        f"{hop.imported} (a call deeper than settings.call-depth)", hop.flags,
+    )
 
 
 _ONCE_PER_MODULE: Final = frozenset({Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE})
@@ -681,6 +693,10 @@ class _BlindSpots:
                 key = ("", 0, 0, str(site.construct), str(site.module))
             if key not in self._found:
                 self._found[key] = Unresolved(self.light, site, chain, self.light_path)
+
+    def add_too_deep(self, hop: Hop, chain: tuple[Hop, ...]) -> None:
+        """A call not followed because it is deeper than ``call-depth`` (IPL006 call-depth)."""
+        self.add((_too_deep(hop),), chain)
 
     def found(self) -> list[Unresolved]:
         return list(self._found.values())
