@@ -196,14 +196,27 @@ IPL005: Final = Code(
 )
 _IPL006_HELP: Final = """\
 **What it does.** Reports import-time code on a light module's import-time path that the engine cannot
-resolve, so it cannot tell what that code imports: `importlib.import_module`/`__import__` of a name
-that is not computable (`dynamic-import`; `getattr-import` inside a `__getattr__` or for a lazy
-module object), `exec`/`eval` of a string that is not a constant (`exec`), a call of a variable,
-parameter, container item or call result (`call-through-variable`), a `sys.path` change whose
-directory is not computable (`sys-path`), a compiled module without a `.py` twin
-(`extension-module`), and, with `external = "stop"`, each top-level package not analysed although a
-forbidden module could be reached through it (`unfollowed-package`, once per light module). Each
-report names the construct, its source text and the chain from the light module.
+resolve, so it cannot tell what that code imports. Each report names the construct, its source text
+and the chain from the light module:
+
+- `dynamic-import`: `importlib.import_module`, `__import__` or `importlib.__import__` of a name that
+  is not computable; the same for the standard-library functions that import the module they are
+  given: `importlib.util.find_spec` (it imports the parent package), the `importlib.resources`
+  functions and `pkgutil.resolve_name`;
+- `getattr-import`: a dynamic import inside a `__getattr__`; a module-level `__getattr__` bound by
+  name (`__getattr__ = _lazy`) or imported from another module; a module that replaces itself in
+  `sys.modules` with an object built from a structure that is not constant; a read of a lazy module
+  object whose module is not computable, because the argument is not a constant or because its
+  class does not show which module it imports (a dataclass field, `object.__setattr__`, an f-string);
+- `exec`: `exec`/`eval` of a string that is not a constant;
+- `call-through-variable`: a call of a variable, parameter, container item or call result;
+- `call-depth`: a function called deeper than `settings.call-depth`; it is not followed, and is
+  reported at the call;
+- `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`, and
+  `sys.path` or `sys.modules` bound to another name;
+- `extension-module`: a compiled module without a `.py` twin;
+- `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
+  forbidden module could be reached through it (once per light module).
 
 It is information by default: the exit status does not change, and the summary never says "OK"
 while such sites exist ("No violations in 4 light modules; 12 import-time sites not resolved
@@ -228,6 +241,9 @@ for name in discover_plugins():
 **Use instead.**
 - Make the name computable: a literal, a module-level constant (also a tuple, list or dict of
   literals, or a comprehension over them), `__name__ + ".x"`, or a loop over such a constant.
+- Write what the engine follows: `def __getattr__(name):` in the module itself; `sys.path.append(d)`
+  with a computable `d` instead of `site.addsitedir(d)` when `d` holds no `.pth` file; for
+  `call-depth`, a larger `settings.call-depth`.
 - Move the dynamic code out of import time (into the function that needs it).
 - Accept a site you have checked: `# noqa: IPL006` on its line in first-party code (or on the
   light module's reported line), or `[[ignore]] unresolved = "mypkg.plugins"` with a `reason` (the
@@ -236,10 +252,13 @@ for name in discover_plugins():
 - `importpolicy verify` proves the light module at runtime.
 
 **Known limits.** Method calls on objects (`obj.setup()`) are not followed and not reported; a
-function bound to a module-level variable and called from a function body is not reported. A
-`sys.path` directory that is computable is searched after every other entry from the moment the
-module is analysed (docs/semantics.md rule 7). Only constructs on a light module's import-time path
-are reported: code that is never reached at import time is not."""
+function bound to a module-level variable and called from a function body is not reported. A lazy
+module object is not recognised, and not reported, when its class inherits its `__getattr__` or
+imports through a property, or when it is bound by tuple unpacking. A `call-depth` site is reported
+whether or not the function it calls imports anything. A `sys.path` directory that is computable is
+searched after every other entry from the moment the module is analysed (docs/semantics.md rule 7).
+Only constructs on a light module's import-time path are reported: code that is never reached at
+import time is not."""
 IPL006: Final = Code(
     "IPL006",
     "unresolved-import-time-code",
