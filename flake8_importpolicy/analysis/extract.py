@@ -199,6 +199,8 @@ def _extract_unpaused(
         unreadable = SourceProblem(_nul_line(source), str(exc) or type(exc).__name__)
         return None, ModuleFacts(problem=unreadable)
     declared_global = _globals(source)
+    if _writes_namespace(source):  # ``globals()[...] = ...`` somewhere: no name keeps its value
+        declared_global = _EVERY_NAME
     visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
     try:
         visitor.visit_body(tree.body, frozenset())
@@ -253,6 +255,7 @@ def extract_facts_and_index(
         local_defs=frozenset(visitor.local_defs),
         future_annotations=visitor.future_annotations,
         call_bound=frozenset(visitor.call_bindings),
+        star_bases=tuple(visitor.star_bases),
     )
     return facts, index
 
@@ -277,6 +280,7 @@ class FunctionIndex:
         spans: ``{qualified name: ((def line, last line), ...)}``, 1-based and inclusive, one pair
             per definition in source order (a name defined twice has two).
         call_bound: the module-level names bound to a call's result (candidate lazy module objects).
+        star_bases: the modules the module star-imports (a call of a name they may bind).
         aliases, constants, local_defs, future_annotations: the module's final import aliases,
             literal constants, names bound by ``def``/``class``, and whether
             ``from __future__ import annotations`` is in effect (PEP 563).
@@ -289,6 +293,7 @@ class FunctionIndex:
     local_defs: frozenset[str]
     future_annotations: bool
     call_bound: frozenset[str] = frozenset()
+    star_bases: tuple[str, ...] = ()
 
     def load(self, source: bytes | str) -> FunctionBodies:
         """The function bodies of ``source``, which must be the source this index was made from
@@ -300,6 +305,7 @@ class FunctionIndex:
             local_defs=set(self.local_defs),
             future_annotations=self.future_annotations,
             call_bound=set(self.call_bound),
+            star_bases=list(self.star_bases),
         )
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
@@ -553,6 +559,30 @@ def _globals(source: bytes | str) -> frozenset[str]:
     for match in _GLOBAL_STATEMENT.finditer(raw):
         names.update(name.strip().decode() for name in match.group(1).split(b",") if name.strip())
     return frozenset(names)
+
+
+_NAMESPACE_WRITE: Final = re.compile(
+    rb"\b(?:globals|vars)\(\)\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.update\b|\.setdefault\b)"
+)
+
+
+class _EveryName(frozenset[str]):
+    """Contains every name: what a module that writes its own namespace declares global."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY_NAME: Final = _EveryName()
+
+
+def _writes_namespace(source: bytes | str) -> bool:
+    """Whether the module writes its namespace through ``globals()``/``vars()`` anywhere (a
+    function called at import time may rebind any name then)."""
+    raw = source.encode("utf-8", "replace") if isinstance(source, str) else source
+    if b"globals()" not in raw and b"vars()" not in raw:
+        return False
+    return _NAMESPACE_WRITE.search(raw) is not None
 
 
 def _nul_line(source: bytes | str) -> int:
@@ -1741,6 +1771,7 @@ class _ImportTimeVisitor:
             local_defs=_SetOverlay(self.local_defs),
             future_annotations=self.future_annotations,
             call_bound=_SetOverlay(self.call_bound),
+            star_bases=self.star_bases,
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
