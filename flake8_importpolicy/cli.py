@@ -387,8 +387,16 @@ def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.cache_dir import clear_cache
 
     directory = policy.settings.cache_dir
-    if clear_cache(directory):
-        print(f"removed {policy.relpath(directory)}")
+    cleared = clear_cache(directory)
+    shown = policy.relpath(directory)
+    if not cleared.found:
+        print(f"no cache at {shown}")
+    elif not cleared.kept:
+        print(f"removed {shown}")
     else:
-        print(f"no cache at {policy.relpath(directory)}")
+        names = ", ".join(cleared.kept[:10])
+        if len(cleared.kept) > 10:
+            names += f" and {len(cleared.kept) - 10} more"
+        print(f"removed {cleared.removed} cache entries from {shown}; "
+              f"kept what importpolicy did not write: {names}")
     return EXIT_CLEAN

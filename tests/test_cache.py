@@ -21,7 +21,7 @@ import pytest
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.extract import extract_facts
-from flake8_importpolicy.answers.cache_dir import clear_cache
+from flake8_importpolicy.answers.cache_dir import Cleared, clear_cache
 from flake8_importpolicy.answers.facts_cache import DiskFactsCache, prune_cache
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import (
@@ -291,7 +291,7 @@ def test_clear_refuses_directories_it_did_not_create(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "data.txt").write_text("keep me")
-    assert clear_cache(precious) is False
+    assert clear_cache(precious) == Cleared(found=False)
     assert (precious / "data.txt").exists()
 
 

@@ -26,6 +26,7 @@ from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.findings import Report
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["EngineAnswer", "find_interpreter_info", "run_engine", "run_engine_for"]
 
@@ -114,7 +115,7 @@ def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:
     ])
     entry = policy.settings.cache_dir / "interpreters" / f"{zlib.crc32(key.encode()):08x}.json"
     try:
-        data = json.loads(entry.read_bytes())
+        data = json.loads(read_regular_file(entry)[1])
         if data["key"] == key and data["paths"] == stamp_paths(
             [executable, *data["info"]["sys_path"]]
         ):

@@ -33,6 +33,7 @@ from flake8_importpolicy.model.facts import (
 )
 from flake8_importpolicy.model.graph import Flag
 from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
     "ENGINE_FINGERPRINT",
@@ -91,7 +92,7 @@ class DiskFactsCache:
         """Cached facts for the source with SHA-256 ``digest`` and this target, or None (missing or
         unreadable entries count as missing)."""
         try:
-            data = json.loads(self._path(digest, target).read_bytes())
+            data = json.loads(read_regular_file(self._path(digest, target))[1])
             facts = facts_from_json(data)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
             self.misses += 1
@@ -105,7 +106,7 @@ class DiskFactsCache:
         """Cached facts of one function body: ``(facts,)``, ``(None,)`` if the module is known to
         have no such function, or None if not cached."""
         try:
-            data = json.loads(self._path(digest, target, f"function:{qualname}").read_bytes())
+            data = json.loads(read_regular_file(self._path(digest, target, f"function:{qualname}"))[1])
             row = data["facts"]
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):

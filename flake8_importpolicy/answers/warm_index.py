@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from flake8_importpolicy.answers.freshness import (
     code_stamp,
     is_file_unchanged,
-    read_regular_file,
     stamp_file,
     stamp_path,
     stamp_paths,
     stamp_read,
 )
-from flake8_importpolicy.config.locate import find_cache_dir
+from flake8_importpolicy.config.locate import find_cache_dir, has_cache_tag
+from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -97,17 +97,15 @@ def load_index(
     ``OSError``, ``ValueError``, ``KeyError``, ``TypeError`` or ``IndexError`` (a malformed entry)
     also means None."""
     try:
-        with open(policy_path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(policy_path)[1]
     except OSError:
         return None
     key = _index_key(fmt, policy_path, options)
     location = _index_location(policy_path, data, index_dir, key)
-    if location is None:
-        return None
+    if location is None or not has_cache_tag(os.path.dirname(os.path.dirname(location))):
+        return None  # no cache, or not the tool's: the loader says why
     try:
-        with open(location, "rb") as handle:
-            entry = json.loads(handle.read())
+        entry = json.loads(read_regular_file(location)[1])
         if (
             entry["format"] != fmt
             or entry["key"] != key
@@ -174,8 +172,10 @@ def store_index(
         return False  # the policy changed while it was checked
     paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
     key = _index_key(fmt, policy_path, options)
-    found = read_regular_file(policy_path)
-    location = _index_location(policy_path, found[1], index_dir, key) if found else None
+    try:
+        location = _index_location(policy_path, read_regular_file(policy_path)[1], index_dir, key)
+    except OSError:
+        location = None
     if location is None or os.path.dirname(os.path.dirname(location)) != str(policy.settings.cache_dir):
         return False
     from flake8_importpolicy.answers.cache_dir import ensure_cache_dir

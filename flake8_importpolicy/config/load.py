@@ -36,9 +36,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
+from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
+    CACHE_TAG,
+    DEFAULT_CACHE_DIR,
     POLICY_FILENAME,
     PYPROJECT_FILENAME,
     PYPROJECT_TABLE,
@@ -56,6 +58,7 @@ from flake8_importpolicy.model.policy import (
     Policy,
     Settings,
 )
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -143,7 +146,7 @@ def load_policy(path: Path) -> Policy:
     """
     given = Path(path)
     try:
-        raw = given.read_bytes()
+        raw = read_regular_file(given)[1]  # a FIFO or a device is refused, never waited for
     except OSError as exc:
         raise PolicyError(
             given, [PolicyProblem("", f"cannot read: {exc.strerror or exc}")]
@@ -281,6 +284,13 @@ def _leaves(
             found.extend(_leaves([*segments, key], item, is_table_leaf))
         return found
     return [(segments, value)]
+
+
+def _is_not_empty(directory: Path) -> bool:
+    try:
+        return bool(os.listdir(directory))
+    except OSError:
+        return True
 
 
 def _has_reason(table: dict[str, object]) -> bool:
@@ -472,7 +482,7 @@ class _Builder:
         target_versions = self.target_versions(base, raw)
         platform = self.platform(base, raw)
         external = self.external(base, raw)
-        cache_dir = self.cache_dir(base, raw)
+        cache_dir = self.cache_dir(base, raw, source_roots)
         call_depth = self.call_depth(base, raw)
         lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
         if len(self.problems) != count or external is None or lazy_imports is None:
@@ -638,19 +648,35 @@ class _Builder:
         self.add(key, f"unknown value {_quote(value)}; {hint}")
         return None
 
-    def cache_dir(self, base: str, raw: dict[str, object]) -> Path:
-        default = Path(resolve_cache_dir(self.root))
-        if "cache-dir" not in raw:
-            return default
-        value = raw["cache-dir"]
+    def cache_dir(self, base: str, raw: dict[str, object], source_roots: tuple[Path, ...]) -> Path:
+        """``settings.cache-dir``: a directory of the cache's own. The policy's directory, a source
+        root, or an existing directory that is not the tool's cache (no ``CACHEDIR.TAG`` of the
+        tool's) is a problem: ``importpolicy cache clear`` must never delete what it did not write.
+        Anything else that is not a directory (a file, a dangling link) only means no cache."""
+        key = _child(base, "cache-dir")
+        value = raw.get("cache-dir", DEFAULT_CACHE_DIR)
         if not isinstance(value, str) or not value or "\0" in value:
             self.add(
-                _child(base, "cache-dir"),
+                key,
                 f"expected a directory path (relative to the policy file's directory), "
                 f"got {_describe(value)}",
             )
-            return default
-        return Path(resolve_cache_dir(self.root, value))
+            return Path(resolve_cache_dir(self.root))
+        path = Path(resolve_cache_dir(self.root, value))
+        shown = _quote(value) + ("" if "cache-dir" in raw else " (the default)")
+        own = f"; the cache needs a directory of its own, e.g. {_quote(DEFAULT_CACHE_DIR)}"
+        real = os.path.realpath(path)
+        if real == os.path.realpath(self.root):
+            self.add(key, f"{shown} is the policy file's directory{own}")
+        elif any(real == os.path.realpath(root) for root in source_roots):
+            self.add(key, f"{shown} is a source root{own}")
+        elif os.path.isdir(path) and not has_cache_tag(path) and _is_not_empty(path):
+            self.add(
+                key,
+                f"{shown} is an existing directory that is not importpolicy's cache (it has no "
+                f"{CACHE_TAG} written by importpolicy); name a new or empty directory",
+            )
+        return path
 
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
