@@ -16,9 +16,11 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
 from flake8_importpolicy.cli import main
 
 POLICY = """
@@ -379,9 +381,9 @@ def test_corrupt_cache_entries_are_recomputed(run: Run, basic: Path) -> None:
 def test_answers_entry_with_wrong_types_is_recomputed(run: Run, basic: Path) -> None:
     expected = run(basic, "check")
     [entry] = (basic / CACHE / "answers").glob("*.json")
-    data = json.loads(entry.read_text())
+    data: Any = read_json_sealed(entry)
     data["report"]["violations"][0][10][0][6] = "not-a-list"
-    entry.write_text(json.dumps(data))
+    write_json_atomic(entry, data)  # sealed again: the report's own check refuses it
     assert run(basic, "check") == expected
 
 

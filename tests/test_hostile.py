@@ -5,13 +5,17 @@ DOCSTRING-PLACEHOLDER
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_robustness import (
+    _CACHE_TREE,
     CACHE,
     CRITICAL,
     HEAVY_REASON,
@@ -19,6 +23,9 @@ from test_robustness import (
     Files,
     Run,
     Symlink,
+    _fill_caches,
+    _with_stdlib_cache,
+    make_mypy_stdlib_cache,
     cli,
     flake8,
     mypy,
@@ -29,21 +36,22 @@ from test_robustness import (
 
 MYPY_INI = "[mypy]\nplugins = mypy_plugin\nmypy_path = src\n"
 
-# light -> mid -> heavy: one violation, found through a module the light module imports
-TREE: Files = {
-    "policy.toml": policy_text("zoo.light"),
-    "mypy.ini": MYPY_INI,
-    "src/zoo/__init__.py": "",
-    "src/zoo/heavy.py": "",
-    "src/zoo/mid.py": "X = 1\nimport zoo.heavy\n",
-    "src/zoo/light.py": "import os\nfrom zoo.mid import X\n",
-}
+# light -> mid -> heavy: one violation, found through a module the light module imports (the mypy.ini
+# is the one of mypy_stdlib_cache, whose standard library cache each tree gets a copy of)
+TREE: Files = _CACHE_TREE
+assert TREE["src/zoo/mid.py"] == "X = 1\nimport zoo.heavy\n" and TREE["mypy.ini"] == MYPY_INI
 CHECK_IPL001 = "src/zoo/light.py:2:1: IPL001 light module zoo.light imports zoo.heavy at import time"
 MYPY_IPL001 = (
     "src/zoo/light.py:2: error: IPL001 light module zoo.light imports zoo.heavy at import time "
     f"({HEAVY_REASON}): zoo.light -> zoo.mid (src/zoo/light.py:2) -> zoo.heavy (src/zoo/mid.py:2)"
     "  [import-policy]"
 )
+
+
+@pytest.fixture(scope="module")
+def mypy_stdlib_cache(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """A mypy cache of the standard library for :data:`TREE`'s mypy.ini (copied into each tree)."""
+    return make_mypy_stdlib_cache(tmp_path_factory)
 
 
 def adapters(root: Path, *, lint: str = "src/zoo/light.py") -> tuple[Run, Run, Run | None]:
@@ -199,3 +207,166 @@ def test_cache_whose_tag_became_a_directory_is_not_trusted(tmp_path: Path) -> No
     (root / CACHE / "CACHEDIR.TAG").mkdir()
     assert_policy_error(root, f'".importpolicy_cache" (the default){NOT_OURS}')
     assert list((root / CACHE / "facts").rglob("*.json"))  # nothing was deleted
+
+
+# -- 3. corrupted and mixed cache entries never decide an answer ------------------------------------
+
+INDEXES = ("answers", "per-file", "mypy")
+
+
+def _facts_entries(root: Path) -> list[Path]:
+    return sorted((root / CACHE / "facts").rglob("*.json"))
+
+
+def _without_indexes(root: Path) -> None:
+    """Drop the answer indexes, so that the next runs read the facts entries."""
+    for name in INDEXES:
+        shutil.rmtree(root / CACHE / name, ignore_errors=True)
+
+
+def _facts_body(data: object) -> dict[str, object]:
+    """The facts in an entry's JSON, whatever the entry format."""
+    while isinstance(data, dict) and "sites" not in data:
+        data = data.get("entry", data.get("facts"))
+    assert isinstance(data, dict), data
+    return data
+
+
+def _hand_edit(path: Path, edit: Callable[[dict[str, object]], None]) -> None:
+    """Edit an entry as a person would: parse, change, write back (no tool to seal it again)."""
+    data = json.loads(path.read_bytes())
+    edit(data["entry"] if "crc32" in data else data)  # sealed: the entry inside
+    path.write_text(json.dumps(data))
+
+
+def _empty_sites(data: dict[str, object]) -> None:
+    _facts_body(data)["sites"] = []
+
+
+def test_hand_edited_facts_entries_are_recomputed(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """Issue 15, item 3: a facts entry edited to ``"sites": []`` was trusted on its source hash alone
+    and hid the violation in check, flake8 and mypy. An entry carries a checksum of its own bytes."""
+    root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
+    _fill_caches(root)
+    _without_indexes(root)
+    for path in _facts_entries(root):
+        _hand_edit(path, _empty_sites)
+    assert_violation_found(*adapters(root))
+
+
+def test_facts_entry_copied_from_another_checkout_is_recomputed(
+    tmp_path: Path, mypy_stdlib_cache: Path | None
+) -> None:
+    """Another checkout's entry (its ``zoo.mid`` imports nothing) copied over this checkout's entry
+    of ``zoo.mid``: each entry holds its key, so it is recomputed."""
+    other = write(tmp_path / "other", {**TREE, "src/zoo/mid.py": "X = 1\n"})
+    _fill_caches(other)
+    (clean,) = [  # its zoo.mid
+        p for p in _facts_entries(other) if b'"X"' in p.read_bytes() and b"zoo." not in p.read_bytes()
+    ]
+    root = _with_stdlib_cache(write(tmp_path / "this", TREE), mypy_stdlib_cache)
+    _fill_caches(root)
+    _without_indexes(root)
+    (mid,) = [p for p in _facts_entries(root) if b'"zoo.heavy"' in p.read_bytes()]
+    shutil.copyfile(clean, mid)
+    assert_violation_found(*adapters(root))
+
+
+def test_sealed_entry_of_another_engine_is_recomputed(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """An entry whose checksum holds but whose key is another engine's (or another parser's): never
+    taken for this one's."""
+    from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
+
+    root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
+    _fill_caches(root)
+    _without_indexes(root)
+    for path in _facts_entries(root):
+        entry = read_json_sealed(path)
+        assert isinstance(entry, dict) and isinstance(entry["key"], list)
+        entry["key"][1] = "0123456789abcdef"  # another engine fingerprint
+        _empty_sites(entry)
+        write_json_atomic(path, entry)
+    assert_violation_found(*adapters(root))
+
+
+def _numbers_and_nulls(kind: str, entry: dict[str, object]) -> None:
+    """Numbers too large for an ``int`` (``Infinity``) and ``null`` where an object belongs, in an
+    entry of each kind."""
+    inf = float("inf")
+    if kind == "facts":
+        sites = _facts_body(entry)["sites"]
+        assert isinstance(sites, list)
+        for row in sites:
+            row[0] = inf
+    elif kind == "answers":
+        entry["report"]["violations"][0][6] = inf  # type: ignore[index]
+    elif kind == "per-file":
+        entry["findings"][0][1] = inf  # type: ignore[index]
+    elif kind == "mypy":
+        entry["findings"] = None
+    elif kind == "interpreters":
+        entry["info"]["version"] = [inf, inf]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("sealed_again", [False, True], ids=["hand-edited-1e400", "sealed-infinity-and-null"])
+def test_cache_numbers_too_large_and_nulls_are_a_miss(
+    tmp_path: Path, mypy_stdlib_cache: Path | None, sealed_again: bool
+) -> None:
+    """``1e400`` and ``Infinity`` in a cache entry were an OverflowError in the CLI, flake8 and mypy;
+    ``"findings": null`` in mypy's index an AttributeError inside mypy. Hand-edited, the checksum
+    refuses them; sealed again (as a forger would), reading them is a miss all the same."""
+    root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
+    _fill_caches(root)
+    for path in sorted((root / CACHE).rglob("*.json")):
+        kind = path.relative_to(root / CACHE).parts[0]
+        if sealed_again:
+            from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
+
+            entry = read_json_sealed(path)
+            assert isinstance(entry, dict)
+            _numbers_and_nulls(kind, entry)
+            write_json_atomic(path, entry)
+        elif kind == "facts":
+            text = path.read_text()  # 1e400 as written by hand (json.dumps writes Infinity)
+            for line in ("1", "2"):
+                text = text.replace(f'"sites":[[{line},', '"sites":[[1e400,')
+            path.write_text(text)
+        else:
+            _hand_edit(path, lambda entry, kind=kind: _numbers_and_nulls(kind, entry))
+    assert_violation_found(*adapters(root))
+    assert_violation_found(*adapters(root))  # and from the repaired caches
+
+
+def _other_python(version: str) -> str | None:
+    """An installed ``python<version>`` (on PATH, else kept by pyenv), or None."""
+    name = f"python{version}"
+    found = shutil.which(name)
+    if found is None or subprocess.run([found, "-c", ""], capture_output=True).returncode != 0:
+        kept = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{name}"))
+        found = str(kept[-1]) if kept else None
+    return found
+
+
+def test_facts_key_includes_the_parsing_interpreter(tmp_path: Path) -> None:
+    """With ``target-versions = ["3.11"]``, Python 3.12 parses ``type X = int`` and 3.11 cannot
+    (IPL005): whichever run filled the facts cache first decided the other's answer."""
+    other = _other_python("3.12" if sys.version_info[:2] != (3, 12) else "3.11")
+    if other is None:
+        pytest.skip("needs a second Python (3.12, or 3.11 when running on 3.12)")
+    policy = policy_text("zoo.light").replace("[settings]\n", '[settings]\ntarget-versions = ["3.11"]\n')
+    root = write(tmp_path, {
+        **TREE, "policy.toml": policy, "src/zoo/mid.py": "X = 1\ntype Alias = int\nimport zoo.heavy\n",
+    })
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+    def check(python: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([python, "-m", "flake8_importpolicy", "check"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    first, second = (other, sys.executable) if sys.version_info < (3, 12) else (sys.executable, other)
+    newer, older = check(first), check(second)  # 3.12 fills the cache, then 3.11 runs
+    assert (newer.returncode, newer.stderr) == (1, ""), newer
+    assert newer.stdout.startswith(CHECK_IPL001) and "IPL005" not in newer.stdout, newer.stdout
+    assert (older.returncode, older.stderr) == (1, ""), older
+    assert "src/zoo/mid.py:2: IPL005 cannot analyse zoo.mid (line 2: invalid syntax" in older.stdout, older
+    assert "IPL001" not in older.stdout, older.stdout

@@ -33,6 +33,7 @@ from flake8_importpolicy.answers.freshness import (
     stamp_paths,
     stamp_read,
 )
+from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed
 from flake8_importpolicy.config.locate import find_cache_dir, has_cache_tag
 from flake8_importpolicy.model.reading import read_regular_file
 
@@ -68,9 +69,9 @@ class Finding(NamedTuple):
 
 def _index_key(fmt: int, policy_path: str, options: Sequence[object]) -> str:
     """What besides the policy decides the answers: the interpreter running us (the default
-    target), ``PYTHONPATH`` and the caller's options."""
+    target, and the parser of every source), ``PYTHONPATH`` and the caller's options."""
     return json.dumps([
-        fmt, policy_path, os.path.realpath(sys.executable), os.environ.get("PYTHONPATH", ""),
+        fmt, policy_path, os.path.realpath(sys.executable), sys.version, os.environ.get("PYTHONPATH", ""),
         list(options),
     ])
 
@@ -94,8 +95,8 @@ def load_index(
 ) -> _T | None:
     """``parse(entry)`` of the policy's index in ``index_dir`` if it exists, has format ``fmt``, was
     made with the same ``options`` and nothing it depends on changed; else None. ``parse`` raising
-    ``OSError``, ``ValueError``, ``KeyError``, ``TypeError`` or ``IndexError`` (a malformed entry)
-    also means None."""
+    one of :data:`~flake8_importpolicy.answers.jsonfile.MALFORMED` (a malformed entry) also means
+    None."""
     try:
         data = read_regular_file(policy_path)[1]
     except OSError:
@@ -105,7 +106,7 @@ def load_index(
     if location is None or not has_cache_tag(os.path.dirname(os.path.dirname(location))):
         return None  # no cache, or not the tool's: the loader says why
     try:
-        entry = json.loads(read_regular_file(location)[1])
+        entry: Any = read_json_sealed(location)
         if (
             entry["format"] != fmt
             or entry["key"] != key
@@ -120,7 +121,7 @@ def load_index(
             if not is_file_unchanged(row):
                 return None
         return parse(entry)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+    except MALFORMED:
         return None
 
 
