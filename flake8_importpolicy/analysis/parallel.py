@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from flake8_importpolicy.analysis.extract import FunctionIndex, extract_facts_and_index
 from flake8_importpolicy.analysis.resolve import read_source_stamped
@@ -68,6 +69,12 @@ class FactsPool:
     The pool starts after :data:`MIN_MISSES` calls of :meth:`note_miss` (or on :meth:`start`), only on
     Linux (``fork``) and only while the load average is below ``jobs``; otherwise :meth:`prefetch`
     does nothing and the engine extracts every file itself.
+
+    Workers must never make a check slower than one job (issue 15). The engine keeps the account: a
+    file taken from a worker saves what the engine's own extractions cost on average; handing files
+    out and waiting for results costs what it costs (measured). Once the pool has cost more than it
+    saved, by :data:`_TRIAL` of the engine's own extractions (a busy machine, workers that fall
+    behind), it is closed and the engine goes on alone: the loss is bounded by that much.
     """
 
     def __init__(self, jobs: int, target: Target, cache: FactsCache | None) -> None:
@@ -77,15 +84,21 @@ class FactsPool:
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[Extracted]] = {}
+        self._own_seconds = 0.0  # the engine's own extractions: their number is _misses
+        self._spent = 0.0  # handing files out and waiting for results, since the pool started
+        self._saved = 0.0  # the engine's average extraction, for each file a worker extracted
+        self._taken = 0  # files taken from workers
 
     @property
     def active(self) -> bool:
         """True once worker processes are running."""
         return self._executor is not None
 
-    def note_miss(self) -> None:
-        """Count one file the engine had to extract itself; starts the pool after a few."""
+    def note_miss(self, seconds: float = 0.0) -> None:
+        """Count one file the engine had to extract itself (in ``seconds``); starts the pool after a
+        few."""
         self._misses += 1
+        self._own_seconds += seconds
         if self._misses >= MIN_MISSES:
             self.start()
 
@@ -103,18 +116,19 @@ class FactsPool:
     def prefetch(self, path: Path) -> None:
         """Start extracting the module facts of ``path`` in a worker (no-op if inactive or queued)."""
         if self._executor is not None and path not in self._modules:
+            started = time.perf_counter()
             future = self._submit(path)
+            self._spent += time.perf_counter() - started
             if future is not None:
                 self._modules[path] = future
+            self._settle()
 
     def _submit(self, path: Path) -> Future[Extracted] | None:
         assert self._executor is not None
         try:
             return self._executor.submit(_module_facts, path, self.target, self.cache)
         except RuntimeError:  # BrokenProcessPool (a worker died), or shut down: carry on serially
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
-            self.jobs = 1
+            self._stop(broken=True)
             return None
 
     def take(self, path: Path) -> Extracted | None:
@@ -123,12 +137,39 @@ class FactsPool:
 
         A file still waiting in the queue is taken back (None: the engine extracts it itself rather
         than wait for the workers to reach it), and so is the work of a worker that failed (it cannot
-        raise for bad input, but a pool can break).
+        raise for bad input, but a pool can break). Closes the pool once it has cost more than it
+        saved (see the class docstring).
         """
         future = self._modules.pop(path, None)
         if future is None or future.cancel():
             return None
-        return _result(future)
+        started = time.perf_counter()
+        result = _result(future)
+        self._spent += time.perf_counter() - started
+        if result is not None:
+            self._taken += 1
+            self._saved += self._own_seconds / max(self._misses, 1)
+        self._settle()
+        return result
+
+    def _settle(self) -> None:
+        """Stop the pool once it has cost :data:`_TRIAL` of the engine's own extractions more than it
+        saved."""
+        if not self._misses:
+            return  # nothing to compare with yet
+        own = self._own_seconds / self._misses
+        if self._executor is not None and self._spent - self._saved > _TRIAL * own:
+            self._stop()
+
+    def _stop(self, *, broken: bool = False) -> None:
+        """Close the pool for good: the engine extracts every file itself from now on. Queued work is
+        cancelled and work in progress waited for (a file or two), unless the pool is broken (a
+        worker died): so no worker writes to the cache after the engine is done with it."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=not broken, cancel_futures=True)
+            self._executor = None
+        self._modules.clear()
+        self.jobs = 1
 
     def close(self) -> None:
         """Stop the workers: queued work is cancelled, work in progress (a file or two) is waited
@@ -137,6 +178,11 @@ class FactsPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
         self._modules.clear()
+
+
+_TRIAL: Final = 50
+"""How many of the engine's own extractions the pool may cost more than it saves before it is
+stopped."""
 
 
 def _cpus_idle(jobs: int) -> bool:
