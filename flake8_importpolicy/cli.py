@@ -1,7 +1,8 @@
 """The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
 
 Exit codes: 0 clean, 1 findings (IPL001, IPL003, IPL004, IPL005), 2 usage, policy or interpreter
-error. Errors are one clear message on stderr, never a traceback.
+error, 3 internal error (a bug in importpolicy). Errors are one clear message on stderr, never a
+traceback (``IMPORTPOLICY_DEBUG=1`` prints the traceback of an internal error).
 """
 
 from __future__ import annotations
@@ -37,6 +38,13 @@ WHY_FORMATS = ("text", "json", "dot", "mermaid")
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+EXIT_BUG = 3
+
+_EPILOG = (
+    "exit status: 0 clean, 1 findings (IPL001-IPL005), 2 usage, policy or interpreter error, 3 internal "
+    "error (a bug in importpolicy: one line says how to report it; IMPORTPOLICY_DEBUG=1 prints the "
+    "traceback)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="importpolicy",
         description="Keep Python packages light at import time: report every import-time chain "
         "from a light module to a heavy one, as declared in policy.toml.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -70,13 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--jobs", "-j", type=int, metavar="N",
-        help="processes parsing source files in parallel on a cold run (default: the number of "
-        "CPUs; 1 parses everything in one process)",
+        help="processes parsing source files in parallel on a cold run (default and most: the "
+        "number of CPUs; 1 parses everything in one process)",
     )
 
     check = sub.add_parser(
         "check", parents=[common], help="check every light module of the policy",
         description="Report every import-time chain from a light module to a forbidden module.",
+        epilog=_EPILOG,
     )
     check.add_argument(
         "--format", choices=CHECK_FORMATS, default="text",
@@ -119,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="per light module (default: 60)",
     )
     verify.add_argument(
-        "--jobs", "-j", type=int, metavar="N", help="subprocesses at a time (default: CPU count)"
+        "--jobs", "-j", type=int, metavar="N",
+        help="subprocesses at a time (default and most: the number of CPUs)",
     )
     verify.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
@@ -162,11 +173,13 @@ def run() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``importpolicy``; returns the exit code (0 clean, 1 findings, 2 errors)."""
+    """Run ``importpolicy``; returns the exit code (0 clean, 1 findings, 2 errors, 3 internal
+    error: a bug, reported in one line, with the traceback only when ``IMPORTPOLICY_DEBUG=1``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        _settle_working_directory(args)
         code = _run_cached_check(args) if args.command == "check" else None
         if code is None:
             from flake8_importpolicy.analysis.resolve import stop_started_queries
@@ -184,12 +197,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         from flake8_importpolicy.model.errors import ImportPolicyError
 
         if not isinstance(exc, ImportPolicyError):
-            raise
+            return _report_bug(exc)
         print(f"importpolicy: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if args.format == "text" and sys.stderr.isatty():
         print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
     return code
+
+
+def _report_bug(error: BaseException) -> int:
+    """An internal error: one line on stderr (the traceback first with ``IMPORTPOLICY_DEBUG=1``);
+    returns :data:`EXIT_BUG`, which CI tells apart from findings (1) and bad input (2)."""
+    if os.environ.get("IMPORTPOLICY_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exception(error)
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    print(
+        f"importpolicy: internal error: {text[:300]}. This is a bug in importpolicy, not in your code "
+        f"or policy; please report it to the flake8-importpolicy maintainers with the command you ran "
+        f"and the traceback that IMPORTPOLICY_DEBUG=1 prints.",
+        file=sys.stderr,
+    )
+    return EXIT_BUG
+
+
+def _settle_working_directory(args: argparse.Namespace) -> None:
+    """A working directory that no longer exists (deleted under the shell): with an absolute
+    ``--policy``, the run moves to the policy's directory (no relative path means anything any more);
+    else it is a usage error.
+
+    Raises:
+        _UsageError: the working directory is gone and the policy cannot be found without it.
+    """
+    try:
+        os.getcwd()
+        return
+    except OSError:
+        pass
+    policy = getattr(args, "policy", None)
+    if policy is None or not policy.is_absolute():
+        raise _UsageError(
+            "the working directory no longer exists (was it deleted?); change to the project's "
+            "directory, or pass --policy with an absolute path"
+        )
+    os.chdir(policy.parent if policy.parent.is_dir() else policy.anchor)
 
 
 class _UsageError(Exception):
@@ -281,13 +333,18 @@ def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
 
 
 def _jobs(args: argparse.Namespace) -> int:
+    """``--jobs``, clamped to the CPUs this process may use (more only take turns).
+
+    Raises:
+        _UsageError: for a value below 1.
+    """
     from flake8_importpolicy.analysis.parallel import default_jobs
 
     if args.jobs is None:
         return default_jobs()
     if args.jobs < 1:
         raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    return int(args.jobs)
+    return min(int(args.jobs), default_jobs())
 
 
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:

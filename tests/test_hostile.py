@@ -442,6 +442,7 @@ def test_worker_processes_never_prune_the_facts_cache(
 
     monkeypatch.setattr(parallel, "MIN_MISSES", 1)  # workers from the first file, whatever the load
     monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
+    monkeypatch.setattr(parallel, "_TRIAL", 10**9)  # and to the last, whatever they cost
     log, real_prune = tmp_path / "prunes", facts_cache.prune_cache
 
     def logged_prune(directory: Path, *args: int) -> int:
@@ -504,3 +505,119 @@ def test_workers_that_cost_more_than_they_save_are_stopped(
         pool = engine._pool
         assert (pool.active, pool.jobs) == (False, 1)
         assert pool._spent - pool._saved > 5 * pool._own_seconds / pool._misses
+
+
+# -- exit status: an internal error is 3, one line, no traceback -----------------------------------
+
+BUG_LINE = (
+    "importpolicy: internal error: RuntimeError: boom. This is a bug in importpolicy, not in your code or "
+    "policy; please report it to the flake8-importpolicy maintainers with the command you ran and the "
+    "traceback that IMPORTPOLICY_DEBUG=1 prints.\n"
+)
+# a bug where every client meets it: the engine's slow path raises
+_INJECT = (
+    "import sys\n"
+    "import flake8_importpolicy.answers.compute as compute\n"
+    "import flake8_importpolicy.answers.by_module as by_module\n"
+    "def boom(*args, **kwargs):\n"
+    "    raise RuntimeError('boom')\n"
+    "compute.run_engine = boom\n"
+    "by_module.start_index_build = lambda policy: None  # the helper process would not have the bug\n"
+)
+
+
+def _with_bug(root: Path, tool: str, *args: str, debug: bool = False) -> Run:
+    entry = {
+        "importpolicy": "from flake8_importpolicy.cli import run\nsys.argv[0] = 'importpolicy'\nrun()\n",
+        "flake8": "from flake8.main.cli import main\nsys.exit(main())\n",
+        "mypy": "from mypy.__main__ import console_entry\nconsole_entry()\n",
+    }[tool]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "IMPORTPOLICY"))}
+    if debug:
+        env["IMPORTPOLICY_DEBUG"] = "1"
+    proc = subprocess.run([sys.executable, "-c", _INJECT + entry, *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=180)
+    return Run(tuple(args), proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_internal_error_exits_3_with_one_line(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """Issue 15: a traceback exited 1, the status of findings, so CI could not tell a crash from a
+    report. The command line exits 3 with one line saying it is a bug and how to report it; the
+    traceback only with ``IMPORTPOLICY_DEBUG=1``. flake8 and mypy keep their conventions (flake8's
+    critical error, exit 1; mypy's one error line, exit 2), without a traceback from us."""
+    root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
+    jobs: list[Callable[[], Run]] = [
+        lambda: _with_bug(root, "importpolicy", "check", "--no-cache"),
+        lambda: _with_bug(root, "importpolicy", "check", "--no-cache", debug=True),
+        lambda: _with_bug(root, "flake8", "--no-show-source", "src/zoo/light.py"),
+    ]
+    if not MYPY_SKIP:
+        jobs.append(lambda: _with_bug(root, "mypy", "--cache-dir", str(root / ".mypy_cache"), "-p", "zoo"))
+    checked, debugged, linted, *typed = run_all(*jobs)
+    assert (checked.returncode, checked.stdout, checked.stderr) == (3, "", BUG_LINE), checked
+    assert debugged.returncode == 3 and debugged.stderr.startswith("Traceback (most recent call last):")
+    assert debugged.stderr.endswith("RuntimeError: boom\n" + BUG_LINE), debugged
+    assert linted.returncode == 1 and "Traceback" not in linted.output, linted
+    assert linted.stdout.startswith(
+        f"{CRITICAL}\nflake8-importpolicy failed on src/zoo/light.py: RuntimeError: boom\nThis is a bug;"
+    ), linted
+    for result in typed:
+        assert (result.returncode, result.stdout) == (
+            2, "Found 1 error in 1 file (errors prevented further checking)\n"), result
+        assert result.stderr == (
+            "policy.toml: error: flake8-importpolicy failed: RuntimeError: boom; this is a bug\n"), result
+
+
+def test_help_documents_every_exit_status() -> None:
+    for args in (["--help"], ["check", "--help"]):
+        shown = " ".join(cli(Path.cwd(), *args).stdout.split())
+        assert ("exit status: 0 clean, 1 findings (IPL001-IPL005), 2 usage, policy or interpreter error, "
+                "3 internal error (a bug in importpolicy") in shown, shown
+
+
+# -- crashes turned into clear messages ---------------------------------------------------------------
+
+
+def _in_deleted_directory(root: Path, *args: str) -> Run:
+    """``importpolicy ARGS`` run from a working directory that was deleted under it."""
+    gone = root / "gone"
+    script = f'mkdir -p "{gone}" && cd "{gone}" && rmdir "{gone}" && exec "$@"'
+    proc = subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "flake8_importpolicy", *args],
+                          capture_output=True, text=True, timeout=120)
+    return Run(args, proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_deleted_working_directory(tmp_path: Path) -> None:
+    """``Path.cwd()`` raised FileNotFoundError, even with an absolute ``--policy``."""
+    root = write(tmp_path, TREE)
+    policy = str(root / "policy.toml")
+    checked, warm, cleared, lost = run_all(
+        lambda: _in_deleted_directory(root, "check", "--policy", policy, "--no-cache"),
+        lambda: _in_deleted_directory(root, "check", "--policy", policy),
+        lambda: _in_deleted_directory(root, "cache", "clear", "--policy", policy),
+        lambda: _in_deleted_directory(root, "check"),
+    )
+    for result in (checked, warm, cleared, lost):
+        result.assert_no_crash()
+    assert checked.returncode == 1 and checked.stdout.startswith(CHECK_IPL001), checked
+    assert warm.returncode == 1 and warm.stdout.startswith(CHECK_IPL001), warm
+    assert cleared.returncode == 0, cleared
+    assert (lost.returncode, lost.stdout, lost.stderr) == (
+        2, "", "importpolicy: error: the working directory no longer exists (was it deleted?); change to "
+        "the project's directory, or pass --policy with an absolute path\n"), lost
+
+
+def test_jobs_are_clamped_to_the_cpus(tmp_path: Path) -> None:
+    """``-j 99999999999999999999`` was an OverflowError: ``--jobs`` is clamped to the CPUs."""
+    import argparse
+
+    from flake8_importpolicy import cli as command_line
+    from flake8_importpolicy.analysis.parallel import default_jobs
+
+    for asked, used in ((10**20, default_jobs()), (1, 1), (None, default_jobs())):
+        assert command_line._jobs(argparse.Namespace(jobs=asked)) == used
+    root = write(tmp_path, TREE)
+    for command in (["check", "--no-cache"], ["why", "zoo.light"]):
+        result = cli(root, *command, "-j", "99999999999999999999")
+        result.assert_no_crash()
+        assert result.returncode == (1 if command[0] == "check" else 0), result
