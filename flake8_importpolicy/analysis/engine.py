@@ -14,6 +14,8 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 from __future__ import annotations
 
 import functools
+import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ from flake8_importpolicy.model.graph import (
     module_of,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
-from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
 from flake8_importpolicy.model.policy import (
     HeavyRule,
     IgnoreRule,
@@ -43,6 +45,7 @@ from flake8_importpolicy.model.policy import (
     Policy,
 )
 from flake8_importpolicy.model.ports import FactsCache
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["PolicyEngine"]
 
@@ -126,6 +129,7 @@ class PolicyEngine:
             function_facts=self._facts_source.function_facts,
         )
         self._first_party_tops: frozenset[str] | None = None
+        self._shared_reach: OrderedDict[object, _SharedReach] = OrderedDict()
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
@@ -242,14 +246,17 @@ class PolicyEngine:
         problems: dict[tuple[str, str], Problem] = {}
         suppressed = 0
         found_lights: set[str] = set()
+        stale: list[str] = []
         for rule in self.policy.light:
             modules = self.find_light_modules(rule)
             if not modules:
-                problems[(codes.IPL003.id, rule.pattern.text)] = Problem.of(
-                    codes.IPL003, self.policy.path, _line_of(self.policy.path, rule.pattern.text),
-                    pattern=rule.pattern.text,
-                )
+                stale.append(rule.pattern.text)
             found_lights.update(modules)
+        lines = _lines_of(self.policy.path, stale)
+        for text in stale:
+            problems[(codes.IPL003.id, text)] = Problem.of(
+                codes.IPL003, self.policy.path, lines.get(text), pattern=text
+            )
         lights = sorted(found_lights)
         for number, light in enumerate(lights):
             if progress is not None:
@@ -313,7 +320,7 @@ class PolicyEngine:
             bad[light] = light_problem
         for (line, col, is_parent), hops in sorted(statements.items()):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
-            for name, chain in self.graph.iter_breadth_first(hops, expand=expand, seen={light}):
+            for name, chain in self._reach(light, hops, rules, expand, forbidden_rule):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
                     reached.append((name, chain, heavy))
@@ -342,6 +349,59 @@ class PolicyEngine:
                 )
             )
         return violations, sorted(bad.items())
+
+    def _reach(
+        self,
+        light: str,
+        hops: list[Hop],
+        rules: ModuleRules,
+        expand: Callable[[str], bool],
+        forbidden_rule: Callable[[str], HeavyRule | None],
+    ) -> list[tuple[str, tuple[Hop, ...]]]:
+        """What the check of one statement of ``light`` looks at: the nodes its ``hops`` reach
+        without passing through ``light`` that are forbidden, or followed and unanalysable, each with
+        its chain, in the order of :meth:`ImportGraph.iter_breadth_first
+        <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`.
+
+        Light modules whose statements name the same modules under the same rules (siblings, through
+        their parent package; modules that import one hub) share one traversal, made without any
+        module left out: leaving ``light`` out changes nothing when the traversal never reached it,
+        or reached it and found nothing new from it and it matters to nobody; otherwise ``light``
+        gets a traversal of its own. Without this, ``"big.**"`` over a package whose ``__init__``
+        imports its 10,000 modules took 10,000 traversals of 10,000 modules.
+        """
+        ordered = sorted(hops, key=Hop.sort_key)
+        key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
+
+        def matters(name: str) -> bool:
+            return forbidden_rule(name) is not None or (
+                expand(name) and self.graph.find_problem(name) is not None)
+
+        shared = self._shared_reach.get(key)
+        if shared is None:
+            reached_now: set[str] = set()
+            discovering: set[str] = set()  # the nodes that reached another node first
+            found = []
+            for name, chain in self.graph.iter_breadth_first(ordered, expand=expand):
+                reached_now.add(name)
+                if len(chain) > 1:
+                    discovering.add(chain[-2].imported)
+                if matters(name):
+                    found.append((name, chain))
+            shared = (
+                frozenset(reached_now), frozenset(discovering), frozenset(n for n, _ in found), found
+            )
+            self._shared_reach[key] = shared
+            if len(self._shared_reach) > _SHARED_KEPT:
+                self._shared_reach.popitem(last=False)
+        else:
+            self._shared_reach.move_to_end(key)
+        reached, discoverers, mattering, found = shared
+        if light in reached and (light in discoverers or light in mattering):
+            return [(name, chain) for name, chain in self.graph.iter_breadth_first(
+                hops, expand=expand, seen={light}) if matters(name)]
+        first = {hop.imported: hop for hop in reversed(ordered)}  # this light's own first hops
+        return [(name, (first[chain[0].imported], *chain[1:])) for name, chain in found]
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
@@ -413,6 +473,15 @@ class PolicyEngine:
         )
 
 
+_SharedReach = tuple[
+    frozenset[str], frozenset[str], frozenset[str], list[tuple[str, tuple[Hop, ...]]]
+]
+"""A traversal shared by light modules (see ``PolicyEngine._reach``): the nodes reached, those that
+reached a node first, those that matter to the check, and those with their chains, in order."""
+_SHARED_KEPT = 64
+"""Shared traversals kept (the most recently used): light modules are checked in sorted order, so
+siblings come together."""
+
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
 
 
@@ -430,13 +499,23 @@ def _outermost(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _line_of(path: Path, needle: str) -> int | None:
-    """1-based line of the first line of ``path`` that mentions ``"needle"`` quoted (best effort)."""
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\'')
+
+
+def _lines_of(path: Path, needles: Iterable[str]) -> dict[str, int]:
+    """The 1-based line of the first line of ``path`` that quotes each needle (a key of the policy,
+    NFKC-normalised as patterns are), read once (best effort: needles not found are left out)."""
+    wanted = set(needles)
+    found: dict[str, int] = {}
+    if not wanted:
+        return found
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular_file(path)[1].decode("utf-8", "replace")
     except OSError:
-        return None
+        return found
     for number, line in enumerate(text.splitlines(), start=1):
-        if f'"{needle}"' in line or f"'{needle}'" in line:
-            return number
-    return None
+        for match in _QUOTED.finditer(line):
+            quoted = normalize_name(match.group(1) if match.group(1) is not None else match.group(2))
+            if quoted in wanted and quoted not in found:
+                found[quoted] = number
+    return found

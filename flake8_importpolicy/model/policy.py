@@ -6,6 +6,7 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Literal
 
 from flake8_importpolicy.model.graph import CallNode
 from flake8_importpolicy.model.paths import relpath_under
-from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.model.patterns import ModulePattern, PatternIndex
 
 __all__ = [
     "External",
@@ -207,12 +208,16 @@ class Policy:
         else ``str`` of the absolute path (see :func:`relpath_under`)."""
         return relpath_under((self.root,), path)
 
+    @functools.cached_property
+    def _light_index(self) -> PatternIndex[LightRule]:
+        return PatternIndex((rule.pattern, rule) for rule in self.light)
+
     def rules_for(self, module: str) -> ModuleRules:
         """The rules that apply to ``module``: every ``[light]`` rule whose pattern names it exactly,
         merged (see :class:`ModuleRules`); for a module no ``[light]`` rule names, every ``[heavy]``
         and ``[heavy-calls]`` rule.
         """
-        light = tuple(rule for rule in self.light if rule.pattern.matches_exactly(module))
+        light = tuple(self._light_index.find_exact(module))
         if not light:
             return ModuleRules(module, (), self.heavy + self.heavy_calls)
         if len(light) == 1:

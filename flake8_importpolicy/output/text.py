@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.output.render import (
@@ -23,7 +23,7 @@ from flake8_importpolicy.output.render import (
     plural,
 )
 
-__all__ = ["format_chain_lines", "format_report_text", "format_why_text"]
+__all__ = ["LINES_PER_LIGHT_MODULE", "format_chain_lines", "format_report_text", "format_why_text"]
 
 
 def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str = "    ") -> list[str]:
@@ -31,18 +31,32 @@ def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str
     return [f"{indent}{format_hop_line(hop, relpath)}" for hop in chain]
 
 
+LINES_PER_LIGHT_MODULE = 20
+"""The most lines the text report shows for one light module (blank lines aside): the middle of long
+chains, and the violations past that, are summarised (a 1,000-module import cycle with a ``cyc.*``
+light pattern printed 502,000 lines). ``--format json`` keeps everything."""
+
+
 def format_report_text(report: Report, relpath: PathFormatter) -> str:
-    """The text report: one block per violation (header, then one hop per line), then problems,
+    """The text report: one block per violation (header, then one hop per line; at most
+    :data:`LINES_PER_LIGHT_MODULE` lines per light module, see :func:`_plan_lines`), then problems,
     then a summary line."""
     out: list[str] = []
-    for violation in report.violations:
+    allowed, untold = _plan_lines(report.violations)
+    last_shown = {report.violations[number].light: number for number in sorted(allowed)}
+    for number, violation in enumerate(report.violations):
+        if number not in allowed:
+            continue
         out.append(
             f"{relpath(violation.path)}:{violation.line}:{violation.col + 1}: "
             + format_violation_header(violation)
         )
-        out.extend(format_chain_lines(violation.chain, relpath))
+        out.extend(_bounded_chain(violation.chain, relpath, allowed[number]))
         if violation.also:
             out.append(f"    also reaches: {', '.join(violation.also)}")
+        if violation.light in untold and last_shown[violation.light] == number:
+            out.append(f"    ... {plural(untold[violation.light], 'more violation')} of light module "
+                       f"{violation.light} (--format json lists them all)")
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))
@@ -50,6 +64,55 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
         out.append("")
     out.append(format_summary(report))
     return "\n".join(out) + "\n"
+
+
+def _plan_lines(violations: Sequence[Violation]) -> tuple[dict[int, int], dict[str, int]]:
+    """How many chain lines each violation gets, so that no light module takes more than
+    :data:`LINES_PER_LIGHT_MODULE` lines: every violation shown gets its header and at least its
+    last hop (behind a line counting the hops left out), in report order while they fit, with a line
+    kept to count the others; lines left over go to the chains in order.
+
+    Returns:
+        ``({index of a violation shown: its chain lines}, {light module: violations not shown})``.
+    """
+    by_light: dict[str, list[int]] = {}
+    for number, violation in enumerate(violations):
+        by_light.setdefault(violation.light, []).append(number)
+    allowed: dict[int, int] = {}
+    untold: dict[str, int] = {}
+    for light, numbers in by_light.items():
+        used = 0
+        shown: list[int] = []
+        for position, number in enumerate(numbers):
+            violation = violations[number]
+            cost = 1 + bool(violation.also) + min(len(violation.chain), 2)
+            summary = 1 if position + 1 < len(numbers) else 0
+            if used + cost + summary > LINES_PER_LIGHT_MODULE:
+                untold[light] = len(numbers) - position
+                break
+            used += cost
+            shown.append(number)
+            allowed[number] = min(len(violation.chain), 2)
+        spare = LINES_PER_LIGHT_MODULE - used - (1 if light in untold else 0)
+        for number in shown:
+            more = min(spare, len(violations[number].chain) - allowed[number])
+            allowed[number] += more
+            spare -= more
+    return allowed, untold
+
+
+def _bounded_chain(chain: Sequence[Hop], relpath: PathFormatter, most: int) -> list[str]:
+    """The chain's lines, at most ``most`` (at least 1): a longer chain keeps its first and last hops
+    around one line saying how many are left out."""
+    if len(chain) <= most:
+        return format_chain_lines(chain, relpath)
+    head = (most - 1) // 2
+    tail = most - 1 - head
+    return [
+        *format_chain_lines(chain[:head], relpath),
+        f"    ... {plural(len(chain) - head - tail, 'more hop')} (--format json lists them all)",
+        *format_chain_lines(chain[len(chain) - tail:], relpath),
+    ]
 
 
 def _problem_line(problem: Problem, relpath: PathFormatter) -> str:
