@@ -282,6 +282,13 @@ class ModuleIndex:
         cached = self._resolved.get(name)
         if cached is not None:
             return cached
+        # Parents first, from the top, so that resolving one module never recurses more than once
+        # (a package 500 levels deep was a RecursionError).
+        parts = name.split(".")
+        for end in range(1, len(parts)):
+            parent = ".".join(parts[:end])
+            if parent not in self._resolved:
+                self._resolved[parent] = self._resolve_uncached(parent)
         result = self._resolve_uncached(name)
         self._resolved[name] = result
         return result
@@ -297,22 +304,25 @@ class ModuleIndex:
                     children.add(f"{name}.{child}")
         return tuple(sorted(c for c in children if self.resolve_module(c).kind != "unresolved"))
 
-    def find_descendants(self, name: str, _seen: set[str] | None = None) -> Iterator[str]:
+    def find_descendants(self, name: str) -> Iterator[str]:
         """Yield every submodule of package ``name``, depth first, in sorted order.
 
         A package directory reached again through a symlink loop (``pkg/sub/up -> ..``) is not
-        entered twice, so the walk always ends.
+        entered twice, so the walk always ends; it keeps its own stack, so any depth is walked.
         """
-        seen = _seen if _seen is not None else set()
-        for location in self.resolve_module(name).locations:
-            seen.add(os.path.realpath(location))
-        for child in self.find_children(name):
+        seen = {os.path.realpath(location) for location in self.resolve_module(name).locations}
+        stack = [iter(self.find_children(name))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                continue
             yield child
-            locations = self.resolve_module(child).locations
-            real = {os.path.realpath(location) for location in locations}
+            real = {os.path.realpath(location) for location in self.resolve_module(child).locations}
             if real and real <= seen:
                 continue
-            yield from self.find_descendants(child, seen)
+            seen.update(real)
+            stack.append(iter(self.find_children(child)))
 
     def find_first_party_top_levels(self) -> tuple[str, ...]:
         """Names of the top-level modules and packages found directly in the source roots."""
