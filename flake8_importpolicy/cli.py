@@ -309,10 +309,13 @@ def _seconds(text: str) -> float:
 
 
 def _version(text: str) -> tuple[int, int]:
-    parts = text.split(".")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise argparse.ArgumentTypeError(f"expected X.Y such as 3.11, got {text!r}")
-    return int(parts[0]), int(parts[1])
+    """``--target-version``: the rule of ``settings.target-versions``."""
+    from flake8_importpolicy.model.versions import parse_target_version
+
+    try:
+        return parse_target_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:

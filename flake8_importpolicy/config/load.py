@@ -59,6 +59,7 @@ from flake8_importpolicy.model.policy import (
     Settings,
 )
 from flake8_importpolicy.model.reading import read_regular_file
+from flake8_importpolicy.model.versions import parse_target_version
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -93,7 +94,6 @@ _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_POSITION_RE: Final = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$", re.DOTALL)
 _TOML_END_RE: Final = re.compile(r"^(.*) \(at end of document\)$", re.DOTALL)
 _TOML_DECLARE_RE: Final = re.compile(r"^Cannot declare (\(.*\)) twice$", re.DOTALL)
-_VERSION_RE: Final = re.compile(r"(\d+)\.(\d+)")
 _PLATFORM_RE: Final = re.compile(r"[a-z][a-z0-9_]*")
 _PLATFORM_ALIASES: Final = {
     "windows": "win32",
@@ -284,6 +284,23 @@ def _leaves(
             found.extend(_leaves([*segments, key], item, is_table_leaf))
         return found
     return [(segments, value)]
+
+
+_MAX_EXPRESSION_DEPTH: Final = 500
+"""The deepest ``after-import`` syntax tree accepted. Where CPython's parser gives up depends on the
+recursion limit of the process (mypy raises it), so a fixed bound keeps every client's answer the same
+(a unary minus 3,000 deep fails to parse under the default limit; brackets stop at 200)."""
+
+
+def _is_deeper(tree: ast.AST, limit: int) -> bool:
+    """True if ``tree`` is more than ``limit`` nodes deep (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _is_not_empty(directory: Path) -> bool:
@@ -571,21 +588,10 @@ class _Builder:
         versions: set[tuple[int, int]] = set()
 
         def check(item_key: str, item: str) -> None:
-            match = _VERSION_RE.fullmatch(item)
-            if match is None:
-                self.add(
-                    item_key, f'{_quote(item)} is not a Python version; write "X.Y", e.g. "3.11"'
-                )
-                return
-            major, minor = int(match.group(1)), int(match.group(2))
-            if major != 3:
-                self.add(
-                    item_key,
-                    f'{_quote(item)} is not supported; only Python 3 versions ("3.Y") can be '
-                    "targeted",
-                )
-                return
-            versions.add((major, minor))
+            try:
+                versions.add(parse_target_version(item))
+            except ValueError as exc:
+                self.add(item_key, str(exc))
 
         self.string_list(
             key,
@@ -894,7 +900,7 @@ class _Builder:
                 )
                 return
             try:
-                ast.parse(expression, mode="eval")
+                tree = ast.parse(expression, mode="eval")
             except SyntaxError as exc:
                 where = ""
                 if exc.offset:
@@ -905,6 +911,12 @@ class _Builder:
                 return
             except ValueError as exc:  # null bytes on some Python versions
                 self.add(item_key, f"invalid Python expression: {exc}")
+                return
+            except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+                self.add(item_key, "invalid Python expression: nested too deeply to parse")
+                return
+            if _is_deeper(tree, _MAX_EXPRESSION_DEPTH):  # the same answer whatever the recursion
+                self.add(item_key, "invalid Python expression: nested too deeply to parse")  # limit
                 return
             expressions.append(expression)
 
