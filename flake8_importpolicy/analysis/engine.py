@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.analysis.graph import ImportGraph
+from flake8_importpolicy.analysis.graph import ImportGraph, is_compiled_only
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
@@ -189,7 +189,8 @@ class PolicyEngine:
                       patterns: Iterable[ModulePattern]) -> Callable[[str], bool]:
         """The predicate deciding which reached modules have their own imports followed.
 
-        First-party modules with source are followed; third-party and stdlib ones per
+        First-party modules with source are followed (and first-party ``.pyc`` files without source,
+        which are reported as unanalysable); third-party and stdlib ones per
         ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: third-party only when a
         forbidden pattern names a non-first-party module, stdlib only when one names a stdlib module).
         Forbidden modules and modules already imported at interpreter start-up are never followed.
@@ -218,7 +219,7 @@ class PolicyEngine:
                 if forbidden(name) is not None:
                     return False
             resolved = self.index.resolve_module(name)
-            if resolved.preloaded or not resolved.has_source:
+            if resolved.preloaded or not (resolved.has_source or is_compiled_only(resolved)):
                 return False
             if resolved.origin == "first-party":
                 return True

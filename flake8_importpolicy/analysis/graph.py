@@ -50,7 +50,7 @@ from flake8_importpolicy.model.graph import (
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
-__all__ = ["ImportGraph", "resolve_relative"]
+__all__ = ["ImportGraph", "is_compiled_only", "resolve_relative"]
 
 _CLASS_HOOKS: Final = {
     "call": ("__new__", "__init__"),
@@ -115,7 +115,12 @@ class ImportGraph:
         module = module_of(module)
         if module not in self._facts:
             resolved = self.index.resolve_module(module)
-            self._facts[module] = self._facts_provider(resolved) if resolved.has_source else None
+            if resolved.has_source:
+                self._facts[module] = self._facts_provider(resolved)
+            elif is_compiled_only(resolved):  # runs code nobody can read: unanalysable (IPL005)
+                self._facts[module] = ModuleFacts(problem=SourceProblem(1, _COMPILED_ONLY))
+            else:
+                self._facts[module] = None
         return self._facts[module]
 
     def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
@@ -479,6 +484,15 @@ class ImportGraph:
             if site.level > 0 or (site.target or "").startswith(package + ".")
         ]
         return min(lines, default=10**9)
+
+
+_COMPILED_ONLY: Final = "no source, only compiled bytecode (.pyc)"
+
+
+def is_compiled_only(resolved: ResolvedModule) -> bool:
+    """A first-party module found as a ``.pyc`` file without its source: it runs, but what it imports
+    cannot be known (reported as unanalysable, not taken to import nothing)."""
+    return resolved.kind == "bytecode" and resolved.origin == "first-party" and resolved.path is not None
 
 
 def _trailing_calls(chain: Sequence[Hop]) -> int:
