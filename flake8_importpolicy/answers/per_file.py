@@ -106,8 +106,9 @@ class _Index:
         self.findings = findings
 
     def covers(self, path: str) -> bool:
-        """True if ``path`` lies under a source root."""
-        return path.startswith(self.prefixes)
+        """True if the real path ``path`` lies under a source root, or is a file the engine read (a
+        module whose file is a symbolic link to outside the tree)."""
+        return path.startswith(self.prefixes) or path in self.files
 
 
 class PerFileChecker:
@@ -140,8 +141,9 @@ class PerFileChecker:
             flake8_importpolicy.model.errors.ImportPolicyError: the policy is broken or its
                 interpreter cannot be queried.
         """
-        real = os.path.realpath(os.path.abspath(path))
-        policy = self._policy_for(os.path.dirname(real))
+        given = os.path.abspath(path)
+        real = os.path.realpath(given)
+        policy = self._policy_for(os.path.dirname(given))  # a link's policy is where the link is
         if policy is None:
             return ()
         index = self._indexes.get(policy)
