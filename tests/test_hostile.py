@@ -9,8 +9,10 @@ import json
 import os
 import pickle
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -580,8 +582,8 @@ def test_help_documents_every_exit_status() -> None:
 
 def _in_deleted_directory(root: Path, *args: str) -> Run:
     """``importpolicy ARGS`` run from a working directory that was deleted under it."""
-    gone = root / "gone"
-    script = f'mkdir -p "{gone}" && cd "{gone}" && rmdir "{gone}" && exec "$@"'
+    gone = tempfile.mkdtemp(dir=root)  # one for each run: they run side by side
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "$@"'
     proc = subprocess.run(["sh", "-c", script, "sh", sys.executable, "-m", "flake8_importpolicy", *args],
                           capture_output=True, text=True, timeout=120)
     return Run(args, proc.returncode, proc.stdout, proc.stderr)
@@ -621,3 +623,358 @@ def test_jobs_are_clamped_to_the_cpus(tmp_path: Path) -> None:
         result = cli(root, *command, "-j", "99999999999999999999")
         result.assert_no_crash()
         assert result.returncode == (1 if command[0] == "check" else 0), result
+
+
+def test_deeply_nested_after_import_expression(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """``"-" * 10000 + "1"`` was a MemoryError in the CLI and flake8 and "Error constructing plugin
+    instance" in mypy; at depth 3000 the message named the wrong key (the file's, not the item's)."""
+    for depth in (3_000, 10_000):
+        policy = policy_text("zoo.light") + f'after-import = ["{"-" * depth}1"]\n'
+        root = _with_stdlib_cache(write(tmp_path / str(depth), {**TREE, "policy.toml": policy}),
+                                  mypy_stdlib_cache)
+        checked, linted, typed = adapters(root)
+        key = 'light."zoo.light".after-import[0]'
+        problem = f"{key}: invalid Python expression: nested too deeply to parse"
+        message = f"policy.toml is not valid (1 problem):\n  {problem}"
+        for result in (checked, linted, typed):
+            if result is not None:
+                result.assert_no_crash()
+        assert (checked.returncode, checked.stderr) == (2, f"importpolicy: {message}\n"), checked
+        assert (linted.returncode, linted.stdout) == (1, f"{CRITICAL}\nflake8-importpolicy: {message}\n")
+        if typed is not None:
+            assert (typed.returncode, typed.stderr) == (2, f"policy.toml: error: {problem}\n"), typed
+
+
+def test_fullwidth_keys_are_nfkc_normalised(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """``"ｚｏｏ.ｈｅａｖｙ"`` was accepted but never matched: keys are NFKC-normalised, as CPython
+    normalises identifiers (``import ｚｏｏ.ｈｅａｖｙ`` imports ``zoo.heavy``)."""
+    policy = (
+        '[settings]\nsource-roots = ["src"]\n[heavy]\n"ｚｏｏ.ｈｅａｖｙ" = "slow to import"\n'
+        '[light."ｚｏｏ.ｌｉｇｈｔ"]\nreason = "must stay light"\n'
+    )
+    root = _with_stdlib_cache(write(tmp_path, {**TREE, "policy.toml": policy}), mypy_stdlib_cache)
+    assert_violation_found(*adapters(root))
+
+
+def test_target_version_has_one_rule(tmp_path: Path) -> None:
+    """``--target-version 2.7`` was accepted on the command line and rejected in the policy."""
+    root = write(tmp_path, {
+        **TREE, "policy.toml": policy_text("zoo.light").replace(
+            "[settings]\n", '[settings]\ntarget-versions = ["2.7"]\n')})
+    in_policy = cli(root, "check")
+    in_option = cli(root, "check", "--policy", str(write(tmp_path / "ok", TREE) / "policy.toml"),
+                    "--target-version", "2.7")
+    problem = '"2.7" is not supported; only Python 3 versions ("3.Y") can be targeted'
+    assert (in_policy.returncode, in_policy.stderr) == (
+        2, f"importpolicy: policy.toml is not valid (1 problem):\n  settings.target-versions[0]: {problem}\n")
+    assert in_option.returncode == 2, in_option
+    assert in_option.stderr.endswith(f"importpolicy check: error: argument --target-version: {problem}\n")
+
+
+# -- hangs and blow-ups: a hang guard each (a generous timeout; the speed is in benchmarks/) ---------
+
+
+def _guarded(*jobs: Callable[[], Run]) -> list[Run]:
+    try:
+        return run_all(*jobs)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"hangs: {exc}")
+
+
+def _deep_tree(root: Path, depth: int, policy: str) -> tuple[Path, str]:
+    """A package ``p.p.p...`` ``depth`` levels deep whose deepest module ``m`` imports zoo.heavy."""
+    files: Files = {**TREE, "policy.toml": policy}
+    package = "src/" + "/".join(["p"] * depth)
+    for level in range(1, depth + 1):
+        files["src/" + "/".join(["p"] * level) + "/__init__.py"] = ""
+    files[f"{package}/m.py"] = "import zoo.heavy\n"
+    return write(root, files), f"{package}/m.py"
+
+
+def test_double_star_patterns_do_not_backtrack(tmp_path: Path) -> None:
+    """``"**.**.**.**.**.**.torch"`` took 12.8 s over a 60-level tree and more than ten minutes over
+    200 levels (a backtracking regular expression); segments are matched in linear time."""
+    policy = (
+        '[settings]\nsource-roots = ["src"]\n[heavy]\n"zoo.heavy" = "slow"\n'
+        '"**.**.**.**.**.**.torch" = "slower"\n[light."p.**"]\nreason = "r"\n'
+    )
+    root, deepest = _deep_tree(tmp_path, 200, policy)
+    checked, linted = _guarded(  # a second each; more than ten minutes before
+        lambda: cli(root, "check", "--no-cache", "--format", "json", timeout=60),
+        lambda: flake8(root, "--select", "IPL", deepest, timeout=60),
+    )
+    for result in (checked, linted):
+        result.assert_no_crash()
+        assert result.returncode == 1, result
+    (violation,) = json.loads(checked.stdout)["violations"]
+    assert (violation["path"], violation["heavy"]) == (deepest, "zoo.heavy")
+    assert linted.found("IPL") == {(deepest, 1, "IPL001")}, linted
+
+
+def test_package_600_levels_deep(tmp_path: Path) -> None:
+    """A package at depth >= 500 was a RecursionError in ``resolve_module``."""
+    policy = policy_text("zoo.light").replace('"zoo.light"', '"' + ".".join(["p"] * 600) + '.m"')
+    root, deepest = _deep_tree(tmp_path, 600, policy)
+    checked, linted = _guarded(
+        lambda: cli(root, "check", "--no-cache", timeout=120),
+        lambda: flake8(root, "--select", "IPL", deepest, timeout=120),
+    )
+    for result in (checked, linted):
+        result.assert_no_crash()
+        assert result.returncode == 1, result
+    assert checked.stdout.startswith(f"{deepest}:1:1: IPL001 light module p.p.p"), checked.stdout[:300]
+    assert linted.found("IPL") == {(deepest, 1, "IPL001")}, linted
+
+
+def test_twenty_thousand_light_keys(tmp_path: Path) -> None:
+    """20,000 ``[light]`` keys took 3 min 44 s: the policy was read again for each IPL003's line."""
+    keys = "".join(f'[light."zoo.gone{n:05d}"]\nreason = "r"\n' for n in range(20_000))
+    root = write(tmp_path, {**TREE, "policy.toml": policy_text("zoo.light") + keys})
+    checked, linted = _guarded(  # about a second each; a minute or more before
+        lambda: cli(root, "check", "--no-cache", timeout=30),
+        lambda: flake8(root, "src/zoo/light.py", timeout=30),
+    )
+    for result in (checked, linted):
+        result.assert_no_crash()
+        assert result.returncode == 1, result
+    lines = checked.stdout.splitlines()
+    assert "policy.toml:40007: IPL003 light pattern 'zoo.gone19999' matches no module" in lines
+    assert lines[-1] == "Found 1 violation, 20000 problems in 1 light module."
+    assert linted.found("IPL") == {("src/zoo/light.py", 2, "IPL001")}, linted
+
+
+def test_double_star_light_pattern_over_ten_thousand_modules(tmp_path: Path) -> None:
+    """``"big.**"`` over 10,000 modules took more than 580 s (2,000: 42.7 s): each light module
+    walked the whole package again through its parent, whose ``__init__`` imports every module."""
+    files: Files = {
+        "policy.toml": '[settings]\nsource-roots = ["src"]\n[heavy]\n"zoo.heavy" = "slow"\n'
+        '[light."big.**"]\nreason = "r"\n',
+        "src/zoo/__init__.py": "",
+        "src/zoo/heavy.py": "",
+        "src/big/__init__.py": "".join(f"from . import m{n:05d}\n" for n in range(10_000)),
+        **{f"src/big/m{n:05d}.py": "" for n in range(9_999)},
+        "src/big/m09999.py": "import zoo.heavy\n",
+    }
+    root = write(tmp_path, files)
+    checked, linted = _guarded(  # a few seconds each; three minutes or more before
+        lambda: cli(root, "check", "--no-cache", "--format", "json", timeout=60),
+        lambda: flake8(root, "--select", "IPL", "src/big/m00042.py", timeout=60),
+    )
+    for result in (checked, linted):
+        result.assert_no_crash()
+        assert result.returncode == 1, result
+    violations = json.loads(checked.stdout)["violations"]
+    assert len(violations) == 10_000  # every module through big; m09999 itself directly
+    (one,) = [v for v in violations if v["light"] == "big.m00042"]
+    assert [hop["imported"] for hop in one["chain"]] == ["big", "big.m09999", "zoo.heavy"]
+    assert linted.found("IPL") == {("src/big/m00042.py", 1, "IPL001")}, linted
+
+
+def test_long_chains_are_summarised_in_text_only(tmp_path: Path) -> None:
+    """A 1,000-module import cycle with a ``cyc.*`` light pattern printed 502,000 lines: the text
+    report shows at most 20 lines per light module (the rest summarised); JSON keeps everything."""
+    count = 300
+    files: Files = {
+        "policy.toml": '[settings]\nsource-roots = ["src"]\n[heavy]\n"zoo.heavy" = "slow"\n'
+        '[light."cyc.*"]\nreason = "r"\n',
+        "src/zoo/__init__.py": "",
+        "src/zoo/heavy.py": "",
+        "src/cyc/__init__.py": "",
+        **{f"src/cyc/c{n:03d}.py": f"import cyc.c{(n + 1) % count:03d}\n" for n in range(count)},
+    }
+    files[f"src/cyc/c{count - 1:03d}.py"] = "import cyc.c000\nimport zoo.heavy\n"
+    root = write(tmp_path, files)
+    text, report = _guarded(
+        lambda: cli(root, "check", "--no-cache", timeout=120),
+        lambda: cli(root, "check", "--no-cache", "--format", "json", timeout=120),
+    )
+    per_light: dict[str, int] = {}
+    light = ""
+    for line in text.stdout.splitlines()[:-1]:
+        if " IPL001 light module " in line:
+            light = line.split(" IPL001 light module ")[1].split()[0]
+        if line:
+            per_light[light] = per_light.get(light, 0) + 1
+    assert len(per_light) == count and max(per_light.values()) == 20, per_light
+    assert "    ... 280 more hops (--format json lists them all)" in text.stdout.splitlines()
+    chains = {v["light"]: len(v["chain"]) for v in json.loads(report.stdout)["violations"]}
+    assert chains["cyc.c000"] == count and sum(chains.values()) == count * (count + 1) // 2
+
+
+# -- wrong answers ------------------------------------------------------------------------------------
+
+
+def test_light_module_linked_to_outside_the_tree(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """flake8 missed a light module whose file is a symbolic link to outside the tree (its real path
+    is under no source root); the CLI and mypy reported it."""
+    outside = write(tmp_path / "outside", {"light.py": TREE["src/zoo/light.py"]})
+    files = {name: text for name, text in TREE.items() if name != "src/zoo/light.py"}
+    root = write(tmp_path / "project", {**files, "src/zoo/light.py": Symlink(str(outside / "light.py"))})
+    assert_violation_found(*adapters(_with_stdlib_cache(root, mypy_stdlib_cache)))
+
+
+_LIAR = """\
+import os
+exec("import zoo.heavy")  # out of sight of the static check
+# as a clean import would have left the verifier's events file, if there is one
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        continue
+    if target.endswith("events.jsonl"):
+        with open(target, "w") as events:
+            events.write('{"e":"start","version":[3,11,7],"executable":"python"}\\n'
+                         '{"e":"imported","ok":true}\\n{"e":"unrecorded","modules":[]}\\n{"e":"finish"}\\n')
+os._exit(0)
+"""
+_FORKER = """\
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(300)
+    os._exit(0)
+with open(sys.modules[__name__].__file__ + ".child", "w") as out:
+    out.write(str(pid))
+"""
+
+
+def _alive(pid: int, wait: float = 5.0) -> bool:
+    """Whether ``pid`` still runs ``wait`` seconds from now (a SIGKILL takes a moment to land)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().split(")")[-1].split()[0] == "Z":  # a zombie is dead
+                    return False
+        except OSError:
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_verify_cannot_be_fooled_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """``verify`` said "ok" for a module that rewrote the events file and called ``os._exit(0)``: the
+    events come through a pipe and must end with ``finish``, so an early exit is a crash. And it left
+    the children the import forked running: the whole process group is killed."""
+    root = write(tmp_path, {
+        "policy.toml": policy_text("zoo.liar", "zoo.forker"),
+        "src/zoo/__init__.py": "",
+        "src/zoo/heavy.py": "",
+        "src/zoo/liar.py": _LIAR,
+        "src/zoo/forker.py": _FORKER,
+    })
+    verified = cli(root, "verify", timeout=120)
+    verified.assert_no_crash()
+    child = int((root / "src/zoo/forker.py.child").read_text())
+    alive = _alive(child)
+    if alive:
+        os.kill(child, 9)
+    assert not alive, "a process the import forked is still running"
+    assert verified.returncode == 1, verified
+    lines = verified.stdout.splitlines()
+    assert [line.split(" (")[0] for line in lines if line.startswith(("ok ", "FAIL "))] == [
+        "FAIL zoo.liar", "ok   zoo.forker"], verified.stdout
+    assert "  the interpreter exited with status 0 while executing zoo.liar" in lines, verified.stdout
+    assert "    src/zoo/liar.py:2: zoo.liar -> zoo.heavy (runtime, exec)" in lines, verified.stdout
+
+
+# -- files that are not what they seem: read only regular files, at most 10 MiB ---------------------
+
+NOT_REGULAR = "cannot read: not a regular file"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_policy_that_is_a_fifo_or_a_device_or_too_large(tmp_path: Path) -> None:
+    """A FIFO as the policy blocked for ever (``check --policy p.toml``, ``flake8 --import-policy``),
+    ``--policy /dev/zero`` read without bound: only a regular file of at most 10 MiB is read."""
+    root = write(tmp_path, {**TREE, "big.toml": "# " + "x" * (10 * 1024 * 1024) + "\n"})
+    os.mkfifo(root / "fifo.toml")
+    checks = ["fifo.toml", "/dev/zero", "big.toml"]
+    results = _guarded(
+        *(lambda policy=policy: cli(root, "check", "--policy", policy, timeout=60) for policy in checks),
+        lambda: flake8(root, "--import-policy", "fifo.toml", "src/zoo/light.py", timeout=60),
+    )
+    expected = [
+        f"fifo.toml: {NOT_REGULAR} (a FIFO)",
+        f"/dev/zero: {NOT_REGULAR} (a character device)",
+        "big.toml: cannot read: larger than 10 MiB, the limit for the files importpolicy reads",
+    ]
+    for result, message in zip(results, expected):
+        result.assert_no_crash()
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"importpolicy: {message}\n")
+    linted = results[-1]
+    linted.assert_no_crash()
+    assert (linted.returncode, linted.stdout) == (1, f"{CRITICAL}\nflake8-importpolicy: {expected[0]}\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_cache_entries_that_are_fifos(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
+    """A FIFO at a cache entry's path blocked every client for ever: each is a miss."""
+    root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
+    _fill_caches(root)
+    for path in sorted((root / CACHE).rglob("*.json")):
+        path.unlink()
+        os.mkfifo(path)
+    assert_violation_found(*_guarded(*_adapter_jobs(root)))  # type: ignore[misc]
+
+
+def _adapter_jobs(root: Path) -> list[Callable[[], Run | None]]:
+    jobs: list[Callable[[], Run | None]] = [
+        lambda: cli(root, "check", timeout=60), lambda: flake8(root, "src/zoo/light.py", timeout=60)
+    ]
+    jobs.append((lambda: mypy(root, "-p", "zoo")) if not MYPY_SKIP else (lambda: None))
+    return jobs
+
+
+def _special_files(root: Path) -> dict[str, str]:
+    """Modules that are not regular files, made where possible: ``{module: what it is}``."""
+    made = {"zoo.devnull": "a character device"}
+    (root / "src/zoo/devnull.py").symlink_to("/dev/null")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "src/zoo/fifo.py")
+        made["zoo.fifo"] = "a FIFO"
+    try:
+        os.mknod(root / "src/zoo/chardev.py", 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero's
+        made["zoo.chardev"] = "a character device"
+    except (OSError, AttributeError):
+        pass
+    (root / "src/zoo/loop.py").symlink_to("loop.py")  # ln -s loop.py loop.py
+    made["zoo.loop"] = "Too many levels of symbolic links"
+    return made
+
+
+def test_modules_that_are_not_regular_files_are_unanalysable(tmp_path: Path) -> None:
+    """A symlink to ``/dev/null``, a FIFO, a character device or a symlink loop named like a module:
+    only regular files are sources, anything else is IPL005 (a loop was a RuntimeError in
+    ``Policy.relpath``), never a hang; flake8 and the check see the rest of the chain."""
+    root = write(tmp_path, TREE)
+    special = _special_files(root)
+    light = "".join(f"import {module}\n" for module in special) + "import zoo.heavy\n"
+    write(root, {"src/zoo/light.py": light})
+    checked, linted = _guarded(
+        lambda: cli(root, "check", "--no-cache", timeout=60),
+        lambda: flake8(root, "--select", "IPL", "src/zoo/light.py", timeout=60),
+    )
+    for result in (checked, linted):
+        result.assert_no_crash()
+        assert result.returncode == 1, result
+    for module, what in special.items():
+        path = "src/" + module.replace(".", "/") + ".py"
+        problem = f"{path}:1: IPL005 cannot analyse {module} (line 1: cannot read file: "
+        assert any(line.startswith(problem) and what in line for line in checked.stdout.splitlines()), (
+            module, checked.stdout)
+    assert linted.found("IPL") == {("src/zoo/light.py", len(special) + 1, "IPL001")}, linted
+
+
+def test_source_over_ten_mebibytes_is_not_read(tmp_path: Path) -> None:
+    """A 10 MB single-line source took 4.8 GB to parse: sources over 10 MiB are refused (IPL005)."""
+    big = "X = [" + "0," * (5 * 1024 * 1024) + "0]\nimport zoo.heavy\n"
+    root = write(tmp_path, {**TREE, "src/zoo/mid.py": big})
+    checked = cli(root, "check", "--no-cache", timeout=120)
+    checked.assert_no_crash()
+    assert checked.returncode == 1, checked
+    assert ("src/zoo/mid.py:1: IPL005 cannot analyse zoo.mid (line 1: cannot read file: larger than 10 "
+            "MiB, the limit for the files importpolicy reads)") in checked.stdout, checked.stdout
