@@ -1,6 +1,39 @@
-"""Hostile inputs of issue 15, beside tests/test_robustness.py (issue 8), with its helpers.
+"""Hostile inputs of issue 15, beside tests/test_robustness.py (issue 8), whose helpers they use.
 
-DOCSTRING-PLACEHOLDER
+56 hostile inputs in 39 tests. The adapters: C = ``importpolicy`` (``check`` unless another command is
+named), F = ``flake8`` (default selection, IPL included), M = ``mypy`` with ``plugins = mypy_plugin``
+(its own ``--cache-dir``; skipped with the reason when ``mypy_plugin`` cannot be imported), V =
+``importpolicy verify``, E = the engine in this process. "No crash" is what tests/test_robustness.py
+means by it (no traceback, no "This is a bug", the expected exit status); a hang guard is a subprocess
+timeout far above the time a run takes now and below the time it took before.
+
+- The cache directory (item 1), C (``check`` and ``cache clear``) F M: ``cache-dir`` set to a source
+  root, to the policy's directory, linked to a source root, to a project package, with a
+  ``CACHEDIR.TAG`` that is a directory, and a filled cache whose tag became a directory (6): one policy
+  error naming ``settings.cache-dir``, nothing deleted. ``cache clear`` beside a file of the user's, a
+  file in ``facts/``, a link named like a shard, a link named like an entry, a self-looping link and an
+  entry left half-written (6, C); a cache directory and a ``facts`` directory linked to themselves (2,
+  C F M).
+- Stale answers (item 2): a file edited while each client's slow path reads it (3: C F M); pickled
+  facts caches that would prune the cache, and workers slower than the engine (2, E).
+- Corrupted and mixed entries (item 3), C F M: facts entries edited to ``"sites": []``, another
+  checkout's entry, a sealed entry of another engine, ``1e400`` written by hand into every kind of
+  entry, ``Infinity`` and ``null`` sealed again (5); facts of another parsing interpreter (1, C with a
+  second Python, skipped without one).
+- Exit status: an internal error in every client (1: C with and without ``IMPORTPOLICY_DEBUG``, F, M);
+  ``--help`` (C).
+- Crashes: a deleted working directory (4 runs: C), ``-j 99999999999999999999`` (2: C ``check`` and
+  ``why``), ``after-import`` nested 3,000 and 10,000 deep (2: C F M), fullwidth keys (1: C F M),
+  ``target-versions``/``--target-version`` 2.7 (2: C), a link to ``/dev/null``, a FIFO, a character
+  device and a symlink loop named like a module (4: C F), a FIFO, ``/dev/zero`` and a file over 10 MiB
+  as the policy (3: C, the FIFO also F), a FIFO at every cache entry (1: C F M), a source over 10 MiB
+  (1: C).
+- Hangs and blow-ups, hang guards, C F: ``**`` patterns over a 200-level package, a package 600 levels
+  deep, 20,000 ``[light]`` keys, ``"big.**"`` over 10,000 modules (4); a 300-module import cycle with
+  ``cyc.*`` (1: C text and JSON).
+- Wrong answers: a light module linked to outside the tree (1: C F M); a first-party ``.pyc``-only
+  module (1: C ``check``, ``why``, V); a module that rewrites the verifier's events and exits early,
+  and one that forks a process that outlives it (2: V).
 """
 
 from __future__ import annotations
@@ -978,3 +1011,26 @@ def test_source_over_ten_mebibytes_is_not_read(tmp_path: Path) -> None:
     assert checked.returncode == 1, checked
     assert ("src/zoo/mid.py:1: IPL005 cannot analyse zoo.mid (line 1: cannot read file: larger than 10 "
             "MiB, the limit for the files importpolicy reads)") in checked.stdout, checked.stdout
+
+
+def test_compiled_only_first_party_module_is_unanalysable(tmp_path: Path) -> None:
+    """A first-party module found only as ``compiled.pyc`` was taken to import nothing, silently: it
+    runs (CPython's ``SourcelessFileLoader``), but what it imports is unknown (IPL005)."""
+    import py_compile
+
+    root = write(tmp_path, {
+        **TREE, "src/zoo/light.py": "import zoo.compiled\n", "compiled.py": "import zoo.heavy\n"})
+    py_compile.compile(str(root / "compiled.py"), cfile=str(root / "src/zoo/compiled.pyc"), doraise=True)
+    (root / "compiled.py").unlink()
+    checked, why, verified = run_all(
+        lambda: cli(root, "check", "--no-cache"),
+        lambda: cli(root, "why", "zoo.light"),
+        lambda: cli(root, "verify"),
+    )
+    for result in (checked, why, verified):
+        result.assert_no_crash()
+    problem = "cannot analyse zoo.compiled (line 1: no source, only compiled bytecode (.pyc))"
+    assert (checked.returncode, checked.stdout.splitlines()[0]) == (
+        1, f"src/zoo/compiled.pyc:1: IPL005 {problem}; its imports are unknown and the check is incomplete")
+    assert "cannot analyse zoo.compiled: line 1: no source, only compiled bytecode (.pyc)" in why.stdout
+    assert "zoo.compiled -> zoo.heavy (runtime)" in verified.stdout  # it does run
