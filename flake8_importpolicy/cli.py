@@ -1,14 +1,16 @@
 """The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
 
-Exit codes: 0 clean, 1 findings (IPL001, IPL003, IPL004, IPL005), 2 usage, policy or interpreter
-error, 3 internal error (a bug in importpolicy). Errors are one clear message on stderr, never a
-traceback (``IMPORTPOLICY_DEBUG=1`` prints the traceback of an internal error).
+Exit codes: 0 clean, 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009), 2 usage, policy, baseline
+or interpreter error, 3 an internal error (a bug in importpolicy). Errors are one clear message on
+stderr, never a traceback (``IMPORTPOLICY_DEBUG=1`` prints the traceback of an internal error, which
+a bug report needs).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import sys
 import time
@@ -38,12 +40,12 @@ WHY_FORMATS = ("text", "json", "dot", "mermaid")
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
-EXIT_BUG = 3
+EXIT_INTERNAL = 3
 
 _EPILOG = (
-    "exit status: 0 clean, 1 findings (IPL001-IPL005), 2 usage, policy or interpreter error, 3 internal "
-    "error (a bug in importpolicy: one line says how to report it; IMPORTPOLICY_DEBUG=1 prints the "
-    "traceback)"
+    "exit status: 0 clean, 1 findings (IPL001-IPL009), 2 usage, policy, baseline or interpreter "
+    "error, 3 internal error (a bug in importpolicy: one line says how to report it; "
+    "IMPORTPOLICY_DEBUG=1 prints the traceback)"
 )
 
 
@@ -93,12 +95,65 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format: text, json, github (GitHub Actions annotations) or sarif (SARIF 2.1.0) "
         "(default: text)",
     )
+    check.add_argument(
+        "--unresolved", choices=("info", "error"),
+        help="unresolved import-time code (IPL006): info reports it, error also makes the check "
+        "fail (default: the policy's settings.unresolved, else info)",
+    )
+    check.add_argument(
+        "--baseline", type=Path, metavar="FILE",
+        help="report only findings not recorded in this baseline file, and each entry that no "
+        "longer occurs as IPL009 (default: the policy's settings.baseline, else none)",
+    )
+    check.add_argument(
+        "--write-baseline", nargs="?", const="", metavar="FILE",
+        help="record today's IPL001 and IPL008 findings in a baseline file instead of reporting "
+        "them (default FILE: --baseline, else settings.baseline, else importpolicy-baseline.json "
+        "beside the policy); an existing file is rewritten sorted, without its stale entries, and "
+        "gains new entries only with --add",
+    )
+    check.add_argument(
+        "--add", action="store_true",
+        help="with --write-baseline: also record findings the existing baseline does not hold",
+    )
     check.set_defaults(handler=_run_check)
+
+    suggest = sub.add_parser(
+        "suggest", parents=[common],
+        help="draft a policy: light and heavy candidates, read from the sources (never imported)",
+        description="Read the source roots (never importing them) and print a draft policy.toml: "
+        "light candidates (package __init__ modules, console-script and entry-point modules, "
+        "modules many others import), ranked by a score (docs/adopt.md), each with its predicted "
+        "import-time closure size and the heavy candidates it reaches; heavy candidates (modules "
+        "of the heavy-ml preset reached, first-party modules with large closures). Works with or "
+        "without an existing policy (--policy, or one found from the working directory).",
+    )
+    suggest.add_argument(
+        "--limit", type=int, default=20, metavar="N",
+        help="how many light candidates to list (default: 20)",
+    )
+    suggest.add_argument(
+        "--format", choices=("toml", "json"), default="toml",
+        help="toml: the draft policy.toml; json: the candidates and their numbers (default: toml)",
+    )
+    suggest.add_argument(
+        "--output", "-o", type=Path, metavar="FILE",
+        help="write the draft to FILE instead of stdout (an existing file only with --force)",
+    )
+    suggest.add_argument("--force", action="store_true", help="with --output: overwrite FILE")
+    suggest.add_argument(
+        "--source-root", action="append", default=[], type=Path, metavar="DIR",
+        help="without a policy: a directory holding first-party packages (repeatable; default: "
+        "src if it exists, else the working directory)",
+    )
+    suggest.set_defaults(handler=None)
 
     why = sub.add_parser(
         "why", parents=[common], help="show what importing a module runs, and why it is heavy",
-        description="Show every import-time path from MODULE to forbidden modules as a tree; with "
-        "--format json and no --heavy, MODULE's whole predicted import-time closure.",
+        description="Show the shortest import-time chain from MODULE to each forbidden module it "
+        "reaches, as a tree (one chain per forbidden module, not every path; a forbidden package's "
+        "submodules count as that package); with --format json and no --heavy, MODULE's whole "
+        "predicted import-time closure.",
     )
     why.add_argument("module", metavar="MODULE", help="dotted module name")
     why.add_argument("--heavy", metavar="PATTERN", help="look for this module pattern instead")
@@ -135,8 +190,35 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
     )
+    verify.add_argument(
+        "--import-time", action="store_true",
+        help="also measure each light module's import time with -X importtime (always done for "
+        "light modules with max-import-ms)",
+    )
+    verify.add_argument(
+        "--runs", type=int, default=5, metavar="N",
+        help="fresh interpreters per light module for the import time; the median is reported "
+        "(default: 5)",
+    )
+    verify.add_argument(
+        "--fail-on-time", action="store_true",
+        help="fail a light module whose median import time is over its max-import-ms (wall time "
+        "is noisy: by default it is only reported)",
+    )
     verify.add_argument("modules", nargs="*", metavar="MODULE", help="only these light modules")
     verify.set_defaults(handler=_run_verify)
+
+    presets = sub.add_parser(
+        "presets", help="list the built-in presets (extends = [...]) with their entries and sources",
+        description="List the built-in presets a policy can extend (extends = [\"torch-cuda\"]), "
+        "each with every entry and the source it cites (torch version and file:line, or a "
+        "measurement). Needs no policy.",
+    )
+    presets.add_argument("names", nargs="*", metavar="NAME", help="only these presets")
+    presets.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    presets.set_defaults(handler=None)
 
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -165,6 +247,8 @@ def run() -> NoReturn:
         # The reader went away (``| head``): stop writing and leave, as the signal module's note on
         # SIGPIPE advises, with the error code (the report was not delivered).
         code = EXIT_ERROR
+    except Exception as exc:  # a bug: never exit 1, which would read as "findings"
+        code = _report_bug(exc)
     try:
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
@@ -178,9 +262,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    if args.command == "presets":
+        return _run_presets(args)
     try:
         _settle_working_directory(args)
-        code = _run_cached_check(args) if args.command == "check" else None
+        code = _run_suggest(args) if args.command == "suggest" else None
+        if code is None and args.command == "check":
+            code = _run_cached_check(args)
         if code is None:
             from flake8_importpolicy.analysis.resolve import stop_started_queries
             from flake8_importpolicy.config.load import discover_policy
@@ -199,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not isinstance(exc, ImportPolicyError):
             return _report_bug(exc)
         print(f"importpolicy: {exc}", file=sys.stderr)
+        if args.command == "check" and args.format != "text":
+            sys.stdout.write(_format_error(args.format, exc))
         return EXIT_ERROR
     if args.format == "text" and sys.stderr.isatty():
         print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
@@ -207,19 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report_bug(error: BaseException) -> int:
     """An internal error: one line on stderr (the traceback first with ``IMPORTPOLICY_DEBUG=1``);
-    returns :data:`EXIT_BUG`, which CI tells apart from findings (1) and bad input (2)."""
+    returns :data:`EXIT_INTERNAL`, which CI tells apart from findings (1) and bad input (2)."""
     if os.environ.get("IMPORTPOLICY_DEBUG", "") not in ("", "0"):
         import traceback
 
         traceback.print_exception(error)
     text = " ".join(f"{type(error).__name__}: {error}".split())
     print(
-        f"importpolicy: internal error: {text[:300]}. This is a bug in importpolicy, not in your code "
+        f"importpolicy: internal error (importpolicy {__version__}): {text[:300]}. This is a bug in "
+        f"importpolicy, not in your code "
         f"or policy; please report it to the flake8-importpolicy maintainers with the command you ran "
         f"and the traceback that IMPORTPOLICY_DEBUG=1 prints.",
         file=sys.stderr,
     )
-    return EXIT_BUG
+    return EXIT_INTERNAL
 
 
 def _settle_working_directory(args: argparse.Namespace) -> None:
@@ -248,10 +339,57 @@ class _UsageError(Exception):
     pass
 
 
+def _format_error(output_format: str, error: Exception) -> str:
+    """An unusable policy (or interpreter) in a machine format of ``check``: JSON with an IPL900
+    problem per problem, GitHub ``::error`` annotations, or a valid SARIF log whose invocation failed;
+    each at the policy file's line and column where known."""
+    from flake8_importpolicy.config.positions import find_key_positions, locate_key
+    from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+    from flake8_importpolicy.model.reading import read_regular_file
+
+    path: Path | None = None
+    problems: tuple[PolicyProblem, ...] = (PolicyProblem("", str(error)),)
+    if isinstance(error, PolicyError) and not isinstance(error, PolicyNotFound):
+        path = error.path.absolute()
+        problems = error.problems
+        if any(problem.line is None or problem.file is not None for problem in problems):
+            try:
+                text = read_regular_file(path)[1].decode("utf-8", "replace")  # never a FIFO
+                positions = find_key_positions(text)
+            except OSError:
+                positions = {}
+            extends = (locate_key(positions, "extends")
+                       or locate_key(positions, "tool.importpolicy.extends") or (None, None))
+            problems = tuple(
+                # a problem in a base the policy extends: at the policy's ``extends``, naming the
+                # base's file, line and key in the message
+                PolicyProblem(problem.shown_key, problem.message, *extends)
+                if problem.file is not None
+                else problem if problem.line is not None or not problem.key
+                else PolicyProblem(problem.key, problem.message, *(locate_key(positions, problem.key)
+                                                                   or (None, None)))
+                for problem in problems
+            )
+    if output_format == "json":
+        from flake8_importpolicy.output.json_report import format_policy_error_json
+
+        return format_policy_error_json(problems, path.name if path is not None else None)
+    from flake8_importpolicy.output.ci import (
+        find_workspace,
+        format_policy_error_github,
+        format_policy_error_sarif,
+        workspace_relpath,
+    )
+
+    shown = workspace_relpath(find_workspace())(path) if path is not None else None
+    render = format_policy_error_github if output_format == "github" else format_policy_error_sarif
+    return render(problems, shown)
+
+
 def _run_cached_check(args: argparse.Namespace) -> int | None:
     """``check`` answered from the answer index, without loading the policy or the engine; None when
-    there is no fresh answer (or ``--no-cache``)."""
-    if args.no_cache:
+    there is no fresh answer (or ``--no-cache``, or ``--write-baseline``)."""
+    if args.no_cache or args.write_baseline is not None:
         return None
     from flake8_importpolicy.answers.whole import find_cached_report
     from flake8_importpolicy.config.locate import find_policy
@@ -264,7 +402,8 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
     if path is None:
         return None
     report = find_cached_report(
-        str(path), interpreter=args.interpreter, target_versions=args.target_version
+        str(path), interpreter=args.interpreter, target_versions=args.target_version,
+        baseline=_baseline_option(args),
     )
     if report is None:
         return None
@@ -292,7 +431,7 @@ def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
     will be asked: with ``--no-cache``, or before the cache has any interpreter facts."""
     from flake8_importpolicy.analysis.resolve import start_interpreter_query
 
-    if args.command not in ("check", "why"):
+    if args.command not in ("check", "why", "suggest"):
         return
     if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
         start_interpreter_query(policy.settings.interpreter_executable(args.interpreter))
@@ -350,10 +489,18 @@ def _jobs(args: argparse.Namespace) -> int:
     return min(int(args.jobs), default_jobs())
 
 
+def _baseline_option(args: argparse.Namespace) -> str | None:
+    """What filters the report: ``--baseline FILE`` (absolute), or None for the policy's own."""
+    return str(args.baseline.absolute()) if args.baseline is not None else None
+
+
 def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.whole import check_policy_cached
     from flake8_importpolicy.output.status import open_status_line
 
+    if args.add and args.write_baseline is None:
+        raise _UsageError("--add only goes with --write-baseline")
+    writing = args.write_baseline is not None
     status = open_status_line(sys.stderr)  # None unless stderr is a terminal
     try:
         report = check_policy_cached(
@@ -363,15 +510,58 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
             use_cache=not args.no_cache,
             progress=status,
             jobs=_jobs(args),
+            baseline="" if writing else _baseline_option(args),
         )
     finally:
         if status is not None:
             status.clear()
+    if writing:
+        return _write_baseline(args, policy, report)
     return _write_report(args, report, policy.relpath)
+
+
+def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) -> int:
+    """``check --write-baseline [FILE]``: record the report's IPL001 and IPL008 findings. An
+    existing file is rewritten sorted without its stale entries; it gains entries only with
+    ``--add`` (else exit 2, nothing written)."""
+    from flake8_importpolicy.answers.jsonfile import write_text_atomic
+    from flake8_importpolicy.config.baseline import format_baseline, load_baseline
+    from flake8_importpolicy.model.baseline import entries_of
+    from flake8_importpolicy.model.files import BASELINE_FILENAME
+    from flake8_importpolicy.output.text import format_baseline_refused, format_baseline_written
+
+    if args.write_baseline:
+        target = Path(args.write_baseline).absolute()
+    elif args.baseline is not None:
+        target = args.baseline.absolute()
+    else:
+        target = policy.settings.baseline or policy.root / BASELINE_FILENAME
+    today = entries_of(report.violations)
+    before = load_baseline(target).entries if target.exists() else None
+    known = {entry.identity for entry in before or ()}
+    added = [entry for entry in today if entry.identity not in known]
+    if before is not None and added and not args.add:
+        print(format_baseline_refused(policy.relpath(target), added), file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        write_text_atomic(target, format_baseline(today))
+    except OSError as exc:
+        raise _UsageError(f"cannot write {policy.relpath(target)}: {exc.strerror or exc}") from exc
+    in_use = args.baseline is not None or policy.settings.baseline == target
+    setting = os.path.relpath(target, policy.root).replace(os.sep, "/")
+    removed = len(known - {entry.identity for entry in today})
+    sys.stdout.write(format_baseline_written(
+        policy.relpath(target), len(today), len(added), removed, None if in_use else setting
+    ))
+    return EXIT_CLEAN
 
 
 def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatter) -> int:
     """Print ``report`` in ``--format``; returns the exit code."""
+    if args.unresolved is not None and report.unresolved_fails != (args.unresolved == "error"):
+        import dataclasses
+
+        report = dataclasses.replace(report, unresolved_fails=args.unresolved == "error")
     if args.format == "json":
         from flake8_importpolicy.output.json_report import format_report_json
 
@@ -428,6 +618,8 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
 def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.runtime.verify import UnknownLightModule, run_command
 
+    if args.runs < 1:
+        raise _UsageError(f"--runs must be at least 1, got {args.runs}")
     cache = None
     if not args.no_cache:
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
@@ -437,10 +629,108 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
         return run_command(
             policy, python=args.interpreter, timeout=args.timeout, jobs=_jobs(args),
             modules=args.modules, output_format=args.format, facts_cache=cache,
-            stdout=sys.stdout, stderr=sys.stderr,
+            stdout=sys.stdout, stderr=sys.stderr, import_time=args.import_time, runs=args.runs,
+            fail_on_time=args.fail_on_time,
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc
+
+
+def _run_suggest(args: argparse.Namespace) -> int:
+    """``importpolicy suggest``: a draft policy from the sources (never imported), with or without an
+    existing policy; written to stdout, or ``--output FILE`` (an existing file only with
+    ``--force``). The draft is loaded before it is written: one that would not load is a bug."""
+    from flake8_importpolicy.analysis.resolve import stop_started_queries
+    from flake8_importpolicy.analysis.suggest import (
+        ImportScan,
+        find_first_party_modules,
+        suggest_policy,
+    )
+    from flake8_importpolicy.config.load import load_policy, policy_from_text
+    from flake8_importpolicy.config.locate import find_policy
+    from flake8_importpolicy.config.presets import read_preset
+    from flake8_importpolicy.config.project import find_entry_points
+    from flake8_importpolicy.output.suggest import format_suggestion_json, format_suggestion_toml
+
+    if args.limit < 0:
+        raise _UsageError(f"--limit must be at least 0, got {args.limit}")
+    output = args.output.absolute() if args.output is not None else None
+    if output is not None and output.exists() and not args.force:
+        raise _UsageError(f"{args.output} exists; pass --force to overwrite it")
+    if args.force and output is None:
+        raise _UsageError("--force only goes with --output")
+    found = args.policy if args.policy is not None else find_policy(Path.cwd())
+    if found is not None:
+        if args.source_root:
+            raise _UsageError("--source-root is for a project without a policy; the policy's "
+                              "settings.source-roots are used")
+        policy = load_policy(found)
+        if output is not None and output.resolve() == policy.path:
+            raise _UsageError(f"the draft extends {args.output}: write it to another file")
+        root = policy.root
+    else:
+        root = Path.cwd().absolute()
+        roots = ", ".join(json.dumps(str(r.absolute())) for r in args.source_root)
+        policy = policy_from_text(f"[settings]\nsource-roots = [{roots}]\n" if roots else "",
+                                  root / "policy.toml")
+    directory = output.parent if output is not None else root
+    heavy_ml = read_preset("heavy-ml")
+    entries = [(key, reason) for table, key, reason in (heavy_ml.entries if heavy_ml else ())
+               if table == "heavy"]
+    roots_dirs = policy.settings.source_roots
+    points = find_entry_points([root, *roots_dirs, *(r.parent for r in roots_dirs)])
+    if found is None:  # no cache directory in a project that has no policy yet
+        args.no_cache = True
+    _start_query_early(args, policy)
+    paused = gc.isenabled()
+    try:
+        gc.disable()
+        # while the interpreter answers the query started above
+        scan = ImportScan(find_first_party_modules(roots_dirs))
+        with _engine(args, policy) as engine:
+            suggestion = suggest_policy(engine, scan, limit=args.limit, entry_points=points,
+                                        heavy_ml=entries, root=directory)
+    finally:
+        if paused:
+            gc.enable()
+        stop_started_queries()
+    draft = format_suggestion_toml(suggestion, directory)
+    # where the draft will be: --output, else beside the policy it extends (not in its place)
+    name = "importpolicy-draft.toml" if found is not None else "policy.toml"
+    policy_from_text(draft, output if output is not None else directory / name)
+    text = draft if args.format == "toml" else format_suggestion_json(suggestion, directory)
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"wrote {args.output}: {len(suggestion.light)} light and {len(suggestion.heavy)} heavy "
+          "candidates", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _run_presets(args: argparse.Namespace) -> int:
+    """``importpolicy presets``: needs no policy; an unknown name is a usage error (exit 2)."""
+    from flake8_importpolicy.config.presets import preset_names, read_preset
+
+    names = list(args.names) or list(preset_names())
+    unknown = [name for name in names if name not in preset_names()]
+    if unknown:
+        print(f"importpolicy: error: unknown preset {unknown[0]!r}; built-in presets: "
+              + ", ".join(preset_names()), file=sys.stderr)
+        return EXIT_ERROR
+    found = [preset for preset in map(read_preset, names) if preset is not None]
+    if args.format == "json":
+        from flake8_importpolicy.output.json_report import format_presets_json
+
+        sys.stdout.write(format_presets_json(found))
+    else:
+        from flake8_importpolicy.output.text import format_presets_text
+
+        sys.stdout.write(format_presets_text(found))
+    return EXIT_CLEAN
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:

@@ -1,6 +1,8 @@
-"""The flake8 plugin: IPL001 and IPL002 per checked file, a thin adapter over the engine.
+"""The flake8 plugin: IPL001, IPL002 and IPL008 per checked file, a thin adapter over the engine.
 
 Registered as ``IPL`` in the ``flake8.extension`` entry-point group, so flake8 selects it by default.
+IPL006 (unresolved import-time code, information) is reported only when ``IPL006`` itself is in
+``select`` or ``extend-select``: the prefix ``IPL`` does not turn it on.
 The answer for each file comes from :class:`flake8_importpolicy.answers.per_file.PerFileChecker`: the checked
 file's content is flake8's ``lines`` (the editor buffer with ``flake8 -``), every other module is read
 from disk, and the policy is found from the checked file's path unless ``--import-policy`` names one.
@@ -30,13 +32,14 @@ from flake8_importpolicy.answers.per_file import PerFileChecker
 
 __all__ = ["ImportPolicyChecker"]
 
-_CODES = ("IPL001", "IPL002")
+_CODES = ("IPL001", "IPL002", "IPL008")
+_OPT_IN = "IPL006"
 _NO_FILE = frozenset({"stdin", "-", ""})
 """Display names flake8 uses for stdin without ``--stdin-display-name``: there is no path to go by."""
 
 
 class ImportPolicyChecker:
-    """flake8 checker: the IPL001/IPL002 findings of one file (see the module docstring).
+    """flake8 checker: the IPL001/IPL002/IPL008 findings of one file (see the module docstring).
 
     Args:
         tree: the parsed file (requested so that flake8 runs the checker once per file).
@@ -74,8 +77,13 @@ class ImportPolicyChecker:
         explicit = options.import_policy
         cls._policy = Path(os.path.abspath(explicit)) if explicit else None
         decisions = DecisionEngine(options)
+        explicit = {
+            str(code).strip().upper()
+            for code in [*(options.select or ()), *(getattr(options, "extend_select", None) or ())]
+        }
+        opt_in = (_OPT_IN,) if _OPT_IN in explicit else ()
         cls._selected = frozenset(
-            code for code in _CODES if decisions.decision_for(code) is Decision.Selected
+            code for code in (*_CODES, *opt_in) if decisions.decision_for(code) is Decision.Selected
         )
         cls._checker = None
 

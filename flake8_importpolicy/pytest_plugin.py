@@ -44,6 +44,7 @@ class _State:
     def __init__(self, policy_path: Path, timeout: float) -> None:
         self.policy_path = policy_path
         self.timeout = timeout
+        self.collected = False  # the policy file was collected (its items, or its error): once only
 
 
 _STATE = pytest.StashKey[_State]()
@@ -140,7 +141,7 @@ def pytest_collection_modifyitems(
     """Add the policy's items when the policy file was not collected as a file (the usual case:
     it sits at the project root, outside ``testpaths``). Runs first, so ``-k`` applies to them."""
     state = config.stash.get(_STATE, None)
-    if state is None or any(isinstance(item, (PolicyItem, ProblemItem)) for item in items):
+    if state is None or state.collected:  # a broken policy collected as a file is reported once
         return
     node = PolicyFile.from_parent(session, path=state.policy_path)
     items.extend(session.genitems(node))
@@ -172,6 +173,8 @@ class PolicyFile(pytest.File):
         from flake8_importpolicy.runtime.verify import Verifier
 
         state = self.config.stash.get(_STATE, None)
+        if state is not None:
+            state.collected = True
         timeout = state.timeout if state is not None else _DEFAULT_TIMEOUT
         policy = load_policy(self.path)
         verifier = Verifier(policy, timeout=timeout)

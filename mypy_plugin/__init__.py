@@ -48,6 +48,8 @@ __all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
 IMPORT_POLICY: Final = ErrorCode(
     "import-policy", "Check that light modules import no forbidden module at import time", "General"
 )
+_NOTE_CODE: Final = "IPL006"
+"""Unresolved import-time code is information: a note, which does not fail mypy."""
 SECTION: Final = MYPY_SECTION
 """The mypy.ini/setup.cfg section read by the plugin; its one key is ``policy = PATH``."""
 
@@ -105,14 +107,15 @@ class ImportPolicyPlugin(Plugin):
     def report_config_data(self, ctx: ReportConfigContext) -> str | None:
         if ctx.path.endswith(".pyi") or not self._is_light(ctx.id):  # a stub never runs
             return None
-        return self._get_found().digests.get(ctx.id)
+        found = self._get_found()  # another copy of the module shows nothing: its digest is None
+        return found.digests.get(ctx.id) if _is_same_file(ctx.path, found.files.get(ctx.id)) else None
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
         if file.is_stub or self.options.fine_grained_incremental or not self._is_light(file.fullname):
             return set()
         found = self._get_found()
         findings = found.findings.get(file.fullname)
-        if findings and _is_same_file(file, found.files.get(file.fullname)):
+        if findings and _is_same_file(file.path, found.files.get(file.fullname)):
             self._manager = self._manager or _find_manager(self._modules)  # warm: searched only now
             if self._manager is None:
                 return set()
@@ -123,7 +126,9 @@ class ImportPolicyPlugin(Plugin):
             errors.set_file(file.path, file.fullname, options)
             try:
                 for finding in findings:
-                    errors.report(finding.line, finding.col, finding.text, code=IMPORT_POLICY)
+                    severity = "note" if finding.code == _NOTE_CODE else "error"
+                    errors.report(finding.line, finding.col, finding.text, code=IMPORT_POLICY,
+                                  severity=severity)
             finally:
                 errors.set_file(saved[0], saved[1], saved[2], saved[3])
         return set()
@@ -144,12 +149,12 @@ def _in_build_worker() -> bool:
     return bool(getattr(main, "name", "").startswith("mypy.build_worker"))
 
 
-def _is_same_file(file: MypyFile, analysed: str | None) -> bool:
+def _is_same_file(path: str, analysed: str | None) -> bool:
     """False when mypy checks another file under the module's name than the engine did."""
     if analysed is None:
         return True
     try:
-        return os.path.samefile(file.path, analysed)
+        return os.path.samefile(path, analysed)
     except OSError:
         return False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -119,15 +120,15 @@ def test_violation_exits_1_with_text_chain(run: Run, basic: Path) -> None:
 
 def test_json_shape(run: Run, basic: Path) -> None:
     data = report(run, basic, "--no-cache")
-    assert list(data) == ["violations", "problems"]
+    assert list(data) == ["violations", "problems", "unresolved"]
     assert data["problems"] == []
     [violation] = data["violations"]
     assert list(violation) == [
-        "code", "light", "heavy", "pattern", "reason", "path", "line", "col", "also", "chain",
+        "code", "light", "heavy", "pattern", "reason", "path", "line", "col", "also", "covers", "chain",
     ]
     assert violation == {
         "code": "IPL001", "light": "app.light", "heavy": "app.heavy", "pattern": "app.heavy",
-        "reason": "slow to import", "path": "app/light.py", "line": 2, "col": 0, "also": [],
+        "reason": "slow to import", "path": "app/light.py", "line": 2, "col": 0, "also": [], "covers": [],
         "chain": [
             {"module": "app.light", "path": "app/light.py", "line": 2, "col": 0,
              "kind": "from-import", "imported": "app.mid", "flags": []},
@@ -514,7 +515,7 @@ def test_why_json_closure(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "why", "app.light", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["modules"]
+    assert list(data) == ["count", "modules"]
     modules = {m["module"]: m for m in data["modules"]}
     assert all(list(m) == ["module", "path", "chain"] for m in data["modules"])
     assert {"app", "app.light", "app.mid", "app.heavy", "os"} <= set(modules)
@@ -528,23 +529,56 @@ def test_why_heavy_pattern(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.mid", "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert list(data) == ["module", "forbidden", "unknown", "problems"]
+    assert list(data) == ["module", "count", "forbidden", "unresolved", "problems"]
     assert [f["module"] for f in data["forbidden"]] == ["app.mid"]
     assert data["forbidden"][0]["pattern"] == "app.mid"
     code, out, err = run(basic, "why", "app.light", "--heavy", "app.*")
     assert code == 0 and "FORBIDDEN" in out
 
 
+def test_why_counts_modules_and_functions_and_groups_a_forbidden_package(
+    run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Function nodes are not counted as modules, and a forbidden package's submodules are that
+    package (as check's "also"), not forbidden modules of their own."""
+    root = write(tmp_path, {**SEVERAL_HEAVY, "app/light.py": """
+        import app.heavy.a
+        import app.heavy.b
+
+
+        def setup():
+            import app.mid
+
+
+        setup()
+    """, "app/mid.py": "X = 1\n"})
+    code, out, err = run(root, "why", "app.light")
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "import app.light runs 5 other modules and 1 function called at import time "
+        "(max-modules counts 6); "
+        "1 forbidden module reached.")
+    assert "└── app.heavy  [parent-package at app/light.py:1]  FORBIDDEN: slow to import" in out
+    assert "app.heavy.a" not in out and "app.heavy.b" not in out
+    code, out, err = run(root, "why", "app.light", "--format", "json", "--heavy", "app.heavy")
+    assert [f["module"] for f in json.loads(out)["forbidden"]] == ["app.heavy"]
+    with pytest.raises(SystemExit):
+        main(["why", "--help"])
+    assert "the shortest import-time chain from MODULE to each forbidden module it reaches" in " ".join(
+        capsys.readouterr().out.split())
+
+
 def test_why_lists_unknown_imports_and_problems(run: Run, tmp_path: Path) -> None:
     root = write(tmp_path, {**BASIC, "app/light.py": """
         import importlib
+        import os
         import app.broken
-        name = "x"
+        name = os.environ["NAME"]
         importlib.import_module(name)
     """, "app/broken.py": "def f(:\n"})
     code, out, _ = run(root, "why", "app.light")
     assert code == 0
-    assert "unknown import: app/light.py:4: importlib.import_module(name)" in out
+    assert "not resolved: app/light.py:5: dynamic-import importlib.import_module(name)" in out
     assert "cannot analyse app.broken: line 1:" in out
 
 
@@ -596,29 +630,128 @@ def test_command_line_output_is_complete_and_a_closed_pipe_is_no_traceback(basic
 # -- the check contract: noqa, ignore, allow, forbid, patterns -----------------------------------
 
 
+SEVERAL_HEAVY = {  # app.heavy is a package: each statement can run a forbidden module of its own
+    **{name: text for name, text in BASIC.items() if name != "app/heavy.py"},
+    "app/heavy/__init__.py": "",
+    **{f"app/heavy/{name}.py": "X = 1\n" for name in "abcde"},
+}
+
+
 def test_noqa_on_the_first_line_of_a_multiline_statement(run: Run, tmp_path: Path) -> None:
-    root = write(tmp_path, {**BASIC, "app/light.py": """
-        from app.mid import (  # noqa: IPL001
+    root = write(tmp_path, {**SEVERAL_HEAVY, "app/light.py": """
+        from app.heavy.a import (  # noqa: IPL001
             X,
         )
-        from app.mid import (
+        from app.heavy.b import (
             X as Y,  # noqa
         )
-        import app.heavy  # noqa
-        import app.heavy as H  # NOQA:IPL001
-        import app.heavy as I  # noqa: E501
+        import app.heavy.c  # noqa
+        import app.heavy.d as H  # NOQA:IPL001
+        import app.heavy.e as I  # noqa: E501
     """})
     data = report(run, root, "--no-cache")
     assert sorted(v["line"] for v in data["violations"]) == [4, 9]
     code, out, _ = run(root, "check", "--no-cache")
-    assert out.rstrip().endswith("Found 2 violations, 3 suppressed by noqa in 1 light module.")
+    assert out.rstrip().endswith("Found 2 violations in 1 light module, 3 suppressed by noqa.")
+
+
+ONE_CAUSE = {  # CPython runs app (and with it app.heavy) once, for the parent package of app.sub
+    "policy.toml": """
+        [heavy]
+        "app.heavy" = "slow to import"
+        "app.gpu" = "initialises the GPU"
+        [light."app.sub.light"]
+        reason = "must start fast"
+    """,
+    "app/__init__.py": "import app.heavy\n",
+    "app/heavy.py": "",
+    "app/gpu.py": "",
+    "app/other.py": "",
+    "app/sub/__init__.py": "",
+    "app/sub/helper.py": "",
+    "app/sub/light.py": """\
+        import app.sub.helper
+        from app.sub import helper
+        import app.other
+        from app import other
+        import app.gpu
+        from app import gpu
+    """,
+}
+
+
+def test_one_cause_one_report(run: Run, tmp_path: Path) -> None:
+    """A 6-line light module whose parent package runs the heavy module: CPython runs it once, so one
+    report, listing the later statements that reach nothing new; a new forbidden module is a new
+    report."""
+    root = write(tmp_path, ONE_CAUSE)
+    code, out, _ = run(root, "check", "--no-cache")
+    assert (code, out) == (1, """\
+app/sub/light.py:1:1: IPL001 light module app.sub.light imports app.heavy at import time (slow to import)
+    app/sub/light.py:1: app.sub.light -> app (parent-package)
+    app/__init__.py:1: app -> app.heavy (import)
+    same cause: lines 1, 2, 3, 4 reach only what this statement already ran
+
+app/sub/light.py:5:1: IPL001 light module app.sub.light imports app.gpu at import time (initialises the GPU)
+    app/sub/light.py:5: app.sub.light -> app.gpu (import)
+    same cause: line 6 reaches only what this statement already ran
+
+Found 2 violations in 1 light module.
+""")
+    data = report(run, root, "--no-cache")
+    assert [(v["line"], v["covers"]) for v in data["violations"]] == [(1, [1, 2, 3, 4]), (5, [6])]
+    # noqa on the kept statement suppresses it, and does not bring back the statements it covers
+    edit = ONE_CAUSE["app/sub/light.py"].replace("import app.sub.helper", "import app.sub.helper  # noqa")
+    write(root, {"app/sub/light.py": edit})
+    assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == [5]
+
+
+def test_stale_forbid_and_allow_entries(run: Run, tmp_path: Path) -> None:
+    """IPL007 at the entry's line, with a "did you mean" when a known module name is close; an entry
+    whose top-level package is not installed here is a note, which does not change the exit status."""
+    root = write(tmp_path, {**BASIC, "policy.toml": """
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+        forbid = ["app.heavy", "app.heavvy", "jsonn", "gpu_only_on_the_cluster.cuda"]
+        allow = ["app.mid", "app.mdi.**"]
+    """})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1
+    assert out.splitlines()[4:] == [
+        "policy.toml:5: IPL007 light.\"app.light\".forbid[1] entry 'app.heavvy' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'app.heavy'?",
+        "policy.toml:5: IPL007 light.\"app.light\".forbid[2] entry 'jsonn' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'json'?",
+        "policy.toml:6: IPL007 light.\"app.light\".allow[1] entry 'app.mdi.**' names no [heavy] or "
+        "[heavy-calls] key and no module; did you mean 'app.mid.**'?",
+        "policy.toml:5: note: IPL007 light.\"app.light\".forbid[3] entry 'gpu_only_on_the_cluster.cuda' "
+        "names no [heavy] or [heavy-calls] key and no module; package 'gpu_only_on_the_cluster' is not "
+        "installed for this interpreter",
+        "",
+        "Found 1 violation in 1 light module, 3 problems.",
+    ]
+    data = json.loads(run(root, "check", "--no-cache", "--format", "json")[1])
+    assert [n["line"] for n in data["notes"]] == [5]
+    # only the note left: clean
+    write(root, {"policy.toml": """
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+        forbid = ["gpu_only_on_the_cluster"]
+    """})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 0, out
+    assert out.endswith("\nOK: 1 light module checked, no forbidden import-time imports.\n")
 
 
 def test_noqa_for_another_code_does_not_suppress(run: Run, tmp_path: Path) -> None:
     # Regression: noqa._NOQA once had `[A-Z][0-9]+` (flake8 has `[A-Z]+[0-9]+`), so "IPL002" did not
     # match the codes group and `# noqa: IPL002` acted as a bare `# noqa`.
-    root = write(tmp_path, {**BASIC, "app/light.py": "import app.heavy  # noqa: IPL002\n"
-                                                     "import app.mid  # noqa:IPL002,E501\n"})
+    root = write(tmp_path, {**SEVERAL_HEAVY, "app/light.py": "import app.heavy.a  # noqa: IPL002\n"
+                                                             "import app.heavy.b  # noqa:IPL002,E501\n"})
     assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == [1, 2]
 
 
@@ -658,6 +791,51 @@ def test_ignore_used_and_unused(run: Run, tmp_path: Path) -> None:
     }]
 
 
+def test_ignore_names_function_nodes_and_heavy_calls(run: Run, tmp_path: Path) -> None:
+    """[[ignore]] sides may be function bodies run at import time (module:qualname) and
+    [heavy-calls] calls (name()); an entry that removes nothing is IPL004 as usual."""
+    files = {
+        "policy.toml": """
+            [heavy]
+            "app.heavy" = "slow to import"
+            [heavy-calls]
+            "app.gpu.init" = "initialises the GPU"
+            [light."app.light"]
+            reason = "must start fast"
+            [[ignore]]
+            import = "app.helpers:setup -> app.heavy"
+            reason = "setup is only slow on Windows"
+            [[ignore]]
+            import = "app.light -> app.gpu.init()"
+            reason = "the GPU is initialised before any fork"
+            [[ignore]]
+            import = "app.helpers:Loader.load -> app.heavy"
+            reason = "no longer called"
+        """,
+        "app/__init__.py": "",
+        "app/heavy.py": "",
+        "app/gpu.py": "def init():\n    pass\n",
+        "app/helpers.py": "def setup():\n    import app.heavy\n\n\nclass Loader:\n    def load(self):\n"
+                          "        import app.heavy\n",
+        "app/light.py": "from app import gpu, helpers\n\nhelpers.setup()\ngpu.init()\n",
+    }
+    root = write(tmp_path, files)
+    data = report(run, root, "--no-cache")
+    assert data["violations"] == []
+    assert [(p["code"], p["line"]) for p in data["problems"]] == [("IPL004", 14)]
+    assert "'app.helpers:Loader.load -> app.heavy'" in str(data["problems"][0]["message"])
+    # without the entries: both findings come back
+    write(root, {"policy.toml": files["policy.toml"].split("[[ignore]]")[0]})
+    assert [v["heavy"] for v in report(run, root, "--no-cache")["violations"]] == [
+        "app.heavy", "app.gpu.init()"]
+    write(root, {"policy.toml": files["policy.toml"].replace("app.helpers:setup", "app.helpers:set-up")})
+    code, _, err = run(root, "check", "--no-cache")
+    assert code == 2
+    assert ('ignore[0].import: left of "->": invalid module pattern "app.helpers:set-up": "set-up" is '
+            'not a Python identifier (after ":", a function\'s qualified name in its module, e.g. '
+            '"mypkg.env:setup")') in err
+
+
 def test_ignore_of_the_light_modules_parent_package_hop(run: Run, tmp_path: Path) -> None:
     policy = """
         [heavy]
@@ -670,7 +848,7 @@ def test_ignore_of_the_light_modules_parent_package_hop(run: Run, tmp_path: Path
     """
     root = write(tmp_path, {**BASIC, "policy.toml": policy, "app/ops/__init__.py": "import app.heavy\n",
                             "app/ops/light.py": "X = 1\n"})
-    assert report(run, root, "--no-cache") == {"violations": [], "problems": []}
+    assert report(run, root, "--no-cache") == {"violations": [], "problems": [], "unresolved": []}
 
 
 def test_parent_package_violation(run: Run, tmp_path: Path) -> None:
@@ -895,3 +1073,49 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path) -> None:
     (basic / "app" / "mid.py").write_text("X = 1\n")  # an edit: the next answer is computed again
     again = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
     assert again.stderr.startswith("0 ['flake8_importpolicy.analysis")
+
+
+# -- the README's command synopsis is the argument parser's ---------------------------------------
+
+
+def _synopsis(parser: object, name: str) -> str:
+    """``importpolicy NAME`` and every positional and option of ``parser``, as the README writes them:
+    ``MODULE``, ``[MODULE ...]``, ``[--flag]``, ``[--option METAVAR]``, ``[--option a|b]``,
+    ``[--repeatable METAVAR ...]``, aliases as ``--python|--interpreter``."""
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    positionals, options = [], []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        if not action.option_strings:
+            text = str(action.metavar or action.dest)
+            positionals.append(f"[{text} ...]" if action.nargs == "*" else text)
+            continue
+        names = "|".join(o for o in action.option_strings if o.startswith("--"))
+        if action.nargs == 0:
+            options.append(f"[{names}]")
+            continue
+        value = "|".join(action.choices) if action.choices else str(action.metavar)
+        more = " ..." if isinstance(action, argparse._AppendAction) else ""
+        options.append(f"[{names} {value}{more}]")
+    return " ".join([f"importpolicy {name}", *positionals, *options])
+
+
+def test_readme_synopsis_is_the_argument_parser() -> None:
+    import argparse
+
+    from flake8_importpolicy.cli import build_parser
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    written = re.findall(r"^- `(importpolicy [^`]*)`", readme, re.MULTILINE)
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    expected = []
+    for name, parser in commands.choices.items():
+        inner = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if inner:
+            expected.extend(_synopsis(sub, f"{name} {action}") for action, sub in inner[0].choices.items())
+        else:
+            expected.append(_synopsis(parser, name))
+    assert written == expected

@@ -24,6 +24,13 @@ def test_every_code_has_a_docs_section(code: object) -> None:
 
 
 @pytest.mark.parametrize("code", CODES, ids=[c.id for c in CODES])
+def test_help_is_the_docs_section(code: object) -> None:
+    """SARIF rules carry ``Code.help`` as their help: it is the code's docs/codes.md section, verbatim."""
+    section = DOC.split(f"## {code.id} {code.slug}\n\n")[1].split("\n## ")[0]  # type: ignore[attr-defined]
+    assert code.help == section.rstrip("\n")  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("code", CODES, ids=[c.id for c in CODES])
 def test_every_code_has_a_fixture(code: object) -> None:
     fixtures = [p for p in ROOT.glob("tests/fixtures*/**/*") if p.is_file()]
     assert any(code.id in p.read_text(errors="replace") for p in fixtures)  # type: ignore[attr-defined]

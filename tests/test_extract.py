@@ -637,11 +637,36 @@ def test_dynamic_imports() -> None:
         ("lit.a", 0, "__package__"), ("lit.b", 0, "__package__"), ("lit.c", 0, "__package__"),
         ("lit.kw", 0, "__package__"), ("rel", 1, "pkg.base"), ("up", 2, "__package__"),
         ("own", 1, "__name__"), ("lit.d", 0, "__package__"), ("lit.e", 0, "__package__"),
+        # computable names: ``name`` is bound once to a constant (rule 14)
+        ("dyn.x", 0, "__package__"), ("x", 0, "__package__"),
     }
     unknown = [s.detail for s in found.sites if s.target is None]
-    assert len(unknown) == 3
-    assert any("dyn." in detail for detail in unknown)
-    assert any(detail == "importlib.import_module(name)" for detail in unknown)
+    assert unknown == ["__import__('rel', level=1)"]
+
+
+def test_computable_dynamic_names() -> None:
+    found = facts("""
+        import importlib
+        PACKAGES = ("alpha", "beta")
+        MAP = {"x": "mod_x", "y": "mod_y"}
+        for package in PACKAGES:
+            __import__(package)
+        for other in ["gamma"]:
+            importlib.import_module(other)
+        __import__(__package__ + ".fft")
+        importlib.import_module(f"{__name__}.sub")
+        importlib.import_module(f".{MAP['x']}", __name__)
+        importlib.import_module("pkg." + "joined")
+        for name in unknowable():
+            importlib.import_module(name)
+    """)
+    sites = {(s.target, s.level, s.anchor, s.flags) for s in found.sites if s.kind == "importlib"}
+    assert sites == {
+        ("alpha", 0, "__package__", ()), ("beta", 0, "__package__", ()),
+        ("gamma", 0, "__package__", ()), ("fft", 1, "__package__", ()), ("sub", 1, "__name__", ()),
+        ("mod_x", 1, "__name__", ()), ("pkg.joined", 0, "__package__", ()),
+        (None, 0, "__package__", (Flag.CONDITIONAL,)),
+    }
 
 
 def test_import_as_bindings() -> None:

@@ -6,24 +6,58 @@
   Where a rule is deliberately conservative (guarded, conditional, fallback imports) the prediction may
   be a superset, but every extra module's chain must carry one of those flags. Fixtures with a
   ``STATIC_ONLY`` file (PEP 810 syntax, which needs Python 3.15) get only the static check.
+
+A fixture's ``site-packages/`` directory holds third-party packages: it is on ``PYTHONPATH`` for the
+engine (whose interpreter query then finds it, as ``python -c`` would) and on the oracle's
+``sys.path`` after the source roots; its modules count like first-party ones in the comparison.
+
+The oracle imports under the environment a policy's ``[assume.environ]`` describes. CI has no GPU and
+no torch: fixtures that check calls of the ``torch-cuda`` preset ship a stub ``torch`` in their
+``site-packages`` whose ``torch.cuda`` functions record that they were called (``CALLS``);
+``test_heavy_calls_match_interpreter`` compares that record with the calls the engine reports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, fixture_dirs, read_expectations, run_import
+from helpers import Expectation, fixture_dirs, read_expectations, run_import, run_import_recorded
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.graph import CallNode
+from flake8_importpolicy.model.policy import Policy
 
 FIXTURES = fixture_dirs()
 
 
+@contextlib.contextmanager
+def _third_party(root: Path) -> Iterator[list[Path]]:
+    """The fixture's ``site-packages`` on ``PYTHONPATH`` while the engine queries its interpreter;
+    yields the extra oracle ``sys.path`` entries."""
+    site = root / "site-packages"
+    if not site.is_dir():
+        yield []
+        return
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(site)
+    try:
+        yield [site]
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
 def _engine(root: Path) -> PolicyEngine:
-    return PolicyEngine(load_policy(root / "policy.toml"))
+    with _third_party(root):
+        return PolicyEngine(load_policy(root / "policy.toml"))
 
 
 @pytest.mark.parametrize("root", FIXTURES, ids=[p.name for p in FIXTURES])
@@ -33,9 +67,16 @@ def test_inline_expectations(root: Path) -> None:
     found = {
         Expectation(engine.policy.relpath(v.path), v.line, v.code.id) for v in report.violations
     } | {
+        Expectation(engine.policy.relpath(v.path), line, f"{v.code.id} same cause")
+        for v in report.violations for line in v.covers
+    } | {
         Expectation(engine.policy.relpath(p.path), p.line, p.code.id)
         for p in report.problems
         if p.path is not None and p.line is not None
+    } | {
+        Expectation(engine.policy.relpath(u.site.path), u.site.line, u.code.id)
+        for u in report.unresolved
+        if u.site.path is not None
     }
     assert sorted(found, key=repr) == sorted(read_expectations(root), key=repr)
 
@@ -60,18 +101,23 @@ LIGHT_CASES = _light_cases()
 )
 def test_matches_interpreter(root: Path, light: str) -> None:
     # [[ignore]] entries accept edges on purpose; the interpreter still runs them, so compare without.
-    engine = PolicyEngine(dataclasses.replace(load_policy(root / "policy.toml"), ignores=()))
+    with _third_party(root) as extra_paths:
+        engine = PolicyEngine(dataclasses.replace(load_policy(root / "policy.toml"), ignores=()))
     rules = engine.policy.rules_for(light)
+    # Followed as for the light module's own check (external = "auto" follows what its forbidden
+    # patterns need), but with nothing forbidden: the whole closure.
     closure = engine.graph.find_import_time_closure(
-        light, expand=engine.make_expander(lambda name: None, ())
+        light, expand=engine.make_expander(lambda name: None, (h.pattern for h in rules.forbid))
     )
     predicted = set()
     for name in closure:
         resolved = engine.index.resolve_module(name)
-        if resolved.has_source and resolved.origin == "first-party" and not resolved.preloaded:
+        in_fixture = resolved.path is not None and resolved.path.is_relative_to(root.resolve())
+        if resolved.has_source and in_fixture and not resolved.preloaded:
             predicted.add(name)
 
-    runtime = run_import(light, list(engine.policy.settings.source_roots))
+    runtime = run_import(light, [*engine.policy.settings.source_roots, *extra_paths],
+                         environ=_environ(engine.policy))
     fixture_root = str(root.resolve())
     executed = {
         name for name, file in runtime.items()
@@ -86,12 +132,48 @@ def test_matches_interpreter(root: Path, light: str) -> None:
         flags = {flag for hop in closure[extra] for flag in hop.flags}
         assert flags, f"{extra} predicted but not run, and its chain is not flagged conservative"
 
-    runtime_heavy = sorted(name for name in executed if rules.forbidden_rule(name))
-    violations, _ = engine.check_light_module(light, rules)
+    runtime_heavy = sorted(name for name in {*executed, *runtime} if rules.forbidden_rule(name))
+    violations = engine.check_light_module(light, rules).violations
     if runtime_heavy:
         assert violations, f"runtime ran forbidden {runtime_heavy} but the engine reports nothing"
     for violation in violations:
         if violation.is_call:
             continue  # a heavy call, not a module: sys.modules cannot show it (verify's after-import can)
-        if violation.heavy not in executed:
+        if violation.heavy not in executed and violation.heavy not in runtime:
             assert any(hop.flags for hop in violation.chain), violation
+
+
+def _environ(policy: Policy) -> dict[str, str | None]:
+    """The environment a policy's ``[assume.environ]`` describes (None: not set)."""
+    return {
+        a.key: a.value if isinstance(a.value, str) else None for a in policy.assumptions if a.environ
+    }
+
+
+CALL_CASES = [
+    (root, light) for root, light in LIGHT_CASES
+    if (root / "site-packages" / "torch" / "cuda" / "__init__.py").is_file()
+]
+
+
+@pytest.mark.parametrize(
+    ("root", "light"), CALL_CASES, ids=[f"{r.name}:{m}" for r, m in CALL_CASES]
+)
+def test_heavy_calls_match_interpreter(root: Path, light: str) -> None:
+    """The torch.cuda functions the stub recorded at import time are the heavy calls the engine
+    reports (a chain flagged conservative may name a call that did not run); a call in a branch an
+    ``[assume]`` entry rules out is neither made nor reported."""
+    with _third_party(root) as extra_paths:
+        engine = PolicyEngine(load_policy(root / "policy.toml"))
+    rules = engine.policy.rules_for(light)
+    _, calls = run_import_recorded(light, [*engine.policy.settings.source_roots, *extra_paths],
+                                   environ=_environ(engine.policy))
+    called = {f"torch.cuda.{name}()" for name in calls or ()}
+    heavy_called = {name for name in called if rules.forbidden_rule(CallNode(name[:-2]))}
+    violations = engine.check_light_module(light, rules).violations
+    reported = {str(v.heavy) for v in violations if v.is_call}
+    certain = {str(v.heavy) for v in violations if v.is_call and not any(h.flags for h in v.chain)}
+    assert heavy_called <= reported | {a for v in violations for a in v.also}, (
+        "the interpreter made heavy calls the engine did not report"
+    )
+    assert certain <= heavy_called, "the engine reports unflagged calls the interpreter did not make"

@@ -425,3 +425,27 @@ def test_unexpected_errors_become_one_execution_error(monkeypatch: pytest.Monkey
     checker = ImportPolicyChecker(ast.parse(""), "src/x.py", ["x = 1\n"])
     with pytest.raises(ExecutionError, match="^flake8-importpolicy failed on src/x.py: SyntaxError"):
         list(checker.run())
+
+
+def test_ipl006_only_when_selected_by_its_own_code(tmp_path: Path) -> None:
+    """Unresolved import-time code is information: flake8 reports it, at the light module's statement
+    that leads there, only when IPL006 itself is selected (the prefix IPL does not turn it on)."""
+    tree = Path(shutil.copytree(Path(__file__).parent / "fixtures" / "x_unresolved", tmp_path / "t"))
+    default, prefix, own, extended = _run_all(
+        (["app"], tree, {}),
+        (["--select", "IPL", "app"], tree, {}),
+        (["--select", "IPL,IPL006", "app"], tree, {}),
+        (["--extend-select", "IPL006", "app"], tree, {}),
+    )
+    assert default.found("IPL006") == prefix.found("IPL006") == set(), (default, prefix)
+    expected = {Expectation("app/light.py", line, "IPL006") for line in (2, 4, 5, 6, 7)}
+    assert own.found("IPL006") == extended.found("IPL006") == expected, (own, extended)
+    assert own.found("IPL001") == default.found("IPL001") == {
+        Expectation("app/light.py", 4, "IPL001"), Expectation("app/light.py", 6, "IPL001")
+    }
+    assert (
+        "app/light.py:2:1: IPL006 light module app.light runs import-time code that cannot be "
+        "resolved: dynamic-import importlib.import_module(name) at app/dyn.py:5: app.light -> "
+        "app.dyn (app/light.py:2)"
+    ) in own.lines
+    assert all(run.stderr == "" for run in (default, prefix, own, extended))

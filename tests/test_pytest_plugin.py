@@ -85,11 +85,16 @@ def test_no_policy_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--importpolicy: no policy.toml*"])
 
 
-def test_broken_policy_is_a_collection_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("paths", [(), ("tests",)], ids=["policy-collected-as-a-file", "policy-outside"])
+def test_broken_policy_is_one_collection_error(pytester: pytest.Pytester, paths: tuple[str, ...]) -> None:
+    """Reported once, whether the policy file is under the collected paths or not."""
     pytester.makefile(".toml", policy='[light."app"]\n')
-    result = pytester.runpytest(*FAST, "--importpolicy")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    result = pytester.runpytest(*FAST, "--importpolicy", *paths)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*importpolicy: policy.toml is not valid*"])
+    result.stdout.fnmatch_lines(["collected 1 item / 1 error", "*importpolicy: policy.toml is not valid*"])
+    assert result.stdout.str().count("ERROR collecting policy.toml") == 1
 
 
 def test_fixture_for_hand_written_tests(project: pytest.Pytester) -> None:

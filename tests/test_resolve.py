@@ -6,6 +6,7 @@ per process). A few cases are checked against the interpreter itself with ``help
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.machinery
 import os
 import subprocess
@@ -22,7 +23,7 @@ from flake8_importpolicy.analysis.resolve import (
     read_source,
 )
 from flake8_importpolicy.model.errors import InterpreterError
-from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.interpreter import InterpreterInfo, ResolvedModule
 
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -224,3 +225,54 @@ def test_query_keeps_first_entry_under_safe_path(
     ).stdout
     assert str(site) in real
     assert str(site) in query_interpreter().sys_path
+
+
+def test_a_known_meta_path_finder_redirects_a_top_level_name(tmp_path: Path) -> None:
+    """setuptools' ``.pth`` finder answers ``import distutils`` with ``setuptools._distutils``:
+    path search of ``distutils`` and its submodules happens there, and ``setuptools`` runs first."""
+    site = tree(tmp_path / "site-packages", {
+        "setuptools/__init__.py": "",
+        "setuptools/_distutils/__init__.py": "",
+        "setuptools/_distutils/core.py": "from .dist import Distribution\n",
+        "setuptools/_distutils/dist.py": "",
+    })
+    info = dataclasses.replace(
+        query_interpreter(),
+        sys_path=(str(site),),
+        meta_path=("_distutils_hack.DistutilsMetaFinder", "_frozen_importlib.BuiltinImporter"),
+        preloaded=frozenset(),
+    )
+    found = ModuleIndex([], info)
+    core = found.resolve_module("distutils.core")
+    assert core.path == site / "setuptools" / "_distutils" / "core.py"
+    assert found.resolve_module("distutils").found_as == "setuptools._distutils"
+    assert InterpreterInfo.from_json(info.to_json()) == info
+
+    without = ModuleIndex([], dataclasses.replace(info, meta_path=()))
+    assert without.resolve_module("distutils").found_as is None
+
+
+def test_the_finder_hop_runs_the_real_module_s_parents(tmp_path: Path) -> None:
+    from flake8_importpolicy.analysis.extract import extract_facts
+    from flake8_importpolicy.analysis.graph import ImportGraph
+    from flake8_importpolicy.model.facts import ModuleFacts, Target
+    from flake8_importpolicy.model.graph import HopKind
+
+    site = tree(tmp_path / "site-packages", {
+        "setuptools/__init__.py": "",
+        "setuptools/_distutils/__init__.py": "",
+    })
+    info = dataclasses.replace(
+        query_interpreter(), sys_path=(str(site),),
+        meta_path=("_distutils_hack.DistutilsMetaFinder",), preloaded=frozenset(),
+    )
+    found = ModuleIndex([], info)
+    target = Target(((3, 11),), "linux")
+
+    def facts(resolved: ResolvedModule) -> ModuleFacts:
+        path = resolved.path
+        assert path is not None
+        return extract_facts(path.read_bytes(), target)
+
+    edges = ImportGraph(found, facts).find_import_time_edges("distutils")
+    assert [(h.kind, h.imported, h.line) for h in edges] == [(HopKind.FINDER, "setuptools", 1)]

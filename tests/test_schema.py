@@ -149,7 +149,7 @@ INVALID = [
     ("empty light reason", '[light]\n"pkg.light" = "  "\n', "light/pkg.light"),
     ("unquoted dotted light table", '[light.pkg.light]\nreason = "fast"\n', "light/pkg"),
     ("forbid not an array", '[light."pkg.light"]\nreason = "fast"\nforbid = "pkg.heavy"\n',
-     "light/pkg.light"),
+     "light/pkg.light/forbid"),
     ("partial wildcard", '[light."pkg.li*"]\nreason = "fast"\n', "light"),
     ("empty pattern segment", '[light."pkg..light"]\nreason = "fast"\n', "light"),
     ("ignore without reason", '[light]\n"pkg.light" = "fast"\n[[ignore]]\nimport = "pkg.a -> pkg.b"\n',
@@ -197,3 +197,70 @@ reason = "accepted"
     assert _errors(validator, tomllib.loads(text)) == []
     (tmp_path / "policy.toml").write_text(text)
     load_policy(tmp_path / "policy.toml")
+
+
+# (name, TOML, valid): the schema and the loader must give the same verdict on each.
+AGREEMENT = [
+    ("minimal", '[light]\n"pkg.light" = "fast"\n', True),
+    ("non-ASCII module names", '[heavy]\n"café.модуль" = "slow"\n[light."数据.ops"]\nreason = "fast"\n'
+     'forbid = ["café.модуль", "ünïcode.**"]\n', True),
+    ("non-ASCII ignore sides", '[light]\n"pkg.light" = "fast"\n[[ignore]]\n'
+     'import = "pkg.ünï:función -> café"\nreason = "r"\n', True),
+    ("a name starting with a digit", '[heavy]\n"pkg.1st" = "slow"\n', False),
+    ("a name with a dash", '[light]\n"my-pkg" = "fast"\n', False),
+    ("version 1", "version = 1\n", True),
+    ("version 1.0 (JSON has one number type)", "version = 1.0\n", True),
+    ("version 1.5", "version = 1.5\n", False),
+    ("version 2", "version = 2\n", False),
+    ("version as a string", 'version = "1"\n', False),
+    ("call-depth 2", "[settings]\ncall-depth = 2\n", True),
+    ("call-depth 2.0 (JSON has one number type)", "[settings]\ncall-depth = 2.0\n", True),
+    ("call-depth 2.5", "[settings]\ncall-depth = 2.5\n", False),
+    ("call-depth true", "[settings]\ncall-depth = true\n", False),
+    ("light table without reason", '[light."a"]\n', False),
+    ("light table with a typo", '[light."a"]\nreason = "r"\nforbidd = ["x"]\n', False),
+    ("light value a number", '[light]\n"a" = 1\n', False),
+    ("forbid item a number", '[light."a"]\nreason = "r"\nforbid = [1]\n', False),
+    ("ignore of a function node", '[[ignore]]\nimport = "pkg.env:setup -> torch"\nreason = "r"\n', True),
+    ("ignore of a nested function", '[[ignore]]\nimport = "pkg.reg:register.<locals>.deco -> torch"\n'
+     'reason = "r"\n', True),
+    ("ignore of a heavy call", '[[ignore]]\nimport = "pkg.ops -> torch.cuda.init()"\nreason = "r"\n', True),
+    ("ignore of a bad function name", '[[ignore]]\nimport = "pkg.env:set-up -> torch"\nreason = "r"\n',
+     False),
+    ("ignore with two arrows", '[[ignore]]\nimport = "a -> b -> c"\nreason = "r"\n', False),
+    ("partial wildcard", '[heavy]\n"pkg.li*" = "slow"\n', False),
+    ("extends a preset", 'extends = ["torch-cuda"]\n', True),
+    ("extends not an array", 'extends = "torch-cuda"\n', False),
+    ("extends an empty entry", 'extends = [""]\n', False),
+    ("assume a call and a name", '[assume]\n"pkg.plat.current.is_rocm()" = false\n'
+     '"pkg.envs.USE_V1" = true\n"pkg.envs.DEVICE" = "cuda"\n"pkg.gpu.count(0)" = 2\n', True),
+    ("assume a float", '[assume]\n"pkg.envs.RATIO" = 0.5\n', False),
+    ("assume an array", '[assume]\n"pkg.envs.X" = [1]\n', False),
+    ("assume a bare name", '[assume]\n"DEBUG" = true\n', False),
+    ("assume a wildcard", '[assume]\n"pkg.*.X" = true\n', False),
+    ("assume environ", '[assume.environ]\nVLLM_USE_V1 = "1"\nCUDA_VISIBLE_DEVICES = false\n', True),
+    ("assume environ true", '[assume.environ]\nVLLM_USE_V1 = true\n', False),
+    ("assume environ a number", '[assume.environ]\nVLLM_USE_V1 = 1\n', False),
+]
+
+
+@pytest.mark.parametrize(("text", "valid"), [c[1:] for c in AGREEMENT], ids=[c[0] for c in AGREEMENT])
+def test_schema_and_loader_agree(validator: Any, tmp_path: Path, text: str, valid: bool) -> None:
+    schema_errors = _errors(validator, tomllib.loads(text))
+    (tmp_path / "policy.toml").write_text(text, encoding="utf-8")
+    try:
+        load_policy(tmp_path / "policy.toml")
+        loader_error = ""
+    except PolicyError as exc:
+        loader_error = str(exc)
+    assert (schema_errors == [], loader_error == "") == (valid, valid), (schema_errors, loader_error)
+
+
+def test_light_errors_name_the_branch(schema: dict[str, Any], validator: Any) -> None:
+    """``[light."a"]`` without a reason says what is missing (not "not valid under any of the
+    schemas"), and both forms of a light entry carry a title for the editor's hover."""
+    errors = _errors(validator, tomllib.loads('[light."a"]\n'))
+    assert errors == ["light/a: 'reason' is a required property"]
+    entry = schema["properties"]["light"]["additionalProperties"]
+    assert entry["then"]["title"] and entry["else"]["title"] and entry["description"]
+    assert schema["$defs"]["patterns"]["items"]["description"]

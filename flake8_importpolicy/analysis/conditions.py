@@ -8,7 +8,13 @@ target platform (``shared/SEMANTICS.md`` rules 10, 11 and 13):
 - ``__name__`` of an imported module is never ``"__main__"`` (rule 11);
 - ``sys.version_info`` (compared with tuples, indexed, sliced, ``.major``/``.minor``),
   ``sys.platform`` and ``os.name`` take the target's values (rule 13); the micro release is unknown,
-  so a comparison that depends on it cannot be evaluated.
+  so a comparison that depends on it cannot be evaluated;
+- the policy's ``[assume]`` entries (docs/policy.md): a dotted name, or a call of one with constant
+  arguments, that resolves through the module's imports and aliases to an ``[assume]`` key has the
+  assumed value; ``os.environ[...]``, ``os.environ.get(...)``, ``os.getenv(...)`` and ``"X" in
+  os.environ`` of a variable in ``[assume.environ]`` read the assumed environment. Which entries an
+  evaluation used is kept in :attr:`ConditionEvaluator.used`, so that what depends on them can name
+  them.
 
 Anything else cannot be evaluated statically: then both branches may run (the visitor in
 :mod:`flake8_importpolicy.analysis.extract` flags what they import ``conditional``).
@@ -17,13 +23,14 @@ Anything else cannot be evaluated statically: then both branches may run (the vi
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from flake8_importpolicy.model.facts import Target
+from flake8_importpolicy.model.facts import Target, assumption_text
+from flake8_importpolicy.model.patterns import is_constant_argument
 
-__all__ = ["ConditionEvaluator", "dotted_name"]
+__all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Literal", "dotted_name"]
 
 
 def dotted_name(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
@@ -59,7 +66,7 @@ class ConditionEvaluator:
     keeps binding names while it walks the module, and each test sees the bindings made before it.
     """
 
-    __slots__ = ("target", "aliases", "constants")
+    __slots__ = ("target", "aliases", "constants", "used", "_assume", "_environ", "_assumed_callees")
 
     def __init__(
         self, target: Target, aliases: Mapping[str, str], constants: Mapping[str, object]
@@ -67,6 +74,63 @@ class ConditionEvaluator:
         self.target = target
         self.aliases = aliases
         self.constants = constants
+        # the [assume] entries that evaluations used since the last reset (texts, in order)
+        self.used: list[str] = []
+        self._assume: dict[str, object] = dict(target.assume)
+        self._environ: dict[str, str | None] = dict(target.environ)
+        self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
+
+    def decide(self, test: ast.expr) -> tuple[frozenset[bool] | None, tuple[str, ...]]:
+        """:meth:`evaluate`, and the ``[assume]`` entries that decided it (empty when the outcome
+        is unknown or no entry was used)."""
+        self.used = []
+        outcome = self.evaluate(test)
+        used = tuple(dict.fromkeys(self.used)) if outcome is not None else ()
+        self.used = []
+        return outcome, used
+
+    def _assumed(self, key: str) -> object:
+        """The value of ``[assume]`` entry ``key`` (recorded as used), or :data:`UNKNOWN`."""
+        if key not in self._assume:
+            return _UNKNOWN
+        value = self._assume[key]
+        self.used.append(assumption_text(key, value))  # type: ignore[arg-type]
+        return value
+
+    def _environment(self, name: object) -> tuple[bool, str | None]:
+        """``(known, value)`` of environment variable ``name`` under ``[assume.environ]``."""
+        if not isinstance(name, str) or name not in self._environ:
+            return False, None
+        value = self._environ[name]
+        self.used.append(assumption_text(name, value, environ=True))
+        return True, value
+
+    def constant(self, node: ast.expr) -> object:
+        """The value of an expression that is the same for every target version, or
+        :data:`UNKNOWN`: literals and literal containers, comprehensions over them, f-strings and
+        concatenations of strings, names bound to such values (module-level constants, a loop's
+        variable, a bound parameter), ``MAP[key]``, ``MAP.get(key)``, ``MAP.items()``; ``__name__``,
+        ``__package__`` and ``__spec__.parent`` are :class:`Anchored` (names resolved against the
+        module, docs/semantics.md rule 14)."""
+        value = self._same_value(node)
+        if isinstance(value, Literal):
+            return value.value
+        return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
+
+    def literal(self, node: ast.expr) -> object:
+        """:meth:`constant`, with a list, set or dict kept as a :class:`Literal` (to bind to a name:
+        looked up later, its truth unknown)."""
+        value = self._same_value(node)
+        return UNKNOWN if value is _UNKNOWN or isinstance(value, _NotMain) else value
+
+    def _same_value(self, node: ast.expr) -> object:
+        """The value of ``node`` if it is the same for every target version, else ``_UNKNOWN``
+        (one version, the common case, needs no comparison)."""
+        versions = self.target.versions
+        if len(versions) == 1:
+            return self._value(node, versions[0])
+        values = {repr(value): value for value in (self._value(node, v) for v in versions)}
+        return next(iter(values.values())) if len(values) == 1 else _UNKNOWN
 
     def evaluate(self, test: ast.expr) -> frozenset[bool] | None:
         """Evaluate an ``if`` test for every target version.
@@ -85,8 +149,8 @@ class ConditionEvaluator:
 
     def _truth(self, node: ast.expr, version: tuple[int, int]) -> bool | None:
         value = self._value(node, version)
-        if value is _UNKNOWN:
-            return None
+        if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
+            return None  # a mutable container may have changed since it was bound
         try:
             return bool(value)
         except Exception:  # noqa: BLE001 - a literal whose truth raises is unknown
@@ -95,15 +159,38 @@ class ConditionEvaluator:
     def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
         if isinstance(node, ast.Constant):
             return node.value
-        if isinstance(node, ast.Tuple):
-            items = [self._value(item, version) for item in node.elts]
-            return _UNKNOWN if _UNKNOWN in items else tuple(items)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = [_plain(self._value(item, version)) for item in node.elts]
+            if any(item is _UNKNOWN for item in items):
+                return _UNKNOWN
+            if isinstance(node, ast.Tuple):
+                return tuple(items)
+            return Literal(items if isinstance(node, ast.List) else _frozen(items))
+        if isinstance(node, ast.Dict):
+            return self._dict(node, version)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+            return self._comprehension(node, version)
+        if isinstance(node, ast.JoinedStr):
+            return self._joined(node, version)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return _add(self._value(node.left, version), self._value(node.right, version))
+        if isinstance(node, ast.NamedExpr):
+            return self._value(node.value, version)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             truth = self._truth(node.operand, version)
             return _UNKNOWN if truth is None else not truth
         if isinstance(node, ast.BoolOp):
             return self._bool_op(node, version)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            if (
+                self._environ
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and dotted_name(node.comparators[0], self.aliases) == "os.environ"
+            ):
+                known, value = self._environment(_plain(self._value(node.left, version)))
+                if not known:
+                    return _UNKNOWN
+                return (value is not None) == isinstance(node.ops[0], ast.In)
             return _compare(
                 self._value(node.left, version), node.ops[0], self._value(node.comparators[0], version)
             )
@@ -113,9 +200,22 @@ class ConditionEvaluator:
             return self._call_value(node, version)
         if isinstance(node, ast.Name) and node.id == "__name__":
             return _NOT_MAIN
+        if isinstance(node, ast.Name) and node.id == "__package__":
+            return Anchored("__package__", "")
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "parent"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "__spec__"
+        ):
+            return Anchored("__package__", "")
         name = dotted_name(node, self.aliases)
         if name is None:
             return _UNKNOWN
+        if self._assume and "." in name:
+            assumed = self._assumed(name)
+            if assumed is not _UNKNOWN:
+                return assumed
         if name == "TYPE_CHECKING" or name.endswith(".TYPE_CHECKING"):
             return False  # rule 10: typing.TYPE_CHECKING is False at runtime
         if name in ("sys.version_info",):
@@ -145,7 +245,20 @@ class ConditionEvaluator:
 
     def _subscript(self, node: ast.Subscript, version: tuple[int, int]) -> object:
         base = self._value(node.value, version)
+        if isinstance(base, Literal):
+            base = base.value
+        if isinstance(base, (dict, tuple, list)) and not isinstance(node.slice, ast.Slice):
+            key = _plain(self._value(node.slice, version))
+            if key is _UNKNOWN:
+                return _UNKNOWN
+            try:
+                return _item(base[key])  # type: ignore[call-overload]
+            except (KeyError, IndexError, TypeError):
+                return _UNKNOWN
         if not isinstance(base, _VersionInfo):
+            if self._environ and dotted_name(node.value, self.aliases) == "os.environ":
+                known, value = self._environment(_plain(self._value(node.slice, version)))
+                return value if known and value is not None else _UNKNOWN  # unset: KeyError
             return _UNKNOWN
         index = node.slice
         if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value in (0, 1):
@@ -160,8 +273,53 @@ class ConditionEvaluator:
             return version[:1] if index.upper.value == 1 else version
         return _UNKNOWN
 
+    def may_compute(self, call: ast.Call) -> bool:
+        """Whether :meth:`literal` may know the value of ``call`` (a conversion of a constant, or a
+        method of a constant such as ``MAP.get(name)``): cheap, for callers that skip other calls."""
+        func = call.func
+        name = dotted_name(func, self.aliases) or ""
+        if name in _CONVERTERS or name in self._assumed_callees:
+            return True
+        if self._environ and name in _ENVIRON_GETTERS:
+            return True
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            if isinstance(base, ast.Name):
+                return base.id in self.constants
+            return isinstance(base, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                                     ast.JoinedStr, ast.Subscript))
+        return False
+
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
+        if self._assume or self._environ:
+            found = self._assumed_call(node, version)
+            if found is not _UNKNOWN:
+                return found
+        if len(node.args) == 1 and not node.keywords:
+            converter = _CONVERTERS.get(dotted_name(func, self.aliases) or "")
+            if converter is not None:
+                argument = _plain(self._value(node.args[0], version))
+                if argument is _UNKNOWN or isinstance(argument, Anchored):
+                    return _UNKNOWN
+                try:
+                    return _item(converter(argument))
+                except (TypeError, ValueError):
+                    return _UNKNOWN
+        if isinstance(func, ast.Attribute) and not node.keywords:
+            base = self._value(func.value, version)
+            if isinstance(base, Literal):
+                base = base.value
+            if isinstance(base, dict):
+                if func.attr in ("items", "keys", "values") and not node.args:
+                    return Literal(list(getattr(base, func.attr)()))
+                if func.attr == "get" and 1 <= len(node.args) <= 2:
+                    key = _plain(self._value(node.args[0], version))
+                    if key is _UNKNOWN:
+                        return _UNKNOWN
+                    if key in base:
+                        return _item(base[key])
+                    return None if len(node.args) == 1 else self._value(node.args[1], version)
         if (
             isinstance(func, ast.Attribute)
             and func.attr == "startswith"
@@ -177,6 +335,199 @@ class ConditionEvaluator:
                     return _UNKNOWN
         return _UNKNOWN
 
+    def _assumed_call(self, node: ast.Call, version: tuple[int, int]) -> object:
+        """An ``[assume]``-d call (``current_platform.is_rocm()``) or a read of an
+        ``[assume.environ]`` variable (``os.environ.get("X")``, ``os.getenv("X", "0")``)."""
+        name = dotted_name(node.func, self.aliases)
+        if name is None or node.keywords:
+            return _UNKNOWN
+        if name in _ENVIRON_GETTERS and self._environ and 1 <= len(node.args) <= 2:
+            known, value = self._environment(_plain(self._value(node.args[0], version)))
+            if not known:
+                return _UNKNOWN
+            if value is not None:
+                return value
+            return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
+            return _UNKNOWN
+        return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
+
+    def _dict(self, node: ast.Dict, version: tuple[int, int]) -> object:
+        out: dict[object, object] = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is None:  # ``**other``
+                other = self._value(value_node, version)
+                other = other.value if isinstance(other, Literal) else other
+                if not isinstance(other, dict):
+                    return _UNKNOWN
+                out.update(other)
+                continue
+            key = _plain(self._value(key_node, version))
+            if key is _UNKNOWN:
+                return _UNKNOWN
+            try:
+                out[key] = _plain(self._value(value_node, version))
+            except TypeError:
+                return _UNKNOWN
+        return Literal(out)
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp, version: tuple[int, int]
+    ) -> object:
+        """A comprehension over constant iterables, with constant conditions (at most
+        :data:`_MAX_ITEMS` items in all); the loop variables are bound to each item in turn."""
+        scope: dict[str, object] = dict(self.constants)
+        evaluator = ConditionEvaluator(self.target, self.aliases, scope)
+        rows: list[object] = []
+
+        def walk(index: int) -> bool:
+            if index == len(node.generators):
+                if isinstance(node, ast.DictComp):
+                    key = _plain(evaluator._value(node.key, version))
+                    value = _plain(evaluator._value(node.value, version))
+                    rows.append((key, value))
+                    return key is not _UNKNOWN
+                item = _plain(evaluator._value(node.elt, version))
+                rows.append(item)
+                return item is not _UNKNOWN
+            generator = node.generators[index]
+            iterable = evaluator._value(generator.iter, version)
+            items = _iterate(iterable)
+            if items is None or generator.is_async or len(items) > _MAX_ITEMS:
+                return False
+            for item in items:
+                if not _assign(generator.target, item, scope):
+                    return False
+                for condition in generator.ifs:
+                    if evaluator._truth(condition, version) is None:
+                        return False
+                if all(evaluator._truth(c, version) for c in generator.ifs):
+                    if not walk(index + 1) or len(rows) > _MAX_ITEMS:
+                        return False
+            return True
+
+        if not walk(0):
+            return _UNKNOWN
+        if isinstance(node, ast.DictComp):
+            try:
+                return Literal(dict(rows))  # type: ignore[arg-type]
+            except TypeError:
+                return _UNKNOWN
+        return Literal(rows if isinstance(node, ast.ListComp) else _frozen(rows))
+
+    def _joined(self, node: ast.JoinedStr, version: tuple[int, int]) -> object:
+        """An f-string whose fields are constants (``__name__``/``__package__`` first: anchored)."""
+        out: object = ""
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                value: object = part.value
+            elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                value = self._value(part.value, version)
+                if isinstance(value, _NotMain):
+                    value = Anchored("__name__", "")
+                elif not isinstance(value, (str, Anchored)):
+                    return _UNKNOWN
+            else:
+                return _UNKNOWN
+            out = _add(out, value)
+            if out is _UNKNOWN:
+                return _UNKNOWN
+        return out
+
+
+_CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
+    "types.MappingProxyType": dict, "dict": dict, "list": list, "tuple": tuple, "set": set,
+    "frozenset": frozenset, "sorted": sorted, "int": int,
+}
+"""Calls of one constant argument whose value is known: a read-only view of a dict is the dict,
+``int(os.environ.get("X", "0"))`` of an assumed variable a number."""
+
+_ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
+"""Calls that read an environment variable: ``[assume.environ]`` answers them."""
+
+
+_MAX_ITEMS: Final = 4096
+"""Items a comprehension may produce before it counts as unknown."""
+
+
+@dataclass(frozen=True)
+class Anchored:
+    """A string computed from the importing module's own name: ``__name__ + ".x"`` is
+    ``Anchored("__name__", ".x")``, ``f"{__package__}.y"`` is ``Anchored("__package__", ".y")``.
+
+    Attributes:
+        anchor: ``"__name__"`` or ``"__package__"``.
+        rest: the text that follows it.
+    """
+
+    anchor: str
+    rest: str
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A mutable container (list, set, dict) bound to a name: its items can be looked up, but its
+    truth is unknown (it may have been changed since it was bound)."""
+
+    value: object
+
+
+def _plain(value: object) -> object:
+    """A container's value, unwrapped from :class:`Literal` (other values as they are)."""
+    return value.value if isinstance(value, Literal) else value
+
+
+def _item(value: object) -> object:
+    """An item taken out of a container: mutable again if it is a list, set or dict."""
+    return Literal(value) if isinstance(value, (list, dict, set, frozenset)) else value
+
+
+def _frozen(items: list[object]) -> object:
+    try:
+        return frozenset(items)
+    except TypeError:
+        return _UNKNOWN
+
+
+def _iterate(value: object) -> list[object] | None:
+    value = _plain(value)
+    if isinstance(value, (list, tuple, str)):
+        return list(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    if isinstance(value, dict):
+        return list(value)
+    return None
+
+
+def _assign(target: ast.expr, value: object, scope: dict[str, object]) -> bool:
+    """Bind a comprehension's target (a name, or a tuple of names) to ``value`` in ``scope``."""
+    if isinstance(target, ast.Name):
+        scope[target.id] = _item(value)
+        return True
+    if isinstance(target, ast.Tuple):
+        value = _plain(value)
+        if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+            return False
+        return all(_assign(element, item, scope) for element, item in zip(target.elts, value))
+    return False
+
+
+def _add(left: object, right: object) -> object:
+    """``left + right`` for strings and anchored strings, tuples and lists; else unknown."""
+    left, right = _plain(left), _plain(right)
+    if isinstance(left, _NotMain):
+        left = Anchored("__name__", "")
+    if left == "" and isinstance(right, Anchored):
+        return right
+    if isinstance(left, Anchored) and isinstance(right, str):
+        return Anchored(left.anchor, left.rest + right)
+    if isinstance(left, str) and isinstance(right, str) and not isinstance(right, _NotMain):
+        return left + right
+    if isinstance(left, (tuple, list)) and type(left) is type(right):
+        return left + right  # type: ignore[operator]
+    return _UNKNOWN
+
 
 class _Unknown:
     def __repr__(self) -> str:
@@ -184,6 +535,8 @@ class _Unknown:
 
 
 _UNKNOWN: Final = _Unknown()
+UNKNOWN: Final = _UNKNOWN
+"""What :meth:`ConditionEvaluator.constant` returns for a value it cannot know."""
 
 
 class _NotMain(str):
@@ -223,6 +576,10 @@ def _compare(left: object, op: ast.cmpop, right: object) -> object:
         return _UNKNOWN
     if isinstance(left, _VersionInfo) or isinstance(right, _VersionInfo):
         return _compare_version(left, op, right)
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Literal):
+        right = right.value  # a lookup in a container bound to a name
+    if isinstance(left, (Literal, Anchored)) or isinstance(right, (Literal, Anchored)):
+        return _UNKNOWN
     try:
         if isinstance(op, ast.Eq):
             return left == right

@@ -8,16 +8,23 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 - its chain is the shortest path from that statement to the nearest forbidden module, ties broken by
   comparing hops in order by ``(line, col, imported)``; other forbidden modules reachable from the same
   statement are listed in ``also``;
-- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation.
+- one cause, one report: a statement whose every forbidden node was already run by an earlier
+  statement (the light module's parent packages first, then in order) is not reported; its line is
+  listed in the earlier one's ``covers``;
+- ``# noqa`` / ``# noqa: IPL001`` on the statement's first line suppresses the violation (not the
+  statements it covers).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final, NamedTuple
 from pathlib import Path
 
 from flake8_importpolicy import codes
@@ -25,14 +32,17 @@ from flake8_importpolicy.analysis.graph import ImportGraph, is_compiled_only
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
+from flake8_importpolicy.model.budget import Budget, unit_of
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
+    Construct,
     CallNode,
     FunctionNode,
     Hop,
     HopKind,
     UnknownImport,
+    UnresolvedCode,
     module_of,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -42,6 +52,7 @@ from flake8_importpolicy.model.policy import (
     IgnoreRule,
     LightRule,
     ModuleRules,
+    PatternEntry,
     Policy,
 )
 from flake8_importpolicy.model.ports import FactsCache
@@ -57,10 +68,33 @@ class _IgnoreTracker:
 
     def __call__(self, importer: str, imported: str) -> bool:
         for number, rule in enumerate(self.rules):
-            if rule.importer.matches_exactly(importer) and rule.imported.matches_exactly(imported):
+            if rule.matches(importer, imported):
                 self.used.add(number)
                 return True
         return False
+
+    def accepts_unresolved(self, module: str) -> bool:
+        """Whether an ``unresolved = ...`` entry accepts the unresolved code of ``module``."""
+        for number, rule in enumerate(self.rules):
+            if rule.accepts_unresolved(module):
+                self.used.add(number)
+                return True
+        return False
+
+
+class LightModuleCheck(NamedTuple):
+    """What checking one light module finds (see :meth:`PolicyEngine.check_light_module`).
+
+    Attributes:
+        violations: not yet filtered by ``noqa``.
+        problems: ``[(module, problem), ...]`` for the unanalysable modules met, sorted.
+        unresolved: the import-time code met that cannot be resolved, each site once with its
+            shortest chain; not yet filtered by ``noqa`` or ``[[ignore]]``.
+    """
+
+    violations: list[Violation]
+    problems: list[tuple[str, SourceProblem]]
+    unresolved: list[Unresolved]
 
 
 class PolicyEngine:
@@ -120,6 +154,11 @@ class PolicyEngine:
         def is_heavy_call(name: str) -> bool:
             return any(rule.pattern.matches(name) for rule in heavy_calls)
 
+        self._first_party_tops: frozenset[str] | None = None
+        # Which code outside the source roots has its import-time calls and PEP 562 __getattr__
+        # followed: what any light module's forbidden patterns need (third party, stdlib).
+        every = [*policy.heavy, *policy.heavy_calls, *(h for r in policy.light for h in r.forbid)]
+        self._scope = list(self._external_scope(h.pattern for h in every))
         self.graph = ImportGraph(
             self.index,
             self._facts_source.module_facts,
@@ -127,8 +166,8 @@ class PolicyEngine:
             call_depth=settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
             function_facts=self._facts_source.function_facts,
+            follows=self._follows,
         )
-        self._first_party_tops: frozenset[str] | None = None
         self._shared_reach: OrderedDict[object, _SharedReach] = OrderedDict()
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
@@ -191,25 +230,15 @@ class PolicyEngine:
 
         First-party modules with source are followed (and first-party ``.pyc`` files without source,
         which are reported as unanalysable); third-party and stdlib ones per
-        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: third-party only when a
-        forbidden pattern names a non-first-party module, stdlib only when one names a stdlib module).
-        Forbidden modules and modules already imported at interpreter start-up are never followed.
+        ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: wherever a forbidden
+        module can still be reached: third-party code whenever a forbidden pattern names a
+        third-party or standard-library module (third-party code imports both), the standard library
+        only when one names a standard-library module (it imports nothing else). A forbidden
+        first-party module is assumed unreachable from third-party code, as a wildcard pattern
+        without a fixed top level is not: it makes both followed. Forbidden modules and modules
+        already imported at interpreter start-up are never followed.
         """
-        external = self.policy.settings.external
-        follow_third = external == "follow"
-        follow_stdlib = external == "follow"
-        if external == "auto":
-            tops = self.first_party_tops()
-            for pattern in patterns:
-                top = pattern.top_level
-                if top is None:
-                    follow_third = True
-                elif top not in tops:
-                    origin = self.index.resolve_module(top).origin
-                    if origin == "stdlib":
-                        follow_stdlib = True
-                    else:
-                        follow_third = True
+        follow_third, follow_stdlib = self._external_scope(patterns)
 
         def expand(name: str) -> bool:
             if forbidden(name) is not None or isinstance(name, CallNode):
@@ -229,6 +258,37 @@ class PolicyEngine:
 
         return expand
 
+    def _external_scope(
+        self, patterns: Iterable[ModulePattern], external: str | None = None
+    ) -> tuple[bool, bool]:
+        """``(follow third-party code, follow the standard library)`` for forbidden ``patterns``, per
+        ``settings.external`` or ``external`` (see :meth:`make_expander`)."""
+        external = external or self.policy.settings.external
+        if external != "auto":
+            return external == "follow", external == "follow"
+        follow_third = follow_stdlib = False
+        tops = self.first_party_tops()
+        for pattern in patterns:
+            top = pattern.top_level
+            if top is None:
+                return True, True
+            if top not in tops:
+                follow_third = True
+                if self.index.resolve_module(top).origin == "stdlib":
+                    follow_stdlib = True
+        return follow_third, follow_stdlib
+
+    def _follows(self, module: str) -> bool:
+        """Whether ``module``'s import-time calls and PEP 562 ``__getattr__`` are followed: always in
+        first-party code, elsewhere when some light module's forbidden patterns need its origin
+        followed (see :meth:`make_expander`)."""
+        resolved = self.index.resolve_module(module)
+        if resolved.preloaded or not resolved.has_source:
+            return False
+        if resolved.origin == "first-party":
+            return True
+        return self._scope[1] if resolved.origin == "stdlib" else self._scope[0]
+
     def first_party_tops(self) -> frozenset[str]:
         """Top-level first-party module names (cached)."""
         if self._first_party_tops is None:
@@ -245,16 +305,17 @@ class PolicyEngine:
         """
         violations: dict[tuple[str, int, int, str], Violation] = {}
         problems: dict[tuple[str, str], Problem] = {}
+        unresolved: list[Unresolved] = []
         suppressed = 0
         found_lights: set[str] = set()
-        stale: list[str] = []
+        stale_patterns: list[str] = []
         for rule in self.policy.light:
             modules = self.find_light_modules(rule)
             if not modules:
-                stale.append(rule.pattern.text)
+                stale_patterns.append(rule.pattern.text)
             found_lights.update(modules)
-        lines = _lines_of(self.policy.path, stale)
-        for text in stale:
+        lines = _lines_of(self.policy.path, stale_patterns)
+        for text in stale_patterns:
             problems[(codes.IPL003.id, text)] = Problem.of(
                 codes.IPL003, self.policy.path, lines.get(text), pattern=text
             )
@@ -262,7 +323,8 @@ class PolicyEngine:
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)
-            found, bad_modules = self.check_light_module(light, self.policy.rules_for(light))
+            found, bad_modules, cannot = self.check_light_module(light, self.policy.rules_for(light))
+            unresolved.extend(u for u in cannot if not self._is_accepted(u))
             for violation in found:
                 key = (violation.light, violation.line, violation.col, violation.kind)
                 if key in violations:
@@ -271,16 +333,28 @@ class PolicyEngine:
                     suppressed += 1
                     continue
                 violations[key] = violation
+            over = self.check_budget(light, self.policy.rules_for(light))
+            if over is not None:
+                if self._is_suppressed(over):
+                    suppressed += 1
+                else:
+                    violations[(light, 0, 0, str(codes.IPL008.id))] = over
             for module, problem in bad_modules:
                 path = self.index.resolve_module(module).path
                 problems[(codes.IPL005.id, module)] = Problem.of(
                     codes.IPL005, path, problem.line,
                     module=module, problem=f"line {problem.line}: {problem.message}",
                 )
+        notes: dict[tuple[str, str], Problem] = {}
+        for rule in self.policy.light:
+            for entry in rule.entries:
+                stale = self._check_entry(entry, self._source_path(rule.source))
+                if stale is not None:
+                    (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
                 problems[(codes.IPL004.id, ignore.text)] = Problem.of(
-                    codes.IPL004, self.policy.path, ignore.line, import_=ignore.text
+                    codes.IPL004, self._source_path(ignore.source), ignore.line, import_=ignore.text
                 )
         return Report(
             violations=tuple(sorted(
@@ -293,17 +367,51 @@ class PolicyEngine:
             )),
             suppressed=suppressed,
             light_modules=tuple(sorted(lights)),
+            notes=tuple(notes.values()),
+            unresolved=tuple(sorted(
+                unresolved,
+                key=lambda u: (u.light, str(u.site.path or ""), u.site.line, u.site.col,
+                               u.site.construct, u.site.detail),
+            )),
+            unresolved_fails=self.policy.settings.unresolved == "error",
         )
 
-    def check_light_module(
-        self, light: str, rules: ModuleRules
-    ) -> tuple[list[Violation], list[tuple[str, SourceProblem]]]:
-        """Violations of one light module under the rules that apply to it, and the unanalysable
-        modules met.
+    def _source_path(self, source: str) -> Path:
+        """The file an entry of the policy came from: the policy file, or the base it ``extends``."""
+        return next((s.path for s in self.policy.sources if s.label == source and source),
+                    self.policy.path)
 
-        Returns:
-            ``(violations, [(module, problem), ...])``; violations are not yet filtered by ``noqa``.
-        """
+    def _check_entry(self, entry: PatternEntry, path: Path | None = None) -> tuple[Problem, bool] | None:
+        """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
+        known name is close), or, when its top-level package is simply not installed here (heavy GPU
+        packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
+        pattern: when its part before the first wildcard does)."""
+        prefix = entry.pattern.static_prefix
+        if not prefix or self.index.resolve_module(prefix).kind != "unresolved":
+            return None
+        parts = prefix.split(".")
+        known = next((".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)
+                      if self.index.resolve_module(".".join(parts[:n])).kind != "unresolved"), None)
+        if known is not None:
+            candidates = list(self.index.find_children(known))
+            missing = ".".join(parts[:known.count(".") + 2])
+        else:
+            candidates = list(self.index.find_top_levels())
+            missing = parts[0]
+        close = difflib.get_close_matches(missing, candidates, n=1, cutoff=0.8)
+        if close:
+            hint = f"; did you mean {entry.pattern.text.replace(missing, close[0], 1)!r}?"
+        elif known is None:
+            hint = f"; package {missing!r} is not installed for this interpreter"
+        else:
+            hint = ""
+        problem = Problem.of(codes.IPL007, path or self.policy.path, entry.line, key=entry.key,
+                             entry=entry.pattern.text, hint=hint)
+        return problem, known is None and not close
+
+    def check_light_module(self, light: str, rules: ModuleRules) -> LightModuleCheck:
+        """Violations of one light module under the rules that apply to it, the unanalysable
+        modules met, and the import-time code met that cannot be resolved (IPL006)."""
         # Both are pure for one check; the traversal asks them again for every statement.
         forbidden_rule = functools.cache(rules.forbidden_rule)
         expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rules.forbid)))
@@ -315,13 +423,19 @@ class PolicyEngine:
         for hop in self.graph.find_import_time_edges(light):
             statements.setdefault((hop.line, hop.col, False), []).append(hop)
         violations: list[Violation] = []
+        covers: list[list[int]] = []
+        ran: dict[str, int] = {}  # forbidden node -> the violation whose statement ran it first
         bad: dict[str, SourceProblem] = {}
         light_problem = self.graph.find_problem(light)
         if light_problem is not None:
             bad[light] = light_problem
-        for (line, col, is_parent), hops in sorted(statements.items()):
+        blind = _BlindSpots(light, path if resolved.path else None)
+        blind.add(self.graph.find_unresolved(light), ())
+        unfollowed = self._unfollowed_origins(rules)
+        # The light module's parent packages run first, then its statements in order.
+        for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
-            for name, chain in self._reach(light, hops, rules, expand, forbidden_rule):
+            for name, chain in self._reach(light, hops, rules, expand, forbidden_rule, unfollowed):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
                     reached.append((name, chain, heavy))
@@ -329,27 +443,135 @@ class PolicyEngine:
                     problem = self.graph.find_problem(name)
                     if problem is not None:
                         bad[module_of(name)] = problem
+                    blind.add(self.graph.find_unresolved(name), chain)
+                elif heavy is None:
+                    blind.add(self._unexpanded(name, chain, unfollowed), chain)
             if not reached:
                 continue
-            heavy_name, chain, heavy_rule = reached[0]
+            fresh = [found for found in reached if found[0] not in ran]
+            if not fresh:
+                covers[ran[reached[0][0]]].append(line)
+                continue
+            heavy_name, chain, heavy_rule = fresh[0]
+            for name, _, _ in fresh:
+                ran[name] = len(violations)
+            covers.append([])
             violations.append(
                 Violation(
                     light=light,
                     heavy=heavy_name,
                     pattern=heavy_rule.pattern.text,
-                    reason=heavy_rule.reason,
+                    reason=heavy_rule.shown_reason,
                     path=path,
                     line=line,
                     col=col,
                     kind=HopKind.PARENT_PACKAGE if is_parent else chain[0].kind,
                     also=tuple(
-                        name for name in _outermost(name for name, _, _ in reached)
+                        name for name in _outermost(name for name, _, _ in fresh)
                         if name != heavy_name
                     ),
                     chain=chain,
                 )
             )
-        return violations, sorted(bad.items())
+        violations = [
+            dataclasses.replace(violation, covers=tuple(sorted(set(lines)))) if lines else violation
+            for violation, lines in zip(violations, covers)
+        ]
+        return LightModuleCheck(violations, sorted(bad.items()), blind.found())
+
+    def check_budget(self, light: str, rules: ModuleRules) -> Violation | None:
+        """IPL008 when ``light``'s import-time closure counts more modules than ``max-modules``
+        (:meth:`count_closure`, followed as its check follows it); None when within it or when no
+        budget applies."""
+        limit = rules.max_modules
+        if limit is None:
+            return None
+        units = self.count_closure(self.find_closure(light, rules))
+        if len(units) <= limit:
+            return None
+        through: dict[str, int] = {}
+        for chain in units.values():
+            if chain:
+                first = str(chain[0].imported)
+                through[first] = through.get(first, 0) + 1
+        biggest = sorted(through.items(), key=lambda item: (-item[1], item[0]))[:3]
+        resolved = self.index.resolve_module(light)
+        path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
+        return Violation(
+            light=light, heavy="", pattern="", reason=rules.reason, path=path, line=1, col=0,
+            kind="", also=(), chain=(), code=codes.IPL008,
+            budget=Budget(len(units), limit, tuple(biggest)),
+        )
+
+    def find_closure(self, module: str, rules: ModuleRules) -> dict[str, tuple[Hop, ...]]:
+        """``module``'s import-time closure followed as its check follows it (forbidden modules are
+        leaves; external code per ``settings.external`` and the rules' forbidden patterns)."""
+        expand = self.make_expander(rules.forbidden_rule, (h.pattern for h in rules.forbid))
+        return self.graph.find_import_time_closure(module, expand=expand)
+
+    def count_closure(self, closure: Mapping[str, tuple[Hop, ...]]) -> dict[str, tuple[Hop, ...]]:
+        """The units a ``max-modules`` budget counts in ``closure``
+        (:func:`~flake8_importpolicy.model.budget.count_units`: each first-party module, each
+        top-level package of other code), each with the shortest chain that first reaches it.
+        Function bodies, heavy calls, modules preloaded at start-up and unresolved names do not
+        count."""
+        units: dict[str, tuple[Hop, ...]] = {}
+        for name, chain in closure.items():
+            if isinstance(name, (FunctionNode, CallNode)):
+                continue
+            resolved = self.index.resolve_module(name)
+            if resolved.preloaded or resolved.kind == "unresolved":
+                continue
+            unit = unit_of(name, resolved.origin == "first-party")
+            if unit not in units or len(chain) < len(units[unit]):
+                units[unit] = chain
+        return units
+
+    def _unfollowed_origins(self, rules: ModuleRules) -> frozenset[str]:
+        """The origins (``third-party``, ``stdlib``) whose packages a light module's forbidden
+        modules could be reached through but that ``external = "stop"`` does not analyse."""
+        if self.policy.settings.external != "stop":
+            return frozenset()
+        third, stdlib = self._external_scope((h.pattern for h in rules.forbid), external="auto")
+        return frozenset(o for o, on in (("third-party", third), ("stdlib", stdlib)) if on)
+
+    def _unexpanded(
+        self, name: str, chain: tuple[Hop, ...], unfollowed: frozenset[str]
+    ) -> tuple[UnresolvedCode, ...]:
+        """A reached node whose code is not analysed, when that hides what it imports: a compiled
+        module without a ``.py`` twin outside the standard library, or a package that
+        ``external = "stop"`` leaves out although a forbidden module could be reached through it."""
+        if isinstance(name, (FunctionNode, CallNode)) or not chain:
+            return ()
+        resolved = self.index.resolve_module(name)
+        if resolved.preloaded:
+            return ()
+        last = chain[-1]
+        if resolved.kind == "extension" and resolved.origin != "stdlib":
+            detail = f"{name} (compiled: its imports are not known)"
+            construct = Construct.EXTENSION_MODULE
+        elif resolved.has_source and resolved.origin in unfollowed:
+            name = name.partition(".")[0]
+            detail = f"{name} (not analysed: external = \"stop\")"
+            construct = Construct.UNFOLLOWED_PACKAGE
+        else:
+            return ()
+        return (UnresolvedCode(name, last.path, last.line, last.col, construct, detail, last.flags),)
+
+    def _is_accepted(self, unresolved: Unresolved) -> bool:
+        """An unresolved site accepted by ``# noqa: IPL006`` on its line (in first-party code) or on
+        the light module's statement that leads there, or by an ``[[ignore]] unresolved`` entry."""
+        site = unresolved.site
+        if self._ignores.accepts_unresolved(site.module):
+            return True
+        lines = [(unresolved.first_hop[0], unresolved.first_hop[1])]
+        if site.path is not None and self.index.origin_of_path(site.path) == "first-party":
+            lines.append((site.path, site.line))
+        for path, line in lines:
+            text = None if path is None else self._facts_source.source_line(path, line)
+            if text is not None and is_suppressed(text, codes.IPL006.id):
+                return True
+        return False
 
     def _reach(
         self,
@@ -358,9 +580,11 @@ class PolicyEngine:
         rules: ModuleRules,
         expand: Callable[[str], bool],
         forbidden_rule: Callable[[str], HeavyRule | None],
+        unfollowed: frozenset[str],
     ) -> list[tuple[str, tuple[Hop, ...]]]:
         """What the check of one statement of ``light`` looks at: the nodes its ``hops`` reach
-        without passing through ``light`` that are forbidden, or followed and unanalysable, each with
+        without passing through ``light`` that are forbidden, or followed and unanalysable, or hold
+        import-time code that cannot be resolved (followed or not: :meth:`_unexpanded`), each with
         its chain, in the order of :meth:`ImportGraph.iter_breadth_first
         <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`.
 
@@ -374,9 +598,12 @@ class PolicyEngine:
         ordered = sorted(hops, key=Hop.sort_key)
         key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
 
-        def matters(name: str) -> bool:
-            return forbidden_rule(name) is not None or (
-                expand(name) and self.graph.find_problem(name) is not None)
+        def matters(name: str, chain: tuple[Hop, ...]) -> bool:
+            if forbidden_rule(name) is not None:
+                return True
+            if expand(name):
+                return self.graph.find_problem(name) is not None or bool(self.graph.find_unresolved(name))
+            return bool(self._unexpanded(name, chain, unfollowed))
 
         shared = self._shared_reach.get(key)
         if shared is None:
@@ -387,7 +614,7 @@ class PolicyEngine:
                 reached_now.add(name)
                 if len(chain) > 1:
                     discovering.add(chain[-2].imported)
-                if matters(name):
+                if matters(name, chain):
                     found.append((name, chain))
             shared = (
                 frozenset(reached_now), frozenset(discovering), frozenset(n for n, _ in found), found
@@ -400,7 +627,7 @@ class PolicyEngine:
         reached, discoverers, mattering, found = shared
         if light in reached and (light in discoverers or light in mattering):
             return [(name, chain) for name, chain in self.graph.iter_breadth_first(
-                hops, expand=expand, seen={light}) if matters(name)]
+                hops, expand=expand, seen={light}) if matters(name, chain)]
         first = {hop.imported: hop for hop in reversed(ordered)}  # this light's own first hops
         return [(name, (first[chain[0].imported], *chain[1:])) for name, chain in found]
 
@@ -442,11 +669,14 @@ class PolicyEngine:
             applied = self.policy.rules_for(module)
         rules = applied.forbid
         forbidden = applied.forbidden_rule
+        widened = self._external_scope(r.pattern for r in rules)
+        self._scope = [a or b for a, b in zip(self._scope, widened)]
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
         closure = self.graph.find_import_time_closure(module, expand=expand)
+        unfollowed = self._unfollowed_origins(applied)
         found: list[tuple[str, HeavyRule]] = []
-        unknown: list[UnknownImport] = []
+        unresolved: list[UnresolvedCode] = list(self.graph.find_unresolved(module))
         lazy: list[UnknownImport] = []
         bad: dict[str, SourceProblem] = {}  # by module: several called functions may share one
         for name in closure:
@@ -455,11 +685,15 @@ class PolicyEngine:
                 found.append((name, rule))
                 continue
             if name == module or expand(name):
-                unknown.extend(self.graph.find_unknown_imports(name))
+                if name != module:
+                    unresolved.extend(self.graph.find_unresolved(name))
                 lazy.extend(self._lazy_attachments(name))
                 problem = self.graph.find_problem(name)
                 if problem is not None:
                     bad.setdefault(module_of(name), problem)
+            elif rule is None:
+                unresolved.extend(self._unexpanded(name, closure[name], unfollowed))
+        outermost = set(_outermost(name for name, _ in found if not isinstance(name, CallNode)))
         return WhyResult(
             module=module,
             resolved=self.index.resolve_module(module),
@@ -467,10 +701,15 @@ class PolicyEngine:
             paths={
                 name: self.index.resolve_module(module_of(name)).path for name in closure
             },
-            forbidden=tuple(found),
-            unknown=tuple(unknown),
+            # as check's "also": a forbidden package's submodules count as that package
+            forbidden=tuple(
+                (name, rule) for name, rule in found
+                if isinstance(name, CallNode) or name in outermost
+            ),
+            unresolved=tuple(unresolved),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
+            count=len(self.count_closure(closure)),
         )
 
 
@@ -482,6 +721,32 @@ reached a node first, those that matter to the check, and those with their chain
 _SHARED_KEPT = 64
 """Shared traversals kept (the most recently used): light modules are checked in sorted order, so
 siblings come together."""
+
+_ONCE_PER_MODULE: Final = frozenset({Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE})
+
+
+class _BlindSpots:
+    """The unresolved sites met while checking one light module: each once, with the first chain
+    that reached it (breadth first, statements in order: the shortest)."""
+
+    def __init__(self, light: str, light_path: Path | None) -> None:
+        self.light = light
+        self.light_path = light_path
+        self._found: dict[tuple[str, int, int, str, str], Unresolved] = {}
+
+    def add(self, sites: Iterable[UnresolvedCode], chain: tuple[Hop, ...]) -> None:
+        for site in sites:
+            key: tuple[str, int, int, str, str] = (
+                str(site.path), site.line, site.col, str(site.construct), str(site.module)
+            )
+            if site.construct in _ONCE_PER_MODULE:  # one blind spot, however often imported
+                key = ("", 0, 0, str(site.construct), str(site.module))
+            if key not in self._found:
+                self._found[key] = Unresolved(self.light, site, chain, self.light_path)
+
+    def found(self) -> list[Unresolved]:
+        return list(self._found.values())
+
 
 _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
 

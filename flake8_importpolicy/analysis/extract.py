@@ -39,21 +39,39 @@ from collections.abc import (
     Set,
 )
 from dataclasses import dataclass, field
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
-from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    Anchored,
+    ConditionEvaluator,
+    Literal,
+    dotted_name,
+)
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
+from flake8_importpolicy.analysis.syspath import (
+    SYS_PATH_CHANGERS,
+    PathValue,
+    evaluate_path,
+    find_added_paths,
+    may_be_path,
+)
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
+    CallBinding,
     CallKind,
     CallSite,
     FunctionFacts,
     ImportSite,
+    LazyAttach,
     ModuleFacts,
+    PathChange,
     SiteKind,
     SourceProblem,
     Target,
+    UnresolvedSite,
 )
-from flake8_importpolicy.model.graph import Flag
+from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
     "FunctionBodies",
@@ -203,6 +221,11 @@ def _extract_unpaused(
         function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
         aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
+        attribute_reads=tuple(visitor.attribute_reads),
+        call_bindings=dict(visitor.call_bindings),
+        lazy_attach=visitor.lazy_attach,
+        unresolved=tuple(visitor.unresolved),
+        path_changes=tuple(visitor.path_changes),
     )
 
 
@@ -228,6 +251,7 @@ def extract_facts_and_index(
         constants=dict(visitor.constants),
         local_defs=frozenset(visitor.local_defs),
         future_annotations=visitor.future_annotations,
+        call_bound=frozenset(visitor.call_bindings),
     )
     return facts, index
 
@@ -251,6 +275,7 @@ class FunctionIndex:
         target: the target the module was analysed for.
         spans: ``{qualified name: ((def line, last line), ...)}``, 1-based and inclusive, one pair
             per definition in source order (a name defined twice has two).
+        call_bound: the module-level names bound to a call's result (candidate lazy module objects).
         aliases, constants, local_defs, future_annotations: the module's final import aliases,
             literal constants, names bound by ``def``/``class``, and whether
             ``from __future__ import annotations`` is in effect (PEP 563).
@@ -262,6 +287,7 @@ class FunctionIndex:
     constants: Mapping[str, object]
     local_defs: frozenset[str]
     future_annotations: bool
+    call_bound: frozenset[str] = frozenset()
 
     def load(self, source: bytes | str) -> FunctionBodies:
         """The function bodies of ``source``, which must be the source this index was made from
@@ -272,6 +298,7 @@ class FunctionIndex:
             constants=dict(self.constants),
             local_defs=set(self.local_defs),
             future_annotations=self.future_annotations,
+            call_bound=set(self.call_bound),
         )
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
@@ -307,34 +334,38 @@ class FunctionBodies:
         self._source = source
         self._spans = spans or {}
         self._lines: list[str] | None = None
-        self._facts: dict[str, FunctionFacts | None] = {}
+        self._facts: dict[tuple[str, str | None], FunctionFacts | None] = {}
 
-    def find_function_facts(self, qualname: str) -> FunctionFacts | None:
+    def find_function_facts(
+        self, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function ``qualname`` (``"f"``, ``"C.m"``, ``"f.<locals>.g"``), or None
         if the module defines no such function (a nested one counts if it is at most two levels
-        of ``<locals>`` deep, as in ``extract_facts``)."""
-        if qualname in self._facts:
-            return self._facts[qualname]
+        of ``<locals>`` deep, as in ``extract_facts``). With ``argument``, the body is analysed with
+        its first parameter bound to that string (a PEP 562 ``__getattr__`` run for one name, rule
+        15): conditions and lookups on it are evaluated."""
+        if (qualname, argument) in self._facts:
+            return self._facts[(qualname, argument)]
         outer, nested_marker, _ = qualname.rpartition(".<locals>.")
-        if nested_marker and outer not in self._facts:
+        if nested_marker and (outer, None) not in self._facts:
             self.find_function_facts(outer)  # registers the functions nested in ``outer``
         found: FunctionFacts | None = None
         # Every definition under this name is analysed (a later one wins, as in extract_facts)
         # because each may define nested functions.
         for node in self._find_nodes(qualname):
-            found, nested = self._analyse(qualname, node)
+            found, nested = self._analyse(qualname, node, argument)
             for name, nested_node in nested:
                 self._nodes.setdefault(name, []).append(nested_node)
-        self._facts[qualname] = found
+        self._facts[(qualname, argument)] = found
         return found
 
     def _analyse(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
     ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
         whatever the depth of the caller's stack (see :func:`_on_new_stack`)."""
         try:
-            return self._visitor.analyse_function(qualname, node)
+            return self._visitor.analyse_function(qualname, node, argument)
         except RecursionError:
             pass
 
@@ -342,7 +373,7 @@ class FunctionBodies:
             FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
         ]:
             try:
-                return self._visitor.analyse_function(qualname, node)
+                return self._visitor.analyse_function(qualname, node, argument)
             except RecursionError:
                 return None, []
 
@@ -535,6 +566,21 @@ def _syntax_message(exc: SyntaxError) -> str:
 # Public functions end here. -------------------------------------------------------------------------
 
 _DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
+_EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS
+_FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
+"""Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
+``type(self)(...)`` calls a class): not a call through a variable."""
+_LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
+"""Calls whose first argument names the module a lazy module object is made for (rule 19)."""
+_DATACLASS_DECORATORS: Final = frozenset({
+    "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
+    "attrs.define", "attr.dataclass",
+})
+"""Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
+otherwise from Python 3.14)."""
+_MAX_LOOP_ITEMS: Final = 64
+"""A loop over more constant items than this is walked once, its variable unknown."""
 
 
 @dataclass
@@ -581,6 +627,35 @@ class _ImportTimeVisitor:
     top_level_lines: set[int] = field(default_factory=set)
     # evaluates ``if``/``while`` tests (rules 10, 11, 13) with this visitor's aliases and constants
     conditions: ConditionEvaluator = field(init=False, repr=False, compare=False)
+    # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
+    attribute_reads: list[AttributeRead] = field(default_factory=list)
+    read_keys: set[tuple[str, str]] = field(default_factory=set)
+    # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
+    call_bindings: dict[str, CallBinding] = field(default_factory=dict)
+    call_bound: MutableSet[str] = field(default_factory=set)
+    lazy_attach: LazyAttach | None = None
+    dataclass_depth: int = 0
+    # a function body's positional parameters (``self`` not counted) and what it does with them
+    parameters: tuple[str, ...] = ()
+    self_imports: list[str] = field(default_factory=list)
+    self_calls: list[str] = field(default_factory=list)
+    self_params: list[tuple[str, int]] = field(default_factory=list)
+    lazy_candidates: list[int] = field(default_factory=list)
+    mentions_lazy_loader: bool = False
+    # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
+    unresolved: list[UnresolvedSite] = field(default_factory=list)
+    path_changes: list[PathChange] = field(default_factory=list)
+    path_names: dict[str, PathValue] = field(default_factory=dict)
+    # functions defined in the class body being visited (callable from that body)
+    class_defs: set[str] = field(default_factory=set)
+    # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
+    # guard of the sites being visited
+    import_guards: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    requirement: tuple[tuple[str, ...], bool] | None = None
+    # the [assume] entries that decided the conditions the statements being visited run under
+    assumed: tuple[str, ...] = ()
+    # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
+    decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The evaluator reads the very mappings this visitor keeps binding names in.
@@ -589,9 +664,49 @@ class _ImportTimeVisitor:
     # -- statements --------------------------------------------------------------------------------
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
+        assumed = self.assumed
         for stmt in body:
             self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
+            if isinstance(stmt, ast.Assert):
+                outcome, used = self.conditions.decide(stmt.test)
+                if outcome == _FALSE:
+                    break  # AssertionError: nothing after it runs
+                if used:
+                    self.assumed = (*self.assumed, *used)
+            # In a function body, what follows a statement that may return runs only if it did not
+            # (and not at all after one that always returns, also in a conditional block).
+            if self.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
+                returns, used = self._returns(stmt)
+                if returns == "always":
+                    break
+                if returns == "maybe":
+                    flags = flags | {Flag.CONDITIONAL}
+                elif used:  # an early return that an [assume] entry rules out
+                    self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
+
+    def _returns(self, stmt: ast.stmt) -> tuple[str, tuple[str, ...]]:
+        """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
+        ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
+        return whose guard is known: ``if current_platform.is_rocm(): return``)."""
+        if not isinstance(stmt, ast.If):
+            return ("maybe" if _may_return(stmt) else "never"), ()
+        used: list[str] = []
+        branch: ast.If | None = stmt
+        while branch is not None:
+            outcome, decided_by = self.decisions.get(id(branch), (None, ()))
+            if outcome is None or outcome == _BOTH:
+                return ("maybe" if _may_return(branch) else "never"), ()
+            used.extend(decided_by)
+            if outcome == _TRUE:
+                return _block_returns(branch.body), tuple(dict.fromkeys(used))
+            orelse = branch.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                branch = orelse[0]
+            else:
+                return _block_returns(orelse), tuple(dict.fromkeys(used))
+        return "never", ()
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         if isinstance(stmt, ast.Import):
@@ -675,14 +790,28 @@ class _ImportTimeVisitor:
         not recurse once per branch). After a test that cannot be evaluated, everything that
         follows in the chain is conditional."""
         branch: ast.If | None = stmt
+        assumed = self.assumed
         while branch is not None:
             self.scan_expr(branch.test, flags)
-            outcome = self.conditions.evaluate(branch.test)
+            self._bind_walrus(branch.test)
+            guard = self._guard_of(branch.test) if self.requirement is None else None
+            if guard is not None:
+                self.requirement = guard
+                self.visit_body(branch.body, flags)
+                self.requirement = (guard[0], not guard[1])
+                self.visit_body(branch.orelse, flags)
+                self.requirement = None
+                return
+            outcome, used = self.conditions.decide(branch.test)
+            self.decisions[id(branch)] = (outcome, used)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
+            if used:  # this branch, and what the chain runs instead, depend on the entries
+                self.assumed = (*self.assumed, *used)
             if outcome is None or True in outcome:
                 self.visit_body(branch.body, flags)
             if outcome is not None and False not in outcome:
+                self.assumed = assumed
                 return
             orelse = branch.orelse
             branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
@@ -690,6 +819,17 @@ class _ImportTimeVisitor:
                 self.visit_body(orelse, flags)
             else:
                 self.line = branch.lineno
+        self.assumed = assumed
+
+    def _bind_walrus(self, test: ast.expr) -> None:
+        """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                value = self.conditions.literal(node.value)
+                if value is UNKNOWN:
+                    self.constants.pop(node.target.id, None)
+                else:
+                    self.constants[node.target.id] = value
 
     def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
@@ -706,8 +846,22 @@ class _ImportTimeVisitor:
 
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
-        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop."""
+        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
+        constant sequence (a literal, or a name bound to one) with a simple target, the body is
+        walked once per item, the loop variable bound to it (``for p in ("a", "b"):
+        __import__(p)``, rule 14)."""
         self.scan_expr(stmt.iter, flags)
+        items = _constant_items(self.conditions.constant(stmt.iter))
+        if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+            body_flags = flags if items else flags | {Flag.CONDITIONAL}
+            for item in items:
+                self._bind_target(stmt.target)
+                self.constants[stmt.target.id] = item
+                self.visit_body(stmt.body, body_flags)
+            self._bind_target(stmt.target)
+            self.constants.pop(stmt.target.id, None)
+            self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+            return
         self._bind_target(stmt.target)
         self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
@@ -716,21 +870,52 @@ class _ImportTimeVisitor:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
         ends the loop."""
         self.scan_expr(stmt.test, flags)
-        outcome = self.conditions.evaluate(stmt.test)
+        self._bind_walrus(stmt.test)
+        outcome, used = self.conditions.decide(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
+            assumed = self.assumed
+            self.assumed = (*assumed, *used)
             self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
+            self.assumed = assumed
         breaks = runs and _breaks(stmt.body)
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
-        self.visit_body(getattr(stmt, "body"), flags | {Flag.GUARDED})
-        for handler in getattr(stmt, "handlers"):
+        """The body is guarded, handlers are fallbacks. A ``try`` of imports only (and constant
+        assignments) with an ``except ImportError`` handler: the handler runs only if one of the
+        modules is missing, and a name the body and the handler bind to opposite constants says
+        which ran (``HAS_X``); the graph decides with path search (rule 12)."""
+        body = getattr(stmt, "body")
+        handlers = getattr(stmt, "handlers")
+        targets = _try_import_targets(body) if self.requirement is None else None
+        self.visit_body(body, flags | {Flag.GUARDED})
+        then = _constant_bindings(body)
+        for handler in handlers:
             if handler.type is not None:
                 self.scan_expr(handler.type, flags)
+            guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
+            if guarded:
+                self.requirement = (targets or (), False)
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
+            self.requirement = None
+            if guarded and targets:
+                for name, value in _constant_bindings(handler.body).items():
+                    if name in then and bool(then[name]) != bool(value):
+                        self.import_guards[name] = (targets, bool(then[name]))
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
+
+    def _guard_of(self, test: ast.expr) -> tuple[tuple[str, ...], bool] | None:
+        """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
+        HAS_X:`` with ``HAS_X`` an import guard, else None."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not isinstance(test, ast.Name) or test.id not in self.import_guards:
+            return None
+        targets, truth_if_found = self.import_guards[test.id]
+        return targets, truth_if_found != negated
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
         for decorator in stmt.decorator_list:
@@ -745,14 +930,21 @@ class _ImportTimeVisitor:
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self._scoped_name(stmt.name)
         self.classes.add(qualname)
-        saved = self.bindings
-        self.bindings = set()
+        saved, saved_defs = self.bindings, self.class_defs
+        self.bindings, self.class_defs = set(), set()
         self.class_depth += 1
         self.class_path.append(stmt.name)
+        dataclass = any(
+            dotted_name(d.func if isinstance(d, ast.Call) else d, self.aliases) in _DATACLASS_DECORATORS
+            for d in stmt.decorator_list
+        )
+        saved_dataclass = self.dataclass_depth
+        self.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
         self.visit_body(stmt.body, flags)
+        self.dataclass_depth = saved_dataclass
         self.class_path.pop()
         self.class_depth -= 1
-        self.bindings = saved
+        self.bindings, self.class_defs = saved, saved_defs
         self._bind(stmt.name, None, "def")
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
@@ -770,6 +962,8 @@ class _ImportTimeVisitor:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self._scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, "def")
+        if self.class_depth:
+            self.class_defs.add(stmt.name)
         if stmt.name == "__getattr__" and self._is_module_level():
             self.defines_getattr = True
 
@@ -789,10 +983,14 @@ class _ImportTimeVisitor:
             return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
         return ".".join([*self.class_path, name])
 
-    def _annotations_evaluated(self) -> bool:
-        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14."""
+    def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
+        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
+        except a class body's under a decorator that evaluates them when it runs (a dataclass's).
+        ``from __future__ import annotations`` makes them strings nobody evaluates (PEP 563)."""
         if self.future_annotations:
             return False
+        if class_body and self.dataclass_depth:
+            return True
         return any(version < (3, 14) for version in self.target.versions)
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
@@ -803,7 +1001,7 @@ class _ImportTimeVisitor:
         if (
             isinstance(stmt, ast.AnnAssign)
             and not self.in_function
-            and self._annotations_evaluated()
+            and self._annotations_evaluated(class_body=self.class_depth > 0)
         ):
             self.scan_expr(stmt.annotation, flags)
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -812,11 +1010,137 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
+            if not isinstance(target, ast.Name) and dotted_name(
+                target.value if isinstance(target, ast.Subscript) else target, self.aliases
+            ) == "sys.path":
+                self._unresolved(target, Construct.SYS_PATH, flags)
+        if (
+            not self.in_function
+            and stmt.value is not None
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+            and may_be_path(stmt.value)
+        ):
+            value = evaluate_path(stmt.value, self.aliases, self.conditions.constant, self.path_names)
+            if value is not None:
+                self.path_names[targets[0].id] = value
+        if self.in_function and isinstance(stmt, ast.Assign):
+            self._record_self_parameter(targets, stmt.value)
+        if self.in_function and not self.class_depth:
+            # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
+            self._record_constant(stmt, fresh)
         if self._is_module_level():
             self._record_all(stmt, flags)
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                self._record_call_binding(targets, stmt.value)
+                if any(self._is_own_sys_modules_entry(t) for t in targets):
+                    self._lazy_module_replacement(stmt.value)
+
+    def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
+        """``sys.modules[__name__]`` (the module replacing itself)."""
+        return (
+            isinstance(target, ast.Subscript)
+            and dotted_name(target.value, self.aliases) == "sys.modules"
+            and isinstance(target.slice, ast.Name)
+            and target.slice.id == "__name__"
+        )
+
+    def _lazy_module_replacement(self, call: ast.Call) -> None:
+        """``sys.modules[__name__] = _LazyModule(__name__, ..., structure, ...)`` (transformers):
+        reading a name of ``structure`` (``{submodule: names}``, a constant, or
+        ``define_import_structure(...)``: each submodule's ``__all__``) imports its submodule, as a
+        ``lazy_loader.attach`` mapping does (rule 19)."""
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            if isinstance(arg, ast.Call) and (dotted_name(arg.func, self.aliases) or "").endswith(
+                "define_import_structure"
+            ):
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(scan_package=True)
+                return
+            value = self.conditions.literal(arg)
+            if isinstance(value, Literal):  # a constant container, looked up (rule 15)
+                value = value.value
+            if not isinstance(value, dict) or not value:
+                continue
+            mapping: dict[str, tuple[str, ...]] = {}
+            for sub, names in value.items():
+                if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                    break
+                mapping[sub] = tuple(sorted(str(n) for n in names))
+            else:
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
+                return
+
+    def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
+        """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
+        attach(__name__, submodules=..., submod_attrs=...)`` (a lazy_loader attach), rule 19."""
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        names += [
+            e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
+        ]
+        if "__getattr__" in names:
+            self.defines_getattr = True
+            self.lazy_attach = self._attach(call)
+            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
+                self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
+            return
+        callee = dotted_name(call.func, self.aliases)
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or callee is None:
+            return
+        args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
+        keywords = tuple(
+            (kw.arg, value) for kw in call.keywords
+            if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
+        )
+        if not any(args) and not keywords:
+            return  # a lazy module object is always made for a module named by a string
+        first = call.func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and first.id in self.local_defs
+        name = targets[0].id
+        self.call_bindings[name] = CallBinding(call.lineno, callee, local, args, keywords)
+        self.call_bound.add(name)
+
+    def _attach(self, call: ast.Call) -> LazyAttach | None:
+        """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
+        are constants, else None (``lazy_loader.attach``'s signature; vendored copies share it)."""
+        args = list(call.args)
+        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
+            return None
+        submodules_node = args[1] if len(args) > 1 else _keyword(call, "submodules")
+        attrs_node = args[2] if len(args) > 2 else _keyword(call, "submod_attrs")
+        if submodules_node is None and attrs_node is None:
+            return None
+        submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
+        attrs = self.conditions.constant(attrs_node) if attrs_node is not None else {}
+        if submodules is None:
+            submodules = ()
+        if attrs is None:
+            attrs = {}
+        if not isinstance(submodules, (list, tuple, set, frozenset)) or not isinstance(attrs, dict):
+            return None
+        if not all(isinstance(s, str) for s in submodules):
+            return None
+        mapping: dict[str, tuple[str, ...]] = {}
+        for sub, names in attrs.items():
+            if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                return None
+            mapping[sub] = tuple(sorted(str(n) for n in names))
+        return LazyAttach(tuple(sorted(submodules)), mapping)
+
+    def _record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
+        if not isinstance(value, ast.Name) or value.id not in self.parameters:
+            return
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                self.self_params.append((target.attr, self.parameters.index(value.id)))
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
@@ -854,7 +1178,10 @@ class _ImportTimeVisitor:
                     used.setdefault(current.id, []).append(current.lineno)  # type: ignore[attr-defined]
                 continue
             if kind is ast.Attribute:
-                stack.append(current.value)  # type: ignore[attr-defined]
+                value = current.value  # type: ignore[attr-defined]
+                if type(value) is ast.Name:
+                    self._attribute_read(current, value, flags)  # type: ignore[arg-type]
+                stack.append(value)
                 continue
             if isinstance(current, ast.Lambda):
                 stack.extend(current.args.defaults)
@@ -863,15 +1190,99 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.GeneratorExp):
                 stack.append(current.generators[0].iter)  # the rest runs when it is iterated
                 continue
+            if isinstance(current, ast.IfExp):
+                self._scan_if_expression(current, flags)
+                continue
+            if isinstance(current, ast.BoolOp):
+                self._scan_bool_op(current, flags)
+                continue
             if not self.in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
-                if not self._dynamic_import(current, flags):
-                    self._add_call(current, current.func, "call", flags)
+                name = dotted_name(current.func, self.aliases)  # once for the three below
+                if name in _DYNAMIC_IMPORTERS:
+                    self._call_site(current, flags, name)
+                else:
+                    self._add_call(current, current.func, "call", flags, name)
+                    if name in _SPECIAL_CALLS:
+                        self._special_call(current, name, flags)
                 self._all_mutation(current)
+                if self.in_function:
+                    self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.bindings.add(current.target.id)
             _push_children(stack, current)
+
+    def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
+        """``a if test else b``: only the branch a known test selects runs."""
+        self.scan_expr(node.test, flags)
+        outcome, used = self.conditions.decide(node.test)
+        assumed = self.assumed
+        self.assumed = (*assumed, *used)
+        if outcome is None or True in outcome:
+            self.scan_expr(node.body, flags)
+        if outcome is None or False in outcome:
+            self.scan_expr(node.orelse, flags)
+        self.assumed = assumed
+
+    def _scan_bool_op(self, node: ast.BoolOp, flags: frozenset[Flag]) -> None:
+        """``a and b`` / ``a or b``: an operand runs only if the ones before it did not decide the
+        result (a known false operand of ``and``, a known true one of ``or``, stops it)."""
+        stops = False if isinstance(node.op, ast.And) else True
+        assumed = self.assumed
+        for operand in node.values:
+            self.scan_expr(operand, flags)
+            outcome, used = self.conditions.decide(operand)
+            if outcome == frozenset({stops}):
+                break
+            if outcome is not None and stops not in outcome:
+                self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
+
+    def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
+        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
+        if type(value.ctx) is not ast.Load:
+            return
+        name = value.id
+        target = self.aliases.get(name)
+        if target is None and name not in self.call_bound:
+            return
+        key = (name, node.attr)
+        if key in self.read_keys:
+            return
+        self.read_keys.add(key)
+        self.attribute_reads.append(AttributeRead(
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags))
+        ))
+
+    def _self_facts(self, call: ast.Call) -> None:
+        """What a method does with ``self`` and its parameters: ``self.m()`` calls,
+        ``super().__init__(param)``, ``find_spec(param)``/``lazy_loader.load(param)`` (rule 19)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id == "self":
+                self.self_calls.append(func.attr)
+            elif func.attr == "__init__" and call.args:
+                first = call.args[0]
+                is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
+                    and owner.func.id == "super"
+                if not is_super and isinstance(first, ast.Name) and first.id == "self":
+                    first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
+                if (
+                    isinstance(first, ast.Call) and isinstance(first.func, ast.Name)
+                    and first.func.id == "str" and len(first.args) == 1 and not first.keywords
+                ):
+                    first = first.args[0]  # vLLM's ``super().__init__(str(name))``
+                if isinstance(first, ast.Name) and first.id in self.parameters:
+                    self.self_params.append(("__name__", self.parameters.index(first.id)))
+        name = dotted_name(func, self.aliases) or ""
+        if "LazyLoader" in name or name == "lazy_loader.load":
+            self.mentions_lazy_loader = True
+        if name in _LAZY_SPEC_MAKERS and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Name) and first.id in self.parameters:
+                self.lazy_candidates.append(self.parameters.index(first.id))
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects
@@ -897,8 +1308,71 @@ class _ImportTimeVisitor:
         self._call_site(call, flags, name)
         return True
 
-    def _add_call(self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag]) -> None:
-        name = dotted_name(func, self.aliases)
+    def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved)
+        and ``sys.path`` changes (rule 7); ``name`` is the called name."""
+        if name in _EXECUTORS and call.args and not (
+            isinstance(call.func, ast.Name) and call.func.id in self.local_defs
+        ):
+            text = self.conditions.constant(call.args[0])
+            if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
+                self._unresolved(call, Construct.EXEC, flags)
+        elif name in SYS_PATH_CHANGERS:
+            added = None
+            if not self.in_function:
+                added = find_added_paths(
+                    call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
+                    self.path_names,
+                )
+            if added is None:
+                self._unresolved(call, Construct.SYS_PATH, flags)
+            else:
+                self.path_changes.extend(
+                    PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
+                )
+
+    def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
+        """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
+        (every node at the call's position); False if it does not parse."""
+        is_exec = name.rpartition(".")[2] == "exec"
+        try:
+            tree = ast.parse(text, mode="exec" if is_exec else "eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                node.lineno = node.end_lineno = call.lineno
+                node.col_offset = node.end_col_offset = call.col_offset
+        if isinstance(tree, ast.Module):
+            line = self.line
+            self.visit_body(tree.body, flags)
+            self.line = line
+        elif isinstance(tree, ast.Expression):
+            self.scan_expr(tree.body, flags)
+        return True
+
+    def _unresolved(self, node: ast.expr, construct: Construct, flags: frozenset[Flag]) -> None:
+        self.unresolved.append(UnresolvedSite(
+            node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
+        ))
+
+    def _add_call(
+        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
+        name: str | None = None,
+    ) -> None:
+        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
+        if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
+            func = func.value  # ``Key[int]()``: a generic class, instantiated
+            name = None
+        if isinstance(func, ast.Name) and func.id in self.class_defs:
+            # a function of the class body being run, called from that body
+            self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
+                                       True, kind, tuple(sorted(flags)), self._assumed()))
+            return
+        if name is None:
+            name = dotted_name(func, self.aliases)
+        if kind == "call" and self._calls_a_value(func):
+            self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
             return
         first = func
@@ -906,8 +1380,41 @@ class _ImportTimeVisitor:
             first = first.value
         local = isinstance(first, ast.Name) and first.id in self.local_defs
         self.calls.append(
-            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)))
+            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)),
+                     self._assumed())
         )
+
+    def _assumed(self) -> tuple[str, ...]:
+        """The ``[assume]`` entries the statement being visited runs under, each once."""
+        return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
+
+    def _names_a_definition(self, node: ast.expr) -> bool:
+        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        name = node.id
+        return name in self.aliases or name in self.local_defs or name in self.class_defs or (
+            name not in self.bindings  # a builtin (``type[int]``)
+        )
+
+    def _calls_a_value(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` calls what a variable, a container item or another call holds
+        (not a function, class or import the engine can follow; not a method of an object)."""
+        if isinstance(func, ast.Subscript):
+            return True
+        if isinstance(func, ast.Call):
+            return not (isinstance(func.func, ast.Name) and func.func.id in _FACTORY_BUILTINS)
+        if isinstance(func, ast.Name):
+            name = func.id
+            return (
+                name in self.bindings
+                and name not in self.local_defs
+                and name not in self.aliases
+                and name not in self.import_bound
+            )
+        return False
 
     def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
         """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
@@ -916,8 +1423,21 @@ class _ImportTimeVisitor:
         and can be suppressed with ``# noqa``, on the decorator's line.
         """
         first = call.args[0] if call.args else _keyword(call, "name")
-        literal = first.value if isinstance(first, ast.Constant) else None
-        if not isinstance(literal, str) or not literal.strip("."):
+        if (
+            self.in_function
+            and isinstance(first, ast.Attribute)
+            and isinstance(first.value, ast.Name)
+            and first.value.id == "self"
+        ):
+            self.self_imports.append(first.attr)
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
+            # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
+            self._add_site(call, "importlib", value.rest.lstrip("."), flags, level=1,
+                           anchor=value.anchor)
+            return
+        literal = value if isinstance(value, str) else None
+        if literal is None or not literal.strip("."):
             self._add_site(call, "importlib", None, flags, detail=_unparse(call))
             return
         level = len(literal) - len(literal.lstrip("."))
@@ -960,6 +1480,9 @@ class _ImportTimeVisitor:
     def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
         """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
+        if name in self.call_bound and not self.class_depth:
+            self.call_bound.discard(name)
+            self.call_bindings.pop(name, None)
         self.ever_bound.add(name)
         if self._is_module_level():
             self.binding_lines.setdefault(name, self.line)
@@ -971,8 +1494,9 @@ class _ImportTimeVisitor:
             self.aliases[name] = refers_to
         (self.local_defs.add if how == "def" else self.local_defs.discard)(name)
         (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
-        if not self.in_function:
-            self.constants.pop(name, None)
+        self.constants.pop(name, None)  # in a function, a local shadows the module's constant
+        self.path_names.pop(name, None)
+        self.import_guards.pop(name, None)
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
@@ -995,19 +1519,33 @@ class _ImportTimeVisitor:
             self._bind_target(target.value)
 
     def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
-        """``NAME = <literal>`` as the first binding of ``NAME`` makes it a constant for conditions
-        (``MYPY = False``), unless a function declares it ``global`` (and may rebind it)."""
+        """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
+        (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
+        looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
+        rebind it). A list, set or dict counts for lookups, not for its truth (it may change). In a
+        function body the same holds for its locals: a second binding forgets the value."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        )
         if (
             fresh
-            and isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Constant)
-            and stmt.targets[0].id not in self.seen_constants
-            and stmt.targets[0].id not in self.declared_global
+            and stmt.value is not None
+            and isinstance(target, ast.Name)
+            and target.id not in self.seen_constants
+            and target.id not in self.declared_global
         ):
-            self.constants[stmt.targets[0].id] = stmt.value.value
-            self.seen_constants.add(stmt.targets[0].id)
+            if isinstance(stmt.value, ast.Constant):
+                value: object = stmt.value.value
+            elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                return  # a name or attribute stays what it is: not a literal
+            elif isinstance(stmt.value, ast.Call) and not self.conditions.may_compute(stmt.value):
+                return  # most calls compute nothing the engine knows: do not evaluate them
+            else:
+                value = self.conditions.literal(stmt.value)
+                if value is UNKNOWN:
+                    return
+            self.constants[target.id] = value
+            self.seen_constants.add(target.id)
 
     def _record_all(
         self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
@@ -1065,10 +1603,14 @@ class _ImportTimeVisitor:
         return out
 
     def analyse_function(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef
+        self,
+        qualname: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        argument: str | None = None,
     ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
-        functions to analyse next (none beyond two levels of ``<locals>``)."""
+        functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
+        first parameter is a constant of that value in the body."""
         child = _ImportTimeVisitor(
             self.target,
             aliases=_MappingOverlay(self.aliases),
@@ -1077,11 +1619,17 @@ class _ImportTimeVisitor:
             function_name=qualname,
             local_defs=_SetOverlay(self.local_defs),
             future_annotations=self.future_annotations,
+            call_bound=_SetOverlay(self.call_bound),
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None:
                 child._bind(arg.arg, None)
+        positional = [*args.posonlyargs, *args.args]
+        if argument is not None and positional:
+            child.constants[positional[0].arg] = argument
+        names = [arg.arg for arg in positional]
+        child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
@@ -1089,6 +1637,12 @@ class _ImportTimeVisitor:
             sites=tuple(child.sites),
             calls=tuple(child.calls),
             returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+            attribute_reads=tuple(child.attribute_reads),
+            self_imports=tuple(dict.fromkeys(child.self_imports)),
+            self_calls=tuple(dict.fromkeys(child.self_calls)),
+            self_params=tuple(dict.fromkeys(child.self_params)),
+            lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
+            unresolved=tuple(child.unresolved),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
 
@@ -1157,9 +1711,61 @@ class _ImportTimeVisitor:
                 names=names,
                 flags=tuple(sorted(flags)),
                 detail=detail,
+                guard=self.requirement[0] if self.requirement else (),
+                guard_resolves=self.requirement[1] if self.requirement else True,
+                assumed=self._assumed(),
             )
         )
 
+
+def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
+    """The modules a ``try`` body imports (relative ones with their leading dots; a from-import as
+    ``module:name,...``), when it does nothing else that may raise (imports, constant assignments,
+    ``pass``); else None."""
+    targets: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            targets.extend(alias.name for alias in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom):
+            if not stmt.module:
+                return None  # ``from . import x``: x may be a submodule or a name
+            names = ",".join(alias.name for alias in stmt.names if alias.name != "*")
+            # ``module:name,...``: the names must exist too (``from warnings import deprecated``)
+            targets.append("." * stmt.level + stmt.module + (f":{names}" if names else ""))
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Constant):
+            continue
+        elif isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        else:
+            return None
+    return tuple(targets) or None
+
+
+def _constant_bindings(body: Sequence[ast.stmt]) -> dict[str, object]:
+    """``{name: value}`` of the ``NAME = <constant>`` statements directly in ``body``."""
+    found: dict[str, object] = {}
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Constant)
+        ):
+            found[stmt.targets[0].id] = stmt.value.value
+    return found
+
+
+def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, str]) -> bool:
+    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError``."""
+    if handler_type is None:
+        return False
+    kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+
+
+_IMPORT_ERRORS: Final = frozenset({
+    "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
+})
 
 _V = TypeVar("_V")
 
@@ -1190,6 +1796,28 @@ class _MappingOverlay(MutableMapping[str, _V]):
             raise KeyError(key)
         self._own.pop(key, None)
         self._removed.add(key)
+
+    # The mixins' versions go through __getitem__ and a KeyError: these are on hot paths.
+    def __contains__(self, key: object) -> bool:
+        if key in self._own:
+            return True
+        return key not in self._removed and key in self._base
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self._own:
+            return self._own[key]
+        if key in self._removed:
+            return default
+        return self._base.get(key, default)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            value = self[key]
+            del self[key]
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
         yield from self._own
@@ -1228,6 +1856,17 @@ class _SetOverlay(MutableSet[str]):
         self._removed.add(value)
 
 
+def _constant_items(value: object) -> list[object] | None:
+    """The items of a constant sequence a loop walks (strings, numbers, tuples of them), or None."""
+    if isinstance(value, dict):
+        value = list(value)
+    if not isinstance(value, (list, tuple)) or len(value) > _MAX_LOOP_ITEMS:
+        return None
+    if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
+        return None
+    return list(value)
+
+
 def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
     return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
 
@@ -1252,6 +1891,35 @@ def _non_empty(iterable: ast.expr) -> bool:
             return all(type(bound) is int for bound in bounds) and bool(range(*bounds))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
+    return False
+
+
+_TRUE: Final = frozenset({True})
+_FALSE: Final = frozenset({False})
+_BOTH: Final = frozenset({True, False})
+
+
+def _block_returns(body: Sequence[ast.stmt]) -> str:
+    """Whether a block returns from its function: ``"always"`` when one of its own statements is a
+    ``return`` (a statement before it may still return), ``"maybe"`` when a nested one may,
+    ``"never"``."""
+    if any(isinstance(stmt, ast.Return) for stmt in body):
+        return "always"
+    return "maybe" if any(_may_return(stmt) for stmt in body) else "never"
+
+
+def _may_return(stmt: ast.stmt) -> bool:
+    """True if ``stmt`` is or holds a ``return`` of the function it is in (not of a nested function,
+    class or lambda)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if node is not stmt and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                  ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
     return False
 
 
@@ -1286,6 +1954,10 @@ def _literal_strings(node: ast.expr | None) -> list[str] | None:
         left, right = _literal_strings(node.left), _literal_strings(node.right)
         return None if left is None or right is None else left + right
     return None
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

@@ -27,25 +27,30 @@ Edges follow CPython's import system (docs/semantics.md):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
     CallSite,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
+    PathChange,
     SourceProblem,
+    UnresolvedSite,
 )
 from flake8_importpolicy.model.graph import (
+    Construct,
     CallNode,
     Flag,
     FunctionNode,
     Hop,
     HopKind,
-    UnknownImport,
+    UnresolvedCode,
     module_of,
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
@@ -60,15 +65,22 @@ _CLASS_HOOKS: Final = {
     "decorator-factory": ("__new__", "__init__"),
 }
 _ALIAS_DEPTH: Final = 5
+_ATTRIBUTE_HOOKS: Final = frozenset({"__getattr__", "__getattribute__", "__dir__"})
+_NOT_COMPUTABLE: Final = "<not computable>"
+"""What :meth:`ImportGraph._lazy_module_bound` returns for a lazy module object whose module is
+not computable (never a module name: it is not an identifier)."""
 
 
 FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
-FunctionFactsProvider = Callable[[ResolvedModule, str], FunctionFacts | SourceProblem | None]
-"""Returns the facts of one function body of a module (asked only when a call reaches it), None
-if the module has no function of that qualified name, or why the module's source cannot be analysed
-(a syntax error inside that body: module facts come from a parse without function bodies)."""
+FunctionFactsProvider = Callable[
+    [ResolvedModule, str, "str | None"], FunctionFacts | SourceProblem | None
+]
+"""Returns the facts of one function body of a module (asked only when a call reaches it), with its
+first parameter bound to the given string if any; None if the module has no function of that
+qualified name, or why the module's source cannot be analysed (a syntax error inside that body:
+module facts come from a parse without function bodies)."""
 
 
 class ImportGraph:
@@ -83,6 +95,8 @@ class ImportGraph:
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
         function_facts: returns the facts of one function body of a module (default: those in its
             :class:`ModuleFacts`).
+        follows: whether a module's import-time calls and PEP 562 ``__getattr__`` are followed
+            (default: first-party modules only).
     """
 
     def __init__(
@@ -94,6 +108,7 @@ class ImportGraph:
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
         function_facts: FunctionFactsProvider | None = None,
+        follows: Callable[[str], bool] | None = None,
     ) -> None:
         self.index = index
         self._facts_provider = facts
@@ -101,12 +116,14 @@ class ImportGraph:
         self.call_depth = call_depth
         self._is_heavy_call = is_heavy_call
         self._function_facts_provider = function_facts
-        self._function_facts: dict[tuple[str, str], FunctionFacts | None] = {}
-        self._function_problems: dict[tuple[str, str], SourceProblem] = {}
+        self._follows = follows
+        self._function_facts: dict[tuple[str, str, str | None], FunctionFacts | None] = {}
+        self._function_problems: dict[tuple[str, str, str | None], SourceProblem] = {}
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._first_star: dict[str, int] = {}  # package -> line of its first star import (or 1e9)
         self._facts: dict[str, ModuleFacts | None] = {}
-        self._unknown: dict[str, tuple[UnknownImport, ...]] = {}
+        self._unresolved: dict[str, tuple[UnresolvedCode, ...]] = {}
+        self._lazy_makers: dict[str, int | None] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -123,20 +140,25 @@ class ImportGraph:
                 self._facts[module] = None
         return self._facts[module]
 
-    def get_function_facts(self, module: str, qualname: str) -> FunctionFacts | None:
+    def get_function_facts(
+        self, module: str, qualname: str, argument: str | None = None
+    ) -> FunctionFacts | None:
         """The facts of the function body ``qualname`` of ``module`` (None if it has no such
-        function, or no analysable source)."""
+        function, or no analysable source), with its first parameter bound to ``argument`` when
+        that is given (a PEP 562 ``__getattr__`` run for one name)."""
         module = module_of(module)
-        key = (module, qualname)
+        key = (module, qualname, argument)
         if key in self._function_facts:
             return self._function_facts[key]
         facts = self.get_facts(module)
         found: FunctionFacts | None = None
         if facts is not None and facts.problem is None:
-            if facts.functions or self._function_facts_provider is None:
+            if self._function_facts_provider is None or (facts.functions and argument is None):
                 found = facts.functions.get(qualname)
             else:
-                provided = self._function_facts_provider(self.index.resolve_module(module), qualname)
+                provided = self._function_facts_provider(
+                    self.index.resolve_module(module), qualname, argument
+                )
                 if isinstance(provided, SourceProblem):
                     self._function_problems[key] = provided
                 else:
@@ -153,8 +175,9 @@ class ImportGraph:
         facts = self.get_facts(module_of(module))
         if facts is None or facts.problem is not None or not isinstance(module, FunctionNode):
             return facts.problem if facts is not None else None
-        self.get_function_facts(module.module, module.qualname)
-        return self._function_problems.get((module.module, module.qualname))
+        key = (module.module, module.qualname, module.argument)
+        self.get_function_facts(*key)
+        return self._function_problems.get(key)
 
     def find_import_time_edges(self, module: str) -> tuple[Hop, ...]:
         """The hops from ``module`` to every module its own import-time statements make run.
@@ -169,37 +192,125 @@ class ImportGraph:
         owner = module_of(module)
         facts = None if isinstance(module, CallNode) else self.get_facts(owner)
         hops: list[Hop] = []
-        unknown: list[UnknownImport] = []
+        unresolved: list[UnresolvedCode] = []
         if facts is not None and facts.problem is None:
             resolved = self.index.resolve_module(owner)
             sites: tuple[ImportSite, ...] = facts.sites
             calls: tuple[CallSite, ...] = facts.calls
+            reads: tuple[AttributeRead, ...] = facts.attribute_reads
+            cannot: tuple[UnresolvedSite, ...] = facts.unresolved
+            dynamic = Construct.DYNAMIC_IMPORT
             if isinstance(module, FunctionNode):
-                function_facts = self.get_function_facts(owner, module.qualname)
+                function_facts = self.get_function_facts(owner, module.qualname, module.argument)
                 sites = function_facts.sites if function_facts else ()
                 calls = function_facts.calls if function_facts else ()
+                reads = function_facts.attribute_reads if function_facts else ()
+                cannot = function_facts.unresolved if function_facts else ()
+                if module.qualname.rpartition(".")[2] in _ATTRIBUTE_HOOKS:
+                    dynamic = Construct.GETATTR_IMPORT
+            else:
+                self._add_search_locations(resolved, facts.path_changes)
             for site in sites:
+                if site.guard and self._all_found(site.guard, module, resolved) != site.guard_resolves:
+                    continue  # e.g. the ``except ImportError`` fallback of imports that are found
                 if site.target is None:
-                    unknown.append(
-                        UnknownImport(module, resolved.path, site.line, site.col, site.detail)
-                    )
+                    unresolved.append(UnresolvedCode(
+                        module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags
+                    ))
                     continue
-                hops.extend(self._hops_for_site(module, resolved, site))
+                for hop in self._hops_for_site(module, resolved, site):
+                    hops.append(dataclasses.replace(hop, assumed=site.assumed) if site.assumed else hop)
             for call in calls:
                 hops.extend(self._hops_for_call(module, resolved, call))
+            for read in reads:
+                hops.extend(self._hops_for_read(module, resolved, read, unresolved))
+            unresolved.extend(
+                UnresolvedCode(module, resolved.path, u.line, u.col, u.construct, u.detail, u.flags)
+                for u in cannot
+            )
+        if not isinstance(module, (FunctionNode, CallNode)):
+            found = self.index.resolve_module(module)
+            if found.found_as is not None:  # the finder imports the real module's parents first
+                parts = found.found_as.split(".")
+                hops.extend(
+                    Hop(module, found.path, 1, 0, HopKind.FINDER, ".".join(parts[:i]))
+                    for i in range(1, len(parts))
+                )
         unique = {(h.line, h.col, h.imported): h for h in hops if h.imported != module}
         edges = tuple(sorted(
-            (h for h in unique.values() if not (self._ignore and self._ignore(module, h.imported))),
+            (
+                self._mark_compiled(h) for h in unique.values()
+                if not (self._ignore and self._ignore(module, h.imported))
+            ),
             key=Hop.sort_key,
         ))
         self._edges[module] = edges
-        self._unknown[module] = tuple(unknown)
+        self._unresolved[module] = tuple(sorted(unresolved, key=lambda u: (u.line, u.col)))
         return edges
 
-    def find_unknown_imports(self, module: str) -> tuple[UnknownImport, ...]:
-        """Dynamic imports of ``module`` whose target is not a literal."""
+    def _all_found(self, names: tuple[str, ...], node: str, resolved: ResolvedModule) -> bool:
+        """Whether every module of ``names`` (relative to ``node``'s module) imports without an
+        ImportError as far as can be told: path search finds it (an extension module counts) and
+        none of its own unconditional imports names a module path search does not find."""
+        module = module_of(node)
+        for entry in names:
+            name, _, imported = entry.partition(":")
+            absolute = _absolute(name, module, resolved.is_package)
+            if absolute is None or not self._imports_cleanly(absolute):
+                return False
+            if imported and not all(self._provides(absolute, n) for n in imported.split(",")):
+                return False
+        return True
+
+    def _provides(self, module: str, name: str) -> bool:
+        """Whether ``from module import name`` finds ``name``: bound by the module's code, or a
+        submodule (rule 2). An extension module is taken to provide what is imported from it (its
+        names cannot be read); a module with a PEP 562 ``__getattr__`` or without analysable
+        source otherwise is not known to provide it."""
+        facts = self.get_facts(module)
+        if facts is None:
+            return self.index.resolve_module(module).kind == "extension"
+        if facts.problem is not None or facts.defines_getattr:
+            return False
+        if name in facts.bindings:
+            return True
+        return self.index.resolve_module(f"{module}.{name}").kind != "unresolved"
+
+    def _imports_cleanly(self, name: str) -> bool:
+        found = self.index.resolve_module(name)
+        if found.kind == "unresolved":
+            return False
+        facts = self.get_facts(name)
+        if facts is None or facts.problem is not None:
+            return facts is None
+        for site in facts.sites:
+            if site.flags or site.target is None or site.guard:
+                continue
+            target = resolve_relative(site, name, found.is_package)
+            if target is None or self.index.resolve_module(target).kind == "unresolved":
+                return False
+        return True
+
+    def find_unresolved(self, module: str) -> tuple[UnresolvedCode, ...]:
+        """What ``module``'s own import-time code does that cannot be resolved (IPL006), sorted by
+        position: dynamic imports of names that are not computable, ``exec`` of strings that are
+        not constant, calls through variables, ``sys.path`` changes that are not computable, lazy
+        module objects whose module is not computable."""
         self.find_import_time_edges(module)
-        return self._unknown.get(module, ())
+        return self._unresolved.get(module, ())
+
+    def _add_search_locations(
+        self, resolved: ResolvedModule, changes: tuple[PathChange, ...]
+    ) -> None:
+        """Directories a module adds to ``sys.path`` at import time are searched, after the
+        others, for names not found otherwise (rule 7)."""
+        if not changes or resolved.path is None:
+            return
+        for change in changes:
+            directory = resolved.path.parent
+            for _ in range(change.up):
+                directory = directory.parent
+            self.index.add_search_location(directory.joinpath(*change.parts))
 
     def find_parent_hops(self, module: str) -> tuple[Hop, ...]:
         """Pseudo-hops from ``module`` to its parent packages, which run before it (rule 1).
@@ -212,7 +323,19 @@ class ImportGraph:
             Hop(module, path, 1, 0, HopKind.PARENT_PACKAGE, ".".join(parts[:i]))
             for i in range(1, len(parts))
         )
-        return tuple(h for h in hops if not (self._ignore and self._ignore(module, h.imported)))
+        return tuple(
+            self._mark_compiled(h) for h in hops
+            if not (self._ignore and self._ignore(module, h.imported))
+        )
+
+    def _mark_compiled(self, hop: Hop) -> Hop:
+        """``hop`` with the flag ``compiled-twin`` when it runs a mypyc-compiled module (analysed
+        through its ``.py`` source)."""
+        if isinstance(hop.imported, (FunctionNode, CallNode)):
+            return hop
+        if not self.index.resolve_module(hop.imported).compiled:
+            return hop
+        return dataclasses.replace(hop, flags=tuple(sorted({*hop.flags, Flag.COMPILED_TWIN})))
 
     # -- traversal ---------------------------------------------------------------------------------
 
@@ -332,25 +455,177 @@ class ImportGraph:
             return tuple(sorted({*flags, Flag.CONDITIONAL}))
         return flags
 
-    def _getattr_trigger(self, package: str, name: str, importer: str) -> FunctionNode | None:
+    def _getattr_trigger(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
-        ``hasattr(package, name)`` first). Returns the function node, or None."""
-        if package == importer or self.index.resolve_module(package).origin != "first-party":
+        ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
+        function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
+        it, or None."""
+        if package == importer or not self._is_followed(package, self.index.resolve_module(package)):
             return None
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
-        return FunctionNode(package, "__getattr__")
+        attach = facts.lazy_attach
+        if attach is not None:
+            if name in attach.submodules:
+                return f"{package}.{name}"
+            found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+            if found is None and attach.scan_package:
+                found = self._submodule_exporting(package, name)
+            return f"{package}.{found}" if found is not None else None
+        return FunctionNode(package, "__getattr__", name)
+
+    def _submodule_exporting(self, package: str, name: str) -> str | None:
+        """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
+        (transformers' ``define_import_structure``), or None."""
+        children = self.index.find_children(package)
+        if f"{package}.{name}" in children:
+            return name
+        for child in children:
+            facts = self.get_facts(child)
+            if facts is not None and facts.all_names and name in facts.all_names:
+                return child.rpartition(".")[2]
+        return None
+
+    def _hops_for_read(
+        self, node: str, resolved: ResolvedModule, read: AttributeRead,
+        unresolved: list[UnresolvedCode],
+    ) -> Iterator[Hop]:
+        """An attribute read at import time that imports a module (rule 19): on a lazy module
+        object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr", globals(), "xgrammar")``), or
+        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``). A lazy module object
+        whose module is not computable is added to ``unresolved``."""
+        module = module_of(node)
+        if read.target is None:
+            imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+            if imported is _NOT_COMPUTABLE:
+                unresolved.append(UnresolvedCode(
+                    node, resolved.path, read.line, read.col, Construct.GETATTR_IMPORT,
+                    f"{read.name}.{read.attr} (a lazy module object of a module not computable)",
+                    read.flags,
+                ))
+                return
+        else:
+            base = _absolute(read.target, module, resolved.is_package)
+            imported = None
+            if base is not None and self.index.resolve_module(base).kind != "unresolved":
+                imported = self._getattr_trigger(base, read.attr, module)
+        if imported is not None:
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
+        """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
+        ``name`` is not one, :data:`_NOT_COMPUTABLE` if its module is not computable."""
+        facts = self.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
+            binding.callee, module, is_package
+        )
+        if callee is None:
+            return None
+        index = self._lazy_maker(callee)
+        if index is None:
+            return None
+        made = binding.args[index] if index < len(binding.args) else None
+        if made is None or not all(part.isidentifier() for part in made.split(".")):
+            return _NOT_COMPUTABLE
+        return made
+
+    def _lazy_maker(self, callee: str) -> int | None:
+        """Which positional argument of ``callee`` names the module of the lazy module object it
+        returns, or None if it makes none: ``lazy_loader.load``; a function that makes one with
+        ``importlib.util.LazyLoader``; a class whose ``__getattr__`` (or a method it calls on
+        ``self``) imports a module named by what its ``__init__`` stored (rule 19)."""
+        if callee in self._lazy_makers:
+            return self._lazy_makers[callee]
+        self._lazy_makers[callee] = None  # a recursive definition makes nothing
+        index: int | None = 0 if callee == "lazy_loader.load" else None
+        found = self._definition(callee, 0)
+        if index is None and found is not None:
+            owner, qualname, is_class = found
+            if is_class:
+                index = self._lazy_class(owner, qualname)
+            else:
+                facts = self.get_function_facts(owner, qualname)
+                index = facts.lazy_params[0] if facts is not None and facts.lazy_params else None
+        self._lazy_makers[callee] = index
+        return index
+
+    def _lazy_class(self, module: str, cls: str) -> int | None:
+        """The ``__init__`` parameter whose value a class's instances import on attribute access."""
+        imported: set[str] = set()
+        for hook in ("__getattr__", "__getattribute__"):
+            facts = self.get_function_facts(module, f"{cls}.{hook}")
+            if facts is None:
+                continue
+            imported.update(facts.self_imports)
+            for method in facts.self_calls:
+                called = self.get_function_facts(module, f"{cls}.{method}")
+                if called is not None:
+                    imported.update(called.self_imports)
+        init = self.get_function_facts(module, f"{cls}.__init__")
+        if not imported or init is None:
+            return None
+        stored = dict(init.self_params)
+        return next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+
+    def _definition(self, name: str, depth: int) -> tuple[str, str, bool] | None:
+        """``(module, qualname, is_class)`` of the function or class a dotted name refers to,
+        following re-exports, in code whose calls are followed; None if not found."""
+        found = self._split_owner(name)
+        if found is None:
+            return None
+        owner, attribute, resolved = found
+        facts = self.get_facts(owner)
+        if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+            return None
+        if attribute in facts.classes:
+            return owner, attribute, True
+        if attribute in facts.function_names or attribute in facts.functions:
+            return owner, attribute, False
+        first, _, rest = attribute.partition(".")
+        target = facts.aliases.get(first)
+        if target is None:
+            return None
+        absolute = _absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
+        return self._definition(absolute, depth + 1) if absolute is not None else None
+
+    def _split_owner(self, name: str) -> tuple[str, str, ResolvedModule] | None:
+        """``(module, attribute, resolved module)`` for a dotted name: its longest prefix that is
+        a module, and the rest; None when there is none, or its code is not followed."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            resolved = self.index.resolve_module(owner)
+            if resolved.kind == "unresolved":
+                continue
+            if not resolved.has_source or not self._is_followed(owner, resolved):
+                return None
+            return owner, ".".join(parts[cut:]), resolved
+        return None
+
+    def _is_followed(self, module: str, resolved: ResolvedModule) -> bool:
+        """Whether calls into ``module`` and its PEP 562 ``__getattr__`` are followed."""
+        if self._follows is not None:
+            return self._follows(module)
+        return resolved.origin == "first-party"
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
         for target in self._resolve_call(module, resolved.is_package, call):
-            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags)
+            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
+                      assumed=call.assumed)
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
-        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf."""
+        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
+        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
         if call.local:
+            own = f"{module}.{call.callee}"
+            if self._is_heavy_call is not None and self._is_heavy_call(own):
+                return [CallNode(own)]
             return self._lookup(module, call.callee, call.kind, 0)
         name = _absolute(call.callee, module, is_package)
         if name is None:
@@ -360,16 +635,8 @@ class ImportGraph:
     def _lookup_dotted(self, name: str, kind: str, depth: int) -> list[str]:
         if self._is_heavy_call is not None and self._is_heavy_call(name):
             return [CallNode(name)]
-        parts = name.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            owner = ".".join(parts[:cut])
-            resolved = self.index.resolve_module(owner)
-            if resolved.kind == "unresolved":
-                continue
-            if resolved.origin != "first-party" or not resolved.has_source:
-                return []
-            return self._lookup(owner, ".".join(parts[cut:]), kind, depth)
-        return []
+        found = self._split_owner(name)
+        return [] if found is None else self._lookup(found[0], found[1], kind, depth)
 
     def _lookup(self, module: str, attribute: str, kind: str, depth: int) -> list[str]:
         """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``."""

@@ -20,6 +20,7 @@ parent packages. The target interpreter is queried once for its ``sys.path`` and
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -76,6 +77,10 @@ answer = {
     "preloaded": preloaded,
     "stdlib_dirs": [paths["stdlib"], paths["platstdlib"]],
     "extension_suffixes": list(importlib.machinery.EXTENSION_SUFFIXES),
+    "meta_path": [
+        c.__module__ + "." + c.__qualname__
+        for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
+    ],
 }
 """
 
@@ -93,8 +98,21 @@ def query_script(then: str) -> str:
 
 _QUERY: Final = query_script("print(json.dumps(answer))\n")
 
-_QUERY_CACHE: dict[str, InterpreterInfo] = {}
-_STARTED: dict[str, tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+FINDER_REDIRECTS: Final[Mapping[str, Mapping[str, str]]] = {
+    # setuptools' distutils-precedence.pth installs it unless SETUPTOOLS_USE_DISTUTILS=stdlib;
+    # its find_spec imports setuptools._distutils and returns that module as ``distutils``.
+    "_distutils_hack.DistutilsMetaFinder": {"distutils": "setuptools._distutils"},
+}
+"""Meta-path finders known to answer a top-level name with another module: ``{finder class:
+{name: module it returns}}``. Finders are recognised by class, never run (docs/semantics.md rule 7)."""
+
+_QUERY_CACHE: dict[tuple[str, str], InterpreterInfo] = {}
+_STARTED: dict[tuple[str, str], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+
+
+def _query_key(executable: str | None) -> tuple[str, str]:
+    """What decides a query's answer: the interpreter, and the ``PYTHONPATH`` it inherits."""
+    return executable or sys.executable, os.environ.get("PYTHONPATH", "")
 
 
 def start_interpreter_query(executable: str | None = None) -> None:
@@ -104,8 +122,9 @@ def start_interpreter_query(executable: str | None = None) -> None:
     A command line calls this first, so the interpreter starts while the engine is imported. Errors
     are left for :func:`query_interpreter` to report (it starts the process again).
     """
-    exe = executable or sys.executable
-    if exe in _QUERY_CACHE or exe in _STARTED:
+    key = _query_key(executable)
+    exe = key[0]
+    if key in _QUERY_CACHE or key in _STARTED:
         return
     empty = tempfile.TemporaryDirectory(prefix="importpolicy-")
     try:
@@ -119,7 +138,7 @@ def start_interpreter_query(executable: str | None = None) -> None:
     except (OSError, subprocess.SubprocessError):
         empty.cleanup()
         return
-    _STARTED[exe] = (process, empty)
+    _STARTED[key] = (process, empty)
 
 
 def remember_interpreter(answer: dict[str, object]) -> None:
@@ -130,13 +149,13 @@ def remember_interpreter(answer: dict[str, object]) -> None:
         info = InterpreterInfo.from_json(answer)
     except (KeyError, TypeError, ValueError):
         return
-    _QUERY_CACHE.setdefault(sys.executable, info)
+    _QUERY_CACHE.setdefault(_query_key(None), info)
 
 
 def query_is_running(executable: str | None = None) -> bool:
     """Whether :func:`start_interpreter_query` started a query of ``executable`` that nobody
     collected yet (its answer is still coming)."""
-    return (executable or sys.executable) in _STARTED
+    return _query_key(executable) in _STARTED
 
 
 def running_interpreter_without_path() -> InterpreterInfo:
@@ -179,7 +198,7 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
 
     Runs ``executable -c <stdlib-only script>`` (a fresh process, with the environment of this one, so
     ``PYTHONPATH`` and ``.pth`` files count as they would for ``python -c "import x"``). The answer is
-    cached per executable for the life of this process.
+    cached per executable and ``PYTHONPATH`` for the life of this process.
 
     Args:
         executable: path of the interpreter; ``None`` means the one running this code. It runs in
@@ -188,12 +207,13 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     Raises:
         InterpreterError: if the interpreter cannot be started or answers nonsense.
     """
-    exe = executable or sys.executable
-    cached = _QUERY_CACHE.get(exe)
+    key = _query_key(executable)
+    exe = key[0]
+    cached = _QUERY_CACHE.get(key)
     if cached is not None:
         return cached
     try:
-        completed = _collect_started(exe)
+        completed = _collect_started(key)
         if completed is None:
             # An empty working directory: the query must not import a project's json.py or sys.py.
             with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
@@ -216,13 +236,13 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
         info = InterpreterInfo.from_json(json.loads(completed.stdout.strip().splitlines()[-1]))
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise InterpreterError(f"interpreter {exe} gave an unreadable answer: {exc}") from exc
-    _QUERY_CACHE[exe] = info
+    _QUERY_CACHE[key] = info
     return info
 
 
-def _collect_started(exe: str) -> subprocess.CompletedProcess[str] | None:
+def _collect_started(key: tuple[str, str]) -> subprocess.CompletedProcess[str] | None:
     """The finished query started by :func:`start_interpreter_query`, or None if none was started."""
-    started = _STARTED.pop(exe, None)
+    started = _STARTED.pop(key, None)
     if started is None:
         return None
     process, empty = started
@@ -270,6 +290,9 @@ class ModuleIndex:
         )
         self._listings: dict[Path, frozenset[str] | None] = {}
         self._resolved: dict[str, ResolvedModule] = {}
+        self._redirects: dict[str, str] = {}
+        for finder in reversed(interpreter.meta_path):  # the first finder on sys.meta_path wins
+            self._redirects.update(FINDER_REDIRECTS.get(finder, {}))
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -292,6 +315,18 @@ class ModuleIndex:
         result = self._resolve_uncached(name)
         self._resolved[name] = result
         return result
+
+    def add_search_location(self, directory: Path) -> None:
+        """Search ``directory`` after every other ``sys.path`` entry from now on: import-time code
+        added it to ``sys.path`` (rule 7). Names not found so far are searched again; names found
+        stay where they were found (an added directory comes last, or the engine takes it so)."""
+        if directory in self._search_path or not self._listdir(directory):
+            return
+        self._search_path = (*self._search_path, directory)
+        self._resolved = {
+            name: found for name, found in self._resolved.items()
+            if found.kind not in ("unresolved", "namespace")
+        }
 
     def find_children(self, name: str) -> tuple[str, ...]:
         """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
@@ -334,15 +369,34 @@ class ModuleIndex:
                     names.add(name)
         return tuple(sorted(n for n in names if self.resolve_module(n).origin == "first-party"))
 
+    def find_top_levels(self) -> tuple[str, ...]:
+        """Names of every top-level module and package on the search path (source roots, then the
+        interpreter's ``sys.path``) and of the builtin modules, sorted: the names ``import x`` may
+        find."""
+        names = {name for name in self.interpreter.builtin | self.interpreter.frozen if "." not in name}
+        for directory in self._search_path:
+            for entry in self._listdir(directory) or ():
+                name = _module_name_of_entry(directory, entry, self._suffixes)
+                if name is not None and name.isidentifier():
+                    names.add(name)
+        return tuple(sorted(names))
+
     def find_listed_directories(self) -> tuple[Path, ...]:
         """Every directory listed so far (path search depends on these listings), sorted."""
         return tuple(sorted(self._listings))
 
     def origin_of_path(self, path: Path) -> Origin:
-        """Classify a file or directory as first-party, stdlib or third-party by where it lies."""
+        """Classify a file or directory as first-party, stdlib or third-party by where it lies: under
+        a source root is first-party, except below a ``site-packages`` or ``dist-packages``
+        directory there (a virtual environment inside the project)."""
         text = os.path.normcase(os.path.abspath(path))
-        if text.startswith(self._roots_prefixes):
-            return "first-party"
+        for prefix in self._roots_prefixes:
+            if text.startswith(prefix):
+                # a virtual environment inside the project (``.venv/lib/.../site-packages``)
+                below = text[len(prefix):].split(os.sep)
+                if "site-packages" in below or "dist-packages" in below:
+                    return "third-party"
+                return "first-party"
         if text.startswith(self._stdlib_dirs):
             parts = text.split(os.sep)
             if "site-packages" not in parts and "dist-packages" not in parts:
@@ -359,6 +413,9 @@ class ModuleIndex:
         if not parent:
             if name in self.interpreter.builtin:
                 return ResolvedModule(name, "builtin", "stdlib", preloaded=preloaded)
+            redirected = self._redirect(name, preloaded)
+            if redirected is not None:
+                return redirected
             locations = self._search_path
         else:
             parent_module = self.resolve_module(parent)
@@ -381,7 +438,20 @@ class ModuleIndex:
             return ResolvedModule(name, "unresolved", origin, preloaded=preloaded)
         origin_path = found.path or (found.locations[0] if found.locations else None)
         origin = self.origin_of_path(origin_path) if origin_path is not None else "unknown"
-        return ResolvedModule(name, found.kind, origin, found.path, found.locations, preloaded)
+        return ResolvedModule(
+            name, found.kind, origin, found.path, found.locations, preloaded, found.compiled
+        )
+
+    def _redirect(self, name: str, preloaded: bool) -> ResolvedModule | None:
+        """``name`` as a meta-path finder installed at start-up returns it (before ``PathFinder``),
+        or None when no such finder claims it or its module is not found."""
+        real_name = self._redirects.get(name)
+        if real_name is None:
+            return None
+        real = self.resolve_module(real_name)
+        if real.kind == "unresolved":
+            return None  # the finder falls back to the usual search (it returns None)
+        return dataclasses.replace(real, name=name, preloaded=preloaded, found_as=real_name)
 
     def _path_search(self, last: str, locations: Sequence[Path]) -> ResolvedModule | None:
         portions: list[Path] = []
@@ -398,18 +468,54 @@ class ModuleIndex:
                     for suffix, kind in self._suffixes:
                         init = "__init__" + suffix
                         if init in sub_entries and _is_module_file(candidate / init):
+                            twin = self._compiled_twin(candidate, "__init__", kind, sub_entries)
+                            if twin is not None:
+                                return ResolvedModule(last, "package", "unknown", twin, (candidate,),
+                                                      compiled=True)
                             package_kind: ModuleKind = "package" if kind == "source" else kind
                             return ResolvedModule(last, package_kind, "unknown", candidate / init,
                                                   (candidate,))
             for suffix, kind in self._suffixes:
                 filename = last + suffix
                 if filename in entries and _is_module_file(directory / filename):
+                    twin = self._compiled_twin(directory, last, kind, entries)
+                    if twin is not None:
+                        return ResolvedModule(last, "source", "unknown", twin, compiled=True)
                     return ResolvedModule(last, kind, "unknown", directory / filename)
             if is_dir:
                 portions.append(directory / last)
         if portions:
             return ResolvedModule(last, "namespace", "unknown", None, tuple(portions))
         return None
+
+    def _compiled_twin(
+        self, directory: Path, stem: str, kind: ModuleKind, entries: frozenset[str]
+    ) -> Path | None:
+        """The ``.py`` source of a mypyc-compiled extension module, or None.
+
+        mypyc ships each compiled module beside its source (``black/linegen.py`` and
+        ``black/linegen.cpython-311-x86_64-linux-gnu.so``) with one shared runtime library
+        (``<hash>__mypyc.cpython-311-x86_64-linux-gnu.so``) in the directory of the top-level
+        package; the extension wins path search (rule 6) and runs what its source runs.
+        """
+        if kind != "extension" or stem + ".py" not in entries:
+            return None
+        twin = directory / (stem + ".py")
+        if not _is_module_file(twin) or not self._under_mypyc_runtime(directory):
+            return None
+        return twin
+
+    def _under_mypyc_runtime(self, directory: Path) -> bool:
+        """Whether ``directory`` or a parent up to its path entry holds a mypyc runtime library."""
+        suffixes = tuple("__mypyc" + suffix for suffix in self.interpreter.extension_suffixes)
+        current = directory
+        for _ in range(64):  # a package deeper than this is not a mypyc tree worth the listing
+            if any(entry.endswith(suffixes) for entry in self._listdir(current) or ()):
+                return True
+            if current in self._search_path or current.parent == current:
+                return False
+            current = current.parent
+        return False
 
     def _listdir(self, directory: Path) -> frozenset[str] | None:
         """Entries of ``directory`` (cached), or None if it is not a readable directory."""

@@ -23,6 +23,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from typing import Any
 from pathlib import Path
 
 from flake8_importpolicy.analysis.extract import (
@@ -54,6 +55,20 @@ from flake8_importpolicy.model.ports import FactsCache
 __all__ = ["FactsSource"]
 
 """``(sha256 hex digest of the bytes analysed, module facts, function index or None)``."""
+
+
+def assumed_target(policy: Policy) -> dict[str, Any]:
+    """The :class:`Target` fields that carry the policy's ``[assume]`` and ``[assume.environ]``
+    entries (facts, and so their cache entries, depend on them)."""
+    return {
+        "assume": tuple(sorted((a.key, a.value) for a in policy.assumptions
+                               if not a.environ and a.value is not None)),
+        "environ": tuple(sorted(
+            ((a.key, a.value if isinstance(a.value, str) else None)
+             for a in policy.assumptions if a.environ),
+            key=lambda pair: pair[0],
+        )),
+    }
 
 
 class FactsSource:
@@ -114,7 +129,8 @@ class FactsSource:
         self.interpreter = interpreter_info or query_interpreter(exe)
         versions = tuple(target_versions) or settings.target_versions or (self.interpreter.version,)
         self.target = Target(
-            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports
+            versions=versions, platform=settings.platform, lazy_imports=settings.lazy_imports,
+            **assumed_target(policy),
         )
         # Facts extracted for another target cannot be used (the query may report another version).
         self.early = early[1] if early is not None and early[0] == self.target else {}
@@ -127,6 +143,7 @@ class FactsSource:
         self._function_indexes: dict[Path, FunctionIndex] = {}
         self.files_read: dict[Path, SourceRead] = {}
         self._digests: dict[Path, str] = {}
+        self._lines: dict[Path, list[str]] = {}  # source_line: files split into lines, a few kept
 
     def close(self) -> None:
         """Stop the worker processes, if any (facts are still given out afterwards, serially)."""
@@ -155,6 +172,7 @@ class FactsSource:
             versions=target_versions or settings.target_versions or (sys.version_info[:2],),
             platform=settings.platform,
             lazy_imports=settings.lazy_imports,
+            **assumed_target(self.policy),
         )
         index = ModuleIndex(settings.source_roots, running_interpreter_without_path())
         found: dict[Path, Extracted] = {}
@@ -258,7 +276,7 @@ class FactsSource:
                     self.pool.prefetch(found.path)
 
     def function_facts(
-        self, resolved: ResolvedModule, qualname: str
+        self, resolved: ResolvedModule, qualname: str, argument: str | None = None
     ) -> FunctionFacts | SourceProblem | None:
         """One function body of a module, analysed when an import-time call first reaches it (a
         :data:`~flake8_importpolicy.analysis.graph.FunctionFactsProvider`; ``SEMANTICS.md`` rule 16).
@@ -266,6 +284,8 @@ class FactsSource:
         Args:
             resolved: a module whose :meth:`module_facts` were given out (else the answer is None).
             qualname: the function's qualified name (``"f"``, ``"C.m"``, ``"f.<locals>.g"``).
+            argument: a string its first parameter is bound to (a PEP 562 ``__getattr__`` run for
+                one name, ``SEMANTICS.md`` rule 15), or None.
 
         Returns:
             The body's facts (from the facts cache, else parsed and cached); None if the module has
@@ -279,15 +299,15 @@ class FactsSource:
         if digest is None:
             return None
         if self._cache is not None:
-            cached = self._cache.get_function(digest, self.target, qualname)
+            cached = self._cache.get_function(digest, self.target, qualname, argument)
             if cached is not None:
                 return cached[0]
         bodies = self._function_bodies(path, digest)
-        facts = bodies.find_function_facts(qualname) if bodies is not None else None
+        facts = bodies.find_function_facts(qualname, argument) if bodies is not None else None
         if bodies is not None and bodies.problem is not None:
             return bodies.problem
         if self._cache is not None and bodies is not None:
-            self._cache.put_function(digest, self.target, qualname, facts)
+            self._cache.put_function(digest, self.target, qualname, facts, argument)
         return facts
 
     def _function_bodies(self, path: Path, digest: str) -> FunctionBodies | None:
@@ -332,15 +352,23 @@ class FactsSource:
         Lines end at Python's own line breaks (CR LF, CR, LF), as the tokenizer's do; undecodable
         bytes are replaced.
         """
-        source = self._override(path)
-        try:
-            data = source if source is not None else read_source(path)
-        except OSError:
-            return None
-        # Python's own line breaks only (str.splitlines would also break at \f, \x1c, \u2028...).
-        lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
+        lines = self._lines.get(path)
+        if lines is None:
+            source = self._override(path)
+            try:
+                data = source if source is not None else read_source(path)
+            except OSError:
+                return None
+            # Python's own line breaks only (str.splitlines would also break at \f, \x1c, ...).
+            lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
+            if len(self._lines) >= _LINES_KEPT:
+                self._lines.pop(next(iter(self._lines)))
+            self._lines[path] = lines
         return lines[line - 1] if 0 < line <= len(lines) else None
 
+
+_LINES_KEPT = 32
+"""Files whose lines a :class:`FactsSource` keeps for ``# noqa`` lookups (several sites per file)."""
 
 _BODIES_KEPT = 16
 """Modules whose parsed function bodies a :class:`FactsSource` keeps for further calls into them."""

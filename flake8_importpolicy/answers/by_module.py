@@ -16,7 +16,10 @@ What a module shows:
 
 - IPL001 in the light module, at its first-hop statement, with the text of
   :func:`flake8_importpolicy.output.render.format_violation_message` (what the flake8 checker prints);
-- IPL003 and IPL004 (stale light pattern, unused ``[[ignore]]``) in the first light module (by name),
+- IPL006 in the light module, at the statement that leads to each unresolved site, with the text of
+  :func:`flake8_importpolicy.output.render.format_unresolved_message` (mypy shows it as a note);
+- IPL003, IPL004 and IPL007 (stale light pattern, unused ``[[ignore]]``, stale ``forbid``/``allow``
+  entry) in the first light module (by name),
   at line 1, followed by the policy location ``(policy.toml:LINE)``: mypy can only show findings in
   the modules it checks. IPL002 and IPL005 are not included (the first would go stale on warm runs,
   as intermediate modules are not in the digest; mypy reports the second's syntax errors itself).
@@ -52,9 +55,9 @@ __all__ = [
     "start_index_build",
 ]
 
-_FORMAT = 2
+_FORMAT = 3
 _INDEX_DIR = "mypy"
-_PROBLEM_CODES = ("IPL003", "IPL004")
+_PROBLEM_CODES = ("IPL003", "IPL004", "IPL007", "IPL009")
 
 
 class ModuleFindings(NamedTuple):
@@ -62,8 +65,10 @@ class ModuleFindings(NamedTuple):
 
     Attributes:
         findings: module name -> its findings, sorted by position; only modules with findings.
-        digests: module name -> a digest of its findings, the package version, the engine's code and
-            the policy's bytes (the same modules as ``findings``).
+        digests: module name -> a digest of its findings, the package version, the engine's code, the
+            policy's bytes and the path and content of the file the engine analysed for it (the same
+            modules as ``findings``): mypy stores it with the module's cache entry, so a run on
+            another copy of the module (which shows nothing) cannot leave this copy's entry fresh.
         files: light module name -> the file the engine analysed (modules with IPL001 findings).
     """
 
@@ -235,12 +240,18 @@ def _build_index(policy_path: str) -> ModuleFindings:
     answer = run_engine_for(policy_path)
     policy = answer.policy
     findings, files_of = _translate(policy, answer.report)
-    digests = {
-        module: sha256(json.dumps([__version__, ENGINE_FINGERPRINT, policy.digest, rows]).encode())[:32]
+    read = {str(path): source.digest for path, source in answer.files.items()}
+    digests = {  # bound to the file shown in (path and content): another copy of the module is not it
+        module: sha256(json.dumps([
+            __version__, ENGINE_FINGERPRINT, policy.digest,
+            answer.baseline.digest if answer.baseline else "", rows,
+            files_of.get(module), read.get(files_of.get(module, "")),
+        ]).encode())[:32]
         for module, rows in findings.items()
     }
     store_index(policy_path, _INDEX_DIR, _FORMAT, policy=policy, info=answer.info,
                 report=answer.report, files=answer.files, directories=answer.directories,
+                baseline=answer.baseline,
                 fields={"findings": findings, "digests": digests, "files_of": files_of})
     return ModuleFindings(findings, digests, files_of)
 
@@ -255,6 +266,7 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
     from flake8_importpolicy.model.errors import NoLightModule
     from flake8_importpolicy.output.render import (
         format_problem,
+        format_unresolved_message,
         format_violation_message,
     )
 
@@ -272,6 +284,14 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
             format_violation_message(violation, relpath),
         ))
         files_of[violation.light] = str(violation.path)
+    for unresolved in report.unresolved:
+        at, line, col = unresolved.first_hop
+        if at is None or unresolved.light_path is None:
+            continue
+        found.setdefault(unresolved.light, []).append(Finding(
+            line, col, unresolved.code.id, format_unresolved_message(unresolved, relpath),
+        ))
+        files_of[unresolved.light] = str(unresolved.light_path)
     problems = [p for p in report.problems if p.code.id in _PROBLEM_CODES]
     if problems and not report.light_modules:
         raise NoLightModule("no [light] pattern matches a module; check settings.source-roots")
@@ -280,7 +300,7 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
             f":{problem.line}" if problem.line else "")
         found.setdefault(report.light_modules[0], []).append(
             Finding(1, 0, problem.code.id, f"{format_problem(problem)} ({where})"))
-    return {module: sorted(rows) for module, rows in found.items()}, files_of
+    return {module: sorted(set(rows)) for module, rows in found.items()}, files_of
 
 
 def _run_helper(policy_path: str, answer: dict[str, object] | None = None) -> None:

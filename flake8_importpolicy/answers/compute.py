@@ -22,7 +22,9 @@ from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.facts_cache import open_facts_cache
 from flake8_importpolicy.answers.freshness import stamp_paths
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
+from flake8_importpolicy.config.baseline import load_baseline
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.baseline import Baseline, apply_baseline
 from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.findings import Report
 from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -44,6 +46,7 @@ class EngineAnswer:
         files: every source file the engine read, with what was read (an empty digest for a file
             that could not be read or came from an editor's buffer).
         directories: every directory path search listed (including ones that did not exist).
+        baseline: the baseline the report was filtered by (``settings.baseline``), or None.
     """
 
     policy: Policy
@@ -51,6 +54,7 @@ class EngineAnswer:
     report: Report
     files: Mapping[Path, SourceRead]
     directories: tuple[Path, ...]
+    baseline: Baseline | None = None
 
 
 def run_engine(
@@ -63,7 +67,8 @@ def run_engine(
     jobs: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> EngineAnswer:
-    """Check ``policy`` with the engine.
+    """Check ``policy`` with the engine, and filter the report by its baseline
+    (``settings.baseline``; :func:`~flake8_importpolicy.model.baseline.apply_baseline`).
 
     Args:
         policy: the loaded policy.
@@ -75,8 +80,11 @@ def run_engine(
         progress: passed to :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.check`.
 
     Raises:
+        flake8_importpolicy.model.errors.BaselineError: if the baseline cannot be read or is not
+            valid (read before anything is checked).
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
+    baseline = load_baseline(policy.settings.baseline) if policy.settings.baseline else None
     executable = policy.settings.interpreter_executable(interpreter)
     info = find_interpreter_info(policy, executable) if use_cache else None
     with PolicyEngine(
@@ -90,14 +98,17 @@ def run_engine(
     ) as engine:
         report = engine.check(progress)
     files, directories = engine.find_dependencies()
-    return EngineAnswer(policy, engine.interpreter, report, files, directories)
+    if baseline is not None:
+        report = apply_baseline(report, baseline)
+    return EngineAnswer(policy, engine.interpreter, report, files, directories, baseline)
 
 
 def run_engine_for(policy_path: str, **options: object) -> EngineAnswer:
     """:func:`run_engine` for the policy file at ``policy_path`` (loaded first).
 
     Raises:
-        flake8_importpolicy.model.errors.PolicyError: if the policy cannot be loaded.
+        flake8_importpolicy.model.errors.PolicyError: if the policy (or its baseline) cannot be
+            loaded.
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
     return run_engine(load_policy(Path(policy_path)), **options)  # type: ignore[arg-type]

@@ -27,14 +27,19 @@ from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 from flake8_importpolicy.model.facts import (
+    AttributeRead,
+    CallBinding,
     CallSite,
     FunctionFacts,
     ImportSite,
+    LazyAttach,
     ModuleFacts,
+    PathChange,
     SourceProblem,
     Target,
+    UnresolvedSite,
 )
-from flake8_importpolicy.model.graph import Flag
+from flake8_importpolicy.model.graph import Construct, Flag
 from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
@@ -48,7 +53,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 6
+_FORMAT: Final = 11
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -92,7 +97,8 @@ class DiskFactsCache:
 
     def _key(self, digest: str, target: Target, kind: str = "module") -> list[str]:
         """Everything the facts depend on: the source's SHA-256, the engine, the target, what is
-        cached (``module`` or ``function:<qualname>``) and the interpreter parsing the source."""
+        cached (``module``, or ``function:<qualname>`` and its bound argument) and the interpreter
+        parsing the source."""
         return [digest, ENGINE_FINGERPRINT, target.key(), kind, PARSER]
 
     def _path(self, key: list[str]) -> Path:
@@ -123,22 +129,28 @@ class DiskFactsCache:
         return facts
 
     def get_function(
-        self, digest: str, target: Target, qualname: str
+        self, digest: str, target: Target, qualname: str, argument: str | None = None
     ) -> tuple[FunctionFacts | None] | None:
-        """Cached facts of one function body: ``(facts,)``, ``(None,)`` if the module is known to
-        have no such function, or None if not cached."""
+        """Cached facts of one function body (its first parameter bound to ``argument``, if given):
+        ``(facts,)``, ``(None,)`` if the module is known to have no such function, or None if not
+        cached."""
         try:
-            row = self._read(self._key(digest, target, f"function:{qualname}"))
+            row = self._read(self._key(digest, target, _function_kind(qualname, argument)))
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
         except MALFORMED:
             return None
 
     def put_function(
-        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        facts: FunctionFacts | None,
+        argument: str | None = None,
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
         row = None if facts is None else functions_to_json({qualname: facts})[qualname]
-        self._write(self._key(digest, target, f"function:{qualname}"), row)
+        self._write(self._key(digest, target, _function_kind(qualname, argument)), row)
 
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
@@ -162,6 +174,11 @@ class DiskFactsCache:
         self._usable = True
         if self._owner:
             prune_cache(self.directory)
+
+
+def _function_kind(qualname: str, argument: str | None) -> str:
+    """The part of a function entry's key that names the function (and its bound argument)."""
+    return f"function:{qualname}" if argument is None else f"function:{qualname}({argument!r})"
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
@@ -202,13 +219,15 @@ def _unlink(path: Path) -> int:
 
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
-            list(site.flags), site.detail, site.lazy_use_line]
+            list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves,
+            list(site.assumed)]
 
 
 def _site(row: object) -> ImportSite:
     if not isinstance(row, list):
         raise TypeError("site")
-    line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line = row
+    (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
+     guard_resolves, assumed) = row
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
@@ -216,28 +235,57 @@ def _site(row: object) -> ImportSite:
         target=None if target is None else str(target), level=int(level), anchor=str(anchor),
         names=tuple(str(n) for n in names), flags=tuple(Flag(str(f)) for f in flags), detail=str(detail),
         lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
+        guard=tuple(str(g) for g in guard), guard_resolves=bool(guard_resolves),
+        assumed=tuple(str(a) for a in assumed),
     )
 
 
 def _call_row(call: CallSite) -> list[object]:
-    return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags)]
+    return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
+            list(call.assumed)]
 
 
 def _call(row: object) -> CallSite:
     if not isinstance(row, list):
         raise TypeError("call")
-    line, col, callee, local, kind, flags = row
+    line, col, callee, local, kind, flags, assumed = row
     if kind not in ("call", "decorator-factory", "metaclass", "subclass", "class-attribute"):
         raise ValueError(kind)
     return CallSite(int(line), int(col), str(callee), bool(local), kind,
-                    tuple(Flag(str(f)) for f in flags))
+                    tuple(Flag(str(f)) for f in flags), tuple(str(a) for a in assumed))
+
+
+def _read_row(read: AttributeRead) -> list[object]:
+    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags)]
+
+
+def _read(row: object) -> AttributeRead:
+    if not isinstance(row, list):
+        raise TypeError("attribute read")
+    line, col, name, target, attr, flags = row
+    return AttributeRead(int(line), int(col), str(name), None if target is None else str(target),
+                         str(attr), tuple(Flag(str(f)) for f in flags))
+
+
+def _unresolved_row(site: UnresolvedSite) -> list[object]:
+    return [site.line, site.col, str(site.construct), site.detail, list(site.flags)]
+
+
+def _unresolved(row: object) -> UnresolvedSite:
+    if not isinstance(row, list):
+        raise TypeError("unresolved site")
+    line, col, construct, detail, flags = row
+    return UnresolvedSite(int(line), int(col), Construct(str(construct)), str(detail),
+                          tuple(Flag(str(f)) for f in flags))
 
 
 def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:
     """A JSON-able form of ``{qualname: FunctionFacts}``."""
     return {
         name: [f.line, [_site_row(s) for s in f.sites], [_call_row(c) for c in f.calls],
-               list(f.returns)]
+               list(f.returns), [_read_row(r) for r in f.attribute_reads], list(f.self_imports),
+               list(f.self_calls), [list(p) for p in f.self_params], list(f.lazy_params),
+               [_unresolved_row(u) for u in f.unresolved]]
         for name, f in functions.items()
     }
 
@@ -251,10 +299,18 @@ def functions_from_json(data: object) -> dict[str, FunctionFacts]:
     if not isinstance(data, dict):
         raise TypeError("functions")
     functions = {}
-    for name, (line, sites, calls, returns) in data.items():
+    for name, row in data.items():
+        (line, sites, calls, returns, reads, self_imports, self_calls, self_params, lazy_params,
+         unresolved) = row
         functions[str(name)] = FunctionFacts(
             line=int(line), sites=tuple(_site(s) for s in sites),
             calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
+            attribute_reads=tuple(_read(r) for r in reads),
+            self_imports=tuple(str(a) for a in self_imports),
+            self_calls=tuple(str(c) for c in self_calls),
+            self_params=tuple((str(a), int(i)) for a, i in self_params),
+            lazy_params=tuple(int(i) for i in lazy_params),
+            unresolved=tuple(_unresolved(u) for u in unresolved),
         )
     return functions
 
@@ -274,6 +330,18 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "function_names": sorted(facts.function_names),
         "classes": sorted(facts.classes),
         "aliases": dict(facts.aliases),
+        "reads": [_read_row(r) for r in facts.attribute_reads],
+        "call_bindings": {
+            name: [b.line, b.callee, b.local, list(b.args), [list(kw) for kw in b.keywords]]
+            for name, b in facts.call_bindings.items()
+        },
+        "attach": None if facts.lazy_attach is None else [
+            list(facts.lazy_attach.submodules),
+            {sub: list(names) for sub, names in facts.lazy_attach.submod_attrs.items()},
+            facts.lazy_attach.scan_package,
+        ],
+        "unresolved": [_unresolved_row(u) for u in facts.unresolved],
+        "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
     }
 
 
@@ -304,4 +372,23 @@ def facts_from_json(data: object) -> ModuleFacts:
         function_names=frozenset(str(n) for n in data["function_names"]),
         classes=frozenset(str(c) for c in data["classes"]),
         aliases={str(k): str(v) for k, v in aliases.items()},
+        attribute_reads=tuple(_read(r) for r in data["reads"]),
+        call_bindings={
+            str(name): CallBinding(
+                int(line), str(callee), bool(local),
+                tuple(None if a is None else str(a) for a in args),
+                tuple((str(k), str(v)) for k, v in keywords),
+            )
+            for name, (line, callee, local, args, keywords) in data["call_bindings"].items()
+        },
+        lazy_attach=None if data["attach"] is None else LazyAttach(
+            tuple(str(s) for s in data["attach"][0]),
+            {str(sub): tuple(str(n) for n in names) for sub, names in data["attach"][1].items()},
+            bool(data["attach"][2]),
+        ),
+        unresolved=tuple(_unresolved(u) for u in data["unresolved"]),
+        path_changes=tuple(
+            PathChange(int(line), int(col), int(up), tuple(str(p) for p in parts))
+            for line, col, up, parts in data["path_changes"]
+        ),
     )

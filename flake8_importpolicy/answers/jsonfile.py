@@ -9,7 +9,8 @@
   The checksum guards against accidents, not forgers: whoever recomputes it on purpose is out of
   scope (docs/design.md, "Caches").
 
-Stdlib only and cheap to import (``zlib``, not ``hashlib``): the flake8 checker's warm path uses it.
+:func:`write_text_atomic` writes any other file the same way, unsealed (the baseline). Stdlib only
+and cheap to import (``zlib``, not ``hashlib``): the flake8 checker's warm path uses it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Final
 
 from flake8_importpolicy.model.reading import read_regular_file
 
-__all__ = ["MALFORMED", "read_json_sealed", "write_json_atomic"]
+__all__ = ["MALFORMED", "read_json_sealed", "write_json_atomic", "write_text_atomic"]
 
 MALFORMED: Final = (
     OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, OverflowError,
@@ -49,24 +50,11 @@ def write_json_atomic(location: str | Path, data: object) -> bool:
     Raises:
         TypeError, ValueError: if ``data`` is not JSON-serialisable (a programming error).
     """
-    import tempfile
-
     # dumps, not dump: only a one-shot encoding uses the C encoder (dump is pure Python)
     sealed = _seal(json.dumps(data, separators=(",", ":")).encode("utf-8"))
-    directory = os.path.dirname(os.fspath(location))
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(sealed)
-            os.replace(tmp, location)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        os.makedirs(os.path.dirname(os.fspath(location)), exist_ok=True)
+        _write_atomic(location, sealed)
     except OSError:
         return False
     return True
@@ -93,3 +81,35 @@ def read_json_sealed(location: str | Path) -> object:
     ):
         raise ValueError(f"{os.fspath(location)}: not a sealed cache entry, or damaged")
     return json.loads(body)
+
+
+def write_text_atomic(location: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``location`` through a temporary file in the same
+    directory renamed into place, so that a reader sees the old file or the new one, never a part.
+
+    Raises:
+        OSError: if the directory is not usable or the file cannot be replaced.
+    """
+    _write_atomic(location, text.encode("utf-8"))
+
+
+def _write_atomic(location: str | Path, data: bytes) -> None:
+    """``data`` to ``location`` through a temporary file beside it, renamed into place.
+
+    Raises:
+        OSError: if the directory is not usable or the file cannot be replaced.
+    """
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.fspath(location)) or ".", prefix=".tmp-",
+                               suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, location)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

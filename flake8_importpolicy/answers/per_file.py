@@ -34,13 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
 from flake8_importpolicy.config.locate import find_policy
+from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.findings import Report
 
 __all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 2
+_FORMAT = 3
 _INDEX_DIR = "per-file"
 
 
@@ -52,16 +53,19 @@ def find_findings_by_file(
 ) -> dict[str, tuple[Finding, ...]]:
     """The findings of every file a report touches, keyed by the file's real path.
 
-    IPL001 at each violation's first-hop statement in the light module's file; IPL002 at each later
-    hop of its chain, in the importing module's file. Hops of several chains at the same statement
-    that reach the same forbidden module (same reason) make one IPL002 naming every light module,
-    with the chain of the first light module. Each file's findings are sorted by position.
+    IPL001 at each violation's first-hop statement in the light module's file (IPL008 at its line
+    1); IPL002 at each later
+    hop of its chain, in the importing module's file; IPL006 at the light module's statement that
+    leads to each unresolved site (the site and the chain in the message). Hops of several chains at
+    the same statement that reach the same forbidden module (same reason) make one IPL002 naming
+    every light module, with the chain of the first light module. Each file's findings are sorted by position.
     """
     from flake8_importpolicy import codes
     from flake8_importpolicy.model.graph import CallNode
     from flake8_importpolicy.output.render import (
         format_chain_compact,
         format_message,
+        format_unresolved_message,
         format_violation_message,
     )
 
@@ -70,7 +74,7 @@ def find_findings_by_file(
     for violation in report.violations:
         text = format_violation_message(violation, relpath)
         found.setdefault(os.path.realpath(violation.path), []).append(
-            Finding(violation.line, violation.col, codes.IPL001.id, text)
+            Finding(violation.line, violation.col, violation.code.id, text)
         )
         chain = format_chain_compact(violation.chain, relpath)
         for hop in violation.chain[1:]:
@@ -87,7 +91,13 @@ def find_findings_by_file(
         found.setdefault(path, []).append(
             Finding(line, col, codes.IPL002.id, f"{head}: {lights[0][1]}")
         )
-    return {path: tuple(sorted(items)) for path, items in found.items()}
+    for unresolved in report.unresolved:
+        where, line, col = unresolved.first_hop
+        if where is not None:
+            found.setdefault(os.path.realpath(where), []).append(Finding(
+                line, col, codes.IPL006.id, format_unresolved_message(unresolved, relpath)
+            ))
+    return {path: tuple(sorted(set(items))) for path, items in found.items()}
 
 
 # -- the per-process checker --------------------------------------------------------------------------
@@ -194,8 +204,7 @@ def _same_text(path: str, text: str) -> bool:
     """True if the file at ``path`` decodes to ``text`` the way flake8 reads files: the declared
     encoding, else Latin-1 (flake8's fallback); newlines and a BOM normalised."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(path)[1]
     except OSError:
         return False
     try:
@@ -239,6 +248,7 @@ def _build_index(policy_path: str) -> _Index:
     store_index(
         policy_path, _INDEX_DIR, _FORMAT, policy=answer.policy, info=answer.info,
         report=answer.report, files=answer.files, directories=answer.directories, real_paths=True,
+        baseline=answer.baseline,
         fields={
             "roots": list(roots),
             "findings": [

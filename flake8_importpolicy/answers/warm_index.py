@@ -10,7 +10,9 @@ than everything else a warm run does, so an index is read with the standard libr
   (:func:`~flake8_importpolicy.config.locate.find_cache_dir`), and a key of what besides the policy
   decides the answers (the interpreter running us, ``PYTHONPATH``, the caller's options);
 - it is valid only while nothing it depends on changed (:mod:`flake8_importpolicy.answers.freshness`):
-  the policy's bytes, this package's code, every source file the engine read, every directory path
+  the policy's bytes and those of every base file and preset it ``extends``, the baseline's bytes
+  (``settings.baseline``: the answers are filtered by it), this package's
+  code, every source file the engine read, every directory path
   search listed, the target interpreter and its path entries;
 - it is written after the engine checked the policy, atomically, and only when nothing changed while
   it was checked.
@@ -40,6 +42,7 @@ from flake8_importpolicy.model.reading import read_regular_file
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from flake8_importpolicy.model.baseline import Baseline
     from flake8_importpolicy.model.facts import SourceRead
     from flake8_importpolicy.model.findings import Report
     from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -114,6 +117,11 @@ def load_index(
             or not is_file_unchanged([policy_path, *entry["policy"]])
         ):
             return None
+        for row in entry["bases"]:  # the files and presets the policy extends
+            if not is_file_unchanged(row):
+                return None
+        if entry["baseline"] is not None and not is_file_unchanged(entry["baseline"]):
+            return None
         for path, stamp in entry["paths"]:
             if stamp_path(path) != stamp:
                 return None
@@ -138,6 +146,7 @@ def store_index(
     fields: Mapping[str, object],
     options: Sequence[object] = (),
     real_paths: bool = False,
+    baseline: Baseline | None = None,
 ) -> bool:
     """Write the policy's index into ``index_dir`` (best effort, atomically): ``fields`` (the
     caller's answers) and what they depend on.
@@ -149,6 +158,7 @@ def store_index(
             :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.find_dependencies`.
         options: the caller's options that decide the answers (part of the key).
         real_paths: record each source file by its real path.
+        baseline: the baseline the answers were filtered by (its bytes are a dependency).
 
     Returns:
         True if written. Nothing is written if a file or the policy changed while it was checked
@@ -168,9 +178,17 @@ def store_index(
         if p.code.id == "IPL005" and p.path is not None and str(p.path) not in analysed
     })
     rows.extend(row for name in unreadable if (row := stamp_file(name, None, shown=named(name))))
-    policy_row = stamp_file(policy_path, policy.digest)
+    policy_row = stamp_file(policy_path, policy.file_digest or policy.digest)
     if policy_row is None:
         return False  # the policy changed while it was checked
+    bases = [stamp_file(str(source.path), source.digest) for source in policy.sources]
+    if any(row is None for row in bases):
+        return False  # a base changed while the policy was checked
+    baseline_row = None
+    if baseline is not None:
+        baseline_row = stamp_file(str(baseline.path), baseline.digest)
+        if baseline_row is None:
+            return False  # the baseline changed while the policy was checked
     paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
     key = _index_key(fmt, policy_path, options)
     try:
@@ -190,6 +208,8 @@ def store_index(
         "format": fmt,
         "key": key,
         "policy": policy_row[1:],
+        "bases": bases,
+        "baseline": baseline_row,
         "code": code_stamp(),
         "files": rows,
         "paths": stamp_paths(paths),

@@ -24,6 +24,7 @@ This module imports neither flake8 nor mypy.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -33,10 +34,13 @@ import shutil
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
+from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
+from flake8_importpolicy.config.presets import preset_names, preset_path
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     CACHE_TAG,
@@ -48,15 +52,21 @@ from flake8_importpolicy.model.files import (
 from flake8_importpolicy.model.patterns import (
     ModulePattern,
     PatternError,
+    canonical_assumption_key,
     parse_pattern,
 )
 from flake8_importpolicy.model.policy import (
+    Assumption,
     External,
     HeavyRule,
     IgnoreRule,
     LightRule,
+    NodePattern,
+    PatternEntry,
     Policy,
+    PolicySource,
     Settings,
+    parse_node_pattern,
 )
 from flake8_importpolicy.model.reading import read_regular_file
 from flake8_importpolicy.model.versions import parse_target_version
@@ -67,6 +77,7 @@ __all__ = [
     "SUPPORTED_VERSION",
     "discover_policy",
     "load_policy",
+    "policy_from_text",
 ]
 
 SUPPORTED_VERSION: Final = 1
@@ -74,7 +85,9 @@ DEFAULT_CALL_DEPTH: Final = 3
 
 EXTERNAL_VALUES: Final[tuple[External, ...]] = ("auto", "follow", "stop")
 
-_TOP_LEVEL_KEYS: Final = ("version", "settings", "heavy", "heavy-calls", "light", "ignore")
+_TOP_LEVEL_KEYS: Final = (
+    "version", "extends", "settings", "heavy", "heavy-calls", "light", "ignore", "assume"
+)
 _SETTINGS_KEYS: Final = (
     "source-roots",
     "interpreter",
@@ -84,10 +97,13 @@ _SETTINGS_KEYS: Final = (
     "cache-dir",
     "call-depth",
     "lazy-imports",
+    "unresolved",
+    "baseline",
 )
 LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
-_LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import")
-_IGNORE_KEYS: Final = ("import", "reason")
+UNRESOLVED_VALUES: Final = ("info", "error")
+_LIGHT_KEYS: Final = ("reason", "forbid", "allow", "after-import", "max-modules", "max-import-ms")
+_IGNORE_KEYS: Final = ("import", "unresolved", "reason")
 _PYPROJECT_PREFIX: Final = PYPROJECT_TABLE
 
 _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
@@ -130,71 +146,369 @@ def discover_policy(start: Path, explicit: Path | None = None) -> Policy:
 
 
 def load_policy(path: Path) -> Policy:
-    """Read, parse and validate a policy file.
+    """Read, parse and validate a policy file, with the bases it ``extends``.
 
     Args:
         path: a ``policy.toml`` (any name other than ``pyproject.toml`` is read as one) or a
             ``pyproject.toml`` whose ``[tool.importpolicy]`` table holds the policy.
 
     Returns:
-        The :class:`Policy`.
+        The :class:`Policy`. ``extends = [...]`` merges base files (an entry with a ``/`` or ending
+        in ``.toml``, relative to the extending file; a ``pyproject.toml`` base contributes its
+        ``[tool.importpolicy]``) and built-in presets (any other entry) into it: tables merge by
+        key and the extending file's value wins, a ``[light."x"]`` table is replaced whole, and
+        ``[[ignore]]`` entries concatenate, a base's first (docs/policy.md, ``extends``).
 
     Raises:
         PolicyError: for every kind of bad input (unreadable file, bad UTF-8, invalid TOML, a
-            ``pyproject.toml`` without ``[tool.importpolicy]``, schema problems), listing every
-            schema problem at once.
+            ``pyproject.toml`` without ``[tool.importpolicy]``, schema problems, a base that cannot
+            be read or is invalid, an ``extends`` cycle), listing every problem at once; a problem
+            in a base names that file (:attr:`PolicyProblem.file`) and its key there.
     """
     given = Path(path)
+    top = _read_source(given.absolute(), None)
+    merger = _Merger(top)
+    table = merger.run()
+    sources = tuple(merger.sources)
+    digest = top.digest
+    if sources:
+        digest = hashlib.sha256(
+            "\0".join([top.digest, *(f"{s.label}\0{s.digest}" for s in sources)]).encode()
+        ).hexdigest()
+    builder = _Builder(given.resolve(), top.text, top.prefix, merger)
     try:
-        raw = read_regular_file(given)[1]  # a FIFO or a device is refused, never waited for
+        policy = builder.build(table, digest)
+    except RecursionError:
+        raise PolicyError(given, [_TOO_DEEP]) from None
+    problems = merger.problems + [merger.attribute(problem) for problem in builder.problems]
+    if policy is None or problems:
+        raise PolicyError(given, problems or [PolicyProblem("", "invalid policy")])
+    return dataclasses.replace(policy, file_digest=top.digest, sources=sources)
+
+
+def policy_from_text(text: str, path: Path) -> Policy:
+    """Validate ``text`` as the policy file ``path`` would be read (relative paths and ``extends``
+    against its directory), without the file having to exist: ``importpolicy suggest``'s draft.
+
+    Raises:
+        PolicyError: as :func:`load_policy`.
+    """
+    path = path.absolute()
+    raw = text.encode("utf-8")
+    try:
+        table: dict[str, object] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message, line, column = _toml_error(text, str(exc))
+        raise PolicyError(path, [PolicyProblem("", f"invalid TOML: {message}", line, column)]) from None
+    top = _Source(path, None, text, "", table, hashlib.sha256(raw).hexdigest())
+    merger = _Merger(top)
+    merged = merger.run()
+    builder = _Builder(path, text, "", merger)
+    policy = builder.build(merged, top.digest)
+    problems = merger.problems + [merger.attribute(problem) for problem in builder.problems]
+    if policy is None or problems:
+        raise PolicyError(path, problems or [PolicyProblem("", "invalid policy")])
+    return dataclasses.replace(policy, file_digest=top.digest, sources=tuple(merger.sources))
+
+
+@dataclass
+class _Source:
+    """One file a policy is read from: the policy file, a base file or a preset's data file."""
+
+    path: Path
+    label: str | None  # None for the policy file itself; else how messages name it
+    text: str
+    prefix: str
+    table: dict[str, object]
+    digest: str
+
+
+def _read_source(path: Path, label: str | None, *, preset: bool = False) -> _Source:
+    """Read and parse one policy file (a base's ``[tool.importpolicy]`` for a ``pyproject.toml``).
+
+    Raises:
+        PolicyError: the file cannot be read, is not UTF-8 or TOML, or is a ``pyproject.toml``
+            without ``[tool.importpolicy]``; its problem carries ``file=label``.
+    """
+    def fail(problem: PolicyProblem) -> PolicyError:
+        return PolicyError(path, [dataclasses.replace(problem, file=label)])
+
+    try:
+        raw = read_regular_file(path)[1]  # a FIFO or a device is refused, never waited for
     except OSError as exc:
-        raise PolicyError(
-            given, [PolicyProblem("", f"cannot read: {exc.strerror or exc}")]
-        ) from None
+        raise fail(PolicyProblem("", f"cannot read: {exc.strerror or exc}")) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         byte_line, byte_column = _byte_position(raw, exc.start)
-        problem = PolicyProblem(
+        raise fail(PolicyProblem(
             "", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", byte_line, byte_column
-        )
-        raise PolicyError(given, [problem]) from None
+        )) from None
     try:
         document: dict[str, object] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message, line, column = _toml_error(text, str(exc))
-        raise PolicyError(
-            given, [PolicyProblem("", f"invalid TOML: {message}", line, column)]
-        ) from None
+        raise fail(PolicyProblem("", f"invalid TOML: {message}", line, column)) from None
     except RecursionError:
-        raise PolicyError(given, [_TOO_DEEP]) from None
-
-    absolute = given.resolve()
+        raise fail(_TOO_DEEP) from None
     table: dict[str, object] = document
     prefix = ""
-    if absolute.name == PYPROJECT_FILENAME:
+    if path.name == PYPROJECT_FILENAME and not preset:
         prefix = _PYPROJECT_PREFIX
         tool = document.get("tool")
         if not isinstance(tool, dict) or "importpolicy" not in tool:
-            problem = PolicyProblem(
+            raise fail(PolicyProblem(
                 "",
                 f"no [{_PYPROJECT_PREFIX}] table; add one, "
                 f"or write the policy in {POLICY_FILENAME}",
-            )
-            raise PolicyError(given, [problem])
+            ))
         section = tool["importpolicy"]
         if not isinstance(section, dict):
-            problem = PolicyProblem(prefix, f"expected a table, got {_describe(section)}")
-            raise PolicyError(given, [problem])
+            raise fail(PolicyProblem(prefix, f"expected a table, got {_describe(section)}"))
         table = section
-    builder = _Builder(absolute, text, prefix)
+    return _Source(path, label, text, prefix, table, hashlib.sha256(raw).hexdigest())
+
+
+_MERGED_TABLES: Final = ("settings", "heavy", "heavy-calls", "light", "assume")
+
+
+class _Merger:
+    """Resolves ``extends`` (transitively) and merges the bases into the policy file's table,
+    remembering which file each entry came from (for messages and for problems)."""
+
+    def __init__(self, top: _Source) -> None:
+        self.top = top
+        self.problems: list[PolicyProblem] = []
+        self.sources: list[PolicySource] = []
+        # key path (without prefix) of an entry -> the file it came from
+        self.origins: dict[tuple[str, ...], _Source] = {}
+        # per merged [[ignore]] entry: (file, its index there, its line there)
+        self.ignore_origins: list[tuple[_Source, int, int]] = []
+        self._read: dict[Path, _Source | None] = {}
+
+    def run(self) -> dict[str, object]:
+        """The merged table of the policy file (without ``extends``)."""
+        table, origins, ignores = self._merged(self.top, (_identity(self.top.path),))
+        self.origins = origins
+        self.ignore_origins = ignores
+        return table
+
+    # -- reading bases -------------------------------------------------------------------------
+
+    def _label(self, path: Path) -> str:
+        """How messages name a base file: relative to the policy file's directory."""
+        try:
+            return os.path.relpath(path, self.top.path.parent)
+        except ValueError:  # another drive
+            return str(path)
+
+    def _bases(self, source: _Source, chain: tuple[Path, ...]) -> list[_Source]:
+        """The bases ``source`` extends, read (problems reported against ``source``)."""
+        if "extends" not in source.table:
+            return []
+        key = _child(source.prefix, "extends")
+        value = source.table["extends"]
+        if not isinstance(value, list):
+            self.report(source, key, f'expected an array of preset names and policy files, e.g. '
+                        f'["torch-cuda", "../base.toml"], got {_describe(value)}')
+            return []
+        bases: list[_Source] = []
+        for index, entry in enumerate(value):
+            item_key = f"{key}[{index}]"
+            if not isinstance(entry, str) or not entry.strip():
+                self.report(source, item_key, "expected a preset name or a policy file path, got "
+                            + (_describe(entry) if not isinstance(entry, str) else "an empty string"))
+                continue
+            base = self._base(source, item_key, entry.strip(), chain)
+            if base is not None:
+                bases.append(base)
+        return bases
+
+    def _base(
+        self, source: _Source, key: str, entry: str, chain: tuple[Path, ...]
+    ) -> _Source | None:
+        preset = "/" not in entry and "\\" not in entry and not entry.endswith(".toml")
+        if preset:
+            path = preset_path(entry)
+            if path is None:
+                names = preset_names()
+                close = difflib.get_close_matches(entry, names, n=1)
+                hint = f"did you mean {_quote(close[0])}? " if close else ""
+                self.report(source, key, f"unknown preset {_quote(entry)}; {hint}built-in presets: "
+                            + ", ".join(names) + ' (a file is written with a "/" or ending in .toml)')
+                return None
+            label = f"preset {entry}"
+        else:
+            path = Path(os.path.normpath(source.path.parent / entry))
+            label = self._label(path)
+        ident = _identity(path)
+        if ident in chain:
+            shown = [self._label(p) if p != chain[0] else self.top.path.name for p in chain]
+            self.report(source, key, "extends cycle: " + " -> ".join([*shown, label]))
+            return None
+        if ident in self._read:
+            return self._read[ident]
+        try:
+            base = _read_source(path, label, preset=preset)
+        except PolicyError as exc:
+            for problem in exc.problems:
+                if problem.message.startswith("cannot read"):
+                    self.report(source, key, f"{_quote(entry)}: {problem.message}"
+                                + ("" if preset else " (relative to the file that extends it)"))
+                else:
+                    self.problems.append(problem)
+            self._read[ident] = None
+            return None
+        self._read[ident] = base
+        self.sources.append(PolicySource(label, path, base.digest))
+        return base
+
+    # -- merging ---------------------------------------------------------------------------------
+
+    def _merged(
+        self, source: _Source, chain: tuple[Path, ...]
+    ) -> tuple[dict[str, object], dict[tuple[str, ...], _Source], list[tuple[_Source, int, int]]]:
+        """``source``'s table with its bases merged in, the origin of each entry, and the origin of
+        each ``[[ignore]]`` entry."""
+        table: dict[str, object] = {}
+        origins: dict[tuple[str, ...], _Source] = {}
+        ignores: list[tuple[_Source, int, int]] = []
+        for base in self._bases(source, chain):
+            sub_table, sub_origins, sub_ignores = self._merged(base, (*chain, _identity(base.path)))
+            self._merge(table, origins, ignores, sub_table, sub_origins, sub_ignores)
+        own_ignores: list[tuple[_Source, int, int]] = []
+        raw_ignores = source.table.get("ignore")
+        if isinstance(raw_ignores, list):
+            imports = [
+                (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
+                for item in raw_ignores
+            ]
+            lines = _ignore_lines(source.text, imports, source.prefix)
+            own_ignores = [(source, index, line) for index, line in enumerate(lines)]
+        own = {key: value for key, value in source.table.items() if key != "extends"}
+        own_origins = _origins_of(own, source)
+        self._merge(table, origins, ignores, own, own_origins, own_ignores)
+        return table, origins, ignores
+
+    @staticmethod
+    def _merge(
+        table: dict[str, object],
+        origins: dict[tuple[str, ...], _Source],
+        ignores: list[tuple[_Source, int, int]],
+        top: dict[str, object],
+        top_origins: dict[tuple[str, ...], _Source],
+        top_ignores: list[tuple[_Source, int, int]],
+    ) -> None:
+        """Merge ``top`` (the extending side) into ``table`` (what the bases gave), in place."""
+        for name, value in top.items():
+            old = table.get(name)
+            if name == "ignore" and isinstance(old, list) and isinstance(value, list):
+                table[name] = [*old, *value]
+                ignores.extend(top_ignores)
+                continue
+            if name == "ignore":
+                ignores[:] = list(top_ignores)
+            if name in _MERGED_TABLES and isinstance(old, dict) and isinstance(value, dict):
+                merged = dict(old)
+                for key, item in value.items():
+                    previous = merged.get(key)
+                    if name == "assume" and key == "environ" and isinstance(previous, dict) \
+                            and isinstance(item, dict):
+                        merged[key] = {**previous, **item}
+                    else:
+                        merged[key] = item
+                table[name] = merged
+            else:
+                table[name] = value
+                for path in [p for p in origins if p[0] == name]:
+                    del origins[path]
+        origins.update(top_origins)
+
+    # -- problems --------------------------------------------------------------------------------
+
+    def report(self, source: _Source, key: str, message: str) -> None:
+        """A problem with ``key`` of ``source`` (located in its text when it is a base)."""
+        self.problems.append(self._problem(source, key, message))
+
+    def _problem(self, source: _Source, key: str, message: str) -> PolicyProblem:
+        if source.label is None:
+            return PolicyProblem(key, message)
+        position = locate_key(find_key_positions(source.text), key) if key else None
+        line, column = position if position else (None, None)
+        return PolicyProblem(key, message, line, column, source.label)
+
+    def attribute(self, problem: PolicyProblem) -> PolicyProblem:
+        """A problem the validation of the merged table found, told against the file its entry
+        came from, with the key as written there."""
+        if problem.file is not None or not self.sources:
+            return problem
+        key = problem.key
+        prefix = self.top.prefix
+        if prefix and (key == prefix or key.startswith(prefix + ".")):
+            key = key[len(prefix) + 1:]
+        parts = parse_key_path(key) if key else None
+        if not parts:
+            return problem
+        if parts[0] == "ignore" and len(parts) > 1 and isinstance(parts[1], int):
+            if parts[1] >= len(self.ignore_origins):
+                return problem
+            source, index, line = self.ignore_origins[parts[1]]
+            if source.label is None:
+                return dataclasses.replace(problem, key=problem.key.replace(
+                    f"ignore[{parts[1]}]", f"ignore[{index}]", 1))
+            rest = key[key.index("]") + 1:]
+            local = _child(source.prefix, "ignore") + f"[{index}]" + rest
+            return PolicyProblem(local, problem.message, line, None, source.label)
+        origin = None
+        for size in (3, 2, 1):
+            origin = self.origins.get(tuple(str(p) for p in parts[:size]))
+            if origin is not None:
+                break
+        if origin is None or origin.label is None:
+            return problem
+        local = f"{origin.prefix}.{key}" if origin.prefix else key
+        return self._problem(origin, local, problem.message)
+
+    def origin(self, *path: str) -> _Source | None:
+        """The file the entry at ``path`` (``("heavy", "torch")``) came from, or None."""
+        for size in range(len(path), 0, -1):
+            found = self.origins.get(path[:size])
+            if found is not None:
+                return found
+        return None
+
+    def label(self, *path: str) -> str:
+        """:attr:`HeavyRule.source` for the entry at ``path``: ``""`` for the policy file itself."""
+        found = self.origin(*path)
+        return found.label or "" if found is not None else ""
+
+    def root(self, *path: str) -> Path | None:
+        """The directory that paths of the entry at ``path`` are relative to, when it came from a
+        base (None: the policy file's directory)."""
+        found = self.origin(*path)
+        return found.path.parent if found is not None and found.label is not None else None
+
+
+def _identity(path: Path) -> Path:
+    """The path a file is known by for ``extends`` cycles: symbolic links resolved."""
     try:
-        policy = builder.build(table, hashlib.sha256(raw).hexdigest())
-    except RecursionError:
-        raise PolicyError(given, [_TOO_DEEP]) from None
-    if policy is None or builder.problems:
-        raise PolicyError(given, builder.problems or [PolicyProblem("", "invalid policy")])
-    return policy
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def _origins_of(table: dict[str, object], source: _Source) -> dict[tuple[str, ...], _Source]:
+    """Every entry of one file's table, mapped to the file."""
+    origins: dict[tuple[str, ...], _Source] = {}
+    for name, value in table.items():
+        origins[(name,)] = source
+        if name in _MERGED_TABLES and isinstance(value, dict):
+            for key, item in value.items():
+                origins[(name, key)] = source
+                if name == "assume" and key == "environ" and isinstance(item, dict):
+                    for variable in item:
+                        origins[(name, key, variable)] = source
+    return origins
 
 
 def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
@@ -269,6 +583,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _integral(value: object) -> object:
+    """``value`` as an int when it is a float with an integral value (``2.0``): JSON, and so the
+    policy's JSON Schema that editors check, has one number type, in which 2.0 is the integer 2."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _leaves(
     segments: list[str], value: object, is_table_leaf: Callable[[dict[str, object]], bool]
 ) -> list[tuple[list[str], object]]:
@@ -310,6 +630,14 @@ def _is_not_empty(directory: Path) -> bool:
         return True
 
 
+def _flat_names(segments: list[str], value: object) -> list[tuple[str, object]]:
+    """The first leaf of the nested tables an unquoted dotted key made, as (dotted name, value)."""
+    while isinstance(value, dict) and value:
+        name, value = next(iter(value.items()))
+        segments = [*segments, name]
+    return [(".".join(segments), value)]
+
+
 def _has_reason(table: dict[str, object]) -> bool:
     return "reason" in table
 
@@ -336,7 +664,7 @@ def _ignore_lines(text: str, imports: list[object], prefix: str) -> list[int]:
     lines = text.split("\n")  # TOML lines: splitlines() would also split on \f, \u2028, ...
     table = r"\s*\.\s*".join(re.escape(part) for part in [*prefix.split("."), "ignore"] if part)
     header_re = re.compile(rf"\s*\[\[\s*{table}\s*\]\]")
-    import_re = re.compile(r"\s*(?:import|\"import\"|'import')\s*=")
+    import_re = re.compile(r"\s*(?:import|unresolved|\"import\"|'import')\s*=")
     headers = [index for index, line in enumerate(lines) if header_re.match(line)]
     result: list[int] = []
     if len(headers) == len(imports):
@@ -363,18 +691,53 @@ def _ignore_lines(text: str, imports: list[object], prefix: str) -> list[int]:
 class _Builder:
     """Validates one policy table, collecting every problem in :attr:`problems`."""
 
-    def __init__(self, path: Path, text: str, prefix: str) -> None:
+    def __init__(self, path: Path, text: str, prefix: str, merger: _Merger | None = None) -> None:
         self.path = path
         self.root = path.parent
+        self.merger = merger
         self.text = text
         self.prefix = prefix
         self.is_pyproject = bool(prefix)
         self.problems: list[PolicyProblem] = []
+        self.entries: list[PatternEntry] = []  # forbid/allow patterns that name no [heavy] key
 
     # -- helpers -----------------------------------------------------------------------------
 
     def add(self, key: str, message: str, line: int | None = None) -> None:
         self.problems.append(PolicyProblem(key, message, line))
+
+    def located(
+        self, entries: list[PatternEntry], origin: tuple[str, ...] = ()
+    ) -> tuple[PatternEntry, ...]:
+        """``entries`` with the line each is written on (scanning the file only when there are any),
+        in the base they came from when ``origin`` (their table's key path) names one."""
+        if not entries:
+            return ()
+        source = self.merger.origin(*origin) if self.merger is not None and origin else None
+        text, prefix = self.text, self.prefix
+        if source is not None and source.label is not None:
+            text, prefix = source.text, source.prefix
+
+        def local(key: str) -> str:
+            if self.prefix and key.startswith(self.prefix + "."):
+                key = key[len(self.prefix) + 1:]
+            return f"{prefix}.{key}" if prefix else key
+
+        positions = find_key_positions(text)
+        return tuple(
+            PatternEntry(entry.key, entry.pattern,
+                         (locate_key(positions, local(entry.key)) or (None,))[0])
+            for entry in entries
+        )
+
+    def source(self, *path: str) -> str:
+        """Where the entry at ``path`` came from (:attr:`HeavyRule.source`; ``""``: this file)."""
+        return self.merger.label(*path) if self.merger is not None else ""
+
+    def setting_root(self, name: str) -> Path:
+        """The directory a path in ``settings.<name>`` is relative to: the file that set it."""
+        found = self.merger.root("settings", name) if self.merger is not None else None
+        return found if found is not None else self.root
 
     def key(self, name: str) -> str:
         """Key path of a top-level key (prefixed in pyproject.toml)."""
@@ -458,6 +821,7 @@ class _Builder:
             table.get("light", {}), heavy + heavy_calls, {**heavy_by_key, **calls_by_key}
         )
         ignores = self.ignores(table.get("ignore", []))
+        assumptions = self.assume(table.get("assume", {}))
         if self.problems or settings is None:
             return None
         return Policy(
@@ -469,12 +833,13 @@ class _Builder:
             ignores=ignores,
             digest=digest,
             heavy_calls=heavy_calls,
+            assumptions=assumptions,
         )
 
     def version(self, table: dict[str, object]) -> None:
         if "version" not in table:
             return
-        value = table["version"]
+        value = _integral(table["version"])
         key = self.key("version")
         if not _is_int(value):
             self.add(key, f"expected the integer {SUPPORTED_VERSION}, got {_describe(value)}")
@@ -502,7 +867,14 @@ class _Builder:
         cache_dir = self.cache_dir(base, raw, source_roots)
         call_depth = self.call_depth(base, raw)
         lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
-        if len(self.problems) != count or external is None or lazy_imports is None:
+        unresolved = self.choice(base, raw, "unresolved", UNRESOLVED_VALUES)
+        baseline = self.baseline(base, raw)
+        if (
+            len(self.problems) != count
+            or external is None
+            or lazy_imports is None
+            or unresolved is None
+        ):
             return None
         return Settings(
             source_roots=source_roots,
@@ -513,6 +885,8 @@ class _Builder:
             cache_dir=cache_dir,
             call_depth=call_depth,
             lazy_imports=lazy_imports,
+            unresolved=unresolved,
+            baseline=baseline,
         )
 
     def source_roots(self, base: str, raw: dict[str, object]) -> tuple[Path, ...]:
@@ -529,14 +903,17 @@ class _Builder:
             )
             return ()
         roots: list[Path] = []
+        root = self.setting_root("source-roots")
 
         def check(item_key: str, item: str) -> None:
             if not item:
                 self.add(item_key, 'empty path; write "." for the policy file\'s directory')
                 return
-            directory = self.root / item
+            directory = root / item
             if not directory.is_dir():
                 note = "" if Path(item).is_absolute() else _RELATIVE_NOTE
+                if note and self.merger is not None and self.merger.root("settings", "source-roots"):
+                    note = " (relative to the directory of the base file that sets it)"
                 self.add(item_key, f"{_quote(item)} is not a directory{note}")
                 return
             resolved = directory.resolve()
@@ -562,7 +939,7 @@ class _Builder:
             return None
         separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
         if os.path.isabs(value) or any(sep in value for sep in separators):
-            path = Path(os.path.normpath(self.root / value))
+            path = Path(os.path.normpath(self.setting_root("interpreter") / value))
             note = "" if os.path.isabs(value) else _RELATIVE_NOTE
             if not path.exists():
                 self.add(key, f"{_quote(value)} does not exist{note}")
@@ -668,7 +1045,8 @@ class _Builder:
                 f"got {_describe(value)}",
             )
             return Path(resolve_cache_dir(self.root))
-        path = Path(resolve_cache_dir(self.root, value))
+        root = self.setting_root("cache-dir") if "cache-dir" in raw else self.root
+        path = Path(resolve_cache_dir(root, value))
         shown = _quote(value) + ("" if "cache-dir" in raw else " (the default)")
         own = f"; the cache needs a directory of its own, e.g. {_quote(DEFAULT_CACHE_DIR)}"
         real = os.path.realpath(path)
@@ -684,10 +1062,22 @@ class _Builder:
             )
         return path
 
+    def baseline(self, base: str, raw: dict[str, object]) -> Path | None:
+        """``baseline = "file.json"``: relative to the file that sets it; the file itself is read
+        when the policy is checked (:mod:`flake8_importpolicy.config.baseline`)."""
+        if "baseline" not in raw:
+            return None
+        value = raw["baseline"]
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            self.add(_child(base, "baseline"), "expected the path of a baseline file (relative to "
+                     f"the policy file's directory), got {_describe(value)}")
+            return None
+        return Path(os.path.normpath(self.setting_root("baseline") / value))
+
     def call_depth(self, base: str, raw: dict[str, object]) -> int:
         if "call-depth" not in raw:
             return DEFAULT_CALL_DEPTH
-        value = raw["call-depth"]
+        value = _integral(raw["call-depth"])
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             self.add(
                 _child(base, "call-depth"), f"expected an integer >= 0, got {_describe(value)}"
@@ -725,7 +1115,7 @@ class _Builder:
             else:
                 reason = value
             if pattern is not None and reason is not None:
-                rule = HeavyRule(pattern, reason, call)
+                rule = HeavyRule(pattern, reason, call, self.source(section, name))
                 by_key[name] = rule
                 rules.append(rule)
         return tuple(rules), by_key
@@ -794,11 +1184,14 @@ class _Builder:
                 self.light_nesting(base, [name], value)
                 continue
             count = len(self.problems)
+            entries = len(self.entries)
             pattern = self.pattern(key, name)
             reason: str | None = None
             forbid = heavy
             allow: tuple[ModulePattern, ...] = ()
             after_import: tuple[str, ...] = ()
+            max_modules: int | None = None
+            max_import_ms: float | None = None
             if isinstance(value, str):
                 if value.strip():
                     reason = value
@@ -822,13 +1215,20 @@ class _Builder:
                     reason = self.reason(reason_key, value["reason"], "the module must stay light")
                 if "forbid" in value:
                     forbid = self.forbid(
-                        _child(key, "forbid"), value["forbid"], reason, heavy_by_key
+                        _child(key, "forbid"), value["forbid"], reason, heavy_by_key,
+                        self.source("light", name),
                     )
                 if "allow" in value:
-                    allow = self.allow(_child(key, "allow"), value["allow"])
+                    allow = self.allow(_child(key, "allow"), value["allow"], heavy_by_key)
                 if "after-import" in value:
                     after_import = self.after_import(
                         _child(key, "after-import"), value["after-import"]
+                    )
+                if "max-modules" in value:
+                    max_modules = self.max_modules(_child(key, "max-modules"), value["max-modules"])
+                if "max-import-ms" in value:
+                    max_import_ms = self.max_import_ms(
+                        _child(key, "max-import-ms"), value["max-import-ms"]
                     )
             else:
                 self.add(
@@ -837,8 +1237,27 @@ class _Builder:
                     f"got {_describe(value)}",
                 )
             if len(self.problems) == count and pattern is not None and reason is not None:
-                rules.append(LightRule(pattern, reason, forbid, allow, after_import))
+                located = self.located(self.entries[entries:], ("light", name))
+                rules.append(LightRule(pattern, reason, forbid, allow, after_import, located,
+                                       self.source("light", name), max_modules, max_import_ms))
         return tuple(rules)
+
+    def max_modules(self, key: str, value: object) -> int | None:
+        """``max-modules = N``: an integer >= 1 (the light module itself counts)."""
+        value = _integral(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        self.add(key, "expected an integer >= 1 (how many modules the import-time closure may "
+                 f"count, the light module included), got {_describe(value)}")
+        return None
+
+    def max_import_ms(self, key: str, value: object) -> float | None:
+        """``max-import-ms = N``: a positive number of milliseconds."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            self.add(key, "expected a positive number of milliseconds (the median import time "
+                     f"verify measures), got {_describe(value)}")
+            return None
+        return float(value)
 
     def forbid(
         self,
@@ -846,6 +1265,7 @@ class _Builder:
         value: object,
         reason: str | None,
         heavy_by_key: dict[str, HeavyRule | None],
+        source: str = "",
     ) -> tuple[HeavyRule, ...]:
         rules: list[HeavyRule] = []
 
@@ -863,7 +1283,8 @@ class _Builder:
                         message += f"; did you mean {_quote(close[0])}?"
                     self.add(item_key, message)
                     return
-                rule = HeavyRule(pattern, reason or "")
+                rule = HeavyRule(pattern, reason or "", source=source)
+                self.entries.append(PatternEntry(item_key, pattern))
             if rule is not None and all(rule.pattern != other.pattern for other in rules):
                 rules.append(rule)
 
@@ -876,11 +1297,15 @@ class _Builder:
         )
         return tuple(rules)
 
-    def allow(self, key: str, value: object) -> tuple[ModulePattern, ...]:
+    def allow(
+        self, key: str, value: object, heavy_by_key: dict[str, HeavyRule | None]
+    ) -> tuple[ModulePattern, ...]:
         patterns: list[ModulePattern] = []
 
         def check(item_key: str, item: str) -> None:
             pattern = self.pattern(item_key, item)
+            if pattern is not None and item not in heavy_by_key:
+                self.entries.append(PatternEntry(item_key, pattern))
             if pattern is not None and pattern not in patterns:
                 patterns.append(pattern)
 
@@ -944,19 +1369,34 @@ class _Builder:
                 base, f"expected an array of tables ([[{header}]] entries), got {_describe(raw)}"
             )
             return ()
-        imports = [item.get("import") if isinstance(item, dict) else None for item in raw]
-        lines = _ignore_lines(self.text, imports, self.prefix)
+        imports = [
+            (item.get("import", item.get("unresolved")) if isinstance(item, dict) else None)
+            for item in raw
+        ]
+        # each entry's file and line there (a base's entries come first, extends)
+        origins = self.merger.ignore_origins if self.merger is not None else []
+        if len(origins) != len(raw):
+            origins = []
+            lines = _ignore_lines(self.text, imports, self.prefix)
         rules: list[IgnoreRule] = []
         for index, item in enumerate(raw):
             key = f"{base}[{index}]"
-            line = lines[index]
+            line = origins[index][2] if origins else lines[index]
+            source = (origins[index][0].label or "") if origins else ""
             if not isinstance(item, dict):
                 self.add(key, f"expected a table, got {_describe(item)}", line)
                 continue
             for sub in item:
                 if sub not in _IGNORE_KEYS:
                     self.unknown_key(key, sub, _IGNORE_KEYS, line)
-            edge = self.edge(_child(key, "import"), item, line)
+            if "unresolved" in item and "import" not in item:
+                edge = self.unresolved_entry(_child(key, "unresolved"), item["unresolved"], line)
+            elif "unresolved" in item:
+                self.add(_child(key, "unresolved"),
+                         'an entry has either import = "..." or unresolved = "...", not both', line)
+                edge = None
+            else:
+                edge = self.edge(_child(key, "import"), item, line)
             reason_key = _child(key, "reason")
             reason: str | None = None
             if "reason" not in item:
@@ -970,12 +1410,97 @@ class _Builder:
                 reason = self.reason(reason_key, item["reason"], "the import is accepted", line)
             if edge is not None and reason is not None:
                 text, importer, imported = edge
-                rules.append(IgnoreRule(importer, imported, reason, text, line))
+                rules.append(IgnoreRule(importer, imported, reason, text, line,
+                                        unresolved="import" not in item, source=source))
         return tuple(rules)
+
+    def assume(self, raw: object) -> tuple[Assumption, ...]:
+        """Validate ``[assume]`` (dotted names and calls) and ``[assume.environ]``."""
+        base = self.key("assume")
+        if not isinstance(raw, dict):
+            self.add(base, 'expected a table of "dotted.name" = value or "dotted.f()" = value '
+                     f"entries ([{self.header('assume')}]), got {_describe(raw)}")
+            return ()
+        found: list[Assumption] = []
+        seen: dict[str, str] = {}
+        for name, value in raw.items():
+            key = _child(base, name, quote=True)
+            if name == "environ":
+                found.extend(self.environ(_child(base, "environ"), value))
+                continue
+            if isinstance(value, dict):
+                dotted = ".".join(segments for segments, _ in _flat_names([name], value))
+                self.add(key, "dotted keys make nested TOML tables; quote the name: "
+                         f"{_quote(dotted)} = ...")
+                continue
+            try:
+                canonical = canonical_assumption_key(name)
+            except PatternError as exc:
+                self.add(key, exc.reason)
+                canonical = None
+            if isinstance(value, float):
+                value = _integral(value)
+            if isinstance(value, bool) or _is_int(value) or isinstance(value, str):
+                pass
+            else:
+                self.add(key, "expected true, false, a string or an integer (the value Python "
+                         f"would see), got {_describe(value)}")
+                continue
+            if canonical is None:
+                continue
+            if canonical in seen:
+                self.add(key, f"the same name as {_quote(seen[canonical])}, written differently")
+                continue
+            seen[canonical] = name
+            assert isinstance(value, (bool, int, str))
+            found.append(Assumption(canonical, value, False, self.source("assume", name)))
+        return tuple(found)
+
+    def environ(self, base: str, raw: object) -> list[Assumption]:
+        """Validate ``[assume.environ]``: ``"VARIABLE" = "value"`` (set) or ``false`` (not set)."""
+        if not isinstance(raw, dict):
+            self.add(base, 'expected a table of "VARIABLE" = "value" or false entries '
+                     f"([{self.header('assume.environ')}]), got {_describe(raw)}")
+            return []
+        found: list[Assumption] = []
+        for name, value in raw.items():
+            key = _child(base, name, quote=True)
+            if not name or "=" in name or "\0" in name:
+                self.add(key, "not an environment variable name (empty, or with '=' or NUL)")
+                continue
+            if value is False:
+                found.append(Assumption(name, None, True, self.source("assume", "environ", name)))
+            elif isinstance(value, str):
+                if "\0" in value:
+                    self.add(key, "an environment variable's value cannot hold a NUL character")
+                    continue
+                found.append(Assumption(name, value, True, self.source("assume", "environ", name)))
+            elif value is True:
+                self.add(key, "true is not a value an environment variable can have: write the "
+                         'string it is set to ("1"), or false for "not set"')
+            else:
+                self.add(key, 'expected the string the variable is set to ("1"), or false for '
+                         f'"not set", got {_describe(value)}')
+        return found
+
+    def unresolved_entry(
+        self, key: str, value: object, line: int
+    ) -> tuple[str, NodePattern, NodePattern] | None:
+        """Validate an ``unresolved = "module pattern"`` value (IPL006 accepted in those modules)."""
+        if not isinstance(value, str):
+            self.add(key, f'expected a module pattern string, got {_describe(value)}', line)
+            return None
+        try:
+            pattern = parse_pattern(value.strip())
+        except PatternError as exc:
+            self.add(key, str(exc), line)
+            return None
+        node = NodePattern(pattern)
+        return f"unresolved {value.strip()}", node, node
 
     def edge(
         self, key: str, item: dict[str, object], line: int
-    ) -> tuple[str, ModulePattern, ModulePattern] | None:
+    ) -> tuple[str, NodePattern, NodePattern] | None:
         """Validate an ``import = "importer -> imported"`` value."""
         if "import" not in item:
             self.add(key, 'missing; write import = "importer -> imported"', line)
@@ -989,10 +1514,10 @@ class _Builder:
             count = "no" if len(sides) == 1 else "more than one"
             self.add(key, f'{_quote(value)} has {count} "->"; write "importer -> imported"', line)
             return None
-        patterns: list[ModulePattern] = []
+        patterns: list[NodePattern] = []
         for side, text in zip(("left", "right"), sides):
             try:
-                patterns.append(parse_pattern(text.strip()))
+                patterns.append(parse_node_pattern(text.strip()))
             except PatternError as exc:
                 self.add(key, f'{side} of "->": {exc}', line)
         if len(patterns) != 2:

@@ -16,6 +16,7 @@ from pathlib import Path
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
 
 __all__ = [
+    "BaselineError",
     "ImportPolicyError",
     "InterpreterError",
     "NoLightModule",
@@ -49,12 +50,24 @@ class PolicyProblem:
         message: what is wrong, and how to fix it when that is known.
         line: 1-based line in the file, when known.
         column: 1-based column, when known (only with ``line``).
+        file: for a problem in a base the policy ``extends``, which one: its path relative to the
+            policy file's directory, or ``preset NAME``; None for the policy file itself (``line``
+            and ``column`` are then positions in that base).
     """
 
     key: str
     message: str
     line: int | None = None
     column: int | None = None
+    file: str | None = None
+
+    @property
+    def shown_key(self) -> str:
+        """The key path as messages show it: prefixed with ``<file>: `` for a problem in a base."""
+        if self.file is None:
+            return self.key
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.key}" if self.key else where
 
 
 def display_path(path: Path) -> str:
@@ -78,7 +91,7 @@ def display_path(path: Path) -> str:
 
 def _render(display: str, problems: tuple[PolicyProblem, ...]) -> str:
     """Render problems as ``str(PolicyError)`` does."""
-    if len(problems) == 1 and not problems[0].key:
+    if len(problems) == 1 and not problems[0].key and problems[0].file is None:
         problem = problems[0]
         location = display
         if problem.line is not None:
@@ -89,9 +102,8 @@ def _render(display: str, problems: tuple[PolicyProblem, ...]) -> str:
     count = len(problems)
     lines = [f"{display} is not valid ({count} problem{'' if count == 1 else 's'}):"]
     for problem in problems:
-        lines.append(
-            f"  {problem.key}: {problem.message}" if problem.key else f"  {problem.message}"
-        )
+        key = problem.shown_key
+        lines.append(f"  {key}: {problem.message}" if key else f"  {problem.message}")
     return "\n".join(lines)
 
 
@@ -140,3 +152,15 @@ class PolicyNotFound(PolicyError):
         super().__init__(directory, [PolicyProblem("", message)])
         self.message = message
         self.args = (message,)
+
+
+class BaselineError(PolicyError):
+    """The baseline file (``[settings] baseline``, ``--baseline``) cannot be used: unreadable, not
+    JSON, or not a baseline. ``str(err)`` renders like :class:`PolicyError`'s, the key paths being
+    JSON paths (``entries[2].code``); every client reports it as it reports a broken policy (exit
+    status 2 on the command line).
+
+    Attributes:
+        path: the baseline file (as given).
+        problems: every problem found.
+    """

@@ -6,28 +6,48 @@ them, caches store them as JSON, and the graph turns them into hops.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from flake8_importpolicy.model.graph import Flag
+    from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
+    "AttributeRead",
+    "CallBinding",
+    "LazyAttach",
     "CallKind",
     "CallSite",
     "FunctionFacts",
     "ImportSite",
     "ModuleFacts",
+    "PathChange",
     "SiteKind",
     "SourceProblem",
     "SourceRead",
     "Target",
+    "UnresolvedSite",
+    "assumption_text",
 ]
 
 
 SiteKind = Literal["import", "from-import", "star-import", "importlib"]
+
+
+def assumption_text(key: str, value: bool | int | str | None, environ: bool = False) -> str:
+    """An ``[assume]`` entry as a policy writes it and chains name it: ``"a.f()" = false``,
+    ``"a.B" = "x"``, ``environ."VAR" = "1"`` (``false`` for a variable that is not set)."""
+    if isinstance(value, bool) or value is None:
+        shown = "true" if value else "false"
+    elif isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False)
+    else:
+        shown = str(value)
+    name = json.dumps(key, ensure_ascii=False)
+    return f"environ.{name} = {shown}" if environ else f"{name} = {shown}"
 
 
 @dataclass(frozen=True)
@@ -39,11 +59,18 @@ class Target:
             a branch runs if it runs for any of them (the union). Must not be empty.
         platform: a ``sys.platform`` value (``"linux"``, ``"win32"``, ``"darwin"``); ``os.name`` is
             derived from it (``"nt"`` for ``win32``, else ``"posix"``).
+        lazy_imports: the PEP 810 world (``settings.lazy-imports``).
+        assume: the policy's ``[assume]`` entries, ``(canonical key, value)`` sorted by key
+            (:func:`~flake8_importpolicy.model.patterns.canonical_assumption_key`).
+        environ: the policy's ``[assume.environ]`` entries, ``(variable, value or None for not
+            set)``, sorted.
     """
 
     versions: tuple[tuple[int, int], ...]
     platform: str
     lazy_imports: str = "normal"
+    assume: tuple[tuple[str, bool | int | str], ...] = ()
+    environ: tuple[tuple[str, str | None], ...] = ()
 
     @classmethod
     def running(cls) -> Target:
@@ -58,7 +85,10 @@ class Target:
     def key(self) -> str:
         """A short stable string identifying the target (for cache keys)."""
         versions = ",".join(f"{major}.{minor}" for major, minor in self.versions)
-        return f"{versions};{self.platform};{self.lazy_imports}"
+        key = f"{versions};{self.platform};{self.lazy_imports}"
+        if self.assume or self.environ:  # facts depend on what the conditions are assumed to be
+            key += ";" + json.dumps([self.assume, self.environ], sort_keys=True)
+        return key
 
 
 @dataclass(frozen=True)
@@ -80,6 +110,14 @@ class ImportSite:
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
             ``eager-before-3.15``).
         detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
+        lazy_use_line: for a PEP 810 lazy import that import-time code uses, the line of that use.
+        guard, guard_resolves: the site runs only if whether every module of ``guard`` is found
+            (relative names keep their leading dots) is ``guard_resolves``: an ``except
+            ImportError`` fallback of a ``try`` of imports runs only if one is missing, and
+            ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except ImportError: HAS_X =
+            False`` only if ``x`` is found (docs/semantics.md rule 12). Empty: no such guard.
+        assumed: the ``[assume]`` entries (:func:`assumption_text`) that decided a condition this
+            site runs under: without them it would not run, or only conditionally.
     """
 
     line: int
@@ -92,6 +130,9 @@ class ImportSite:
     flags: tuple[Flag, ...] = ()
     detail: str = ""
     lazy_use_line: int | None = None
+    guard: tuple[str, ...] = ()
+    guard_resolves: bool = True
+    assumed: tuple[str, ...] = ()
 
 
 CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
@@ -112,6 +153,7 @@ class CallSite:
             ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
             its ``__set_name__`` runs too).
         flags: as for :class:`ImportSite`.
+        assumed: as for :class:`ImportSite`.
     """
 
     line: int
@@ -120,6 +162,106 @@ class CallSite:
     local: bool
     kind: CallKind = "call"
     flags: tuple[Flag, ...] = ()
+    assumed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """``name.attr`` read when its scope runs, where ``name`` was bound by an import or by a call
+    (docs/semantics.md rule 19: a read can import a module, through a lazy module object or a PEP
+    562 ``__getattr__``).
+
+    Attributes:
+        line, col: where the read is.
+        name: the local name read from.
+        target: the dotted name an import bound ``name`` to (through aliases), or None for a name
+            bound by a call (a module-level ``name = callee(...)``: see :class:`CallBinding`).
+        attr: the attribute read.
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    name: str
+    target: str | None
+    attr: str
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallBinding:
+    """A module-level ``name = callee(...)``: a lazy module object when the callee makes one
+    (``LazyLoader("xgr", globals(), "xgrammar")``, ``lazy_loader.load("numpy")``).
+
+    Attributes:
+        line: the assignment's line.
+        callee: the called name through the module's aliases (relative ones keep their dots).
+        local: the callee's first segment is a ``def`` or ``class`` of this module.
+        args: each positional argument's value when it is a constant string, else None.
+        keywords: ``(keyword, value)`` of keyword arguments with a constant string value.
+    """
+
+    line: int
+    callee: str
+    local: bool
+    args: tuple[str | None, ...]
+    keywords: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class LazyAttach:
+    """A PEP 562 ``__getattr__`` made by ``lazy_loader.attach`` or a copy of it
+    (``__getattr__, __dir__, __all__ = attach(__name__, submodules=..., submod_attrs=...)``).
+
+    Also a module that replaces itself in ``sys.modules`` by a lazy module object built from an
+    import structure (transformers' ``_LazyModule``).
+
+    Attributes:
+        submodules: submodules imported when read as attributes.
+        submod_attrs: ``{submodule: names}``: reading one of the names imports the submodule.
+        scan_package: the structure is each submodule's ``__all__`` (transformers'
+            ``define_import_structure``), found by reading the package's submodules.
+    """
+
+    submodules: tuple[str, ...] = ()
+    submod_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    scan_package: bool = False
+
+
+@dataclass(frozen=True)
+class UnresolvedSite:
+    """Code in a module or function body that runs when its scope runs and does something the
+    engine cannot resolve statically (see :class:`Construct`).
+
+    Attributes:
+        line, col: where (1-based line, 0-based column).
+        construct: what it is.
+        detail: its source text, on one line.
+        flags: as for :class:`ImportSite`.
+    """
+
+    line: int
+    col: int
+    construct: Construct
+    detail: str
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class PathChange:
+    """``sys.path.append(d)``, ``sys.path.insert(i, d)`` or ``sys.path.extend([d, ...])`` at import
+    time with ``d`` computable from ``__file__`` (docs/semantics.md rule 7).
+
+    Attributes:
+        line, col: where.
+        up: how many directories above the module's own directory ``d`` starts.
+        parts: the path below that, one name per part.
+    """
+
+    line: int
+    col: int
+    up: int
+    parts: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -131,12 +273,28 @@ class FunctionFacts:
         sites: import sites of the body (nested function bodies excluded).
         calls: calls made by the body.
         returns: names of nested functions the body returns (a decorator factory's decorator).
+        attribute_reads: attribute reads on names bound by imports or calls.
+        self_imports: attributes of ``self`` the body imports a module by
+            (``importlib.import_module(self._name)``; ``__name__`` for ``self.__name__``).
+        self_calls: methods the body calls on ``self`` (``self._load()``).
+        self_params: ``(attribute, index)``: the body stores its positional parameter ``index``
+            (``self`` not counted) in ``self.attribute``; ``("__name__", index)`` for a parameter
+            passed on to ``super().__init__`` (a ``types.ModuleType``'s name).
+        lazy_params: positional parameters (``self`` not counted) the body makes a lazy module of
+            (``importlib.util.find_spec(name)`` with ``LazyLoader``, ``lazy_loader.load(name)``).
+        unresolved: what the body does that cannot be resolved (see :class:`UnresolvedSite`).
     """
 
     line: int
     sites: tuple[ImportSite, ...] = ()
     calls: tuple[CallSite, ...] = ()
     returns: tuple[str, ...] = ()
+    attribute_reads: tuple[AttributeRead, ...] = ()
+    self_imports: tuple[str, ...] = ()
+    self_calls: tuple[str, ...] = ()
+    self_params: tuple[tuple[str, int], ...] = ()
+    lazy_params: tuple[int, ...] = ()
+    unresolved: tuple[UnresolvedSite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -197,6 +355,13 @@ class ModuleFacts:
         classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
+        attribute_reads: attribute reads at import time on names bound by imports or calls.
+        call_bindings: ``{name: binding}`` of module-level names bound to a call's result (candidate
+            lazy module objects).
+        lazy_attach: the mapping of a ``__getattr__`` made by ``lazy_loader.attach`` or a copy of
+            it (then ``defines_getattr`` is set too).
+        unresolved: what import-time code does that cannot be resolved (IPL006).
+        path_changes: computable ``sys.path`` additions made at import time.
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -211,3 +376,8 @@ class ModuleFacts:
     function_names: frozenset[str] = frozenset()
     classes: frozenset[str] = frozenset()
     aliases: Mapping[str, str] = field(default_factory=dict)
+    attribute_reads: tuple[AttributeRead, ...] = ()
+    call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    lazy_attach: LazyAttach | None = None
+    unresolved: tuple[UnresolvedSite, ...] = ()
+    path_changes: tuple[PathChange, ...] = ()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BASELINE_FILENAME",
     "CACHE_TAG",
     "CACHE_TAG_TEXT",
     "DEFAULT_CACHE_DIR",
@@ -33,3 +34,5 @@ CACHE_TAG_TEXT: Final = (
 )
 """What the tool writes into :data:`CACHE_TAG`; a directory is the tool's cache only if its tag is a
 regular file with exactly this text."""
+BASELINE_FILENAME: Final = "importpolicy-baseline.json"
+"""Where ``importpolicy check --write-baseline`` writes when given no file: beside the policy."""

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport
+from flake8_importpolicy.model.budget import Budget
+from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport, UnresolvedCode
 
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
     from flake8_importpolicy.model.facts import SourceProblem
     from flake8_importpolicy.model.interpreter import ResolvedModule
     from flake8_importpolicy.model.policy import HeavyRule
 
-__all__ = ["Problem", "Report", "Violation", "WhyResult"]
+__all__ = ["Problem", "Report", "Unresolved", "Violation", "WhyResult"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class Violation:
         also: other forbidden modules reachable from the same statement, sorted.
         chain: the hops from the light module to ``heavy``.
         code: :data:`~flake8_importpolicy.codes.IPL001`.
+        covers: lines of later statements of the light module whose every forbidden node this
+            statement's import already ran (one cause, one report), sorted; they are not reported
+            on their own, and a ``# noqa`` on this statement does not bring them back.
+        budget: for :data:`~flake8_importpolicy.codes.IPL008` (the import-time closure is over the
+            light rule's ``max-modules``): the count, the budget and the biggest first hops; then
+            ``heavy``, ``pattern`` and ``kind`` are empty, ``chain`` and ``also`` too, and the
+            violation is at line 1, column 0 of the light module's file.
     """
 
     light: str
@@ -51,16 +59,76 @@ class Violation:
     also: tuple[str, ...]
     chain: tuple[Hop, ...]
     code: Code = codes.IPL001
+    covers: tuple[int, ...] = ()
+    budget: Budget | None = None
 
     @property
     def arguments(self) -> dict[str, str]:
-        """The fields of the code's message (``light``, ``heavy``, ``reason``)."""
+        """The fields of the code's message (``light``, ``heavy``, ``reason``; for a budget
+        violation ``light``, ``count`` and ``limit``: the contributors are worded by the caller)."""
+        if self.budget is not None:
+            return {"light": self.light, "count": str(self.budget.count),
+                    "limit": str(self.budget.limit)}
         return {"light": self.light, "heavy": self.heavy, "reason": self.reason}
 
     @property
     def is_call(self) -> bool:
         """True when ``heavy`` is a call of a ``[heavy-calls]`` function."""
         return isinstance(self.heavy, CallNode)
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """What makes this finding the same one across edits: ``(code, light module, forbidden module
+        or call, the node the first hop runs)`` — never line numbers, so moving code keeps it. SARIF
+        fingerprints and baselines use it. A budget violation (IPL008) is ``(code, light module,
+        "max-modules=N", "")``: raising or lowering the budget makes it another finding."""
+        if self.budget is not None:
+            return (self.code.id, self.light, f"max-modules={self.budget.limit}", "")
+        first = str(self.chain[0].imported) if self.chain else ""
+        return (self.code.id, self.light, str(self.heavy), first)
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Import-time code on a light module's import-time path that the engine cannot resolve, so the
+    check cannot tell what it imports (IPL006).
+
+    Attributes:
+        light: the light module.
+        site: what and where (:class:`~flake8_importpolicy.model.graph.UnresolvedCode`).
+        chain: the hops from the light module to the node whose code it is (empty when it is the
+            light module's own code); the shortest, ties broken as for violations.
+        light_path: the light module's file.
+        code: :data:`~flake8_importpolicy.codes.IPL006`.
+    """
+
+    light: str
+    site: UnresolvedCode
+    chain: tuple[Hop, ...]
+    light_path: Path | None
+    code: Code = codes.IPL006
+
+    @property
+    def first_hop(self) -> tuple[Path | None, int, int]:
+        """``(path, line, col)`` of the light module's statement that leads to the site (the site
+        itself when it is in the light module): where flake8 and mypy report it."""
+        if self.chain:
+            return self.light_path, self.chain[0].line, self.chain[0].col
+        return self.site.path, self.site.line, self.site.col
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        """The fields of the code's message."""
+        return {
+            "light": self.light, "construct": str(self.site.construct), "detail": self.site.detail,
+        }
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What makes this finding the same one across edits (never a line): code, light module, the
+        node whose code it is, construct and source text."""
+        return (self.code.id, self.light, str(self.site.module), str(self.site.construct),
+                self.site.detail)
 
 
 @dataclass(frozen=True)
@@ -89,6 +157,12 @@ class Problem:
         """The message after the code (the template filled from :attr:`arguments`)."""
         return self.code.template.format(**dict(self.arguments))
 
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """What makes this problem the same one across edits: its code and message arguments (never
+        its line)."""
+        return (self.code.id, *(f"{name}={value}" for name, value in self.arguments))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -99,17 +173,30 @@ class Report:
         problems: sorted by (path, line, code, message).
         suppressed: how many violations a ``# noqa`` comment suppressed.
         light_modules: every light module checked, sorted.
+        notes: remarks that are not findings (they do not change the exit status): a ``forbid`` or
+            ``allow`` entry whose top-level package is not installed here (IPL007's note).
+        unresolved: import-time code on light modules' paths that cannot be resolved (IPL006),
+            sorted by (light module, path, line, col).
+        unresolved_fails: ``unresolved = "error"`` (or ``--unresolved=error``): unresolved sites
+            make the check fail; by default they are information.
+        baselined: how many violations the baseline accepted (they are not in ``violations``).
     """
 
     violations: tuple[Violation, ...]
     problems: tuple[Problem, ...]
     suppressed: int = 0
     light_modules: tuple[str, ...] = ()
+    notes: tuple[Problem, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    unresolved_fails: bool = False
+    baselined: int = 0
 
     @property
     def exit_code(self) -> int:
-        """0 when clean, 1 when there is any violation or problem."""
-        return 1 if self.violations or self.problems else 0
+        """0 when clean, 1 when there is any violation or problem, or an unresolved site when
+        :attr:`unresolved_fails`."""
+        failing = self.unresolved_fails and bool(self.unresolved)
+        return 1 if self.violations or self.problems or failing else 0
 
 
 @dataclass(frozen=True)
@@ -122,12 +209,16 @@ class WhyResult:
         closure: every node its import runs (``{node: shortest chain}``; forbidden modules are
             leaves, so the closure stops there).
         paths: the file of each node's module in the closure (``None`` if it has none).
-        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order.
-        unknown: dynamic imports with non-literal targets in the closure.
+        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order;
+            a submodule of a forbidden module also reached is left out (as ``check``'s ``also``).
+        unresolved: import-time code in the closure that cannot be resolved (IPL006's sites),
+            in breadth-first order.
         problems: modules in the closure that could not be analysed, with why.
         lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
             transformers-style ``_LazyModule``): their targets are *not* run at import time
             (docs/semantics.md rule 18); ``detail`` is the called name.
+        count: the closure counted as a ``max-modules`` budget counts it
+            (:func:`~flake8_importpolicy.model.budget.count_units`).
     """
 
     module: str
@@ -135,6 +226,7 @@ class WhyResult:
     closure: Mapping[str, tuple[Hop, ...]]
     paths: Mapping[str, Path | None]
     forbidden: tuple[tuple[str, HeavyRule], ...]
-    unknown: tuple[UnknownImport, ...]
+    unresolved: tuple[UnresolvedCode, ...]
     problems: tuple[tuple[str, SourceProblem], ...]
     lazy: tuple[UnknownImport, ...] = ()
+    count: int = 0

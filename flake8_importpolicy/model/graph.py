@@ -14,37 +14,44 @@ read back from a cache) knows how the text is spelt.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 __all__ = [
+    "Construct",
     "CallNode",
     "Flag",
     "FunctionNode",
     "Hop",
     "HopKind",
     "UnknownImport",
+    "UnresolvedCode",
     "module_of",
     "parse_node",
 ]
 
 
 class FunctionNode(str):
-    """A function body that import-time code runs: ``"module:qualname"``.
+    """A function body that import-time code runs: ``"module:qualname"``, or
+    ``"module:qualname('argument')"`` when its first parameter is bound to a known string (a PEP 562
+    ``__getattr__`` run for one name, docs/semantics.md rule 15).
 
     Args:
         module: the dotted name of the module that defines it.
         qualname: its qualified name in that module (``f``, ``C.__init__``, ``f.<locals>.g``).
+        argument: the value of its first parameter, when the caller's is known.
     """
 
     __slots__ = ()
 
-    def __new__(cls, module: str, qualname: str) -> FunctionNode:
-        return super().__new__(cls, f"{module}:{qualname}")
+    def __new__(cls, module: str, qualname: str, argument: str | None = None) -> FunctionNode:
+        text = f"{module}:{qualname}" if argument is None else f"{module}:{qualname}({argument!r})"
+        return super().__new__(cls, text)
 
-    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
-        return self.module, self.qualname
+    def __getnewargs__(self) -> tuple[str, str, str | None]:  # type: ignore[override]
+        return self.module, self.qualname, self.argument
 
     @property
     def module(self) -> str:
@@ -54,7 +61,26 @@ class FunctionNode(str):
     @property
     def qualname(self) -> str:
         """The function's qualified name in its module."""
-        return self.partition(":")[2]
+        name = self.partition(":")[2]
+        return name.partition("(")[0] if name.endswith(")") else name
+
+    @property
+    def argument(self) -> str | None:
+        """The value bound to the first parameter, if any."""
+        name = self.partition(":")[2]
+        if not name.endswith(")"):
+            return None
+        return _literal_argument(name[name.index("(") + 1:-1])
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal_argument(text: str) -> str | None:
+    """The string a :class:`FunctionNode`'s ``repr``-written argument stands for (asked for often:
+    parsed once)."""
+    import ast
+
+    value = ast.literal_eval(text)
+    return value if isinstance(value, str) else None
 
 
 class CallNode(str):
@@ -91,7 +117,10 @@ def parse_node(text: str) -> str:
     if text.endswith("()"):
         return CallNode(text[:-2])
     module, colon, qualname = text.partition(":")
-    return FunctionNode(module, qualname) if colon else text
+    if not colon:
+        return text
+    node = FunctionNode(module, qualname)
+    return FunctionNode(module, node.qualname, node.argument) if qualname.endswith(")") else node
 
 
 class Flag(StrEnum):
@@ -101,12 +130,15 @@ class Flag(StrEnum):
     - ``guarded``: the import is in a ``try:`` body (it may fail and be handled);
     - ``conditional``: under a condition the engine cannot evaluate (both branches are assumed to
       run), in a ``match`` case, a ``for`` body over an iterable that may be empty, a loop's
-      ``else`` that a ``break`` may skip, or a submodule a from-import runs only in some import
+      ``else`` that a ``break`` may skip, after a statement of a called function that may
+      ``return`` (an early return), or a submodule a from-import runs only in some import
       orders (a circular import, a star import that may bind the name first);
     - ``fallback``: in an ``except`` handler (runs only if the ``try:`` body raised);
     - ``eager-before-3.15``: the module is listed in ``__lazy_modules__``, so the import is lazy on
       Python 3.15+ but eager on the older target versions (PEP 810);
-    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``).
+    - ``exec`` (runtime chains only): imported by code compiled from a string (``exec``/``eval``);
+    - ``compiled-twin``: the imported module is a mypyc-compiled extension module, analysed through
+      the ``.py`` source beside it (docs/semantics.md rule 6).
     """
 
     GUARDED = "guarded"
@@ -114,6 +146,32 @@ class Flag(StrEnum):
     FALLBACK = "fallback"
     EAGER_BEFORE_315 = "eager-before-3.15"
     EXEC = "exec"
+    COMPILED_TWIN = "compiled-twin"
+
+
+class Construct(StrEnum):
+    """Import-time code the engine cannot resolve (code IPL006; docs/codes.md lists each with its
+    known limits). The value is what JSON and text show.
+
+    - ``dynamic-import``: ``importlib.import_module``/``__import__`` of a name that is not computable;
+    - ``getattr-import``: the same inside a ``__getattr__`` (PEP 562 or a lazy object's class), a
+      lazy module object of a module that is not computable, or a ``lazy_loader.attach`` mapping
+      that is not constant;
+    - ``exec``: ``exec``/``eval`` of a string that is not a constant;
+    - ``call-through-variable``: a call of a variable, parameter, container item or call result;
+    - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
+    - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
+    - ``unfollowed-package``: with ``external = "stop"``, a package that is not analysed although a
+      forbidden module could be reached through it.
+    """
+
+    DYNAMIC_IMPORT = "dynamic-import"
+    GETATTR_IMPORT = "getattr-import"
+    EXEC = "exec"
+    CALL_THROUGH_VARIABLE = "call-through-variable"
+    SYS_PATH = "sys-path"
+    EXTENSION_MODULE = "extension-module"
+    UNFOLLOWED_PACKAGE = "unfollowed-package"
 
 
 class HopKind(StrEnum):
@@ -130,6 +188,11 @@ class HopKind(StrEnum):
       function (rule 16);
     - ``getattr-trigger``: ``from p import name`` runs ``p``'s PEP 562 ``__getattr__`` (rule 15);
     - ``lazy-used``: a PEP 810 lazy import that import-time code uses (rule 17; at the use's line);
+    - ``lazy-attr``: an attribute read at import time imports a module: on a lazy module object,
+      or through a module's PEP 562 ``__getattr__`` (rule 19; at the read's line);
+    - ``finder``: a meta-path finder installed at start-up answers the import of a top-level name
+      with another module, whose parent packages it imports first (setuptools' finder imports
+      ``setuptools`` for ``distutils``; rule 7; at line 1, column 0 of the module found);
     - ``runtime``: an import observed by ``importpolicy verify`` (runtime chains only).
     """
 
@@ -141,6 +204,8 @@ class HopKind(StrEnum):
     CALL = "call"
     GETATTR_TRIGGER = "getattr-trigger"
     LAZY_USED = "lazy-used"
+    LAZY_ATTR = "lazy-attr"
+    FINDER = "finder"
     RUNTIME = "runtime"
 
 
@@ -158,6 +223,8 @@ class Hop:
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``, ...).
         via: runtime chains only: the module whose import-time code was running when a function of
             a module loaded earlier made the import (shown as the flag ``via <module>``).
+        assumed: the ``[assume]`` entries the statement's running depends on (shown as the flag
+            ``assuming <entry>``).
     """
 
     module: str
@@ -168,26 +235,52 @@ class Hop:
     imported: str
     flags: tuple[Flag, ...] = ()
     via: str | None = None
+    assumed: tuple[str, ...] = ()
 
     def sort_key(self) -> tuple[int, int, str]:
         """The tie-break order between hops of equal chain length: ``(line, col, imported)``."""
         return (self.line, self.col, self.imported)
 
     def shown_flags(self) -> tuple[str, ...]:
-        """The flags as shown to users, sorted: :attr:`flags`, and ``via <module>``."""
-        if self.via is None:
+        """The flags as shown to users, sorted: :attr:`flags`, ``via <module>`` and ``assuming
+        <entry>`` for each of :attr:`assumed`."""
+        extra = [f"assuming {entry}" for entry in self.assumed]
+        if self.via is not None:
+            extra.append(f"via {self.via}")
+        if not extra:
             return tuple(self.flags)
-        return tuple(sorted((*self.flags, f"via {self.via}")))
+        return tuple(sorted((*self.flags, *extra)))
+
+
+@dataclass(frozen=True)
+class UnresolvedCode:
+    """Import-time code of a node that the engine cannot resolve (IPL006): see
+    :class:`~flake8_importpolicy.model.facts.Construct`.
+
+    Attributes:
+        module: the node whose code it is (a module, or a function body run at import time); for
+            an extension module or an unfollowed package, that module.
+        path, line, col: where (for an extension module or an unfollowed package: the statement
+            that imports it).
+        construct: what it is; detail: its source text, or what is not known.
+        flags: as for :class:`Hop` (a guarded or conditional site may not run).
+    """
+
+    module: str
+    path: Path | None
+    line: int
+    col: int
+    construct: Construct
+    detail: str
+    flags: tuple[Flag, ...] = ()
 
 
 @dataclass(frozen=True)
 class UnknownImport:
-    """A dynamic import whose target is not a literal (``importlib.import_module(name)``), or a lazy
-    attachment (``lazy_loader.attach``) whose targets are not run at import time.
+    """A lazy attachment (``lazy_loader.attach``) whose targets are not run at import time.
 
     Attributes:
-        module: the node that runs it; path, line, col: where; detail: the call's source text (the
-            called name, for a lazy attachment).
+        module: the node that runs it; path, line, col: where; detail: the called name.
     """
 
     module: str

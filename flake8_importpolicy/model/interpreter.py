@@ -32,6 +32,9 @@ class InterpreterInfo:
         preloaded: modules in ``sys.modules`` when ``python -c`` starts running its command.
         stdlib_dirs: ``sysconfig`` ``stdlib`` and ``platstdlib`` paths.
         extension_suffixes: ``importlib.machinery.EXTENSION_SUFFIXES`` of that interpreter.
+        meta_path: the class of each finder on ``sys.meta_path`` at start-up (``module.qualname``),
+            in order: a ``.pth`` file may install one that redirects a top-level name (setuptools'
+            ``_distutils_hack.DistutilsMetaFinder``, docs/semantics.md rule 7).
     """
 
     executable: str
@@ -43,6 +46,7 @@ class InterpreterInfo:
     preloaded: frozenset[str]
     stdlib_dirs: tuple[str, ...]
     extension_suffixes: tuple[str, ...]
+    meta_path: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """A JSON-able dict (for the on-disk cache)."""
@@ -56,6 +60,7 @@ class InterpreterInfo:
             "preloaded": sorted(self.preloaded),
             "stdlib_dirs": list(self.stdlib_dirs),
             "extension_suffixes": list(self.extension_suffixes),
+            "meta_path": list(self.meta_path),
         }
 
     @classmethod
@@ -85,6 +90,7 @@ class InterpreterInfo:
             preloaded=frozenset(strings("preloaded")),
             stdlib_dirs=strings("stdlib_dirs"),
             extension_suffixes=strings("extension_suffixes"),
+            meta_path=strings("meta_path") if "meta_path" in data else (),
         )
 
 
@@ -98,9 +104,15 @@ class ResolvedModule:
             ``__init__``), ``namespace`` (PEP 420, runs no code), ``extension`` (compiled; its imports
             are unknown), ``bytecode`` (``.pyc`` only), ``builtin``, ``frozen`` or ``unresolved``.
         origin: ``first-party`` (under a source root), ``stdlib``, ``third-party`` or ``unknown``.
-        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules).
+        path: the file that runs (``None`` for namespace, builtin, frozen and unresolved modules);
+            for a ``compiled`` module, the ``.py`` source it was compiled from, which is analysed.
         locations: the package's ``__path__`` (directories searched for its submodules).
         preloaded: already imported at interpreter start-up, so importing it runs nothing.
+        compiled: an extension module compiled by mypyc from the ``.py`` twin beside it (``path``):
+            it runs the same imports as its source (hops to it carry the flag ``compiled-twin``).
+        found_as: the module a meta-path finder imports and returns under this name (``distutils``
+            is ``setuptools._distutils`` with setuptools' finder installed): its parent packages
+            run first (hop kind ``finder``), then its file, once, under this name.
     """
 
     name: str
@@ -109,6 +121,8 @@ class ResolvedModule:
     path: Path | None = None
     locations: tuple[Path, ...] = ()
     preloaded: bool = False
+    compiled: bool = False
+    found_as: str | None = None
 
     @property
     def is_package(self) -> bool:

@@ -15,11 +15,19 @@ Two kinds of matching are offered:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Final, Generic, TypeAlias, TypeVar
 
-__all__ = ["ModulePattern", "PatternError", "PatternIndex", "normalize_name", "parse_pattern"]
+__all__ = [
+    "ModulePattern",
+    "PatternError",
+    "PatternIndex",
+    "canonical_assumption_key",
+    "is_constant_argument",
+    "normalize_name",
+    "parse_pattern",
+]
 
 _ONE = "*"
 _MANY = "**"
@@ -255,3 +263,58 @@ class PatternIndex(Generic[_T]):
         if wild:
             found = sorted(found + wild, key=lambda pair: pair[0])
         return [item for _, item in found]
+
+
+def canonical_assumption_key(text: str) -> str:
+    """The canonical form of an ``[assume]`` key: a dotted name (``vllm.envs.VLLM_USE_V1``) or a call
+    of one with constant arguments (``vllm.platforms.current_platform.is_rocm()``,
+    ``torch.cuda.get_device_capability(0)``), with the arguments written as ``ast.unparse`` writes
+    them, so that ``f( 0 )`` and ``f(0)`` are one key. The engine builds the same form for a name or
+    call in analysed code (through its imports and aliases) and compares.
+
+    Raises:
+        PatternError: if ``text`` is not such a name or call (wildcards, other expressions, keyword
+            arguments, a leading dot).
+    """
+    import ast
+
+    stripped = text.strip()
+    try:
+        tree = ast.parse(stripped, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    arguments: list[str] | None = None
+    if isinstance(tree, ast.Call) and not tree.keywords:
+        if all(is_constant_argument(arg) for arg in tree.args):
+            arguments = [ast.unparse(arg) for arg in tree.args]
+            tree = tree.func
+        else:
+            tree = None
+    parts: list[str] = []
+    while isinstance(tree, ast.Attribute):
+        parts.append(tree.attr)
+        tree = tree.value
+    if not isinstance(tree, ast.Name):
+        raise PatternError(
+            text, "expected a dotted name (a.b.NAME) or a call of one with constant arguments "
+            "(a.b.f(), a.b.f(0)); no wildcards, keyword arguments or other expressions",
+        )
+    parts.append(tree.id)
+    if len(parts) < 2:
+        raise PatternError(text, "name the module too: a dotted name such as mypkg.config.DEBUG or "
+                           "mypkg.platforms.current_platform.is_rocm()")
+    name = ".".join(reversed(parts))
+    return name if arguments is None else f"{name}({', '.join(arguments)})"
+
+
+def is_constant_argument(node: object) -> bool:
+    """Whether an ``ast`` node is a literal argument of an ``[assume]``-d call: a constant
+    (``f(0)``, ``f("x")``) or a negative number (``f(-1)``), which ``ast`` parses as an operation."""
+    import ast
+
+    if isinstance(node, ast.Constant):
+        return True
+    return (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float))
+    )

@@ -7,23 +7,31 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from flake8_importpolicy.model.graph import CallNode
+from flake8_importpolicy.model.facts import assumption_text
+from flake8_importpolicy.model.graph import CallNode, FunctionNode
 from flake8_importpolicy.model.paths import relpath_under
-from flake8_importpolicy.model.patterns import ModulePattern, PatternIndex
+from flake8_importpolicy.model.patterns import ModulePattern, PatternError, PatternIndex, parse_pattern
 
 __all__ = [
+    "Assumption",
     "External",
     "HeavyRule",
     "IgnoreRule",
     "LightRule",
     "ModuleRules",
+    "NodePattern",
+    "PatternEntry",
     "Policy",
+    "PolicySource",
+    "Preset",
     "Settings",
+    "parse_node_pattern",
 ]
 
 External = Literal["auto", "follow", "stop"]
@@ -38,11 +46,19 @@ class HeavyRule:
         reason: why importing it is heavy (a non-empty string from the policy).
         call: True for a ``[heavy-calls]`` rule: the pattern names functions (``torch.cuda.init``)
             that must not be *called* at import time, matched against call nodes ``"name()"``.
+        source: where the entry came from when not from the policy file itself: a base file of
+            ``extends`` (``"base.toml"``) or a built-in preset (``"preset torch-cuda"``); else ``""``.
     """
 
     pattern: ModulePattern
     reason: str
     call: bool = False
+    source: str = ""
+
+    @property
+    def shown_reason(self) -> str:
+        """The reason as every message shows it: with ``[from <source>]`` for an entry of a base."""
+        return f"{self.reason} [from {self.source}]" if self.source else self.reason
 
     def matches_node(self, node: str) -> bool:
         """True if this rule matches a graph node: a module name, or a :class:`CallNode` for a call
@@ -50,6 +66,22 @@ class HeavyRule:
         if isinstance(node, CallNode):
             return self.call and self.pattern.matches(node.callee)
         return not self.call and self.pattern.matches(node)
+
+
+@dataclass(frozen=True)
+class PatternEntry:
+    """A ``forbid`` or ``allow`` entry of a ``[light]`` rule that names no ``[heavy]`` or
+    ``[heavy-calls]`` key: a module pattern that should name a module (IPL007 when it names none).
+
+    Attributes:
+        key: its key path, e.g. ``light."mypkg.cli".forbid[0]``.
+        pattern: the pattern.
+        line: 1-based line of the entry in the policy file, when known.
+    """
+
+    key: str
+    pattern: ModulePattern
+    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +98,13 @@ class LightRule:
         allow: patterns subtracted from ``forbid``; traversal continues through allowed modules.
         after_import: Python expressions (each valid for ``ast.parse(mode="eval")``) that must be
             true after importing the module, for the runtime proof.
+        entries: the ``forbid`` and ``allow`` entries that name no ``[heavy]``/``[heavy-calls]``
+            key, in file order (checked against the modules that exist: IPL007).
+        source: as :attr:`HeavyRule.source`.
+        max_modules: the import budget (``max-modules``): how many modules the import-time closure
+            may count (:func:`~flake8_importpolicy.model.budget.count_units`), or None.
+        max_import_ms: ``max-import-ms``: the import time ``verify`` reports against (milliseconds,
+            the median of its runs), or None.
     """
 
     pattern: ModulePattern
@@ -73,6 +112,10 @@ class LightRule:
     forbid: tuple[HeavyRule, ...]
     allow: tuple[ModulePattern, ...]
     after_import: tuple[str, ...]
+    entries: tuple[PatternEntry, ...] = ()
+    source: str = ""
+    max_modules: int | None = None
+    max_import_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +132,8 @@ class ModuleRules:
             ``[heavy-calls]`` rule.
         allow: the ``allow`` patterns that every one of those rules allows.
         after_import: every rule's ``after-import`` expressions, in order, without repeats.
+        max_modules: the smallest ``max-modules`` of those rules, or None.
+        max_import_ms: the smallest ``max-import-ms`` of those rules, or None.
     """
 
     module: str
@@ -96,6 +141,8 @@ class ModuleRules:
     forbid: tuple[HeavyRule, ...]
     allow: tuple[ModulePattern, ...] = ()
     after_import: tuple[str, ...] = ()
+    max_modules: int | None = None
+    max_import_ms: float | None = None
 
     @property
     def reason(self) -> str:
@@ -115,23 +162,86 @@ class ModuleRules:
 
 
 @dataclass(frozen=True)
+class NodePattern:
+    """One side of an ``[[ignore]]`` entry: a module pattern (``mypkg.a``, ``mypkg.**``), a function
+    body run at import time (``mypkg.env:patch``, ``mypkg.models:Model.__init__``) or a call of a
+    ``[heavy-calls]`` function (``torch.cuda.init()``); build it with :func:`parse_node_pattern`.
+
+    Attributes:
+        module: the module pattern (for a call: the pattern of the called function's dotted name).
+        qualname: the function's qualified name in that module (matched exactly), or None.
+        call: True for a call node ``name()``.
+    """
+
+    module: ModulePattern
+    qualname: str | None = None
+    call: bool = False
+
+    @property
+    def text(self) -> str:
+        """The side as written (without surrounding whitespace)."""
+        if self.call:
+            return f"{self.module.text}()"
+        return f"{self.module.text}:{self.qualname}" if self.qualname is not None else self.module.text
+
+    def matches_exactly(self, node: str) -> bool:
+        """True if the graph node ``node`` is what this side names: a module (module patterns match
+        modules only), a function node of a matching module with this qualified name, or a call
+        whose callee matches."""
+        if isinstance(node, CallNode):
+            return self.call and self.module.matches_exactly(node.callee)
+        if isinstance(node, FunctionNode):
+            return self.qualname == node.qualname and self.module.matches_exactly(node.module)
+        return not self.call and self.qualname is None and self.module.matches_exactly(node)
+
+
+def parse_node_pattern(text: str) -> NodePattern:
+    """Parse one side of an ``[[ignore]]`` entry (see :class:`NodePattern`): ``module.pattern``,
+    ``module.pattern:qualified.name`` or ``function.pattern()``.
+
+    Raises:
+        PatternError: if the module pattern is invalid, or a segment of the qualified name is
+            neither a Python identifier nor ``<locals>``.
+    """
+    if text.endswith("()"):
+        return NodePattern(parse_pattern(text[:-2]), call=True)
+    module, colon, qualname = text.partition(":")
+    pattern = parse_pattern(module)
+    if not colon:
+        return NodePattern(pattern)
+    for segment in qualname.split("."):
+        if not (segment.isidentifier() or segment == "<locals>"):
+            raise PatternError(
+                text, f"{json.dumps(segment)} is not a Python identifier (after \":\", a function's "
+                "qualified name in its module, e.g. \"mypkg.env:setup\")",
+            )
+    return NodePattern(pattern, qualname)
+
+
+@dataclass(frozen=True)
 class IgnoreRule:
     """An ``[[ignore]]`` entry: accepted import edges, removed from the graph before any check.
 
     Attributes:
-        importer: the pattern left of ``->``.
-        imported: the pattern right of ``->``.
+        importer: the side left of ``->``: a module pattern, or a :class:`NodePattern` (which may
+            also name a function body run at import time, ``mypkg.env:patch``).
+        imported: the side right of ``->``: the same, or a ``[heavy-calls]`` call ``name()``.
         reason: why the import is accepted.
         text: the ``import`` value as written, e.g. ``"mypkg.a -> mypkg.b"``.
         line: 1-based line of the entry's ``import = ...`` key in the policy file (best effort;
             1 if not found).
+        unresolved: an ``unresolved = "pattern"`` entry instead: it accepts the unresolved
+            import-time code (IPL006) of the modules ``importer`` names, and matches no edge.
+        source: as :attr:`HeavyRule.source` (``line`` is then a line of that file).
     """
 
-    importer: ModulePattern
-    imported: ModulePattern
+    importer: ModulePattern | NodePattern
+    imported: ModulePattern | NodePattern
     reason: str
     text: str
     line: int
+    unresolved: bool = False
+    source: str = ""
 
     def matches(self, importer: str, imported: str) -> bool:
         """Return True if the edge ``importer -> imported`` (dotted names) is ignored.
@@ -139,7 +249,84 @@ class IgnoreRule:
         Both sides match exactly (:meth:`ModulePattern.matches_exactly`, as import-linter's
         ``ignore_imports``): ``"a -> b"`` does not ignore ``a -> b.c``; write ``"a -> b.**"``.
         """
+        if self.unresolved:
+            return False
         return self.importer.matches_exactly(importer) and self.imported.matches_exactly(imported)
+
+    def accepts_unresolved(self, module: str) -> bool:
+        """Return True if this ``unresolved = ...`` entry accepts the unresolved code of ``module``
+        (a module, or a function body run at import time: its module counts)."""
+        return self.unresolved and self.importer.matches_exactly(str(module).partition(":")[0])
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """An ``[assume]`` entry: a fact about the runtime the analysed code will run in, used wherever the
+    engine evaluates a condition (docs/policy.md, ``[assume]``).
+
+    Attributes:
+        key: for an ``[assume]`` entry, the dotted name or call in canonical form
+            (:func:`flake8_importpolicy.model.patterns.canonical_assumption_key`:
+            ``vllm.platforms.current_platform.is_rocm()``, ``vllm.envs.VLLM_USE_V1``); for an
+            ``[assume.environ]`` entry, the environment variable's name.
+        value: the assumed value: a bool, str or int; for an environment variable its string value,
+            or None for "not set" (``false`` in the policy).
+        environ: True for an ``[assume.environ]`` entry.
+        source: as :attr:`HeavyRule.source`.
+    """
+
+    key: str
+    value: bool | str | int | None
+    environ: bool = False
+    source: str = ""
+
+    @property
+    def text(self) -> str:
+        """The entry as a policy writes it: ``"x.is_rocm()" = false``, ``environ."VAR" = "1"``
+        (:func:`~flake8_importpolicy.model.facts.assumption_text`)."""
+        return assumption_text(self.key, self.value, self.environ)
+
+    @property
+    def label(self) -> str:
+        """How ``verify`` names the entry: ``[assume] "x()" = false`` (with ``[from <source>]`` for an
+        entry of a base)."""
+        shown = f"[assume] {self.text}"
+        return f"{shown} [from {self.source}]" if self.source else shown
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A built-in preset as ``importpolicy presets`` shows it.
+
+    Attributes:
+        name: what ``extends`` names it by (``torch-cuda``).
+        path: its data file in the package.
+        header: the comment lines at the top of the data file (what it is, where it comes from),
+            without the ``#``.
+        entries: ``(table, key, reason)`` of every entry, in file order; each reason ends with the
+            entry's source (torch version and file:line, or a measurement).
+    """
+
+    name: str
+    path: Path
+    header: tuple[str, ...]
+    entries: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class PolicySource:
+    """A file the policy was merged from besides the policy file itself (``extends``).
+
+    Attributes:
+        label: how messages name it: its path relative to the policy file's directory (or absolute),
+            or ``preset NAME`` for a built-in preset.
+        path: the file (absolute): a base file, or the preset's data file in the package.
+        digest: the SHA-256 hex digest of the bytes that were read.
+    """
+
+    label: str
+    path: Path
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -162,6 +349,10 @@ class Settings:
         lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
             ``__lazy_modules__`` as written), ``all`` (``-X lazy_imports=all``) or ``none``
             (``-X lazy_imports=none``: every import eager); default ``normal``.
+        unresolved: ``"info"`` (default: unresolved import-time code, IPL006, is reported and does
+            not change the exit status) or ``"error"`` (it fails the check).
+        baseline: the baseline file (absolute; ``settings.baseline``, relative to the policy file):
+            findings recorded there are not reported (docs/policy.md, "Baseline"); None for none.
     """
 
     source_roots: tuple[Path, ...]
@@ -172,6 +363,8 @@ class Settings:
     cache_dir: Path
     call_depth: int
     lazy_imports: str = "normal"
+    unresolved: str = "info"
+    baseline: Path | None = None
 
     def interpreter_executable(self, override: str | None = None) -> str:
         """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,
@@ -190,8 +383,13 @@ class Policy:
         heavy: the ``[heavy]`` rules, in file order.
         light: the ``[light]`` rules, in file order.
         heavy_calls: the ``[heavy-calls]`` rules (``call=True``), in file order.
-        ignores: the ``[[ignore]]`` rules, in file order.
-        digest: the sha256 hex digest of the file's bytes (for caches).
+        ignores: the ``[[ignore]]`` rules, in file order (a base's first, ``extends``).
+        digest: the sha256 hex digest of the file's bytes, combined with those of every base file
+            and preset it extends (for caches: any change of what the policy is made of changes it).
+        file_digest: the sha256 hex digest of the policy file's own bytes.
+        assumptions: the ``[assume]`` and ``[assume.environ]`` entries.
+        sources: the base files and presets merged in (``extends``, transitively), in the order
+            they were read.
     """
 
     path: Path
@@ -202,6 +400,14 @@ class Policy:
     ignores: tuple[IgnoreRule, ...]
     digest: str
     heavy_calls: tuple[HeavyRule, ...] = ()
+    file_digest: str = ""
+    assumptions: tuple[Assumption, ...] = ()
+    sources: tuple[PolicySource, ...] = ()
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The names of the built-in presets in effect (``extends``, transitively)."""
+        return tuple(s.label.removeprefix("preset ") for s in self.sources if s.label.startswith("preset "))
 
     def relpath(self, path: Path) -> str:
         """Return ``path`` relative to :attr:`root` with ``/`` separators when it is inside it,
@@ -220,9 +426,14 @@ class Policy:
         light = tuple(self._light_index.find_exact(module))
         if not light:
             return ModuleRules(module, (), self.heavy + self.heavy_calls)
+        budgets = [rule.max_modules for rule in light if rule.max_modules is not None]
+        times = [rule.max_import_ms for rule in light if rule.max_import_ms is not None]
+        max_modules = min(budgets) if budgets else None
+        max_import_ms = min(times) if times else None
         if len(light) == 1:
             only = light[0]
-            return ModuleRules(module, light, only.forbid, only.allow, only.after_import)
+            return ModuleRules(module, light, only.forbid, only.allow, only.after_import,
+                               max_modules, max_import_ms)
         forbid: dict[tuple[str, bool], HeavyRule] = {}
         for rule in light:
             for heavy in rule.forbid:
@@ -230,4 +441,5 @@ class Policy:
         allowed = [{pattern.text for pattern in rule.allow} for rule in light]
         allow = tuple(p for p in light[0].allow if all(p.text in texts for texts in allowed))
         after = tuple(dict.fromkeys(e for rule in light for e in rule.after_import))
-        return ModuleRules(module, light, tuple(forbid.values()), allow, after)
+        return ModuleRules(module, light, tuple(forbid.values()), allow, after, max_modules,
+                           max_import_ms)

@@ -28,12 +28,17 @@ class FactsCache(Protocol):
         """Store facts (best effort; never raises)."""
 
     def get_function(
-        self, digest: str, target: Target, qualname: str
+        self, digest: str, target: Target, qualname: str, argument: str | None = None
     ) -> tuple[FunctionFacts | None] | None:
-        """Cached facts of one function body: ``(facts,)``, ``(None,)`` for no such function, or
-        None if not cached."""
+        """Cached facts of one function body (its first parameter bound to ``argument``, if given):
+        ``(facts,)``, ``(None,)`` for no such function, or None if not cached."""
 
     def put_function(
-        self, digest: str, target: Target, qualname: str, facts: FunctionFacts | None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        facts: FunctionFacts | None,
+        argument: str | None = None,
     ) -> None:
         """Store one function body's facts (best effort; never raises)."""

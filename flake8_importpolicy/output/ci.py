@@ -12,22 +12,28 @@ nothing, and order everything deterministically.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from flake8_importpolicy import __version__, codes
-from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.errors import PolicyProblem
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.output.render import (
     PathFormatter,
+    format_covers,
     format_hop_kind,
     format_hop_line,
+    format_policy_problem,
     format_problem,
     format_summary,
+    format_unresolved_message,
     format_violation_header,
 )
 
@@ -36,6 +42,8 @@ __all__ = [
     "escape_github_data",
     "escape_github_property",
     "find_workspace",
+    "format_policy_error_github",
+    "format_policy_error_sarif",
     "format_report_github",
     "format_report_sarif",
     "workspace_relpath",
@@ -108,7 +116,10 @@ def format_report_github(report: Report, relpath: PathFormatter) -> str:
         Newline-terminated lines in report order (violations, then problems).
     """
     lines = [_github_violation(v, relpath) for v in report.violations]
+    level = "error" if report.unresolved_fails else "notice"
+    lines.extend(_github_unresolved(u, relpath, level) for u in report.unresolved)
     lines.extend(_github_problem(p, relpath) for p in report.problems)
+    lines.extend(_github_problem(p, relpath, "notice") for p in report.notes)
     lines.append(format_summary(report))
     return "\n".join(lines) + "\n"
 
@@ -118,6 +129,8 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
     message.extend(format_hop_line(hop, relpath) for hop in violation.chain)
     if violation.also:
         message.append(f"also reaches: {', '.join(violation.also)}")
+    if violation.covers:
+        message.append(format_covers(violation))
     return _github_command(
         [
             ("file", relpath(violation.path)),
@@ -129,7 +142,27 @@ def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
     )
 
 
-def _github_problem(problem: Problem, relpath: PathFormatter) -> str:
+def _unresolved_where(unresolved: Unresolved, relpath: PathFormatter) -> tuple[str, int, int]:
+    """Where a CI annotation of an unresolved site goes: the site when it is in the workspace, else
+    (third-party code) the light module's statement that leads there. ``(path, line, 1-based col)``."""
+    site = unresolved.site
+    if site.path is not None and not os.path.isabs(relpath(site.path)):
+        return relpath(site.path), site.line, site.col + 1
+    path, line, col = unresolved.first_hop
+    return (relpath(path) if path is not None else "", line, col + 1)
+
+
+def _github_unresolved(unresolved: Unresolved, relpath: PathFormatter, command: str) -> str:
+    where, line, col = _unresolved_where(unresolved, relpath)
+    message = [format_unresolved_message(unresolved, relpath)]
+    return _github_command(
+        [("file", where or None), ("line", line), ("col", col), ("title", unresolved.code.id)],
+        "\n".join(message),
+        command,
+    )
+
+
+def _github_problem(problem: Problem, relpath: PathFormatter, command: str = "error") -> str:
     return _github_command(
         [
             ("file", relpath(problem.path) if problem.path is not None else None),
@@ -137,7 +170,27 @@ def _github_problem(problem: Problem, relpath: PathFormatter) -> str:
             ("title", problem.code.id),
         ],
         format_problem(problem),
+        command,
     )
+
+
+def format_policy_error_github(problems: Sequence[PolicyProblem], path: str | None) -> str:
+    """``check --format github`` when the policy cannot be used: one ``::error`` per problem, at the
+    policy file's line and column where known, titled IPL900.
+
+    Args:
+        problems: the problems, with their 1-based line and column where known.
+        path: the policy file, relative to the workspace (``None`` when there is none).
+    """
+    lines = [
+        _github_command(
+            [("file", path), ("line", problem.line), ("col", problem.column),
+             ("title", codes.IPL900.id)],
+            f"{codes.IPL900.id} {format_policy_problem(problem)}",
+        )
+        for problem in problems
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,21 +226,52 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
             "codeFlows": [{"threadFlows": [{"locations": [
                 _sarif_hop(hop, relpath) for hop in violation.chain
             ]}]}],
+            "partialFingerprints": _fingerprints(violation.identity),
         }
         if violation.also:
             result["properties"] = {"also": list(violation.also)}
+        if violation.covers:
+            covered = format_covers(violation)
+            result["relatedLocations"] = [
+                {"id": number, "message": {"text": covered},
+                 **_sarif_location(relpath(violation.path), line, None)}
+                for number, line in enumerate(violation.covers)
+            ]
         results.append(result)
-    for problem in report.problems:
+    for unresolved in report.unresolved:
+        where, line, col = _unresolved_where(unresolved, relpath)
+        result = {
+            "ruleId": unresolved.code.id,
+            "ruleIndex": index[unresolved.code.id],
+            "level": "error" if report.unresolved_fails else "note",
+            "message": {"text": format_unresolved_message(unresolved, relpath).partition(" ")[2]},
+            "locations": [_sarif_location(where, line, col)] if where else [],
+            "codeFlows": [{"threadFlows": [{"locations": [
+                _sarif_hop(hop, relpath) for hop in unresolved.chain
+            ]}]}] if unresolved.chain else [],
+            "partialFingerprints": _fingerprints(unresolved.identity),
+        }
+        if not result["codeFlows"]:
+            del result["codeFlows"]
+        results.append(result)
+    for problem, level in [*((p, "error") for p in report.problems), *((p, "note") for p in report.notes)]:
         result = {
             "ruleId": problem.code.id,
             "ruleIndex": index[problem.code.id],
-            "level": "error",
+            "level": level,
             "message": {"text": problem.message},
+            "partialFingerprints": _fingerprints(problem.identity),
         }
         if problem.path is not None:
             result["locations"] = [_sarif_location(relpath(problem.path), problem.line, None)]
         results.append(result)
-    log = {
+    return json.dumps(_sarif_log(results), indent=2) + "\n"
+
+
+def _sarif_log(results: list[dict[str, object]]) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one run of importpolicy, its rules the finding codes."""
+    rules = [code for code in codes.CODES if code.finding]
+    return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
@@ -195,21 +279,67 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
                 "name": "importpolicy",
                 "version": __version__,
                 "informationUri": _INFORMATION_URI,
-                "rules": [
-                    {
-                        "id": code.id,
-                        "name": code.slug,
-                        "shortDescription": {"text": code.summary},
-                        "defaultConfiguration": {"level": "error"},
-                    }
-                    for code in rules
-                ],
+                "rules": [_sarif_rule(code) for code in rules],
             }},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }
+
+
+def format_policy_error_sarif(problems: Sequence[PolicyProblem], path: str | None) -> str:
+    """``check --format sarif`` when the policy cannot be used: still a valid SARIF 2.1.0 log, with no
+    results, ``invocations[0].executionSuccessful`` false and one tool execution notification (IPL900)
+    per problem, at the policy file's line and column where known.
+
+    Args:
+        problems: the problems, with their 1-based line and column where known.
+        path: the policy file, relative to the workspace (``None`` when there is none).
+    """
+    notifications = []
+    for problem in problems:
+        notification: dict[str, object] = {
+            "level": "error",
+            "message": {"text": format_policy_problem(problem)},
+            "descriptor": {"id": codes.IPL900.id},
+        }
+        if path is not None:
+            notification["locations"] = [_sarif_location(path, problem.line, problem.column)]
+        notifications.append(notification)
+    log = _sarif_log([])
+    run = log["runs"][0]
+    run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": notifications}]
     return json.dumps(log, indent=2) + "\n"
+
+
+_FINGERPRINT: Final = "importpolicyIdentity/v1"
+_RELATIVE_LINK: Final = re.compile(r"\[([^\]]+)\]\((?![a-z]+:)[^)]*\)")
+
+
+def _fingerprints(identity: Sequence[str]) -> dict[str, str]:
+    """``partialFingerprints`` of a result: a hash of the finding's identity (code, light module,
+    forbidden node, first hop's node for a violation), never of its lines."""
+    digest = hashlib.sha256("\x1f".join(identity).encode("utf-8")).hexdigest()
+    return {_FINGERPRINT: digest}
+
+
+def _sarif_rule(code: codes.Code) -> dict[str, object]:
+    """A rule of the code table: id, slug, summary, and from its docs/codes.md section the "What it
+    does" paragraph as ``fullDescription`` and the whole section as ``help`` (Markdown; links to the
+    other docs pages are kept as their text, as the docs are not published: no ``helpUri``)."""
+    markdown = _RELATIVE_LINK.sub(r"\1", code.help)
+    what = next((p for p in markdown.split("\n\n") if p.startswith("**What it does.**")), code.summary)
+    plain = " ".join(what.removeprefix("**What it does.**").split())
+    rule: dict[str, object] = {
+        "id": code.id,
+        "name": code.slug,
+        "shortDescription": {"text": code.summary},
+        "fullDescription": {"text": plain},
+        "defaultConfiguration": {"level": "note" if code is codes.IPL006 else "error"},
+    }
+    if markdown:
+        rule["help"] = {"text": markdown.replace("**", ""), "markdown": markdown}
+    return rule
 
 
 def _sarif_uri(shown: str) -> str:

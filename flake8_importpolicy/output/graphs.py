@@ -18,6 +18,7 @@ from flake8_importpolicy.output.render import (
     format_hop_kind,
     format_where,
     format_why_notes,
+    single_line,
 )
 
 __all__ = ["WhyGraph", "WhyNode", "find_why_graph", "format_why_dot", "format_why_mermaid"]
@@ -71,7 +72,7 @@ def find_why_graph(why: WhyResult, relpath: PathFormatter) -> WhyGraph:
         why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
     """
-    forbidden: Mapping[str, str] = {name: rule.reason for name, rule in why.forbidden}
+    forbidden: Mapping[str, str] = {name: single_line(rule.shown_reason) for name, rule in why.forbidden}
     depth = {why.module: 0}  # of each node and each edge: its least position in any chain
     edges: dict[Hop, int] = {}
     for name in forbidden:

@@ -11,25 +11,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.errors import PolicyProblem
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import Hop
 
 __all__ = [
     "PathFormatter",
     "format_chain_compact",
+    "format_covers",
     "format_error_line",
     "format_hop_kind",
     "format_hop_line",
     "format_message",
+    "format_policy_problem",
     "format_problem",
     "format_summary",
+    "format_unresolved_header",
+    "format_unresolved_message",
     "format_violation_header",
     "format_violation_message",
     "format_where",
     "format_why_notes",
     "hop_to_json",
     "plural",
+    "escape_line_breaks",
     "single_line",
 ]
 
@@ -39,27 +46,39 @@ PathFormatter = Callable[[Path], str]
 
 def format_message(code: Code, *, call: bool = False, **fields: str) -> str:
     """``"<code> <message>"``: ``code``'s template filled from ``fields`` (its call template when
-    ``call``: the ``heavy`` field names a ``[heavy-calls]`` function).
+    ``call``: the ``heavy`` field names a ``[heavy-calls]`` function). Each field is
+    :func:`single_line`: reasons are user text (a multi-line TOML string), and a message is one line
+    in every format (a line break would split flake8's and mypy's records, or start a line with a
+    GitHub workflow command).
 
     Raises:
         KeyError: if a field the template names is missing.
     """
-    return code.format(call=call, **fields)
+    return code.format(call=call, **{name: single_line(value) for name, value in fields.items()})
 
 
 def format_violation_header(violation: Violation) -> str:
-    """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``)."""
+    """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``);
+    for a budget (IPL008): ``... runs 57 modules at import time, over its budget of max-modules =
+    40; most through: mypkg.plugins (31), json (2)``."""
+    if violation.budget is not None:
+        contributors = ", ".join(
+            f"{node} ({count})" for node, count in violation.budget.contributors
+        ) or "the light module itself"
+        fields = {**violation.arguments, "contributors": contributors}
+        return format_message(violation.code, call=False, **fields)
     return format_message(violation.code, call=violation.is_call, **violation.arguments)
 
 
 def format_problem(problem: Problem) -> str:
-    """``"<code> <message>"`` of a problem."""
-    return f"{problem.code.id} {problem.message}"
+    """``"<code> <message>"`` of a problem, on one line (see :func:`single_line`)."""
+    return f"{problem.code.id} {single_line(problem.message)}"
 
 
 def format_where(path: Path | None, line: int, relpath: PathFormatter) -> str:
-    """``path:line`` of a statement (``?:line`` when the module has no file)."""
-    return f"{relpath(path) if path is not None else '?'}:{line}"
+    """``path:line`` of a statement (``?:line`` when the module has no file); a line break in a file
+    name is shown escaped (``\\n``)."""
+    return f"{escape_line_breaks(relpath(path)) if path is not None else '?'}:{line}"
 
 
 def format_hop_kind(hop: Hop) -> str:
@@ -88,20 +107,52 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     return f"{format_violation_header(violation)}: {format_chain_compact(violation.chain, relpath)}"
 
 
+def format_covers(violation: Violation) -> str:
+    """What a violation's statement already ran for later statements (``""`` when none):
+    ``same cause: lines 11, 12 reach only what this statement already ran``."""
+    if not violation.covers:
+        return ""
+    lines = ", ".join(str(line) for line in violation.covers)
+    which = f"line {lines} reaches" if len(violation.covers) == 1 else f"lines {lines} reach"
+    return f"same cause: {which} only what this statement already ran"
+
+
+def format_unresolved_header(unresolved: Unresolved) -> str:
+    """``IPL006 light module <light> runs import-time code that cannot be resolved: <construct>
+    <detail>``, on one line."""
+    arguments = unresolved.arguments
+    return unresolved.code.format(
+        light=arguments["light"], construct=arguments["construct"],
+        detail=single_line(arguments["detail"]),
+    )
+
+
+def format_unresolved_message(unresolved: Unresolved, relpath: PathFormatter) -> str:
+    """The one-line form of flake8 and mypy, reported at the light module's statement:
+    the header, the site, and the compact chain when the site is not in the light module."""
+    site = unresolved.site
+    where = format_where(site.path, site.line, relpath) if site.path is not None else "?"
+    message = f"{format_unresolved_header(unresolved)} at {where}"
+    if unresolved.chain:
+        message += f": {format_chain_compact(unresolved.chain, relpath)}"
+    return message
+
+
 def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:
-    """What ``why`` found but cannot draw as a chain: dynamic imports with non-literal targets, lazy
-    attachments and unanalysable modules, one line each, in that order."""
+    """What ``why`` found but cannot draw as a chain: import-time code that cannot be resolved
+    (IPL006's sites), lazy attachments and unanalysable modules, one line each, in that order."""
     notes = [
-        f"unknown import: {format_where(u.path, u.line, relpath)}: {u.detail} (target not a literal)"
-        for u in why.unknown
+        f"not resolved: {format_where(u.path, u.line, relpath) if u.path else '?'}: "
+        f"{u.construct} {single_line(u.detail)}"
+        for u in why.unresolved
     ]
     notes.extend(
-        f"lazily attached: {format_where(a.path, a.line, relpath)}: {a.detail}(...) "
+        f"lazily attached: {format_where(a.path, a.line, relpath)}: {single_line(a.detail)}(...) "
         "(its targets are not run at import time)"
         for a in why.lazy
     )
     notes.extend(
-        f"cannot analyse {module}: line {problem.line}: {problem.message}"
+        f"cannot analyse {module}: line {problem.line}: {single_line(problem.message)}"
         for module, problem in why.problems
     )
     return notes
@@ -113,18 +164,41 @@ def plural(count: int, noun: str) -> str:
 
 
 def format_summary(report: Report) -> str:
-    """The last line of a report: ``OK: ...`` when clean, else what was found."""
+    """The last line of a report: ``OK: ...`` when clean, ``Nothing was checked: ...`` when the policy
+    names no light module, else what was found (``Found 3 violations in 1 of 4 light modules, 1
+    problem.``: the light modules that have violations, of those checked)."""
     lights = len(report.light_modules)
-    noun = "light module" if lights == 1 else "light modules"
+    checked = plural(lights, "light module")
+    suppressed = f"{report.suppressed} suppressed by noqa" if report.suppressed else ""
+    if report.baselined:
+        accepted = f"{report.baselined} in the baseline"
+        suppressed = f"{suppressed}, {accepted}" if suppressed else accepted
+    blind = (
+        f"{plural(len(report.unresolved), 'import-time site')} not resolved ({codes.IPL006.id})"
+        if report.unresolved else ""
+    )
     if not report.violations and not report.problems:
-        extra = f" ({report.suppressed} suppressed by noqa)" if report.suppressed else ""
-        return f"OK: {lights} {noun} checked, no forbidden import-time imports{extra}."
-    parts = [plural(len(report.violations), "violation")]
+        if not lights:
+            return "Nothing was checked: no [light] pattern of the policy names a module."
+        extra = f" ({suppressed})" if suppressed else ""
+        if blind:  # never "OK" over a blind spot
+            return f"No violations in {checked}{extra}; {blind}."
+        return f"OK: {checked} checked, no forbidden import-time imports{extra}."
+    parts = []
+    if report.violations:
+        affected = len({violation.light for violation in report.violations})
+        within = checked if affected == lights == 1 else f"{affected} of {checked}"
+        parts.append(f"{plural(len(report.violations), 'violation')} in {within}")
     if report.problems:
         parts.append(plural(len(report.problems), "problem"))
-    if report.suppressed:
-        parts.append(f"{report.suppressed} suppressed by noqa")
-    return f"Found {', '.join(parts)} in {lights} {noun}."
+    if suppressed:
+        parts.append(suppressed)
+    if blind:
+        parts.append(blind)
+    found = f"Found {', '.join(parts)}"
+    if report.violations:
+        return f"{found}."
+    return f"{found}; {checked} checked." if lights else f"{found}; no light module was checked."
 
 
 def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
@@ -140,10 +214,26 @@ def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
     }
 
 
+_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def escape_line_breaks(text: str) -> str:
+    """``text`` with every character that ``str.splitlines`` breaks at written as its Python escape
+    (``\\n``, ``\\u2028``): for names that must stay exact, such as file paths."""
+    return text.translate(_LINE_BREAKS)
+
+
 def single_line(text: str) -> str:
     """``text`` with every run of whitespace (line breaks included) as one space: for formats whose
     records are lines (flake8, mypy, GitHub annotations' titles)."""
     return " ".join(text.split())
+
+
+def format_policy_problem(problem: PolicyProblem) -> str:
+    """One problem of an unusable policy, on one line: ``<key path>: <message>`` (the message alone
+    for a problem with the whole file)."""
+    key = problem.shown_key
+    return single_line(f"{key}: {problem.message}" if key else problem.message)
 
 
 def format_error_line(error: Exception, location: str) -> str:
@@ -158,8 +248,8 @@ def format_error_line(error: Exception, location: str) -> str:
     problems = getattr(error, "problems", None)
     if not problems:
         return f"{location}: error: {single_line(str(error))}"
-    line = problems[0].line if len(problems) == 1 else None
-    parts = [f"{p.key}: {p.message}" if p.key else p.message for p in problems]
+    line = problems[0].line if len(problems) == 1 and problems[0].file is None else None
+    parts = [f"{p.shown_key}: {p.message}" if p.shown_key else p.message for p in problems]
     head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
     where = f"{location}:{line}" if line else location
     return f"{where}: error: {single_line(head + '; '.join(parts))}"

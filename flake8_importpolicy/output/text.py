@@ -8,22 +8,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
-from flake8_importpolicy.model.graph import Hop
-from flake8_importpolicy.model.policy import HeavyRule
+from flake8_importpolicy.model.baseline import BaselineEntry
+from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
+from flake8_importpolicy.model.policy import HeavyRule, Preset
 from flake8_importpolicy.output.render import (
     PathFormatter,
+    format_covers,
     format_hop_kind,
     format_hop_line,
     format_problem,
     format_summary,
+    format_unresolved_header,
     format_violation_header,
     format_where,
     format_why_notes,
     plural,
+    single_line,
 )
 
-__all__ = ["LINES_PER_LIGHT_MODULE", "format_chain_lines", "format_report_text", "format_why_text"]
+__all__ = [
+    "LINES_PER_LIGHT_MODULE",
+    "format_baseline_refused",
+    "format_baseline_written",
+    "format_chain_lines",
+    "format_report_text",
+    "format_why_text",
+]
 
 
 def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str = "    ") -> list[str]:
@@ -38,12 +49,23 @@ light pattern printed 502,000 lines). ``--format json`` keeps everything."""
 
 
 def format_report_text(report: Report, relpath: PathFormatter) -> str:
-    """The text report: one block per violation (header, then one hop per line; at most
-    :data:`LINES_PER_LIGHT_MODULE` lines per light module, see :func:`_plan_lines`), then problems,
+    """The text report: one block per violation (header, then one hop per line), one per unresolved
+    site (IPL006, at the site, with the chain from the light module), at most
+    :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then problems,
     then a summary line."""
     out: list[str] = []
-    allowed, untold = _plan_lines(report.violations)
-    last_shown = {report.violations[number].light: number for number in sorted(allowed)}
+    blocks = [
+        (violation.light, len(violation.chain), bool(violation.also) + bool(violation.covers))
+        for violation in report.violations
+    ] + [(unresolved.light, len(unresolved.chain), 0) for unresolved in report.unresolved]
+    allowed, untold = _plan_lines(blocks)
+    last_shown = {blocks[number][0]: number for number in sorted(allowed)}
+
+    def untold_line(number: int, light: str) -> None:
+        if light in untold and last_shown[light] == number:
+            out.append(f"    ... {plural(untold[light], 'more finding')} of light module {light} "
+                       "(--format json lists them all)")
+
     for number, violation in enumerate(report.violations):
         if number not in allowed:
             continue
@@ -54,48 +76,63 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
         out.extend(_bounded_chain(violation.chain, relpath, allowed[number]))
         if violation.also:
             out.append(f"    also reaches: {', '.join(violation.also)}")
-        if violation.light in untold and last_shown[violation.light] == number:
-            out.append(f"    ... {plural(untold[violation.light], 'more violation')} of light module "
-                       f"{violation.light} (--format json lists them all)")
+        if violation.covers:
+            out.append(f"    {format_covers(violation)}")
+        untold_line(number, violation.light)
+        out.append("")
+    for offset, unresolved in enumerate(report.unresolved, start=len(report.violations)):
+        if offset not in allowed:
+            continue
+        site = unresolved.site
+        where = relpath(site.path) if site.path is not None else "?"
+        out.append(f"{where}:{site.line}:{site.col + 1}: {format_unresolved_header(unresolved)}")
+        out.extend(_bounded_chain(unresolved.chain, relpath, allowed[offset]))
+        untold_line(offset, unresolved.light)
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))
-    if report.problems:
+    for note in report.notes:
+        out.append(_problem_line(note, relpath, note=True))
+    if report.problems or report.notes:
         out.append("")
     out.append(format_summary(report))
     return "\n".join(out) + "\n"
 
 
-def _plan_lines(violations: Sequence[Violation]) -> tuple[dict[int, int], dict[str, int]]:
-    """How many chain lines each violation gets, so that no light module takes more than
-    :data:`LINES_PER_LIGHT_MODULE` lines: every violation shown gets its header and at least its
-    last hop (behind a line counting the hops left out), in report order while they fit, with a line
-    kept to count the others; lines left over go to the chains in order.
+def _plan_lines(blocks: Sequence[tuple[str, int, int]]) -> tuple[dict[int, int], dict[str, int]]:
+    """How many chain lines each block gets, so that no light module takes more than
+    :data:`LINES_PER_LIGHT_MODULE` lines: every block shown gets its header, its other lines and at
+    least its last hop (behind a line counting the hops left out), in report order while they fit,
+    with a line kept to count the others; lines left over go to the chains in order.
+
+    Args:
+        blocks: ``(light module, hops in the chain, other lines)`` of each violation and unresolved
+            site, in report order.
 
     Returns:
-        ``({index of a violation shown: its chain lines}, {light module: violations not shown})``.
+        ``({index of a block shown: its chain lines}, {light module: blocks not shown})``.
     """
     by_light: dict[str, list[int]] = {}
-    for number, violation in enumerate(violations):
-        by_light.setdefault(violation.light, []).append(number)
+    for number, (light, _, _) in enumerate(blocks):
+        by_light.setdefault(light, []).append(number)
     allowed: dict[int, int] = {}
     untold: dict[str, int] = {}
     for light, numbers in by_light.items():
         used = 0
         shown: list[int] = []
         for position, number in enumerate(numbers):
-            violation = violations[number]
-            cost = 1 + bool(violation.also) + min(len(violation.chain), 2)
+            _, hops, other = blocks[number]
+            cost = 1 + other + min(hops, 2)
             summary = 1 if position + 1 < len(numbers) else 0
             if used + cost + summary > LINES_PER_LIGHT_MODULE:
                 untold[light] = len(numbers) - position
                 break
             used += cost
             shown.append(number)
-            allowed[number] = min(len(violation.chain), 2)
+            allowed[number] = min(hops, 2)
         spare = LINES_PER_LIGHT_MODULE - used - (1 if light in untold else 0)
         for number in shown:
-            more = min(spare, len(violations[number].chain) - allowed[number])
+            more = min(spare, blocks[number][1] - allowed[number])
             allowed[number] += more
             spare -= more
     return allowed, untold
@@ -115,15 +152,17 @@ def _bounded_chain(chain: Sequence[Hop], relpath: PathFormatter, most: int) -> l
     ]
 
 
-def _problem_line(problem: Problem, relpath: PathFormatter) -> str:
+def _problem_line(problem: Problem, relpath: PathFormatter, note: bool = False) -> str:
+    """``path[:line]: CODE message``; ``path[:line]: note: CODE message`` for a note."""
     where = relpath(problem.path) if problem.path is not None else "<policy>"
     if problem.line is not None:
         where += f":{problem.line}"
-    return f"{where}: {format_problem(problem)}"
+    return f"{where}: {'note: ' if note else ''}{format_problem(problem)}"
 
 
 def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
-    """An indented tree of the shortest import-time chain to each forbidden module reached."""
+    """An indented tree of the shortest import-time chain to each forbidden module reached (one chain
+    per forbidden module, not every path), then how many modules and functions the import runs."""
     resolved = why.resolved
     where = relpath(resolved.path) if resolved.path is not None else resolved.kind
     out = [f"{why.module} ({where})"]
@@ -134,14 +173,16 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
             node = node.setdefault(hop, {})  # type: ignore[assignment]
     reasons = {name: rule for name, rule in why.forbidden}
     _render_tree(tree, out, "", reasons, relpath)
-    count = len(why.closure) - 1
+    functions = sum(1 for name in why.closure if isinstance(name, FunctionNode))
+    modules = sum(1 for name in why.closure if not isinstance(name, (FunctionNode, CallNode))) - 1
+    runs = f"import {why.module} runs {plural(modules, 'other module')}"
+    if functions:
+        runs += f" and {plural(functions, 'function')} called at import time"
+    runs += f" (max-modules counts {why.count})"
     if why.forbidden:
-        out.append(
-            f"import {why.module} runs {count} other modules; "
-            f"{plural(len(why.forbidden), 'forbidden module')} reached."
-        )
+        out.append(f"{runs}; {plural(len(why.forbidden), 'forbidden module')} reached.")
     else:
-        out.append(f"import {why.module} runs {count} other modules; no forbidden module is reached.")
+        out.append(f"{runs}; no forbidden module is reached.")
     out.extend(format_why_notes(why, relpath))
     return "\n".join(out) + "\n"
 
@@ -160,8 +201,49 @@ def _render_tree(
         mark = ""
         rule = reasons.get(hop.imported)
         if rule is not None and not children:
-            mark = f"  FORBIDDEN: {rule.reason}"
+            mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
         _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]
                      reasons, relpath)
+
+
+def format_presets_text(presets: Sequence[Preset]) -> str:
+    """``importpolicy presets``: each built-in preset with its header (what it is, where it comes
+    from) and every entry with its reason, which ends with the entry's source."""
+    out: list[str] = []
+    for preset in presets:
+        tables = sorted({table for table, _, _ in preset.entries})
+        counts = ", ".join(
+            f"{sum(1 for t, _, _ in preset.entries if t == table)} [{table}]" for table in tables
+        )
+        out.append(f'{preset.name} ({counts}; extends = ["{preset.name}"])')
+        out.extend(f"  # {single_line(line)}" for line in preset.header if line)
+        for table, key, reason in preset.entries:
+            shown = f"{key}()" if table == "heavy-calls" else key
+            out.append(f"  {shown}: {single_line(reason)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def format_baseline_written(
+    shown: str, entries: int, added: int, removed: int, setting: str | None
+) -> str:
+    """What ``check --write-baseline`` says: ``wrote importpolicy-baseline.json: 3 entries (1
+    added, 2 removed)``, and, when the policy does not use that file yet, how to make it
+    (``setting``: the path to write in ``[settings] baseline``)."""
+    lines = [f"wrote {shown}: {plural(entries, 'entry').replace('entrys', 'entries')} "
+             f"({added} added, {removed} removed)"]
+    if setting is not None:
+        lines.append(f'use it: add baseline = "{setting}" under [settings] in the policy, or pass '
+                     f"--baseline {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def format_baseline_refused(shown: str, added: Sequence[BaselineEntry]) -> str:
+    """Why ``check --write-baseline`` did not write: today's findings the existing baseline does not
+    record, one per line."""
+    lines = [f"importpolicy: {shown} does not record {plural(len(added), 'finding')} of today's "
+             "check; fix them, or pass --add to record them too (nothing was written):"]
+    lines.extend(f"  {entry.text}" for entry in added)
+    return "\n".join(lines)

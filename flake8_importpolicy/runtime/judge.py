@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
+from flake8_importpolicy.output.render import single_line
 from flake8_importpolicy.runtime.run import AfterImportCheck, RuntimeRun
+from flake8_importpolicy.runtime.timing import ImportTime
 
 __all__ = [
     "ForbiddenExecution",
@@ -74,6 +76,12 @@ class LightResult:
     predicted when it or one of its parent packages is.
         accepted: forbidden modules that executed only through an ``[[ignore]]``-d import, sorted.
         static_checked: True if the static prediction was compared.
+        module_count: what executed, counted as a ``max-modules`` budget counts it (None when not
+            counted: the module has no budget and import times were not asked for).
+        max_modules: the budget (``max-modules``), or None.
+        import_time: the measured import time (``--import-time``, or ``max-import-ms``), or None.
+        max_import_ms: ``max-import-ms``, or None.
+        fail_on_time: ``--fail-on-time``: an import time over ``max_import_ms`` fails.
     """
 
     light: str
@@ -83,6 +91,25 @@ class LightResult:
     not_observed: tuple[str, ...]
     accepted: tuple[str, ...] = ()
     static_checked: bool = True
+    module_count: int | None = None
+    max_modules: int | None = None
+    import_time: ImportTime | None = None
+    max_import_ms: float | None = None
+    fail_on_time: bool = False
+
+    @property
+    def over_budget(self) -> bool:
+        """True when what executed counts more modules than ``max-modules``."""
+        return (self.max_modules is not None and self.module_count is not None
+                and self.module_count > self.max_modules)
+
+    @property
+    def over_time(self) -> bool:
+        """True when the median import time is over ``max-import-ms`` (fails only with
+        :attr:`fail_on_time`)."""
+        return (self.max_import_ms is not None and self.import_time is not None
+                and self.import_time.error is None
+                and self.import_time.median_ms > self.max_import_ms)
 
     @property
     def failed_checks(self) -> tuple[AfterImportCheck, ...]:
@@ -98,6 +125,8 @@ class LightResult:
             or self.forbidden
             or self.static_missed
             or self.failed_checks
+            or self.over_budget
+            or (self.fail_on_time and self.over_time)
         )
 
     def summary(self) -> str:
@@ -110,10 +139,16 @@ class LightResult:
         if self.static_missed:
             parts.append(f"static missed: {', '.join(f.module for f in self.static_missed)}")
         if self.run.outcome == "raised":
-            parts.append(f"import raised {self.run.error}")
+            parts.append(f"import raised {single_line(self.run.error or '')}")
         elif self.run.outcome != "imported":
-            parts.append(str(self.run.error))
+            parts.append(single_line(str(self.run.error)))
         parts.extend(f"after-import failed: {c.expression}" for c in self.failed_checks)
+        if self.over_budget:
+            parts.append(f"{self.module_count} modules executed, over max-modules = "
+                         f"{self.max_modules}")
+        if self.fail_on_time and self.over_time and self.import_time is not None:
+            parts.append(f"import took {self.import_time.median_ms:g} ms, over max-import-ms = "
+                         f"{self.max_import_ms:g}")
         return "; ".join(parts) if parts else "ok"
 
 
@@ -238,7 +273,7 @@ def judge_run(
         finding = ForbiddenExecution(
             module=record.name,
             pattern=rule.pattern.text,
-            reason=rule.reason,
+            reason=rule.shown_reason,
             chain=chain,
             predicted=None if predicted is None else covered,
             flags=tuple(f for f in record.flags if f == "unrecorded"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flake8_importpolicy.output.render import PathFormatter, hop_to_json, plural
+from flake8_importpolicy.output.render import PathFormatter, hop_to_json, plural, single_line
 from flake8_importpolicy.output.text import format_chain_lines
 from flake8_importpolicy.runtime.judge import (
     ForbiddenExecution,
@@ -42,36 +42,73 @@ def format_light_result_text(result: LightResult, relpath: PathFormatter) -> str
     executed = plural(len(run.executed), "module")
     out = [f"{status} {result.light} ({run.seconds:.2f}s, {executed} executed)"]
     for finding in result.forbidden:
-        out.append(f"  forbidden module executed: {finding.module} ({finding.reason})")
+        out.append(f"  forbidden module executed: {finding.module} ({single_line(finding.reason)})")
         out.extend(_finding_chain(finding, show))
     for finding in result.static_missed:
         out.append(
             f"  static missed: {finding.module} executed but the static check did not predict it "
-            f"({finding.reason})"
+            f"({single_line(finding.reason)})"
         )
         out.extend(_finding_chain(finding, show))
     if run.outcome == "raised":
         where = ""
         if run.error_at is not None:
             where = f" at {show(run.error_at)}:{run.error_line}"
-        out.append(f"  import raised {run.error}{where}")
+        out.append(f"  import raised {single_line(run.error or '')}{where}")
     elif run.outcome in ("timeout", "crashed"):
-        out.append(f"  {run.error}")
+        out.append(f"  {single_line(run.error or '')}")
         stack = [name for name in run.running]
         if stack:
             out.append(f"    running: {' -> '.join(stack)}")
         if run.stderr:
             out.extend(f"    stderr: {line}" for line in run.stderr.splitlines())
     for check in result.failed_checks:
-        out.append(f"  after-import failed: {json.dumps(check.expression)} {check.error}")
+        out.append(f"  after-import failed: {json.dumps(check.expression)} {single_line(check.error or '')}")
     for name in result.not_observed:
-        out.append(
-            f"  not observed: {name} (predicted statically, did not execute here: conditional, "
-            "guarded or platform-specific)"
-        )
+        out.append(f"  not observed: {name} (predicted statically, did not execute here: "
+                   f"{_why_not_observed(result)})")
     for name in result.accepted:
         out.append(f"  accepted: {name} executed through an [[ignore]]-d import")
+    if result.max_modules is not None:
+        verdict = "over" if result.over_budget else "within"
+        out.append(f"  modules: {result.module_count} executed, counted as max-modules counts "
+                   f"({verdict} max-modules = {result.max_modules})")
+    out.extend(_time_lines(result))
     return "\n".join(out) + "\n"
+
+
+def _time_lines(result: LightResult) -> list[str]:
+    """The import time (median of the runs), against ``max-import-ms``, and the biggest
+    contributors (self time)."""
+    timed = result.import_time
+    if timed is None:
+        return []
+    if timed.error is not None:
+        return [f"  import time: not measured ({single_line(timed.error)})"]
+    limit = ""
+    if result.max_import_ms is not None:
+        verdict = "over" if result.over_time else "within"
+        noted = "" if result.fail_on_time or not result.over_time else "; reported, not failed"
+        limit = f"; {verdict} max-import-ms = {result.max_import_ms:g}{noted}"
+    lines = [f"  import time: {timed.median_ms:.1f} ms (median of {len(timed.runs_ms)} runs, "
+             f"-X importtime){limit}"]
+    if timed.contributors:
+        lines.append("    biggest (own time): " + ", ".join(
+            f"{name} {ms:.1f} ms" for name, ms in timed.contributors))
+    return lines
+
+
+def _why_not_observed(result: LightResult) -> str:
+    """Why a predicted forbidden module did not execute: the import stopped early, else the chain is
+    conditional, guarded or platform-specific."""
+    outcome = result.run.outcome
+    if outcome == "raised":
+        return "the import raised before it got there"
+    if outcome == "timeout":
+        return "the import timed out before it got there"
+    if outcome == "crashed":
+        return "the interpreter died before it got there"
+    return "conditional, guarded or platform-specific"
 
 
 def _finding_chain(finding: ForbiddenExecution, show: PathFormatter) -> list[str]:
@@ -109,6 +146,10 @@ def format_verify_text(report: VerifyReport, relpath: PathFormatter) -> str:
              "imports raised"),
             (sum(1 for r in report.results if r.run.outcome == "timeout"), "timeout", "timeouts"),
             (sum(1 for r in report.results if r.run.outcome == "crashed"), "crash", "crashes"),
+            (sum(1 for r in report.results if r.over_budget), "module budget exceeded",
+             "module budgets exceeded"),
+            (sum(1 for r in report.results if r.fail_on_time and r.over_time),
+             "import time over max-import-ms", "import times over max-import-ms"),
             (len(report.problems), "problem", "problems"),
         )
         for count, one, many in counts:
@@ -156,6 +197,15 @@ def light_result_to_json(result: LightResult, relpath: PathFormatter) -> dict[st
         "returncode": run.returncode,
         "stderr": run.stderr,
         "executed": [record.name for record in run.executed],
+        "modules": result.module_count,
+        "max_modules": result.max_modules,
+        "import_time": None if result.import_time is None else {
+            "median_ms": result.import_time.median_ms,
+            "runs_ms": list(result.import_time.runs_ms),
+            "contributors": [{"module": m, "self_ms": ms} for m, ms in result.import_time.contributors],
+            "error": result.import_time.error,
+        },
+        "max_import_ms": result.max_import_ms,
     }
 
 

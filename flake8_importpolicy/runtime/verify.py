@@ -24,12 +24,13 @@ from typing import TextIO
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
+from flake8_importpolicy.model.budget import count_units
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
+from flake8_importpolicy.model.policy import Assumption, HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
-from flake8_importpolicy.output.render import PathFormatter
+from flake8_importpolicy.output.render import PathFormatter, single_line
 from flake8_importpolicy.output.status import open_status_line
 from flake8_importpolicy.runtime.judge import LightResult, VerifyReport, judge_run
 from flake8_importpolicy.runtime.render import (
@@ -37,12 +38,15 @@ from flake8_importpolicy.runtime.render import (
     format_verify_json,
     format_verify_text,
 )
-from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, run_import
+from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, RuntimeRun, run_import
+from flake8_importpolicy.runtime.timing import measure_import_time
 
 __all__ = [
     "LightPlan",
+    "TORCH_CUDA_CHECK",
     "UnknownLightModule",
     "Verifier",
+    "assumption_check",
     "assert_import_light",
     "run_command",
     "verify_import",
@@ -67,20 +71,66 @@ class LightPlan:
             (every ``[light]`` rule that names it, merged), as ``check`` applies them.
         predicted: the forbidden modules the static check predicts for it (each violation's
             ``heavy`` and ``also``).
+        checks: what is evaluated after the import besides ``after-import``: each ``[assume]``
+            entry (:func:`assumption_check`) and, with preset ``torch-cuda`` in effect,
+            :data:`TORCH_CUDA_CHECK`.
     """
 
     module: str
     rules: ModuleRules
     predicted: frozenset[str]
+    checks: tuple[str, ...] = ()
 
     @property
     def after_import(self) -> tuple[str, ...]:
-        """The ``after-import`` expressions to evaluate after the import."""
-        return self.rules.after_import
+        """The expressions to evaluate after the import: :data:`TORCH_CUDA_CHECK` first (before any
+        other expression can initialise CUDA), then ``after-import``, then the other :attr:`checks`."""
+        cuda = tuple(check for check in self.checks if check == TORCH_CUDA_CHECK)
+        others = tuple(check for check in self.checks if check != TORCH_CUDA_CHECK)
+        return (*cuda, *self.rules.after_import, *others)
 
     def forbidden_rule(self, module: str) -> HeavyRule | None:
         """The forbid rule that ``module`` matches (``allow`` applied), or None."""
         return self.rules.forbidden_rule(module)
+
+
+TORCH_CUDA_CHECK = (
+    "'torch.cuda' not in sys.modules or not sys.modules['torch.cuda'].is_initialized()"
+    "  # preset torch-cuda: torch.cuda.is_initialized() after the import, when torch was loaded"
+)
+"""With preset ``torch-cuda`` in effect, ``verify`` evaluates this after each light module's import:
+CUDA initialised at import time fails (torch's ``_is_in_bad_fork`` makes a forked child's first CUDA
+call raise; docs/presets.md)."""
+
+
+def assumption_check(assumption: Assumption, is_module: Callable[[str], bool]) -> str:
+    """The expression ``verify`` evaluates after the import for an ``[assume]`` entry: true when the
+    assumption holds, false or raising when it does not; an entry whose module the import did not
+    load holds (nothing that ran depended on it). It ends with a comment naming the entry.
+
+    Args:
+        assumption: the entry.
+        is_module: whether a dotted name is a module (the longest such prefix of the entry's name
+            is looked up in ``sys.modules``; the rest are attributes).
+    """
+    label = f"  # {assumption.label}"
+    if assumption.environ:
+        if assumption.value is None:
+            return f"{assumption.key!r} not in os.environ{label}"
+        return f"os.environ.get({assumption.key!r}) == {assumption.value!r}{label}"
+    name, paren, arguments = assumption.key.partition("(")
+    parts = name.split(".")
+    cut = next((n for n in range(len(parts) - 1, 0, -1) if is_module(".".join(parts[:n]))), 1)
+    module = ".".join(parts[:cut])
+    expression = f"sys.modules[{module!r}]" + "".join(f".{part}" for part in parts[cut:])
+    expression += paren + arguments
+    if assumption.value is True:
+        test = f"bool({expression})"
+    elif assumption.value is False:
+        test = f"not ({expression})"
+    else:
+        test = f"({expression}) == {assumption.value!r}"
+    return f"{module!r} not in sys.modules or {test}{label}"
 
 
 class Verifier:
@@ -92,6 +142,10 @@ class Verifier:
         python: the interpreter to run (default: the policy's ``interpreter``, else this one).
         timeout: seconds per light module (must be > 0).
         facts_cache: an optional on-disk facts cache for the static side.
+        import_time: also measure every light module's import time (``--import-time``); a light
+            module with ``max-import-ms`` is always measured.
+        runs: fresh interpreters per measurement (the median is reported).
+        fail_on_time: an import time over ``max-import-ms`` fails (``--fail-on-time``).
 
     The static prediction is made for the interpreter's own version and the policy's platform.
 
@@ -107,12 +161,18 @@ class Verifier:
         python: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         facts_cache: FactsCache | None = None,
+        import_time: bool = False,
+        runs: int = 5,
+        fail_on_time: bool = False,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.policy = policy
         self.python = policy.settings.interpreter_executable(python) or sys.executable
         self.timeout = timeout
+        self.import_time = import_time
+        self.runs = max(1, runs)
+        self.fail_on_time = fail_on_time
         info = query_interpreter(self.python)
         self.version = info.version
         self._lock = threading.Lock()
@@ -140,14 +200,20 @@ class Verifier:
                 problems.append(f"light pattern {rule.pattern.text!r} matches no module")
             modules.update(found)
         plans = []
+        checks = tuple(
+            assumption_check(a, lambda name: self.engine.index.resolve_module(name).kind != "unresolved")
+            for a in self.policy.assumptions
+        )
+        if "torch-cuda" in self.policy.presets:
+            checks += (TORCH_CUDA_CHECK,)
         for module in sorted(modules):
             rules = self.policy.rules_for(module)
             predicted: set[str] = set()
-            violations, _problems = self.engine.check_light_module(module, rules)
+            violations = self.engine.check_light_module(module, rules).violations
             for violation in violations:
                 predicted.add(violation.heavy)
                 predicted.update(violation.also)
-            plans.append(LightPlan(module, rules, frozenset(predicted)))
+            plans.append(LightPlan(module, rules, frozenset(predicted), checks))
         return tuple(plans), tuple(problems)
 
     def verify(self, plan: LightPlan) -> LightResult:
@@ -165,6 +231,17 @@ class Verifier:
             cwd=self.policy.root,
         )
         result = judge_run(run, plan.forbidden_rule, plan.predicted, self.policy.ignores)
+        timed = None
+        if self.import_time or plan.rules.max_import_ms is not None:
+            timed = measure_import_time(
+                plan.module, python=self.python, source_roots=self.policy.settings.source_roots,
+                cwd=self.policy.root, runs=self.runs, timeout=self.timeout,
+            )
+        result = replace(
+            result, module_count=self.count_executed(run), max_modules=plan.rules.max_modules,
+            import_time=timed, max_import_ms=plan.rules.max_import_ms,
+            fail_on_time=self.fail_on_time,
+        )
         if not result.static_missed:
             return result
         with self._lock:  # the engine's caches are not thread-safe
@@ -173,6 +250,20 @@ class Verifier:
                 for finding in result.static_missed
             )
         return replace(result, static_missed=missed)
+
+    def count_executed(self, run: RuntimeRun) -> int:
+        """What executed, counted as a ``max-modules`` budget counts a closure
+        (:func:`~flake8_importpolicy.model.budget.count_units`): each first-party module (a file
+        under a source root), each other top-level package once (thread-safe)."""
+        with self._lock:  # the index's caches are not thread-safe
+            index = self.engine.index
+            return len(count_units(
+                (record.name,
+                 (index.origin_of_path(record.path) if record.path is not None and
+                  record.path.is_absolute() else index.resolve_module(record.name).origin)
+                 == "first-party")
+                for record in run.executed
+            ))
 
     def explain_miss(self, plan: LightPlan, chain: Sequence[Hop]) -> str | None:
         """Why the static check did not predict a runtime chain, when it can be told.
@@ -194,7 +285,8 @@ class Verifier:
                     "analysis cannot see"
             resolved = engine.index.resolve_module(hop.module)
             if resolved.kind == "extension":
-                return f"{hop.module} is an extension module: its imports are unknown statically"
+                return (f"{hop.module} is an extension module: its imports are unknown statically "
+                        "(IPL006 extension-module)")
             if hop.module != plan.module and not expand(hop.module):
                 return (
                     f"the static check does not follow {resolved.origin} module {hop.module} "
@@ -205,6 +297,14 @@ class Verifier:
                 how = ""
                 if hop.via is not None:
                     how = f" (imported via {hop.via}, a function called at import time)"
+                cannot = engine.graph.find_unresolved(hop.via or hop.module)
+                if cannot:
+                    first = cannot[0]
+                    return (
+                        f"no static import edge {where}{how}: {hop.via or hop.module} runs "
+                        f"import-time code the static check cannot resolve (IPL006 "
+                        f"{first.construct}: {single_line(first.detail)}, line {first.line})"
+                    )
                 return (
                     f"no static import edge {where}{how}: a dynamic import, a name built at "
                     "runtime, or code the static rules do not model"
@@ -221,6 +321,9 @@ def verify_policy(
     modules: Iterable[str] = (),
     facts_cache: FactsCache | None = None,
     progress: Progress | None = None,
+    import_time: bool = False,
+    runs: int = 5,
+    fail_on_time: bool = False,
 ) -> VerifyReport:
     """Verify every light module of ``policy`` at runtime, in parallel.
 
@@ -232,6 +335,7 @@ def verify_policy(
         modules: only these light modules (default: all).
         facts_cache: an optional on-disk facts cache for the static side.
         progress: called after each light module with ``(done, total, result)``.
+        import_time, runs, fail_on_time: as for :class:`Verifier`.
 
     Raises:
         InterpreterError: if the interpreter cannot be queried or started.
@@ -242,7 +346,8 @@ def verify_policy(
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     started = time.perf_counter()
-    verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache)
+    verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache,
+                        import_time=import_time, runs=runs, fail_on_time=fail_on_time)
     plans, problems = verifier.plan()
     wanted = list(dict.fromkeys(modules))
     if wanted:
@@ -376,6 +481,9 @@ def run_command(
     facts_cache: FactsCache | None,
     stdout: TextIO,
     stderr: TextIO,
+    import_time: bool = False,
+    runs: int = 5,
+    fail_on_time: bool = False,
 ) -> int:
     """``importpolicy verify``: verify, print the report, return the exit code (0 or 1).
 
@@ -401,6 +509,9 @@ def run_command(
             modules=modules,
             facts_cache=facts_cache,
             progress=progress,
+            import_time=import_time,
+            runs=runs,
+            fail_on_time=fail_on_time,
         )
     finally:
         if status is not None:

@@ -1,3 +1,4 @@
-SOURCE = "import app.heavy"
+import os
 
+SOURCE = os.environ.get("APP_NEVER_SET", "import app.heavy")
 exec(SOURCE)

@@ -1,0 +1,1 @@
+"""kiln: a tiny stand-in for an inference server (see ../../README.md)."""

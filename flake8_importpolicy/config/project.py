@@ -1,0 +1,85 @@
+"""What a project declares about itself: its console scripts and entry points, read from
+``pyproject.toml`` (``[project.scripts]``, ``[project.gui-scripts]``, ``[project.entry-points.*]``),
+``setup.cfg`` (``[options.entry_points]``) and, for an unpacked wheel, ``*.dist-info/entry_points.txt``.
+``importpolicy suggest`` proposes the modules they name as light. Nothing is imported.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from flake8_importpolicy.model.reading import read_regular_file
+
+__all__ = ["find_entry_points"]
+
+
+def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]:
+    """The modules that console scripts and entry points declared in ``directories`` name, each
+    with the declarations (``group:name``) that name it, sorted. A file that cannot be read or
+    parsed is skipped (suggest works without it).
+    """
+    found: dict[str, set[str]] = {}
+
+    def add(group: str, name: str, value: object) -> None:
+        if not isinstance(value, str):
+            return
+        module = value.partition(":")[0].strip().split("[")[0].strip()
+        if module and all(part.isidentifier() for part in module.split(".")):
+            found.setdefault(module, set()).add(f"{group}:{name.strip()}")
+
+    seen: set[Path] = set()
+    for directory in directories:
+        directory = directory.resolve()
+        if directory in seen:
+            continue
+        seen.add(directory)
+        pyproject = _read_toml(directory / "pyproject.toml")
+        project = pyproject.get("project")
+        if isinstance(project, dict):
+            for table, group in (("scripts", "console_scripts"), ("gui-scripts", "gui_scripts")):
+                scripts = project.get(table)
+                if isinstance(scripts, dict):
+                    for name, value in scripts.items():
+                        add(group, name, value)
+            groups = project.get("entry-points")
+            if isinstance(groups, dict):
+                for group, entries in groups.items():
+                    if isinstance(entries, dict):
+                        for name, value in entries.items():
+                            add(group, name, value)
+        setup = _read_ini(directory / "setup.cfg")
+        if setup is not None and setup.has_section("options.entry_points"):
+            for group, text in setup.items("options.entry_points", raw=True):
+                for line in text.splitlines():
+                    name, equals, value = line.partition("=")
+                    if equals:
+                        add(group, name, value)
+        for info in sorted(directory.glob("*.dist-info/entry_points.txt")):
+            points = _read_ini(info)
+            if points is None:
+                continue
+            for group in points.sections():
+                for name, value in points.items(group, raw=True):
+                    add(group, name, value)
+    return {module: tuple(sorted(names)) for module, names in sorted(found.items())}
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(read_regular_file(path)[1].decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return {}
+
+
+def _read_ini(path: Path) -> configparser.ConfigParser | None:
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    parser.optionxform = str  # type: ignore[assignment, method-assign]
+    try:
+        text = read_regular_file(path)[1].decode("utf-8")
+        parser.read_string(text, source=str(path))
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return None
+    return parser

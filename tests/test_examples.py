@@ -1,0 +1,58 @@
+"""The embedded examples do what their READMEs say, with the real command line.
+
+- ``examples/cuda_preset``: the torch-cuda preset and an ``[assume]`` entry, without torch installed:
+  ``importpolicy check`` exits 1 with a chain ending in a torch.cuda call that names the assumption,
+  and 0 after the fix its README documents (applied here to a copy).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PRESET_EXAMPLE = REPO / "examples" / "cuda_preset"
+
+
+def _check(policy: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--policy", str(policy)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_cuda_preset_example_fails_as_documented() -> None:
+    result = _check(PRESET_EXAMPLE / "policy.toml")
+    assert result.returncode == 1, result.stdout + result.stderr
+    readme = (PRESET_EXAMPLE / "README.md").read_text(encoding="utf-8")
+    lines = readme.splitlines()
+    start = lines.index("    $ importpolicy check --policy examples/cuda_preset/policy.toml") + 1
+    end = lines.index("    Found 1 violation in 1 light module.", start) + 1
+    block = [line.removeprefix("    ") for line in lines[start:end]]
+    assert result.stdout.splitlines() == block
+    chain = result.stdout.splitlines()[1:3]
+    assert chain[-1].endswith(
+        'torch.cuda.get_device_capability() (call, assuming "kiln.platforms.current_platform.is_rocm()"'
+        " = false)"
+    )
+
+
+def test_cuda_preset_example_is_clean_after_the_documented_fix(tmp_path: Path) -> None:
+    copy = tmp_path / "cuda_preset"
+    shutil.copytree(PRESET_EXAMPLE, copy)
+    readme = (copy / "README.md").read_text(encoding="utf-8")
+    fix = re.search(r"## The fix.*?```python\n(.*?)```", readme, re.S)
+    assert fix is not None
+    module = copy / "src" / "kiln" / "ops" / "layernorm.py"
+    lines = module.read_text().splitlines(keepends=True)
+    assert lines[6].startswith("if current_platform.is_rocm():") and lines[10].startswith("    _CAPABILITY")
+    fixed = ["import functools\n", *lines[:6], fix.group(1), *lines[11:]]
+    module.write_text("".join(fixed))
+    result = _check(copy / "policy.toml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("OK")
