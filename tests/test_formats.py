@@ -748,3 +748,25 @@ def test_accepted_unresolved_sites(only_unresolved: Path, capsys: pytest.Capture
         ("IPL004", "[[ignore]] entry 'unresolved app.nothing' matches no import in any light "
                    "module's import-time closure"),
     ]
+
+
+def test_an_unused_unresolved_entry_of_an_absent_package_is_a_note(
+    only_unresolved: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The repository's own policy accepts blind spots in optional compiled packages (orjson): where
+    the package is not installed, the unused entry is a note, not IPL004's finding."""
+    policy = only_unresolved / "policy.toml"
+    policy.write_text(policy.read_text() + (
+        '\n[[ignore]]\nunresolved = "zz_absent_pkg.core"\nreason = "optional"\n'
+        '\n[[ignore]]\nunresolved = "app.cheap"\nreason = "stale"\n'
+    ))
+    assert cli.main(["check", "--no-cache", "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [p["message"] for p in data["problems"]] == [
+        "[[ignore]] entry 'unresolved app.cheap' matches no import in any light module's "
+        "import-time closure"
+    ]
+    assert [n["message"] for n in data["notes"]] == [
+        "[[ignore]] entry 'unresolved zz_absent_pkg.core' matches no import in any light module's "
+        "import-time closure"
+    ]

@@ -52,6 +52,7 @@ from flake8_importpolicy.model.policy import (
     IgnoreRule,
     LightRule,
     ModuleRules,
+    NodePattern,
     PatternEntry,
     Policy,
 )
@@ -353,9 +354,16 @@ class PolicyEngine:
                     (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
         for number, ignore in enumerate(self.policy.ignores):
             if number not in self._ignores.used:
-                problems[(codes.IPL004.id, ignore.text)] = Problem.of(
+                unused = Problem.of(
                     codes.IPL004, self._source_path(ignore.source), ignore.line, import_=ignore.text
                 )
+                # Accepted blind spots of a package not installed here (an optional dependency,
+                # a compiled module of another platform) are a note, as IPL007's are.
+                side = ignore.importer
+                absent = ignore.unresolved and self._is_absent(
+                    side.module if isinstance(side, NodePattern) else side
+                )
+                (notes if absent else problems)[(codes.IPL004.id, ignore.text)] = unused
         return Report(
             violations=tuple(sorted(
                 violations.values(),
@@ -380,6 +388,11 @@ class PolicyEngine:
         """The file an entry of the policy came from: the policy file, or the base it ``extends``."""
         return next((s.path for s in self.policy.sources if s.label == source and source),
                     self.policy.path)
+
+    def _is_absent(self, pattern: ModulePattern) -> bool:
+        """Whether the top-level package a pattern names is not installed here."""
+        top = pattern.top_level
+        return top is not None and self.index.resolve_module(top).kind == "unresolved"
 
     def _check_entry(self, entry: PatternEntry, path: Path | None = None) -> tuple[Problem, bool] | None:
         """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
