@@ -70,11 +70,12 @@ class FactsPool:
     Linux (``fork``) and only while the load average is below ``jobs``; otherwise :meth:`prefetch`
     does nothing and the engine extracts every file itself.
 
-    Workers must never make a check slower than one job (issue 15). The engine keeps the account: a
-    file taken from a worker saves what the engine's own extractions cost on average; handing files
-    out and waiting for results costs what it costs (measured). Once the pool has cost more than it
-    saved, by :data:`_TRIAL` of the engine's own extractions (a busy machine, workers that fall
-    behind), it is closed and the engine goes on alone: the loss is bounded by that much.
+    Workers must never make a check slower than one job (issue 15). The engine keeps the account in
+    wall time, which counts everything the pool costs (forking, the pipe, waiting for results, the
+    CPUs the workers take from the engine): its pace alone is what the files given out before the pool
+    started took each; once the pool has taken longer than that pace would have for the files given
+    out since it started, by :data:`_TRIAL` files' worth (a busy machine, workers that fall behind,
+    files too small to be worth sending), it is closed and the engine goes on alone.
     """
 
     def __init__(self, jobs: int, target: Target, cache: FactsCache | None) -> None:
@@ -84,21 +85,20 @@ class FactsPool:
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[Extracted]] = {}
-        self._own_seconds = 0.0  # the engine's own extractions: their number is _misses
-        self._spent = 0.0  # handing files out and waiting for results, since the pool started
-        self._saved = 0.0  # the engine's average extraction, for each file a worker extracted
-        self._taken = 0  # files taken from workers
+        self._files = 0  # files given out (each asked of take() once)
+        self._clock: float | None = None  # when the first was asked for
+        self._pace = 0.0  # seconds per file before the pool started
+        self._pool_clock = 0.0  # when the pool started
+        self._pool_files = 0  # files given out before it started
 
     @property
     def active(self) -> bool:
         """True once worker processes are running."""
         return self._executor is not None
 
-    def note_miss(self, seconds: float = 0.0) -> None:
-        """Count one file the engine had to extract itself (in ``seconds``); starts the pool after a
-        few."""
+    def note_miss(self) -> None:
+        """Count one file the engine had to extract itself; starts the pool after a few."""
         self._misses += 1
-        self._own_seconds += seconds
         if self._misses >= MIN_MISSES:
             self.start()
 
@@ -110,18 +110,19 @@ class FactsPool:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
+            now = time.perf_counter()
+            if self._files and self._clock is not None:
+                self._pace = (now - self._clock) / self._files
+            self._pool_clock, self._pool_files = now, self._files
             context = multiprocessing.get_context("fork")
             self._executor = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
 
     def prefetch(self, path: Path) -> None:
         """Start extracting the module facts of ``path`` in a worker (no-op if inactive or queued)."""
         if self._executor is not None and path not in self._modules:
-            started = time.perf_counter()
             future = self._submit(path)
-            self._spent += time.perf_counter() - started
             if future is not None:
                 self._modules[path] = future
-            self._settle()
 
     def _submit(self, path: Path) -> Future[Extracted] | None:
         assert self._executor is not None
@@ -137,29 +138,25 @@ class FactsPool:
 
         A file still waiting in the queue is taken back (None: the engine extracts it itself rather
         than wait for the workers to reach it), and so is the work of a worker that failed (it cannot
-        raise for bad input, but a pool can break). Closes the pool once it has cost more than it
-        saved (see the class docstring).
+        raise for bad input, but a pool can break). Every file the engine gives out is asked for
+        here once: the pool is closed once it is behind the engine's own pace (see the class
+        docstring).
         """
+        if self._clock is None:
+            self._clock = time.perf_counter()
+        self._files += 1
+        if self._executor is not None and self._pace and self._is_behind():
+            self._stop()
         future = self._modules.pop(path, None)
         if future is None or future.cancel():
             return None
-        started = time.perf_counter()
-        result = _result(future)
-        self._spent += time.perf_counter() - started
-        if result is not None:
-            self._taken += 1
-            self._saved += self._own_seconds / max(self._misses, 1)
-        self._settle()
-        return result
+        return _result(future)
 
-    def _settle(self) -> None:
-        """Stop the pool once it has cost :data:`_TRIAL` of the engine's own extractions more than it
-        saved."""
-        if not self._misses:
-            return  # nothing to compare with yet
-        own = self._own_seconds / self._misses
-        if self._executor is not None and self._spent - self._saved > _TRIAL * own:
-            self._stop()
+    def _is_behind(self) -> bool:
+        """Whether the time since the pool started exceeds what the engine alone would have taken for
+        the files given out since, by more than :data:`_TRIAL` files."""
+        elapsed = time.perf_counter() - self._pool_clock
+        return elapsed > (self._files - self._pool_files + _TRIAL) * self._pace
 
     def _stop(self, *, broken: bool = False) -> None:
         """Close the pool for good: the engine extracts every file itself from now on. Queued work is
@@ -181,8 +178,7 @@ class FactsPool:
 
 
 _TRIAL: Final = 50
-"""How many of the engine's own extractions the pool may cost more than it saves before it is
-stopped."""
+"""How many files' worth of the engine's own pace the pool may fall behind before it is stopped."""
 
 
 def _cpus_idle(jobs: int) -> bool:

@@ -20,7 +20,6 @@ import hashlib
 import os
 import re
 import sys
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -219,7 +218,6 @@ class FactsSource:
         if taken is not None and taken[0].digest:
             read, facts, index = taken
         else:
-            started = time.perf_counter()
             if source is None:
                 try:
                     source, read = read_source_stamped(path)
@@ -232,7 +230,7 @@ class FactsSource:
             if not read.digest:
                 read = SourceRead(digest)
             if extracted:
-                self.pool.note_miss(time.perf_counter() - started)
+                self.pool.note_miss()
         self.files_read[path] = read
         self._digests[path] = read.digest
         if index is not None and index.spans:
