@@ -148,7 +148,12 @@ class ConditionEvaluator:
         return frozenset(outcomes)
 
     def _truth(self, node: ast.expr, version: tuple[int, int]) -> bool | None:
-        value = self._value(node, version)
+        if isinstance(node, ast.BoolOp):
+            return self._bool_op_truth(node, version)
+        return self._truth_of(self._value(node, version))
+
+    @staticmethod
+    def _truth_of(value: object) -> bool | None:
         if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
             return None  # a mutable container may have changed since it was bound
         try:
@@ -233,6 +238,21 @@ class ConditionEvaluator:
         return _UNKNOWN
 
     def _bool_op(self, node: ast.BoolOp, version: tuple[int, int]) -> object:
+        """The value of ``a or b`` / ``a and b`` as Python gives it: the first operand that decides
+        (``os.environ.get("X") or "torch"`` is unknown, not ``True``)."""
+        is_and = isinstance(node.op, ast.And)
+        for operand in node.values[:-1]:
+            value = self._value(operand, version)
+            truth = self._truth_of(value)
+            if truth is None:
+                return _UNKNOWN
+            if truth is not is_and:
+                return value  # short-circuit: a false operand of ``and``, a true one of ``or``
+        return self._value(node.values[-1], version)
+
+    def _bool_op_truth(self, node: ast.BoolOp, version: tuple[int, int]) -> bool | None:
+        """The truth of ``a or b`` / ``a and b``, known even when its value is not (``x or "y"``
+        is true whatever ``x`` is)."""
         is_and = isinstance(node.op, ast.And)
         unknown = False
         for operand in node.values:
@@ -241,7 +261,7 @@ class ConditionEvaluator:
                 unknown = True
             elif truth is not is_and:
                 return truth  # short-circuit: a False in ``and``, a True in ``or``
-        return _UNKNOWN if unknown else is_and
+        return None if unknown else is_and
 
     def _subscript(self, node: ast.Subscript, version: tuple[int, int]) -> object:
         base = self._value(node.value, version)
@@ -379,6 +399,7 @@ class ConditionEvaluator:
         scope: dict[str, object] = dict(self.constants)
         evaluator = ConditionEvaluator(self.target, self.aliases, scope)
         rows: list[object] = []
+        steps = [0]
 
         def walk(index: int) -> bool:
             if index == len(node.generators):
@@ -396,7 +417,8 @@ class ConditionEvaluator:
             if items is None or generator.is_async or len(items) > _MAX_ITEMS:
                 return False
             for item in items:
-                if not _assign(generator.target, item, scope):
+                steps[0] += 1
+                if steps[0] > _MAX_STEPS or not _assign(generator.target, item, scope):
                     return False
                 for condition in generator.ifs:
                     if evaluator._truth(condition, version) is None:
@@ -448,6 +470,10 @@ _ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
 
 _MAX_ITEMS: Final = 4096
 """Items a comprehension may produce before it counts as unknown."""
+
+_MAX_STEPS: Final = 16384
+"""Iterations a comprehension may take (over all its ``for`` clauses, filtered or not) before it
+counts as unknown: the cost stays bounded whatever the product of its iterables."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import difflib
 import functools
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 from pathlib import Path
@@ -448,7 +448,9 @@ class PolicyEngine:
         # The light module's parent packages run first, then its statements in order.
         for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
-            for name, chain in self._reach(light, hops, rules, expand, forbidden_rule, unfollowed):
+            for name, chain in self._reach(
+                light, hops, rules, expand, forbidden_rule, unfollowed, blind.add_too_deep
+            ):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
                     reached.append((name, chain, heavy))
@@ -594,19 +596,22 @@ class PolicyEngine:
         expand: Callable[[str], bool],
         forbidden_rule: Callable[[str], HeavyRule | None],
         unfollowed: frozenset[str],
-    ) -> list[tuple[str, tuple[Hop, ...]]]:
+        too_deep: Callable[[Hop, tuple[Hop, ...]], None],
+    ) -> Iterator[tuple[str, tuple[Hop, ...]]]:
         """What the check of one statement of ``light`` looks at: the nodes its ``hops`` reach
         without passing through ``light`` that are forbidden, or followed and unanalysable, or hold
         import-time code that cannot be resolved (followed or not: :meth:`_unexpanded`), each with
         its chain, in the order of :meth:`ImportGraph.iter_breadth_first
-        <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`.
+        <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`, which calls
+        ``too_deep`` in between as it does.
 
         Light modules whose statements name the same modules under the same rules (siblings, through
         their parent package; modules that import one hub) share one traversal, made without any
         module left out: leaving ``light`` out changes nothing when the traversal never reached it,
-        or reached it and found nothing new from it and it matters to nobody; otherwise ``light``
-        gets a traversal of its own. Without this, ``"big.**"`` over a package whose ``__init__``
-        imports its 10,000 modules took 10,000 traversals of 10,000 modules.
+        or reached it and found nothing from it (no new node, no call too deep) and it matters to
+        nobody; otherwise ``light`` gets a traversal of its own. Without this, ``"big.**"`` over a
+        package whose ``__init__`` imports its 10,000 modules took 10,000 traversals of 10,000
+        modules.
         """
         ordered = sorted(hops, key=Hop.sort_key)
         key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
@@ -621,28 +626,43 @@ class PolicyEngine:
         shared = self._shared_reach.get(key)
         if shared is None:
             reached_now: set[str] = set()
-            discovering: set[str] = set()  # the nodes that reached another node first
-            found = []
-            for name, chain in self.graph.iter_breadth_first(ordered, expand=expand):
+            busy: set[str] = set()  # nodes that reached a node first, or met a call too deep
+            events: list[tuple[str | None, Hop | None, tuple[Hop, ...]]] = []
+
+            def deep(hop: Hop, chain: tuple[Hop, ...]) -> None:
+                if chain:
+                    busy.add(chain[-1].imported)
+                events.append((None, hop, chain))
+
+            for name, chain in self.graph.iter_breadth_first(ordered, expand=expand, too_deep=deep):
                 reached_now.add(name)
                 if len(chain) > 1:
-                    discovering.add(chain[-2].imported)
+                    busy.add(chain[-2].imported)
                 if matters(name, chain):
-                    found.append((name, chain))
-            shared = (
-                frozenset(reached_now), frozenset(discovering), frozenset(n for n, _ in found), found
-            )
+                    events.append((name, None, chain))
+            mattering = frozenset(name for name, _, _ in events if name is not None)
+            shared = (frozenset(reached_now), frozenset(busy), mattering, events)
             self._shared_reach[key] = shared
             if len(self._shared_reach) > _SHARED_KEPT:
                 self._shared_reach.popitem(last=False)
         else:
             self._shared_reach.move_to_end(key)
-        reached, discoverers, mattering, found = shared
-        if light in reached and (light in discoverers or light in mattering):
-            return [(name, chain) for name, chain in self.graph.iter_breadth_first(
-                hops, expand=expand, seen={light}) if matters(name, chain)]
+        reached, busy_nodes, mattering, recorded = shared
+        if light in reached and (light in busy_nodes or light in mattering):
+            for name, chain in self.graph.iter_breadth_first(
+                hops, expand=expand, seen={light}, too_deep=too_deep
+            ):
+                if matters(name, chain):
+                    yield name, chain
+            return
         first = {hop.imported: hop for hop in reversed(ordered)}  # this light's own first hops
-        return [(name, (first[chain[0].imported], *chain[1:])) for name, chain in found]
+        for node, hop, chain in recorded:
+            mine = (first[chain[0].imported], *chain[1:]) if chain else chain
+            if node is None:
+                assert hop is not None
+                too_deep(hop if chain else first[hop.imported], mine)
+            else:
+                yield node, mine
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
@@ -686,7 +706,10 @@ class PolicyEngine:
         self._scope = [a or b for a, b in zip(self._scope, widened)]
 
         expand = self.make_expander(forbidden, (r.pattern for r in rules))
-        closure = self.graph.find_import_time_closure(module, expand=expand)
+        deep: list[UnresolvedCode] = []
+        closure = self.graph.find_import_time_closure(
+            module, expand=expand, too_deep=lambda hop, _chain: deep.append(_too_deep(hop))
+        )
         unfollowed = self._unfollowed_origins(applied)
         found: list[tuple[str, HeavyRule]] = []
         unresolved: list[UnresolvedCode] = list(self.graph.find_unresolved(module))
@@ -719,7 +742,7 @@ class PolicyEngine:
                 (name, rule) for name, rule in found
                 if isinstance(name, CallNode) or name in outermost
             ),
-            unresolved=tuple(unresolved),
+            unresolved=tuple(unresolved + deep),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
             count=len(self.count_closure(closure)),
@@ -727,13 +750,24 @@ class PolicyEngine:
 
 
 _SharedReach = tuple[
-    frozenset[str], frozenset[str], frozenset[str], list[tuple[str, tuple[Hop, ...]]]
+    frozenset[str], frozenset[str], frozenset[str],
+    list[tuple["str | None", "Hop | None", tuple[Hop, ...]]],
 ]
 """A traversal shared by light modules (see ``PolicyEngine._reach``): the nodes reached, those that
-reached a node first, those that matter to the check, and those with their chains, in order."""
+reached a node first or met a call too deep, those that matter to the check, and what the check
+hears, in order: a node that matters ``(name, None, chain)``, a call too deep ``(None, hop, chain
+to its caller)``."""
 _SHARED_KEPT = 64
 """Shared traversals kept (the most recently used): light modules are checked in sorted order, so
 siblings come together."""
+
+
+def _too_deep(hop: Hop) -> UnresolvedCode:
+    return UnresolvedCode(
+        hop.module, hop.path, hop.line, hop.col, Construct.CALL_DEPTH,
+        f"{hop.imported} (a call deeper than settings.call-depth)", hop.flags,
+    )
+
 
 _ONCE_PER_MODULE: Final = frozenset({Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE})
 
@@ -756,6 +790,10 @@ class _BlindSpots:
                 key = ("", 0, 0, str(site.construct), str(site.module))
             if key not in self._found:
                 self._found[key] = Unresolved(self.light, site, chain, self.light_path)
+
+    def add_too_deep(self, hop: Hop, chain: tuple[Hop, ...]) -> None:
+        """A call not followed because it is deeper than ``call-depth`` (IPL006 call-depth)."""
+        self.add((_too_deep(hop),), chain)
 
     def found(self) -> list[Unresolved]:
         return list(self._found.values())

@@ -20,6 +20,7 @@ Nothing is imported or executed: the source is parsed with :func:`ast.parse` onl
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import dataclasses
 import gc
@@ -363,7 +364,8 @@ class FunctionBodies:
         self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
     ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
-        whatever the depth of the caller's stack (see :func:`_on_new_stack`)."""
+        whatever the depth of the caller's stack (see :func:`_on_new_stack`): then
+        :attr:`problem` says so."""
         try:
             return self._visitor.analyse_function(qualname, node, argument)
         except RecursionError:
@@ -377,7 +379,10 @@ class FunctionBodies:
             except RecursionError:
                 return None, []
 
-        return _on_new_stack(again)
+        found = _on_new_stack(again)
+        if found[0] is None:  # never silently empty: the module cannot be analysed (IPL005)
+            self.problem = SourceProblem(node.lineno, "function body too deeply nested to analyse")
+        return found
 
     def _find_nodes(self, qualname: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         if qualname in self._nodes or qualname not in self._spans:
@@ -531,7 +536,9 @@ def _late_future_import(tree: ast.Module) -> SourceProblem | None:
     return None
 
 
-_GLOBAL_STATEMENT: Final = re.compile(rb"^[ \t]*global[ \t]+([A-Za-z_][\w \t,]*)", re.MULTILINE)
+_GLOBAL_STATEMENT: Final = re.compile(
+    rb"(?:^|[;:])[ \t]*global[ \t]+([A-Za-z_][\w \t,]*)", re.MULTILINE  # also ``def f(): global x``
+)
 
 
 def _globals(source: bytes | str) -> frozenset[str]:
@@ -565,9 +572,20 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 # Public functions end here. -------------------------------------------------------------------------
 
-_DYNAMIC_IMPORTERS: Final = frozenset({"importlib.import_module", "__import__", "builtins.__import__"})
+_DYNAMIC_IMPORTERS: Final = frozenset({
+    "importlib.import_module", "__import__", "builtins.__import__", "importlib.__import__",
+})
+_MODULE_READERS: Final = frozenset({
+    "importlib.resources.files", "importlib.resources.read_text", "importlib.resources.read_binary",
+    "importlib.resources.open_text", "importlib.resources.open_binary", "importlib.resources.path",
+    "importlib.resources.contents", "importlib.resources.is_resource",
+    "importlib.util.find_spec", "pkgutil.resolve_name",
+})
+"""Standard-library functions that import the module they are given: ``find_spec("a.b")`` imports
+``a`` (its parent), ``importlib.resources.files("pkg")`` imports ``pkg``, ``pkgutil.resolve_name
+("a.b:c")`` imports ``a.b``."""
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
-_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | _MODULE_READERS | {"site.addsitedir"}
 _FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
 """Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
 ``type(self)(...)`` calls a class): not a call through a variable."""
@@ -648,6 +666,11 @@ class _ImportTimeVisitor:
     path_names: dict[str, PathValue] = field(default_factory=dict)
     # functions defined in the class body being visited (callable from that body)
     class_defs: set[str] = field(default_factory=set)
+    # how many more constant strings passed to exec/eval are analysed (their nesting can grow
+    # exponentially under conditions the engine cannot evaluate)
+    exec_budget: int = 64
+    # modules star-imported at module level (a call of a name they may bind is looked up there)
+    star_bases: list[str] = field(default_factory=list)
     # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
     # guard of the sites being visited
     import_guards: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
@@ -776,6 +799,10 @@ class _ImportTimeVisitor:
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
             self._add_site(stmt, "star-import", module, flags, level=stmt.level)
+            if self._is_module_level():
+                # Names it binds are looked up for calls; constants bound before it keep their
+                # value (it rebinds them only in the rare module that exports the same name).
+                self.star_bases.append("." * stmt.level + module)
             return
         lazy_col = self._lazy_col(stmt)
         bound = tuple(alias.asname or alias.name for alias in stmt.names)
@@ -784,6 +811,8 @@ class _ImportTimeVisitor:
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
             self._bind(alias.asname or alias.name, prefix + alias.name, "import")
+            if (alias.asname or alias.name) == "__getattr__" and self._is_module_level():
+                self._unresolved(stmt, Construct.GETATTR_IMPORT, flags)  # a PEP 562 hook from elsewhere
 
     def _if(self, stmt: ast.If, flags: frozenset[Flag]) -> None:
         """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
@@ -854,10 +883,16 @@ class _ImportTimeVisitor:
         items = _constant_items(self.conditions.constant(stmt.iter))
         if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
             body_flags = flags if items else flags | {Flag.CONDITIONAL}
-            for item in items:
+            always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
+            may_break = _breaks(stmt.body)
+            for number, item in enumerate(items):
                 self._bind_target(stmt.target)
                 self.constants[stmt.target.id] = item
-                self.visit_body(stmt.body, body_flags)
+                # after a ``break`` that may have ended the loop, later items may not run
+                later = number and may_break
+                self.visit_body(stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
+                if always_breaks:
+                    break
             self._bind_target(stmt.target)
             self.constants.pop(stmt.target.id, None)
             self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
@@ -1000,7 +1035,7 @@ class _ImportTimeVisitor:
                 self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
         if (
             isinstance(stmt, ast.AnnAssign)
-            and not self.in_function
+            and (not self.in_function or self.class_depth > 0)
             and self._annotations_evaluated(class_body=self.class_depth > 0)
         ):
             self.scan_expr(stmt.annotation, flags)
@@ -1010,10 +1045,21 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
             self._bind_target(target)
+            if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
+                self._forget_values()  # ``globals()["NAME"] = ...``
             if not isinstance(target, ast.Name) and dotted_name(
                 target.value if isinstance(target, ast.Subscript) else target, self.aliases
             ) == "sys.path":
                 self._unresolved(target, Construct.SYS_PATH, flags)
+        if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
+            self._unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
+        if (
+            self._is_module_level()
+            and stmt.value is not None
+            and not isinstance(stmt.value, ast.Call)
+            and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
+        ):
+            self._unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
         if (
             not self.in_function
             and stmt.value is not None
@@ -1034,18 +1080,22 @@ class _ImportTimeVisitor:
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.lazy_modules = _literal_strings(stmt.value) or []
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            if isinstance(stmt.value, ast.Call):
                 self._record_call_binding(targets, stmt.value)
                 if any(self._is_own_sys_modules_entry(t) for t in targets):
                     self._lazy_module_replacement(stmt.value)
 
     def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
         """``sys.modules[__name__]`` (the module replacing itself)."""
-        return (
+        if not (
             isinstance(target, ast.Subscript)
             and dotted_name(target.value, self.aliases) == "sys.modules"
-            and isinstance(target.slice, ast.Name)
-            and target.slice.id == "__name__"
+        ):
+            return False
+        key = target.slice
+        return (isinstance(key, ast.Name) and key.id == "__name__") or (  # or __spec__.name
+            isinstance(key, ast.Attribute) and key.attr == "name"
+            and isinstance(key.value, ast.Name) and key.value.id == "__spec__"
         )
 
     def _lazy_module_replacement(self, call: ast.Call) -> None:
@@ -1074,6 +1124,8 @@ class _ImportTimeVisitor:
                 self.defines_getattr = True
                 self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
                 return
+        # an object of unknown behaviour stands for the module from now on
+        self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
 
     def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
         """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
@@ -1089,22 +1141,21 @@ class _ImportTimeVisitor:
                 self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
             return
         callee = dotted_name(call.func, self.aliases)
-        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or callee is None:
-            return
+        bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
+        if not bound or callee is None or not (call.args or call.keywords):
+            return  # a lazy module object is made for a module named by an argument
         args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
         keywords = tuple(
             (kw.arg, value) for kw in call.keywords
             if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
         )
-        if not any(args) and not keywords:
-            return  # a lazy module object is always made for a module named by a string
         first = call.func
         while isinstance(first, ast.Attribute):
             first = first.value
         local = isinstance(first, ast.Name) and first.id in self.local_defs
-        name = targets[0].id
-        self.call_bindings[name] = CallBinding(call.lineno, callee, local, args, keywords)
-        self.call_bound.add(name)
+        for name in bound:
+            self.call_bindings[name] = CallBinding(call.lineno, callee, local, args, keywords)
+            self.call_bound.add(name)
 
     def _attach(self, call: ast.Call) -> LazyAttach | None:
         """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
@@ -1206,11 +1257,15 @@ class _ImportTimeVisitor:
                     self._add_call(current, current.func, "call", flags, name)
                     if name in _SPECIAL_CALLS:
                         self._special_call(current, name, flags)
+                    elif isinstance(current.func, ast.Attribute) and _is_namespace_call(
+                        current.func.value
+                    ):
+                        self._forget_values()  # ``globals().update(...)``
                 self._all_mutation(current)
                 if self.in_function:
                     self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
-                self.bindings.add(current.target.id)
+                self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
             _push_children(stack, current)
 
     def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
@@ -1309,9 +1364,14 @@ class _ImportTimeVisitor:
         return True
 
     def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
-        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved)
-        and ``sys.path`` changes (rule 7); ``name`` is the called name."""
-        if name in _EXECUTORS and call.args and not (
+        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved),
+        ``sys.path`` changes (rule 7) and standard-library functions that import the module they
+        are given (rule 14); ``name`` is the called name."""
+        if name in _MODULE_READERS:
+            self._module_reader(call, name, flags)
+        elif name == "site.addsitedir":
+            self._unresolved(call, Construct.SYS_PATH, flags)
+        elif name in _EXECUTORS and call.args and not (
             isinstance(call.func, ast.Name) and call.func.id in self.local_defs
         ):
             text = self.conditions.constant(call.args[0])
@@ -1331,14 +1391,52 @@ class _ImportTimeVisitor:
                     PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
                 )
 
+    def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """The import ``find_spec``/``importlib.resources``/``pkgutil.resolve_name`` makes."""
+        first = call.args[0] if call.args else None
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) or (
+            isinstance(first, ast.Name) and first.id in self.aliases  # a module object: imported
+        ):
+            return
+        if not isinstance(value, str) or value.startswith("."):
+            self._unresolved(call, Construct.DYNAMIC_IMPORT, flags)
+            return
+        if name == "importlib.util.find_spec":
+            target = value.rpartition(".")[0]  # finding ``a.b`` imports the package ``a``
+        elif name == "pkgutil.resolve_name":
+            target, colon, _ = value.partition(":")
+            if not colon:  # imports as many leading parts as are modules
+                flags = flags | {Flag.CONDITIONAL}
+        else:
+            target = value
+        if target:
+            self._add_site(call, "importlib", target, flags)
+
     def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
         """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
         (every node at the call's position); False if it does not parse."""
         is_exec = name.rpartition(".")[2] == "exec"
+        mode = "exec" if is_exec else "eval"
+        if self.exec_budget <= 0:
+            return False  # nested or repeated exec beyond what is worth analysing: unresolved
+        self.exec_budget -= 1
         try:
-            tree = ast.parse(text, mode="exec" if is_exec else "eval")
+            tree = ast.parse(text, mode=mode)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
+        try:
+            # compiled, never run: a string CPython rejects raises before it imports anything
+            compile(text, "<exec>", mode, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return True
+        except (RecursionError, MemoryError):
+            return False
+        if isinstance(tree, ast.Module):  # a future import in exec'd code is that code's own
+            tree.body = [
+                stmt for stmt in tree.body
+                if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+            ]
         for node in ast.walk(tree):
             if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
                 node.lineno = node.end_lineno = call.lineno
@@ -1351,7 +1449,9 @@ class _ImportTimeVisitor:
             self.scan_expr(tree.body, flags)
         return True
 
-    def _unresolved(self, node: ast.expr, construct: Construct, flags: frozenset[Flag]) -> None:
+    def _unresolved(
+        self, node: ast.expr | ast.stmt, construct: Construct, flags: frozenset[Flag]
+    ) -> None:
         self.unresolved.append(UnresolvedSite(
             node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
         ))
@@ -1379,10 +1479,20 @@ class _ImportTimeVisitor:
         while isinstance(first, ast.Attribute):
             first = first.value
         local = isinstance(first, ast.Name) and first.id in self.local_defs
-        self.calls.append(
-            CallSite(where.lineno, where.col_offset, name, local, kind, tuple(sorted(flags)),
-                     self._assumed())
-        )
+        names = [name]
+        if (
+            self.star_bases and isinstance(first, ast.Name) and not local
+            and first.id not in self.aliases and first.id not in self.bindings
+            and first.id not in _BUILTIN_NAMES
+        ):
+            # a name a star import may have bound: looked up in each star-imported module
+            names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
+                     for base in self.star_bases]
+        for called in names:
+            self.calls.append(
+                CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
+                         self._assumed())
+            )
 
     def _assumed(self) -> tuple[str, ...]:
         """The ``[assume]`` entries the statement being visited runs under, each once."""
@@ -1497,6 +1607,17 @@ class _ImportTimeVisitor:
         self.constants.pop(name, None)  # in a function, a local shadows the module's constant
         self.path_names.pop(name, None)
         self.import_guards.pop(name, None)
+
+    def _forget_values(self) -> None:
+        """Forget every known value of the module's names: code bound names the engine cannot see
+        (``globals()[...] = ...``, ``globals().update(...)``)."""
+        if self.in_function:
+            return
+        for name in list(self.constants):
+            self.constants.pop(name, None)
+            self.seen_constants.add(name)
+        self.import_guards.clear()
+        self.path_names.clear()
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
@@ -1761,6 +1882,17 @@ def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, s
         return False
     kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
     return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+
+
+_BUILTIN_NAMES: Final = frozenset(dir(builtins))
+
+
+def _is_namespace_call(node: ast.expr) -> bool:
+    """``globals()``, ``vars()`` or ``locals()`` (a module's namespace, written through)."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars", "locals") and not node.args
+    )
 
 
 _IMPORT_ERRORS: Final = frozenset({

@@ -66,6 +66,13 @@ _CLASS_HOOKS: Final = {
 }
 _ALIAS_DEPTH: Final = 5
 _ATTRIBUTE_HOOKS: Final = frozenset({"__getattr__", "__getattribute__", "__dir__"})
+_MAX_GETATTR_NAMES: Final = 64
+"""Names a module's ``__getattr__`` is analysed for one by one; beyond them it is analysed once
+for any name (its conditions on the name unknown), so the cost stays bounded."""
+
+_LAZY_MODULE_UNKNOWN: Final = -1
+"""What :meth:`ImportGraph._lazy_class` returns for a class whose instances import a module on
+attribute access when which module is not computable (a stored argument it cannot follow)."""
 _NOT_COMPUTABLE: Final = "<not computable>"
 """What :meth:`ImportGraph._lazy_module_bound` returns for a lazy module object whose module is
 not computable (never a module name: it is not an identifier)."""
@@ -124,6 +131,7 @@ class ImportGraph:
         self._facts: dict[str, ModuleFacts | None] = {}
         self._unresolved: dict[str, tuple[UnresolvedCode, ...]] = {}
         self._lazy_makers: dict[str, int | None] = {}
+        self._getattr_names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -289,6 +297,13 @@ class ImportGraph:
             target = resolve_relative(site, name, found.is_package)
             if target is None or self.index.resolve_module(target).kind == "unresolved":
                 return False
+            if site.kind == "from-import":
+                for imported in site.names:
+                    if target == name:  # ``from . import x`` in the package itself: a submodule
+                        if self.index.resolve_module(f"{name}.{imported}").kind == "unresolved":
+                            return False
+                    elif not self._provides(target, imported):
+                        return False
         return True
 
     def find_unresolved(self, module: str) -> tuple[UnresolvedCode, ...]:
@@ -340,7 +355,8 @@ class ImportGraph:
     # -- traversal ---------------------------------------------------------------------------------
 
     def find_import_time_closure(
-        self, module: str, *, expand: Callable[[str], bool] | None = None
+        self, module: str, *, expand: Callable[[str], bool] | None = None,
+        too_deep: Callable[[Hop, tuple[Hop, ...]], None] | None = None,
     ) -> dict[str, tuple[Hop, ...]]:
         """Every module that importing ``module`` makes run, each with one shortest chain to it.
 
@@ -356,7 +372,9 @@ class ImportGraph:
         """
         start = (*self.find_parent_hops(module), *self.find_import_time_edges(module))
         result: dict[str, tuple[Hop, ...]] = {module: ()}
-        for name, chain in self.iter_breadth_first(start, expand=expand, seen={module}):
+        for name, chain in self.iter_breadth_first(
+            start, expand=expand, seen={module}, too_deep=too_deep
+        ):
             result[name] = chain
         return result
 
@@ -366,17 +384,22 @@ class ImportGraph:
         *,
         expand: Callable[[str], bool] | None = None,
         seen: Iterable[str] = (),
+        too_deep: Callable[[Hop, tuple[Hop, ...]], None] | None = None,
     ) -> Iterator[tuple[str, tuple[Hop, ...]]]:
         """Yield ``(module, chain)`` for every module reachable from the hops ``start``.
 
         Modules come in breadth-first order, each once with its shortest chain; among chains of equal
         length the one whose hops compare smallest in order by ``(line, col, imported)`` wins (``start``
-        is taken in that order, and each module's edges are sorted the same way).
+        is taken in that order, and each module's edges are sorted the same way). A call hop
+        deeper than ``call_depth`` is not followed; ``too_deep(hop, chain to its caller)`` hears
+        of it.
         """
         visited = set(seen)
         queue: deque[tuple[str, tuple[Hop, ...]]] = deque()
         for hop in sorted(start, key=Hop.sort_key):
             if hop.kind is HopKind.CALL and self.call_depth < 1:
+                if too_deep is not None:
+                    too_deep(hop, ())
                 continue
             if hop.imported not in visited:
                 visited.add(hop.imported)
@@ -389,6 +412,8 @@ class ImportGraph:
             nested_calls = _trailing_calls(chain)
             for hop in self.find_import_time_edges(name):
                 if hop.kind is HopKind.CALL and nested_calls + 1 > self.call_depth:
+                    if too_deep is not None:
+                        too_deep(hop, chain)
                     continue
                 if hop.imported not in visited:
                     visited.add(hop.imported)
@@ -425,7 +450,9 @@ class ImportGraph:
                         tuple(sorted({*fromlist_flags, Flag.CONDITIONAL})) if uncertain else fromlist_flags
                     )
                     yield Hop(node, path, line, col, kind, submodule, hop_flags)
-                trigger = self._getattr_trigger(base, name, module)
+                trigger = None
+                if not self._imports_submodule(node, f"{base}.{name}", before=site.line):
+                    trigger = self._getattr_trigger(base, name, module)
                 if trigger is not None:
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
         elif site.kind == "star-import":
@@ -466,6 +493,8 @@ class ImportGraph:
         facts = self.get_facts(package)
         if facts is None or not facts.defines_getattr or name in facts.bindings:
             return None
+        if self._imports_submodule(package, f"{package}.{name}"):
+            return None  # importing a submodule binds it on its package: no __getattr__ call
         attach = facts.lazy_attach
         if attach is not None:
             if name in attach.submodules:
@@ -474,7 +503,32 @@ class ImportGraph:
             if found is None and attach.scan_package:
                 found = self._submodule_exporting(package, name)
             return f"{package}.{found}" if found is not None else None
+        names = self._getattr_names.setdefault(package, set())
+        if name not in names and len(names) >= _MAX_GETATTR_NAMES:
+            return FunctionNode(package, "__getattr__")  # any name: every branch may run
+        names.add(name)
         return FunctionNode(package, "__getattr__", name)
+
+    def _imports_submodule(self, node: str, submodule: str, before: int | None = None) -> bool:
+        """Whether ``node``'s module-level code imports ``submodule`` unconditionally (before line
+        ``before``, when given): its package then has the attribute (rule 2)."""
+        module = module_of(node)
+        if isinstance(node, FunctionNode):
+            return False
+        facts = self.get_facts(module)
+        if facts is None or facts.problem is not None:
+            return False
+        is_package = self.index.resolve_module(module).is_package
+        for site in facts.sites:
+            if site.flags or site.target is None or (before is not None and site.line >= before):
+                continue
+            base = resolve_relative(site, module, is_package)
+            if base == submodule or (
+                base is not None and site.kind == "from-import"
+                and any(f"{base}.{name}" == submodule for name in site.names)
+            ):
+                return True
+        return False
 
     def _submodule_exporting(self, package: str, name: str) -> str | None:
         """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
@@ -529,7 +583,7 @@ class ImportGraph:
         index = self._lazy_maker(callee)
         if index is None:
             return None
-        made = binding.args[index] if index < len(binding.args) else None
+        made = binding.args[index] if 0 <= index < len(binding.args) else None
         if made is None or not all(part.isidentifier() for part in made.split(".")):
             return _NOT_COMPUTABLE
         return made
@@ -557,20 +611,23 @@ class ImportGraph:
     def _lazy_class(self, module: str, cls: str) -> int | None:
         """The ``__init__`` parameter whose value a class's instances import on attribute access."""
         imported: set[str] = set()
+        dynamic = False  # an import of a name not computable: the object is lazy, its module unknown
         for hook in ("__getattr__", "__getattribute__"):
             facts = self.get_function_facts(module, f"{cls}.{hook}")
             if facts is None:
                 continue
-            imported.update(facts.self_imports)
-            for method in facts.self_calls:
-                called = self.get_function_facts(module, f"{cls}.{method}")
-                if called is not None:
-                    imported.update(called.self_imports)
-        init = self.get_function_facts(module, f"{cls}.__init__")
-        if not imported or init is None:
+            bodies = [facts, *filter(None, (
+                self.get_function_facts(module, f"{cls}.{method}") for method in facts.self_calls
+            ))]
+            for body in bodies:
+                imported.update(body.self_imports)
+                dynamic = dynamic or any(site.target is None for site in body.sites)
+        if not imported and not dynamic:
             return None
-        stored = dict(init.self_params)
-        return next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+        init = self.get_function_facts(module, f"{cls}.__init__")
+        stored = dict(init.self_params) if init is not None else {}
+        found = next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+        return _LAZY_MODULE_UNKNOWN if found is None else found
 
     def _definition(self, name: str, depth: int) -> tuple[str, str, bool] | None:
         """``(module, qualname, is_class)`` of the function or class a dotted name refers to,

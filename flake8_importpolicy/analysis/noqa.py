@@ -34,5 +34,5 @@ def is_suppressed(line: str, code: str) -> bool:
     codes = match.group("codes")
     if not codes:
         return True
-    listed = {c.upper() for c in _SEPARATOR.split(codes) if c}
-    return code.upper() in listed
+    listed = tuple(c.upper() for c in _SEPARATOR.split(codes) if c)
+    return code.upper().startswith(listed)  # as flake8: ``# noqa: IPL0`` covers IPL006

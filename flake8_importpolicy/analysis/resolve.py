@@ -110,6 +110,22 @@ _QUERY_CACHE: dict[tuple[str, str], InterpreterInfo] = {}
 _STARTED: dict[tuple[str, str], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
 
 
+def _query_environment() -> dict[str, str]:
+    """The query's environment: ours, with relative ``PYTHONPATH`` entries made absolute (the
+    query runs in an empty directory, where they would name nothing; the interpreter a user
+    starts here resolves them against here)."""
+    env = dict(os.environ)
+    entries = env.get("PYTHONPATH", "")
+    if entries:
+        try:
+            env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(entry or os.curdir) for entry in entries.split(os.pathsep)
+            )
+        except OSError:  # no working directory: relative entries name nothing anywhere
+            pass
+    return env
+
+
 def _query_key(executable: str | None) -> tuple[str, str]:
     """What decides a query's answer: the interpreter, and the ``PYTHONPATH`` it inherits."""
     return executable or sys.executable, os.environ.get("PYTHONPATH", "")
@@ -134,6 +150,7 @@ def start_interpreter_query(executable: str | None = None) -> None:
             stderr=subprocess.PIPE,
             text=True,
             cwd=empty.name,
+            env=_query_environment(),
         )
     except (OSError, subprocess.SubprocessError):
         empty.cleanup()
@@ -223,6 +240,7 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
                     text=True,
                     timeout=60,
                     cwd=empty,
+                    env=_query_environment(),
                     check=False,
                 )
     except (OSError, subprocess.SubprocessError) as exc:
@@ -523,7 +541,7 @@ class ModuleIndex:
             return self._listings[directory]
         try:
             listing: frozenset[str] | None = frozenset(os.listdir(directory))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in a computed path
             listing = None
         self._listings[directory] = listing
         return listing

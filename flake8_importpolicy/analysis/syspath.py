@@ -37,7 +37,7 @@ class PathValue:
 
     def joined(self, text: str) -> PathValue | None:
         """``os.path.join(self, text)`` (None for an absolute ``text`` or a path below a file)."""
-        if self.is_file or text.startswith(("/", "\\")) or ":" in text:
+        if self.is_file or text.startswith(("/", "\\")) or ":" in text or "\x00" in text:
             return None
         value = self
         for part in text.replace("\\", "/").split("/"):

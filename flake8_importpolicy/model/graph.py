@@ -159,6 +159,7 @@ class Construct(StrEnum):
       that is not constant;
     - ``exec``: ``exec``/``eval`` of a string that is not a constant;
     - ``call-through-variable``: a call of a variable, parameter, container item or call result;
+    - ``call-depth``: a function called deeper than ``settings.call-depth`` (not followed);
     - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
     - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
     - ``unfollowed-package``: with ``external = "stop"``, a package that is not analysed although a
@@ -169,6 +170,7 @@ class Construct(StrEnum):
     GETATTR_IMPORT = "getattr-import"
     EXEC = "exec"
     CALL_THROUGH_VARIABLE = "call-through-variable"
+    CALL_DEPTH = "call-depth"
     SYS_PATH = "sys-path"
     EXTENSION_MODULE = "extension-module"
     UNFOLLOWED_PACKAGE = "unfollowed-package"
