@@ -426,8 +426,8 @@ def count_facts(cache_dir: Path) -> int:
     count = 0
     for entry in facts.glob("*/*.json"):
         try:
-            count += "sites" in json.loads(entry.read_bytes())
-        except (OSError, ValueError):
+            count += b'"sites":' in entry.read_bytes()  # sealed entries: {"crc32":..,"entry":{..}}
+        except OSError:
             pass
     return count
 

@@ -1,8 +1,9 @@
 """The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
 
 Exit codes: 0 clean, 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009), 2 usage, policy, baseline
-or interpreter error, 3 an internal error (a bug). Errors are one clear message on stderr, never a
-traceback (except for an internal error, whose traceback is what a bug report needs).
+or interpreter error, 3 an internal error (a bug in importpolicy). Errors are one clear message on
+stderr, never a traceback (``IMPORTPOLICY_DEBUG=1`` prints the traceback of an internal error, which
+a bug report needs).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
 
+_EPILOG = (
+    "exit status: 0 clean, 1 findings (IPL001-IPL009), 2 usage, policy, baseline or interpreter "
+    "error, 3 internal error (a bug in importpolicy: one line says how to report it; "
+    "IMPORTPOLICY_DEBUG=1 prints the traceback)"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``importpolicy`` (exposed for docs and tests)."""
@@ -48,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="importpolicy",
         description="Keep Python packages light at import time: report every import-time chain "
         "from a light module to a heavy one, as declared in policy.toml.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -73,13 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--jobs", "-j", type=int, metavar="N",
-        help="processes parsing source files in parallel on a cold run (default: the number of "
-        "CPUs; 1 parses everything in one process)",
+        help="processes parsing source files in parallel on a cold run (default and most: the "
+        "number of CPUs; 1 parses everything in one process)",
     )
 
     check = sub.add_parser(
         "check", parents=[common], help="check every light module of the policy",
         description="Report every import-time chain from a light module to a forbidden module.",
+        epilog=_EPILOG,
     )
     check.add_argument(
         "--format", choices=CHECK_FORMATS, default="text",
@@ -175,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="per light module (default: 60)",
     )
     verify.add_argument(
-        "--jobs", "-j", type=int, metavar="N", help="subprocesses at a time (default: CPU count)"
+        "--jobs", "-j", type=int, metavar="N",
+        help="subprocesses at a time (default and most: the number of CPUs)",
     )
     verify.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
@@ -237,13 +247,8 @@ def run() -> NoReturn:
         # The reader went away (``| head``): stop writing and leave, as the signal module's note on
         # SIGPIPE advises, with the error code (the report was not delivered).
         code = EXIT_ERROR
-    except Exception:  # a bug: never exit 1, which would read as "findings"
-        import traceback
-
-        traceback.print_exc()
-        print(f"importpolicy: internal error (importpolicy {__version__}); this is a bug, please "
-              "report it with the traceback above", file=sys.stderr)
-        code = EXIT_INTERNAL
+    except Exception as exc:  # a bug: never exit 1, which would read as "findings"
+        code = _report_bug(exc)
     try:
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
@@ -252,13 +257,15 @@ def run() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``importpolicy``; returns the exit code (0 clean, 1 findings, 2 errors)."""
+    """Run ``importpolicy``; returns the exit code (0 clean, 1 findings, 2 errors, 3 internal
+    error: a bug, reported in one line, with the traceback only when ``IMPORTPOLICY_DEBUG=1``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.command == "presets":
         return _run_presets(args)
     try:
+        _settle_working_directory(args)
         code = _run_suggest(args) if args.command == "suggest" else None
         if code is None and args.command == "check":
             code = _run_cached_check(args)
@@ -278,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from flake8_importpolicy.model.errors import ImportPolicyError
 
         if not isinstance(exc, ImportPolicyError):
-            raise
+            return _report_bug(exc)
         print(f"importpolicy: {exc}", file=sys.stderr)
         if args.command == "check" and args.format != "text":
             sys.stdout.write(_format_error(args.format, exc))
@@ -286,6 +293,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.format == "text" and sys.stderr.isatty():
         print(f"({time.perf_counter() - started:.2f}s)", file=sys.stderr)
     return code
+
+
+def _report_bug(error: BaseException) -> int:
+    """An internal error: one line on stderr (the traceback first with ``IMPORTPOLICY_DEBUG=1``);
+    returns :data:`EXIT_INTERNAL`, which CI tells apart from findings (1) and bad input (2)."""
+    if os.environ.get("IMPORTPOLICY_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exception(error)
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    print(
+        f"importpolicy: internal error (importpolicy {__version__}): {text[:300]}. This is a bug in "
+        f"importpolicy, not in your code "
+        f"or policy; please report it to the flake8-importpolicy maintainers with the command you ran "
+        f"and the traceback that IMPORTPOLICY_DEBUG=1 prints.",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
+
+
+def _settle_working_directory(args: argparse.Namespace) -> None:
+    """A working directory that no longer exists (deleted under the shell): with an absolute
+    ``--policy``, the run moves to the policy's directory (no relative path means anything any more);
+    else it is a usage error.
+
+    Raises:
+        _UsageError: the working directory is gone and the policy cannot be found without it.
+    """
+    try:
+        os.getcwd()
+        return
+    except OSError:
+        pass
+    policy = getattr(args, "policy", None)
+    if policy is None or not policy.is_absolute():
+        raise _UsageError(
+            "the working directory no longer exists (was it deleted?); change to the project's "
+            "directory, or pass --policy with an absolute path"
+        )
+    os.chdir(policy.parent if policy.parent.is_dir() else policy.anchor)
 
 
 class _UsageError(Exception):
@@ -298,6 +345,7 @@ def _format_error(output_format: str, error: Exception) -> str:
     each at the policy file's line and column where known."""
     from flake8_importpolicy.config.positions import find_key_positions, locate_key
     from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+    from flake8_importpolicy.model.reading import read_regular_file
 
     path: Path | None = None
     problems: tuple[PolicyProblem, ...] = (PolicyProblem("", str(error)),)
@@ -306,7 +354,8 @@ def _format_error(output_format: str, error: Exception) -> str:
         problems = error.problems
         if any(problem.line is None or problem.file is not None for problem in problems):
             try:
-                positions = find_key_positions(path.read_text(encoding="utf-8", errors="replace"))
+                text = read_regular_file(path)[1].decode("utf-8", "replace")  # never a FIFO
+                positions = find_key_positions(text)
             except OSError:
                 positions = {}
             extends = (locate_key(positions, "extends")
@@ -399,10 +448,13 @@ def _seconds(text: str) -> float:
 
 
 def _version(text: str) -> tuple[int, int]:
-    parts = text.split(".")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise argparse.ArgumentTypeError(f"expected X.Y such as 3.11, got {text!r}")
-    return int(parts[0]), int(parts[1])
+    """``--target-version``: the rule of ``settings.target-versions``."""
+    from flake8_importpolicy.model.versions import parse_target_version
+
+    try:
+        return parse_target_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
@@ -423,13 +475,18 @@ def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
 
 
 def _jobs(args: argparse.Namespace) -> int:
+    """``--jobs``, clamped to the CPUs this process may use (more only take turns).
+
+    Raises:
+        _UsageError: for a value below 1.
+    """
     from flake8_importpolicy.analysis.parallel import default_jobs
 
     if args.jobs is None:
         return default_jobs()
     if args.jobs < 1:
         raise _UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    return int(args.jobs)
+    return min(int(args.jobs), default_jobs())
 
 
 def _baseline_option(args: argparse.Namespace) -> str | None:
@@ -680,8 +737,16 @@ def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.cache_dir import clear_cache
 
     directory = policy.settings.cache_dir
-    if clear_cache(directory):
-        print(f"removed {policy.relpath(directory)}")
+    cleared = clear_cache(directory)
+    shown = policy.relpath(directory)
+    if not cleared.found:
+        print(f"no cache at {shown}")
+    elif not cleared.kept:
+        print(f"removed {shown}")
     else:
-        print(f"no cache at {policy.relpath(directory)}")
+        names = ", ".join(cleared.kept[:10])
+        if len(cleared.kept) > 10:
+            names += f" and {len(cleared.kept) - 10} more"
+        print(f"removed {cleared.removed} cache entries from {shown}; "
+              f"kept what importpolicy did not write: {names}")
     return EXIT_CLEAN

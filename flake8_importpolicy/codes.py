@@ -172,7 +172,9 @@ IPL004: Final = Code(
 _IPL005_HELP: Final = """\
 **What it does.** Reports a module in a light module's import-time closure whose source cannot be read
 or parsed by the running Python (syntax error, invalid encoding, NUL byte, unreadable file, syntax
-newer than the running interpreter), with the file and line.
+newer than the running interpreter), with the file and line. Only regular files of at most 10 MiB are
+read as sources: a FIFO, a device or a symbolic link loop named like a module, a file over 10 MiB, and
+a first-party module found only as a `.pyc` are reported too.
 
 **Why it matters.** A module that cannot be parsed is never silently treated as import-free: the check
 is incomplete, and the chain stops there. `importpolicy why` shows where.

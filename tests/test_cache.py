@@ -21,8 +21,9 @@ import pytest
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.extract import extract_facts
-from flake8_importpolicy.answers.cache_dir import clear_cache
+from flake8_importpolicy.answers.cache_dir import Cleared, clear_cache
 from flake8_importpolicy.answers.facts_cache import DiskFactsCache, prune_cache
+from flake8_importpolicy.answers.jsonfile import read_json_sealed
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import (
     ImportSite,
@@ -111,7 +112,7 @@ def test_round_trip_and_layout(tmp_path: Path) -> None:
     # Data only: every entry is JSON, no temporary file is left behind.
     files = entry_files(tmp_path / "c")
     assert len(files) == 1 and files[0].suffix == ".json"
-    json.loads(files[0].read_bytes())
+    read_json_sealed(files[0])
 
 
 def test_key_is_content_and_target_not_path_or_mtime(tmp_path: Path) -> None:
@@ -291,7 +292,7 @@ def test_clear_refuses_directories_it_did_not_create(tmp_path: Path) -> None:
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "data.txt").write_text("keep me")
-    assert clear_cache(precious) is False
+    assert clear_cache(precious) == Cleared(found=False)
     assert (precious / "data.txt").exists()
 
 

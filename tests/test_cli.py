@@ -17,9 +17,11 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
 from flake8_importpolicy.cli import main
 
 POLICY = """
@@ -363,7 +365,7 @@ def test_warm_run_sees_a_new_file_that_shadows_resolution(run: Run, tmp_path: Pa
 
 def test_corrupt_cache_entries_are_recomputed(run: Run, basic: Path) -> None:
     expected = run(basic, "check")
-    files = [p for p in (basic / CACHE).rglob("*") if p.is_file()]
+    files = list((basic / CACHE).rglob("*.json"))  # the entries; the tag marks the directory as ours
     assert any(p.parent.name == "answers" for p in files)
     for path in files:
         with path.open("r+b") as handle:
@@ -380,9 +382,9 @@ def test_corrupt_cache_entries_are_recomputed(run: Run, basic: Path) -> None:
 def test_answers_entry_with_wrong_types_is_recomputed(run: Run, basic: Path) -> None:
     expected = run(basic, "check")
     [entry] = (basic / CACHE / "answers").glob("*.json")
-    data = json.loads(entry.read_text())
+    data: Any = read_json_sealed(entry)
     data["report"]["violations"][0][10][0][6] = "not-a-list"
-    entry.write_text(json.dumps(data))
+    write_json_atomic(entry, data)  # sealed again: the report's own check refuses it
     assert run(basic, "check") == expected
 
 
@@ -418,6 +420,7 @@ def test_cache_that_refuses_writes_is_silent(
         return str(path).startswith(cache)
 
     real_mkdir, real_write, real_mkstemp = Path.mkdir, Path.write_text, tempfile.mkstemp
+    real_mkdtemp = tempfile.mkdtemp
 
     def mkdir(self: Path, *args: object, **kwargs: object) -> None:
         if inside(self):
@@ -434,7 +437,13 @@ def test_cache_that_refuses_writes_is_silent(
             raise PermissionError(13, "Permission denied")
         return real_mkstemp(*args, **kwargs)  # type: ignore[arg-type]
 
+    def mkdtemp(*args: object, **kwargs: object) -> str:  # a new cache directory is made beside it
+        if str(kwargs.get("dir")) == str(basic):
+            raise PermissionError(13, "Permission denied")
+        return real_mkdtemp(*args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(Path, "mkdir", mkdir)
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     monkeypatch.setattr(Path, "write_text", write_text)
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     assert run(basic, "check") == expected
@@ -463,19 +472,20 @@ def test_cache_without_parsed_files_is_still_tagged_and_clearable(run: Run, tmp_
         assert not (root / CACHE).exists()
 
 
-def test_cache_dir_at_project_root_keeps_gitignore(run: Run, tmp_path: Path) -> None:
-    root = write(tmp_path, {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY,
-                            ".gitignore": "build/\n"})
-    run(root, "check")
+CACHE_DIR_OF_ITS_OWN = '; the cache needs a directory of its own, e.g. ".importpolicy_cache"'
+
+
+def test_cache_dir_at_project_root_is_a_policy_error(run: Run, tmp_path: Path) -> None:
+    """Issue 15: ``cache clear`` with ``cache-dir = "."`` deleted project directories named like its
+    subdirectories (``facts``, ``answers``); the project root is no cache directory."""
+    root = write(tmp_path / "proj", {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY,
+                                     ".gitignore": "build/\n", "facts/__init__.py": ""})
+    expected = (2, "", "importpolicy: policy.toml is not valid (1 problem):\n"
+                f'  settings.cache-dir: "." is the policy file\'s directory{CACHE_DIR_OF_ITS_OWN}\n')
+    assert run(root, "check") == expected
+    assert run(root, "cache", "clear") == expected
     assert (root / ".gitignore").read_text() == "build/\n"
-
-
-def test_cache_clear_never_deletes_project_files(run: Run, tmp_path: Path) -> None:
-    root = write(tmp_path / "proj", {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY})
-    run(root, "check")
-    run(root, "cache", "clear")
-    assert (root / "app" / "light.py").is_file()
-    assert (root / "policy.toml").is_file()
+    assert (root / "facts" / "__init__.py").is_file() and (root / "app" / "light.py").is_file()
 
 
 def test_warm_run_sees_an_unreadable_file_become_readable(run: Run, tmp_path: Path) -> None:

@@ -326,7 +326,6 @@ def test_the_helper_answers_the_interpreter_query_itself(
 ) -> None:
     """The index-building helper is a fresh interpreter started like the engine's interpreter query (in an
     empty directory): its own answer, stored in the interpreter cache, is the query's."""
-    import json
     import tempfile
 
     from flake8_importpolicy.analysis.resolve import query_interpreter
@@ -334,6 +333,7 @@ def test_the_helper_answers_the_interpreter_query_itself(
         find_module_findings,
         start_index_build,
     )
+    from flake8_importpolicy.answers.jsonfile import read_json_sealed
     from flake8_importpolicy.model.interpreter import InterpreterInfo
 
     made: list[str] = []
@@ -350,7 +350,8 @@ def test_the_helper_answers_the_interpreter_query_itself(
     assert helper is not None and helper.wait() == 0
     assert len(made) == 1 and not os.path.exists(made[0])  # the helper removed its empty directory
     (entry,) = (cold_seed / ".importpolicy_cache" / "interpreters").iterdir()
-    assert InterpreterInfo.from_json(json.loads(entry.read_text())["info"]) == query_interpreter()
+    info = read_json_sealed(entry)["info"]  # type: ignore[index]
+    assert InterpreterInfo.from_json(info) == query_interpreter()
     assert sorted(find_module_findings(policy).findings) == ["inferno.models.common.ops"]
 
 

@@ -35,10 +35,12 @@ TARGET = Target(versions=((3, 11),), platform="linux")
 
 @pytest.fixture(autouse=True)
 def eager_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Start workers after the first file and whatever the machine's load: these tests are about
-    answers with a pool, which the thresholds would otherwise skip for trees this small."""
+    """Start workers after the first file and whatever the machine's load, and keep them however slow:
+    these tests are about answers with a pool, which the thresholds would otherwise skip or stop for
+    trees this small."""
     monkeypatch.setattr(parallel, "MIN_MISSES", 1)
     monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
+    monkeypatch.setattr(parallel, "_TRIAL", 10**9)  # nor stop them for being slower than one job
 
 
 def check(root: Path, jobs: int, cache: DiskFactsCache | None = None) -> Report:

@@ -144,19 +144,20 @@ def test_directory_named_like_a_module_file_is_not_a_module(tmp_path: Path) -> N
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_only_regular_files_are_modules_and_a_fifo_is_never_read(tmp_path: Path) -> None:
-    """FileFinder's ``_path_isfile`` (stat + S_ISREG): a FIFO named ``x.py`` or ``__init__.py`` is no
-    module (the package directory is then a namespace portion); reading one fails at once. A
-    dangling symlink is kept on purpose, so that it is reported (IPL005), not silently dropped."""
+def test_a_fifo_named_like_a_module_is_found_and_never_read(tmp_path: Path) -> None:
+    """CPython's FileFinder (``_path_isfile``: stat + S_ISREG) skips a FIFO named ``x.py`` or
+    ``__init__.py`` (``import pkg.fifo`` is a ModuleNotFoundError, ``nsish`` a namespace package).
+    Path search keeps it, like a dangling symlink, so that the check reports it (IPL005: only regular
+    files are sources) instead of dropping it silently; reading it fails at once (issue 15)."""
     root = tree(tmp_path, {"pkg/__init__.py": "", "nsish/x.py": ""})
     os.mkfifo(root / "pkg/fifo.py")
     os.mkfifo(root / "nsish/__init__.py")
     (root / "pkg/dangling.py").symlink_to(tmp_path / "missing.py")
     ix = index(root)
-    assert ix.resolve_module("pkg.fifo").kind == "unresolved"
-    assert ix.find_children("pkg") == ("pkg.dangling",)
-    assert ix.resolve_module("nsish").kind == "namespace"
-    with pytest.raises(OSError, match="not a regular file"):
+    assert ix.resolve_module("pkg.fifo").path == root / "pkg/fifo.py"
+    assert ix.find_children("pkg") == ("pkg.dangling", "pkg.fifo")
+    assert ix.resolve_module("nsish").path == root / "nsish/__init__.py"
+    with pytest.raises(OSError, match=r"not a regular file \(a FIFO\)"):
         read_source(root / "pkg/fifo.py")
     for name in ("pkg.fifo", "nsish"):
         completed = subprocess.run([sys.executable, "-c", f"import {name}; print({name}.__file__)"],

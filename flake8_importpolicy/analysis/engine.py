@@ -20,13 +20,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 from pathlib import Path
 
 from flake8_importpolicy import codes
-from flake8_importpolicy.analysis.graph import ImportGraph
+from flake8_importpolicy.analysis.graph import ImportGraph, is_compiled_only
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
@@ -44,7 +46,7 @@ from flake8_importpolicy.model.graph import (
     module_of,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
-from flake8_importpolicy.model.patterns import ModulePattern
+from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
 from flake8_importpolicy.model.policy import (
     HeavyRule,
     IgnoreRule,
@@ -55,6 +57,7 @@ from flake8_importpolicy.model.policy import (
     Policy,
 )
 from flake8_importpolicy.model.ports import FactsCache
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["PolicyEngine"]
 
@@ -166,6 +169,7 @@ class PolicyEngine:
             function_facts=self._facts_source.function_facts,
             follows=self._follows,
         )
+        self._shared_reach: OrderedDict[object, _SharedReach] = OrderedDict()
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
@@ -225,7 +229,8 @@ class PolicyEngine:
                       patterns: Iterable[ModulePattern]) -> Callable[[str], bool]:
         """The predicate deciding which reached modules have their own imports followed.
 
-        First-party modules with source are followed; third-party and stdlib ones per
+        First-party modules with source are followed (and first-party ``.pyc`` files without source,
+        which are reported as unanalysable); third-party and stdlib ones per
         ``settings.external`` (``stop``: never; ``follow``: always; ``auto``: wherever a forbidden
         module can still be reached: third-party code whenever a forbidden pattern names a
         third-party or standard-library module (third-party code imports both), the standard library
@@ -244,7 +249,7 @@ class PolicyEngine:
                 if forbidden(name) is not None:
                     return False
             resolved = self.index.resolve_module(name)
-            if resolved.preloaded or not resolved.has_source:
+            if resolved.preloaded or not (resolved.has_source or is_compiled_only(resolved)):
                 return False
             if resolved.origin == "first-party":
                 return True
@@ -304,14 +309,17 @@ class PolicyEngine:
         unresolved: list[Unresolved] = []
         suppressed = 0
         found_lights: set[str] = set()
+        stale_patterns: list[str] = []
         for rule in self.policy.light:
             modules = self.find_light_modules(rule)
             if not modules:
-                problems[(codes.IPL003.id, rule.pattern.text)] = Problem.of(
-                    codes.IPL003, self.policy.path, _line_of(self.policy.path, rule.pattern.text),
-                    pattern=rule.pattern.text,
-                )
+                stale_patterns.append(rule.pattern.text)
             found_lights.update(modules)
+        lines = _lines_of(self.policy.path, stale_patterns)
+        for text in stale_patterns:
+            problems[(codes.IPL003.id, text)] = Problem.of(
+                codes.IPL003, self.policy.path, lines.get(text), pattern=text
+            )
         lights = sorted(found_lights)
         for number, light in enumerate(lights):
             if progress is not None:
@@ -440,8 +448,8 @@ class PolicyEngine:
         # The light module's parent packages run first, then its statements in order.
         for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
-            for name, chain in self.graph.iter_breadth_first(
-                hops, expand=expand, seen={light}, too_deep=blind.add_too_deep
+            for name, chain in self._reach(
+                light, hops, rules, expand, forbidden_rule, unfollowed, blind.add_too_deep
             ):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
@@ -580,6 +588,82 @@ class PolicyEngine:
                 return True
         return False
 
+    def _reach(
+        self,
+        light: str,
+        hops: list[Hop],
+        rules: ModuleRules,
+        expand: Callable[[str], bool],
+        forbidden_rule: Callable[[str], HeavyRule | None],
+        unfollowed: frozenset[str],
+        too_deep: Callable[[Hop, tuple[Hop, ...]], None],
+    ) -> Iterator[tuple[str, tuple[Hop, ...]]]:
+        """What the check of one statement of ``light`` looks at: the nodes its ``hops`` reach
+        without passing through ``light`` that are forbidden, or followed and unanalysable, or hold
+        import-time code that cannot be resolved (followed or not: :meth:`_unexpanded`), each with
+        its chain, in the order of :meth:`ImportGraph.iter_breadth_first
+        <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`, which calls
+        ``too_deep`` in between as it does.
+
+        Light modules whose statements name the same modules under the same rules (siblings, through
+        their parent package; modules that import one hub) share one traversal, made without any
+        module left out: leaving ``light`` out changes nothing when the traversal never reached it,
+        or reached it and found nothing from it (no new node, no call too deep) and it matters to
+        nobody; otherwise ``light`` gets a traversal of its own. Without this, ``"big.**"`` over a
+        package whose ``__init__`` imports its 10,000 modules took 10,000 traversals of 10,000
+        modules.
+        """
+        ordered = sorted(hops, key=Hop.sort_key)
+        key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
+
+        def matters(name: str, chain: tuple[Hop, ...]) -> bool:
+            if forbidden_rule(name) is not None:
+                return True
+            if expand(name):
+                return self.graph.find_problem(name) is not None or bool(self.graph.find_unresolved(name))
+            return bool(self._unexpanded(name, chain, unfollowed))
+
+        shared = self._shared_reach.get(key)
+        if shared is None:
+            reached_now: set[str] = set()
+            busy: set[str] = set()  # nodes that reached a node first, or met a call too deep
+            events: list[tuple[str | None, Hop | None, tuple[Hop, ...]]] = []
+
+            def deep(hop: Hop, chain: tuple[Hop, ...]) -> None:
+                if chain:
+                    busy.add(chain[-1].imported)
+                events.append((None, hop, chain))
+
+            for name, chain in self.graph.iter_breadth_first(ordered, expand=expand, too_deep=deep):
+                reached_now.add(name)
+                if len(chain) > 1:
+                    busy.add(chain[-2].imported)
+                if matters(name, chain):
+                    events.append((name, None, chain))
+            mattering = frozenset(name for name, _, _ in events if name is not None)
+            shared = (frozenset(reached_now), frozenset(busy), mattering, events)
+            self._shared_reach[key] = shared
+            if len(self._shared_reach) > _SHARED_KEPT:
+                self._shared_reach.popitem(last=False)
+        else:
+            self._shared_reach.move_to_end(key)
+        reached, busy_nodes, mattering, recorded = shared
+        if light in reached and (light in busy_nodes or light in mattering):
+            for name, chain in self.graph.iter_breadth_first(
+                hops, expand=expand, seen={light}, too_deep=too_deep
+            ):
+                if matters(name, chain):
+                    yield name, chain
+            return
+        first = {hop.imported: hop for hop in reversed(ordered)}  # this light's own first hops
+        for node, hop, chain in recorded:
+            mine = (first[chain[0].imported], *chain[1:]) if chain else chain
+            if node is None:
+                assert hop is not None
+                too_deep(hop if chain else first[hop.imported], mine)
+            else:
+                yield node, mine
+
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""
         owner = module_of(node)
@@ -665,6 +749,19 @@ class PolicyEngine:
         )
 
 
+_SharedReach = tuple[
+    frozenset[str], frozenset[str], frozenset[str],
+    list[tuple["str | None", "Hop | None", tuple[Hop, ...]]],
+]
+"""A traversal shared by light modules (see ``PolicyEngine._reach``): the nodes reached, those that
+reached a node first or met a call too deep, those that matter to the check, and what the check
+hears, in order: a node that matters ``(name, None, chain)``, a call too deep ``(None, hop, chain
+to its caller)``."""
+_SHARED_KEPT = 64
+"""Shared traversals kept (the most recently used): light modules are checked in sorted order, so
+siblings come together."""
+
+
 def _too_deep(hop: Hop) -> UnresolvedCode:
     return UnresolvedCode(
         hop.module, hop.path, hop.line, hop.col, Construct.CALL_DEPTH,
@@ -719,13 +816,23 @@ def _outermost(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _line_of(path: Path, needle: str) -> int | None:
-    """1-based line of the first line of ``path`` that mentions ``"needle"`` quoted (best effort)."""
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\'')
+
+
+def _lines_of(path: Path, needles: Iterable[str]) -> dict[str, int]:
+    """The 1-based line of the first line of ``path`` that quotes each needle (a key of the policy,
+    NFKC-normalised as patterns are), read once (best effort: needles not found are left out)."""
+    wanted = set(needles)
+    found: dict[str, int] = {}
+    if not wanted:
+        return found
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular_file(path)[1].decode("utf-8", "replace")
     except OSError:
-        return None
+        return found
     for number, line in enumerate(text.splitlines(), start=1):
-        if f'"{needle}"' in line or f"'{needle}'" in line:
-            return number
-    return None
+        for match in _QUOTED.finditer(line):
+            quoted = normalize_name(match.group(1) if match.group(1) is not None else match.group(2))
+            if quoted in wanted and quoted not in found:
+                found[quoted] = number
+    return found

@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from flake8_importpolicy.analysis.extract import FunctionIndex, extract_facts_and_index
 from flake8_importpolicy.analysis.resolve import read_source_stamped
@@ -68,6 +69,13 @@ class FactsPool:
     The pool starts after :data:`MIN_MISSES` calls of :meth:`note_miss` (or on :meth:`start`), only on
     Linux (``fork``) and only while the load average is below ``jobs``; otherwise :meth:`prefetch`
     does nothing and the engine extracts every file itself.
+
+    Workers must never make a check slower than one job (issue 15). The engine keeps the account in
+    wall time, which counts everything the pool costs (forking, the pipe, waiting for results, the
+    CPUs the workers take from the engine): its pace alone is what the files given out before the pool
+    started took each; once the pool has taken longer than that pace would have for the files given
+    out since it started, by :data:`_TRIAL` files' worth (a busy machine, workers that fall behind,
+    files too small to be worth sending), it is closed and the engine goes on alone.
     """
 
     def __init__(self, jobs: int, target: Target, cache: FactsCache | None) -> None:
@@ -77,6 +85,11 @@ class FactsPool:
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[Extracted]] = {}
+        self._files = 0  # files given out (each asked of take() once)
+        self._clock: float | None = None  # when the first was asked for
+        self._pace = 0.0  # seconds per file before the pool started
+        self._pool_clock = 0.0  # when the pool started
+        self._pool_files = 0  # files given out before it started
 
     @property
     def active(self) -> bool:
@@ -97,6 +110,10 @@ class FactsPool:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
+            now = time.perf_counter()
+            if self._files and self._clock is not None:
+                self._pace = (now - self._clock) / self._files
+            self._pool_clock, self._pool_files = now, self._files
             context = multiprocessing.get_context("fork")
             self._executor = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
 
@@ -112,9 +129,7 @@ class FactsPool:
         try:
             return self._executor.submit(_module_facts, path, self.target, self.cache)
         except RuntimeError:  # BrokenProcessPool (a worker died), or shut down: carry on serially
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
-            self.jobs = 1
+            self._stop(broken=True)
             return None
 
     def take(self, path: Path) -> Extracted | None:
@@ -123,12 +138,35 @@ class FactsPool:
 
         A file still waiting in the queue is taken back (None: the engine extracts it itself rather
         than wait for the workers to reach it), and so is the work of a worker that failed (it cannot
-        raise for bad input, but a pool can break).
+        raise for bad input, but a pool can break). Every file the engine gives out is asked for
+        here once: the pool is closed once it is behind the engine's own pace (see the class
+        docstring).
         """
+        if self._clock is None:
+            self._clock = time.perf_counter()
+        self._files += 1
+        if self._executor is not None and self._pace and self._is_behind():
+            self._stop()
         future = self._modules.pop(path, None)
         if future is None or future.cancel():
             return None
         return _result(future)
+
+    def _is_behind(self) -> bool:
+        """Whether the time since the pool started exceeds what the engine alone would have taken for
+        the files given out since, by more than :data:`_TRIAL` files."""
+        elapsed = time.perf_counter() - self._pool_clock
+        return elapsed > (self._files - self._pool_files + _TRIAL) * self._pace
+
+    def _stop(self, *, broken: bool = False) -> None:
+        """Close the pool for good: the engine extracts every file itself from now on. Queued work is
+        cancelled and work in progress waited for (a file or two), unless the pool is broken (a
+        worker died): so no worker writes to the cache after the engine is done with it."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=not broken, cancel_futures=True)
+            self._executor = None
+        self._modules.clear()
+        self.jobs = 1
 
     def close(self) -> None:
         """Stop the workers: queued work is cancelled, work in progress (a file or two) is waited
@@ -137,6 +175,10 @@ class FactsPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
         self._modules.clear()
+
+
+_TRIAL: Final = 50
+"""How many files' worth of the engine's own pace the pool may fall behind before it is stopped."""
 
 
 def _cpus_idle(jobs: int) -> bool:

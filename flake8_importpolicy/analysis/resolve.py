@@ -11,8 +11,8 @@ The search follows the interpreter's order (docs/semantics.md rules 5-7):
    (``importlib.machinery.FileFinder.find_spec``) a regular package ``name/__init__.*`` wins over a
    module file, module files are tried in loader order (extension suffixes, ``.py``, ``.pyc``), and a
    directory without ``__init__`` is only a namespace portion (PEP 420) if nothing else matched on the
-   whole path. Like ``FileFinder`` (``_path_isfile``: ``stat`` and ``S_ISREG``), a FIFO, socket or
-   device named ``x.py`` is not a module.
+   whole path. A FIFO, socket or device named ``x.py`` is found but never read (``FileFinder``
+   skips it; here it is reported as unanalysable, IPL005, like a dangling symlink).
 
 Nothing here imports the analysed code; ``importlib.util.find_spec`` is never used because it executes
 parent packages. The target interpreter is queried once for its ``sys.path`` and module lists.
@@ -21,7 +21,6 @@ parent packages. The target interpreter is queried once for its ``sys.path`` and
 from __future__ import annotations
 
 import dataclasses
-import errno
 import hashlib
 import json
 import os
@@ -42,6 +41,7 @@ from flake8_importpolicy.model.interpreter import (
     Origin,
     ResolvedModule,
 )
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
     "ModuleIndex",
@@ -323,6 +323,13 @@ class ModuleIndex:
         cached = self._resolved.get(name)
         if cached is not None:
             return cached
+        # Parents first, from the top, so that resolving one module never recurses more than once
+        # (a package 500 levels deep was a RecursionError).
+        parts = name.split(".")
+        for end in range(1, len(parts)):
+            parent = ".".join(parts[:end])
+            if parent not in self._resolved:
+                self._resolved[parent] = self._resolve_uncached(parent)
         result = self._resolve_uncached(name)
         self._resolved[name] = result
         return result
@@ -350,22 +357,25 @@ class ModuleIndex:
                     children.add(f"{name}.{child}")
         return tuple(sorted(c for c in children if self.resolve_module(c).kind != "unresolved"))
 
-    def find_descendants(self, name: str, _seen: set[str] | None = None) -> Iterator[str]:
+    def find_descendants(self, name: str) -> Iterator[str]:
         """Yield every submodule of package ``name``, depth first, in sorted order.
 
         A package directory reached again through a symlink loop (``pkg/sub/up -> ..``) is not
-        entered twice, so the walk always ends.
+        entered twice, so the walk always ends; it keeps its own stack, so any depth is walked.
         """
-        seen = _seen if _seen is not None else set()
-        for location in self.resolve_module(name).locations:
-            seen.add(os.path.realpath(location))
-        for child in self.find_children(name):
+        seen = {os.path.realpath(location) for location in self.resolve_module(name).locations}
+        stack = [iter(self.find_children(name))]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                continue
             yield child
-            locations = self.resolve_module(child).locations
-            real = {os.path.realpath(location) for location in locations}
+            real = {os.path.realpath(location) for location in self.resolve_module(child).locations}
             if real and real <= seen:
                 continue
-            yield from self.find_descendants(child, seen)
+            seen.update(real)
+            stack.append(iter(self.find_children(child)))
 
     def find_first_party_top_levels(self) -> tuple[str, ...]:
         """Names of the top-level modules and packages found directly in the source roots."""
@@ -549,33 +559,31 @@ def read_source(path: Path) -> bytes:
 def read_source_stamped(path: Path) -> tuple[bytes, SourceRead]:
     """Read a module's source without ever blocking, with what was read.
 
-    The file is opened non-blocking and checked to be a regular file before it is read, so a FIFO or
-    device put where a module was (after path search, which accepts regular files only) fails at
-    once instead of waiting for a writer. Its ``stat`` is taken on the open file before the read.
+    The file is opened non-blocking and checked to be a regular file of at most
+    :data:`~flake8_importpolicy.model.reading.MAX_FILE_BYTES` before it is read
+    (:func:`~flake8_importpolicy.model.reading.read_regular_file`), so a FIFO or device named like a
+    module fails at once instead of waiting for a writer. Its ``stat`` is taken on the open file
+    before the read.
 
     Returns:
         ``(bytes, SourceRead(digest, size, mtime_ns, read_ns))``.
 
     Raises:
-        OSError: if ``path`` cannot be opened or read, or is not a regular file.
+        OSError: if ``path`` cannot be opened or read, is not a regular file or is too large.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with open(fd, "rb") as handle:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        read_ns = time.time_ns()
-        data = handle.read()
+    read_ns = time.time_ns()
+    st, data = read_regular_file(path)
     return data, SourceRead(hashlib.sha256(data).hexdigest(), st.st_size, st.st_mtime_ns, read_ns)
 
 
 def _is_module_file(path: Path) -> bool:
-    """A regular file, as ``FileFinder`` requires (``_path_isfile``): not a directory, FIFO, socket
-    or device. A path that cannot be ``stat``-ed (a dangling symlink) is kept, unlike CPython (which
-    raises ModuleNotFoundError): reading it then reports the module as unanalysable (IPL005)
-    instead of dropping it silently."""
+    """Anything but a directory. CPython's ``FileFinder`` takes regular files only
+    (``_path_isfile``) and raises ModuleNotFoundError for the rest; here a FIFO, socket or device
+    named like a module (a symbolic link to ``/dev/null``, say), or a path that cannot be ``stat``-ed
+    (a dangling symlink, a symlink loop) is kept: reading it then reports the module as unanalysable
+    (IPL005) instead of dropping it silently. Only regular files are ever read as sources."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        return not stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
         return True
 

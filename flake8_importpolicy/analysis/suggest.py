@@ -26,6 +26,7 @@ from typing import Final
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.model.patterns import PatternError, parse_pattern
 from flake8_importpolicy.model.policy import HeavyRule
+from flake8_importpolicy.model.reading import read_regular_file
 from flake8_importpolicy.model.suggestion import HeavyCandidate, LightCandidate, Suggestion
 
 __all__ = ["ImportScan", "find_first_party_modules", "scan_imports", "suggest_policy"]
@@ -83,7 +84,7 @@ class ImportScan:
         found: set[str] = set()
         if path is not None:
             try:
-                data = path.read_bytes()
+                data = read_regular_file(path)[1]
             except OSError:
                 data = b""
             for statement in scan_imports(data):

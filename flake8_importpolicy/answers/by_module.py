@@ -158,9 +158,10 @@ def find_light_matcher(policy_path: str) -> Callable[[str], bool]:
         flake8_importpolicy.model.errors.PolicyError: if the policy cannot be loaded.
     """
     from flake8_importpolicy.config.load import load_policy
+    from flake8_importpolicy.model.patterns import PatternIndex
 
-    patterns = tuple(rule.pattern for rule in load_policy(Path(policy_path)).light)
-    return lambda module: any(pattern.matches_exactly(module) for pattern in patterns)
+    index = PatternIndex((rule.pattern, True) for rule in load_policy(Path(policy_path)).light)
+    return lambda module: bool(index.find_exact(module))
 
 
 def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:

@@ -14,13 +14,14 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.facts_cache import open_facts_cache
 from flake8_importpolicy.answers.freshness import stamp_paths
-from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 from flake8_importpolicy.config.baseline import load_baseline
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.baseline import Baseline, apply_baseline
@@ -125,12 +126,12 @@ def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:
     ])
     entry = policy.settings.cache_dir / "interpreters" / f"{zlib.crc32(key.encode()):08x}.json"
     try:
-        data = json.loads(entry.read_bytes())
+        data: Any = read_json_sealed(entry)
         if data["key"] == key and data["paths"] == stamp_paths(
             [executable, *data["info"]["sys_path"]]
         ):
             return InterpreterInfo.from_json(data["info"])
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except MALFORMED:
         pass
     info = query_interpreter(executable)
     try:

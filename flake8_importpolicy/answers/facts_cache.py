@@ -1,20 +1,23 @@
 """The on-disk cache of per-file import facts, shared by the CLI, flake8 workers and mypy workers.
 
-- Keyed by the SHA-256 of the file's bytes plus the engine fingerprint and the target (versions and
-  platform) — never by mtime, which CI checkouts reset.
+- Keyed by everything the facts depend on: the SHA-256 of the file's bytes, the engine fingerprint,
+  the target (versions, platform, lazy-imports mode) and the interpreter that parses the source
+  (:data:`PARSER`) — never by mtime, which CI checkouts reset. Each entry holds its key and is
+  sealed with a checksum of its bytes (:mod:`flake8_importpolicy.answers.jsonfile`): a truncated,
+  edited or damaged entry, or one copied from another key, is recomputed.
 - One small JSON file per entry under ``<cache-dir>/facts/``; JSON only, never pickle (loading a
   pickle from a repository directory would be code execution).
 - Safe under concurrency: entries are written to a temporary file and renamed into place
   (``os.replace`` is atomic on POSIX and Windows); a reader that finds a partial, corrupt or
   old-format entry recomputes. A missing, read-only or unwritable directory silently means no cache.
-- Bounded: beyond :data:`MAX_ENTRIES` entries the oldest are removed; ``importpolicy cache clear``
-  removes everything.
+- Bounded: beyond :data:`MAX_ENTRIES` entries the oldest are removed, once per run by the process that
+  owns the cache (never by a worker's copy); ``importpolicy cache clear`` removes everything.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -22,7 +25,7 @@ from typing import Final
 from flake8_importpolicy import __version__
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
-from flake8_importpolicy.answers.jsonfile import write_json_atomic
+from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 from flake8_importpolicy.model.facts import (
     AttributeRead,
     CallBinding,
@@ -42,6 +45,7 @@ from flake8_importpolicy.model.policy import Policy
 __all__ = [
     "ENGINE_FINGERPRINT",
     "MAX_ENTRIES",
+    "PARSER",
     "DiskFactsCache",
     "open_facts_cache",
 ]
@@ -49,7 +53,11 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 10
+_FORMAT: Final = 11
+
+PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
+"""The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
+["3.11"]``, Python 3.12 parses ``type X = int`` and 3.11 cannot (IPL005)."""
 
 
 def _fingerprint() -> str:
@@ -87,18 +95,34 @@ class DiskFactsCache:
         lists every entry; once per run is enough)."""
         return {**self.__dict__, "_owner": False}
 
-    def _path(self, digest: str, target: Target, kind: str = "module") -> Path:
-        key = hashlib.sha256(f"{digest}\0{ENGINE_FINGERPRINT}\0{target.key()}\0{kind}".encode())
-        name = key.hexdigest()
+    def _key(self, digest: str, target: Target, kind: str = "module") -> list[str]:
+        """Everything the facts depend on: the source's SHA-256, the engine, the target, what is
+        cached (``module``, or ``function:<qualname>`` and its bound argument) and the interpreter
+        parsing the source."""
+        return [digest, ENGINE_FINGERPRINT, target.key(), kind, PARSER]
+
+    def _path(self, key: list[str]) -> Path:
+        name = hashlib.sha256("\0".join(key).encode()).hexdigest()
         return self._facts_dir / name[:2] / f"{name[2:]}.json"
 
+    def _read(self, key: list[str]) -> object:
+        """The ``facts`` of the entry for ``key``.
+
+        Raises:
+            OSError, ValueError, ...: (:data:`~flake8_importpolicy.answers.jsonfile.MALFORMED`) a
+                missing or damaged entry, or one written for another key.
+        """
+        entry = read_json_sealed(self._path(key))
+        if not isinstance(entry, dict) or entry.get("key") != key:
+            raise ValueError("an entry of another key")
+        return entry["facts"]
+
     def get(self, digest: str, target: Target) -> ModuleFacts | None:
-        """Cached facts for the source with SHA-256 ``digest`` and this target, or None (missing or
-        unreadable entries count as missing)."""
+        """Cached facts for the source with SHA-256 ``digest`` and this target, or None (missing,
+        damaged or foreign entries count as missing)."""
         try:
-            data = json.loads(self._path(digest, target).read_bytes())
-            facts = facts_from_json(data)
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+            facts = facts_from_json(self._read(self._key(digest, target)))
+        except MALFORMED:
             self.misses += 1
             return None
         self.hits += 1
@@ -111,10 +135,9 @@ class DiskFactsCache:
         ``(facts,)``, ``(None,)`` if the module is known to have no such function, or None if not
         cached."""
         try:
-            data = json.loads(self._path(digest, target, _function_kind(qualname, argument)).read_bytes())
-            row = data["facts"]
+            row = self._read(self._key(digest, target, _function_kind(qualname, argument)))
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
+        except MALFORMED:
             return None
 
     def put_function(
@@ -127,13 +150,13 @@ class DiskFactsCache:
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
         row = None if facts is None else functions_to_json({qualname: facts})[qualname]
-        self._write(self._path(digest, target, _function_kind(qualname, argument)), {"facts": row})
+        self._write(self._key(digest, target, _function_kind(qualname, argument)), row)
 
     def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
-        self._write(self._path(digest, target), facts_to_json(facts))
+        self._write(self._key(digest, target), facts_to_json(facts))
 
-    def _write(self, path: Path, data: object) -> None:
+    def _write(self, key: list[str], data: object) -> None:
         if self._usable is False:
             return
         try:
@@ -142,7 +165,7 @@ class DiskFactsCache:
         except OSError:
             self._usable = False
             return
-        if not write_json_atomic(path, data):
+        if not write_json_atomic(self._path(key), {"key": key, "facts": data}):
             self._usable = False
 
     def _prepare(self) -> None:

@@ -20,12 +20,12 @@ anything else.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy import __version__
+from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.facts import SourceRead
@@ -35,7 +35,6 @@ __all__ = [
     "code_stamp",
     "find_package_files",
     "is_file_unchanged",
-    "read_regular_file",
     "sha256",
     "stamp_file",
     "stamp_read",
@@ -84,25 +83,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_regular_file(path: str) -> tuple[os.stat_result, bytes] | None:
-    """``(stat, bytes)`` of ``path`` if it is a regular file that can be read, else None. The file
-    is opened without blocking and checked with ``fstat`` before it is read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return st, handle.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def stamp_read(path: str, read: SourceRead, *, shown: str | None = None) -> list[object] | None:
     """The stamp of a source file as the engine read it: ``[path, size, mtime_ns, digest, racy]``,
     or None when it cannot vouch for the answer: the file could not be read, came from an editor's
@@ -144,10 +124,12 @@ def stamp_file(path: str, digest: str | None, *, shown: str | None = None) -> li
         except OSError:
             return [name, None, None, None, False]
         return [name, st.st_size, st.st_mtime_ns, None, now - st.st_mtime_ns < RACY_NS]
-    found = read_regular_file(path)
-    if found is None or sha256(found[1]) != digest:
+    try:
+        st, data = read_regular_file(path)
+    except OSError:
         return None
-    st = found[0]
+    if sha256(data) != digest:
+        return None
     return [name, st.st_size, st.st_mtime_ns, digest, now - st.st_mtime_ns < RACY_NS]
 
 
@@ -167,8 +149,10 @@ def is_file_unchanged(row: list[object]) -> bool:
         return True
     if digest is None:
         return st.st_size == size and st.st_mtime_ns == mtime
-    found = read_regular_file(str(path))
-    return found is not None and sha256(found[1]) == digest
+    try:
+        return sha256(read_regular_file(str(path))[1]) == digest
+    except OSError:
+        return False
 
 
 def stamp_path(path: str) -> list[int] | None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
 from flake8_importpolicy.config.locate import find_policy
+from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.findings import Report
@@ -115,8 +116,9 @@ class _Index:
         self.findings = findings
 
     def covers(self, path: str) -> bool:
-        """True if ``path`` lies under a source root."""
-        return path.startswith(self.prefixes)
+        """True if the real path ``path`` lies under a source root, or is a file the engine read (a
+        module whose file is a symbolic link to outside the tree)."""
+        return path.startswith(self.prefixes) or path in self.files
 
 
 class PerFileChecker:
@@ -149,8 +151,9 @@ class PerFileChecker:
             flake8_importpolicy.model.errors.ImportPolicyError: the policy is broken or its
                 interpreter cannot be queried.
         """
-        real = os.path.realpath(os.path.abspath(path))
-        policy = self._policy_for(os.path.dirname(real))
+        given = os.path.abspath(path)
+        real = os.path.realpath(given)
+        policy = self._policy_for(os.path.dirname(given))  # a link's policy is where the link is
         if policy is None:
             return ()
         index = self._indexes.get(policy)
@@ -201,8 +204,7 @@ def _same_text(path: str, text: str) -> bool:
     """True if the file at ``path`` decodes to ``text`` the way flake8 reads files: the declared
     encoding, else Latin-1 (flake8's fallback); newlines and a BOM normalised."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(path)[1]
     except OSError:
         return False
     try:

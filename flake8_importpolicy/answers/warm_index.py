@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from flake8_importpolicy.answers.freshness import (
     code_stamp,
     is_file_unchanged,
-    read_regular_file,
     stamp_file,
     stamp_path,
     stamp_paths,
     stamp_read,
 )
-from flake8_importpolicy.config.locate import find_cache_dir
+from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed
+from flake8_importpolicy.config.locate import find_cache_dir, has_cache_tag
+from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -71,9 +72,9 @@ class Finding(NamedTuple):
 
 def _index_key(fmt: int, policy_path: str, options: Sequence[object]) -> str:
     """What besides the policy decides the answers: the interpreter running us (the default
-    target), ``PYTHONPATH`` and the caller's options."""
+    target, and the parser of every source), ``PYTHONPATH`` and the caller's options."""
     return json.dumps([
-        fmt, policy_path, os.path.realpath(sys.executable), os.environ.get("PYTHONPATH", ""),
+        fmt, policy_path, os.path.realpath(sys.executable), sys.version, os.environ.get("PYTHONPATH", ""),
         list(options),
     ])
 
@@ -97,20 +98,18 @@ def load_index(
 ) -> _T | None:
     """``parse(entry)`` of the policy's index in ``index_dir`` if it exists, has format ``fmt``, was
     made with the same ``options`` and nothing it depends on changed; else None. ``parse`` raising
-    ``OSError``, ``ValueError``, ``KeyError``, ``TypeError`` or ``IndexError`` (a malformed entry)
-    also means None."""
+    one of :data:`~flake8_importpolicy.answers.jsonfile.MALFORMED` (a malformed entry) also means
+    None."""
     try:
-        with open(policy_path, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(policy_path)[1]
     except OSError:
         return None
     key = _index_key(fmt, policy_path, options)
     location = _index_location(policy_path, data, index_dir, key)
-    if location is None:
-        return None
+    if location is None or not has_cache_tag(os.path.dirname(os.path.dirname(location))):
+        return None  # no cache, or not the tool's: the loader says why
     try:
-        with open(location, "rb") as handle:
-            entry = json.loads(handle.read())
+        entry: Any = read_json_sealed(location)
         if (
             entry["format"] != fmt
             or entry["key"] != key
@@ -130,7 +129,7 @@ def load_index(
             if not is_file_unchanged(row):
                 return None
         return parse(entry)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
+    except MALFORMED:
         return None
 
 
@@ -192,8 +191,10 @@ def store_index(
             return False  # the baseline changed while the policy was checked
     paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
     key = _index_key(fmt, policy_path, options)
-    found = read_regular_file(policy_path)
-    location = _index_location(policy_path, found[1], index_dir, key) if found else None
+    try:
+        location = _index_location(policy_path, read_regular_file(policy_path)[1], index_dir, key)
+    except OSError:
+        location = None
     if location is None or os.path.dirname(os.path.dirname(location)) != str(policy.settings.cache_dir):
         return False
     from flake8_importpolicy.answers.cache_dir import ensure_cache_dir

@@ -28,6 +28,7 @@ from typing import Final
 
 from flake8_importpolicy.model.baseline import BASELINE_CODES, Baseline, BaselineEntry
 from flake8_importpolicy.model.errors import BaselineError, PolicyProblem
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline"]
 
@@ -61,7 +62,7 @@ def load_baseline(path: Path) -> Baseline:
         return BaselineError(path, [PolicyProblem("", message, line, column)])
 
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)[1]  # a regular file of at most 10 MiB, never waited for
     except OSError as exc:
         hint = "; write one with importpolicy check --write-baseline" if isinstance(
             exc, FileNotFoundError) else ""

@@ -38,11 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.config.locate import find_policy, resolve_cache_dir
+from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
 from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
 from flake8_importpolicy.config.presets import preset_names, preset_path
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
+    CACHE_TAG,
+    DEFAULT_CACHE_DIR,
     POLICY_FILENAME,
     PYPROJECT_FILENAME,
     PYPROJECT_TABLE,
@@ -66,6 +68,8 @@ from flake8_importpolicy.model.policy import (
     Settings,
     parse_node_pattern,
 )
+from flake8_importpolicy.model.reading import read_regular_file
+from flake8_importpolicy.model.versions import parse_target_version
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -106,7 +110,6 @@ _BARE_KEY_RE: Final = re.compile(r"[A-Za-z0-9_-]+")
 _TOML_POSITION_RE: Final = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$", re.DOTALL)
 _TOML_END_RE: Final = re.compile(r"^(.*) \(at end of document\)$", re.DOTALL)
 _TOML_DECLARE_RE: Final = re.compile(r"^Cannot declare (\(.*\)) twice$", re.DOTALL)
-_VERSION_RE: Final = re.compile(r"(\d+)\.(\d+)")
 _PLATFORM_RE: Final = re.compile(r"[a-z][a-z0-9_]*")
 _PLATFORM_ALIASES: Final = {
     "windows": "win32",
@@ -231,7 +234,7 @@ def _read_source(path: Path, label: str | None, *, preset: bool = False) -> _Sou
         return PolicyError(path, [dataclasses.replace(problem, file=label)])
 
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)[1]  # a FIFO or a device is refused, never waited for
     except OSError as exc:
         raise fail(PolicyProblem("", f"cannot read: {exc.strerror or exc}")) from None
     try:
@@ -603,6 +606,30 @@ def _leaves(
     return [(segments, value)]
 
 
+_MAX_EXPRESSION_DEPTH: Final = 500
+"""The deepest ``after-import`` syntax tree accepted. Where CPython's parser gives up depends on the
+recursion limit of the process (mypy raises it), so a fixed bound keeps every client's answer the same
+(a unary minus 3,000 deep fails to parse under the default limit; brackets stop at 200)."""
+
+
+def _is_deeper(tree: ast.AST, limit: int) -> bool:
+    """True if ``tree`` is more than ``limit`` nodes deep (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def _is_not_empty(directory: Path) -> bool:
+    try:
+        return bool(os.listdir(directory))
+    except OSError:
+        return True
+
+
 def _flat_names(segments: list[str], value: object) -> list[tuple[str, object]]:
     """The first leaf of the nested tables an unquoted dotted key made, as (dotted name, value)."""
     while isinstance(value, dict) and value:
@@ -837,7 +864,7 @@ class _Builder:
         target_versions = self.target_versions(base, raw)
         platform = self.platform(base, raw)
         external = self.external(base, raw)
-        cache_dir = self.cache_dir(base, raw)
+        cache_dir = self.cache_dir(base, raw, source_roots)
         call_depth = self.call_depth(base, raw)
         lazy_imports = self.choice(base, raw, "lazy-imports", LAZY_IMPORTS_VALUES)
         unresolved = self.choice(base, raw, "unresolved", UNRESOLVED_VALUES)
@@ -938,21 +965,10 @@ class _Builder:
         versions: set[tuple[int, int]] = set()
 
         def check(item_key: str, item: str) -> None:
-            match = _VERSION_RE.fullmatch(item)
-            if match is None:
-                self.add(
-                    item_key, f'{_quote(item)} is not a Python version; write "X.Y", e.g. "3.11"'
-                )
-                return
-            major, minor = int(match.group(1)), int(match.group(2))
-            if major != 3:
-                self.add(
-                    item_key,
-                    f'{_quote(item)} is not supported; only Python 3 versions ("3.Y") can be '
-                    "targeted",
-                )
-                return
-            versions.add((major, minor))
+            try:
+                versions.add(parse_target_version(item))
+            except ValueError as exc:
+                self.add(item_key, str(exc))
 
         self.string_list(
             key,
@@ -1015,19 +1031,36 @@ class _Builder:
         self.add(key, f"unknown value {_quote(value)}; {hint}")
         return None
 
-    def cache_dir(self, base: str, raw: dict[str, object]) -> Path:
-        default = Path(resolve_cache_dir(self.root))
-        if "cache-dir" not in raw:
-            return default
-        value = raw["cache-dir"]
+    def cache_dir(self, base: str, raw: dict[str, object], source_roots: tuple[Path, ...]) -> Path:
+        """``settings.cache-dir``: a directory of the cache's own. The policy's directory, a source
+        root, or an existing directory that is not the tool's cache (no ``CACHEDIR.TAG`` of the
+        tool's) is a problem: ``importpolicy cache clear`` must never delete what it did not write.
+        Anything else that is not a directory (a file, a dangling link) only means no cache."""
+        key = _child(base, "cache-dir")
+        value = raw.get("cache-dir", DEFAULT_CACHE_DIR)
         if not isinstance(value, str) or not value or "\0" in value:
             self.add(
-                _child(base, "cache-dir"),
+                key,
                 f"expected a directory path (relative to the policy file's directory), "
                 f"got {_describe(value)}",
             )
-            return default
-        return Path(resolve_cache_dir(self.setting_root("cache-dir"), value))
+            return Path(resolve_cache_dir(self.root))
+        root = self.setting_root("cache-dir") if "cache-dir" in raw else self.root
+        path = Path(resolve_cache_dir(root, value))
+        shown = _quote(value) + ("" if "cache-dir" in raw else " (the default)")
+        own = f"; the cache needs a directory of its own, e.g. {_quote(DEFAULT_CACHE_DIR)}"
+        real = os.path.realpath(path)
+        if real == os.path.realpath(self.root):
+            self.add(key, f"{shown} is the policy file's directory{own}")
+        elif any(real == os.path.realpath(root) for root in source_roots):
+            self.add(key, f"{shown} is a source root{own}")
+        elif os.path.isdir(path) and not has_cache_tag(path) and _is_not_empty(path):
+            self.add(
+                key,
+                f"{shown} is an existing directory that is not importpolicy's cache (it has no "
+                f"{CACHE_TAG} written by importpolicy); name a new or empty directory",
+            )
+        return path
 
     def baseline(self, base: str, raw: dict[str, object]) -> Path | None:
         """``baseline = "file.json"``: relative to the file that sets it; the file itself is read
@@ -1292,7 +1325,7 @@ class _Builder:
                 )
                 return
             try:
-                ast.parse(expression, mode="eval")
+                tree = ast.parse(expression, mode="eval")
             except SyntaxError as exc:
                 where = ""
                 if exc.offset:
@@ -1303,6 +1336,12 @@ class _Builder:
                 return
             except ValueError as exc:  # null bytes on some Python versions
                 self.add(item_key, f"invalid Python expression: {exc}")
+                return
+            except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+                self.add(item_key, "invalid Python expression: nested too deeply to parse")
+                return
+            if _is_deeper(tree, _MAX_EXPRESSION_DEPTH):  # the same answer whatever the recursion
+                self.add(item_key, "invalid Python expression: nested too deeply to parse")  # limit
                 return
             expressions.append(expression)
 

@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.model.files import (
+    CACHE_TAG,
+    CACHE_TAG_TEXT,
     DEFAULT_CACHE_DIR,
     POLICY_FILENAME,
     PYPROJECT_FILENAME,
 )
+from flake8_importpolicy.model.reading import read_regular_file
 
-__all__ = ["find_cache_dir", "find_policy", "has_policy_table", "resolve_cache_dir"]
+__all__ = ["find_cache_dir", "find_policy", "has_cache_tag", "has_policy_table", "resolve_cache_dir"]
 
 
 def find_policy(start: str | os.PathLike[str]) -> Path | None:
@@ -57,8 +60,7 @@ def has_policy_table(pyproject: str | os.PathLike[str]) -> bool:
     mentions it (so that loading it reports the syntax error). ``tomllib`` parses only files that
     mention ``importpolicy`` at all."""
     try:
-        with open(pyproject, "rb") as handle:
-            data = handle.read()
+        data = read_regular_file(pyproject)[1]
     except OSError:
         return False
     if b"importpolicy" not in data:
@@ -83,6 +85,19 @@ def resolve_cache_dir(root: str | os.PathLike[str], value: str = DEFAULT_CACHE_D
     """The absolute cache directory for a ``settings.cache-dir`` value, relative to the policy
     file's directory ``root`` (not resolved: a symbolic link stays as written)."""
     return os.path.normpath(os.path.join(root, value))
+
+
+def has_cache_tag(directory: str | os.PathLike[str]) -> bool:
+    """True if ``directory`` is this tool's cache directory: it holds a ``CACHEDIR.TAG`` that is a
+    regular file (not a symbolic link) with the text the tool writes there."""
+    tag = os.path.join(directory, CACHE_TAG)
+    try:
+        if os.path.islink(tag):
+            return False
+        data = read_regular_file(tag, limit=len(CACHE_TAG_TEXT) + 1)[1]
+    except OSError:
+        return False
+    return data == CACHE_TAG_TEXT.encode()
 
 
 def find_cache_dir(policy_path: str, data: bytes) -> str | None:

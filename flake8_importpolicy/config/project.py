@@ -11,6 +11,8 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
+from flake8_importpolicy.model.reading import read_regular_file
+
 __all__ = ["find_entry_points"]
 
 
@@ -67,7 +69,7 @@ def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]
 
 def _read_toml(path: Path) -> dict[str, object]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(read_regular_file(path)[1].decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return {}
 
@@ -76,7 +78,7 @@ def _read_ini(path: Path) -> configparser.ConfigParser | None:
     parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
     parser.optionxform = str  # type: ignore[assignment, method-assign]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path)[1].decode("utf-8")
         parser.read_string(text, source=str(path))
     except (OSError, UnicodeDecodeError, configparser.Error):
         return None

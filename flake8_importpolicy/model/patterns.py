@@ -15,18 +15,23 @@ Two kinds of matching are offered:
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Final, Generic, TypeAlias, TypeVar
 
 __all__ = [
-    "ModulePattern", "PatternError", "canonical_assumption_key", "is_constant_argument", "parse_pattern"
+    "ModulePattern",
+    "PatternError",
+    "PatternIndex",
+    "canonical_assumption_key",
+    "is_constant_argument",
+    "normalize_name",
+    "parse_pattern",
 ]
 
 _ONE = "*"
 _MANY = "**"
 _WILDCARDS = frozenset((_ONE, _MANY))
-_SEGMENT_RE = r"[^.]+"
-_SUBMODULES_RE = r"(?:\.[^.]+)*"
 
 
 def _quote(text: str) -> str:
@@ -51,43 +56,85 @@ class PatternError(ValueError):
         super().__init__(f"invalid module pattern {_quote(text)}: {reason}")
 
 
-def _check_segments(text: str) -> tuple[str, ...]:
-    """Split ``text`` into segments, raising :class:`PatternError` for the first bad one."""
+def normalize_name(text: str) -> str:
+    """``text`` in NFKC, as CPython normalises identifiers (PEP 3131): ``import ｚｏｏ`` imports
+    ``zoo``, so a pattern written ``"ｚｏｏ.ｈｅａｖｙ"`` means ``zoo.heavy``."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text)
+
+
+def _check_segments(text: str, written: str) -> tuple[str, ...]:
+    """Split ``text`` (normalised) into segments, raising :class:`PatternError` (quoting the pattern
+    as ``written``) for the first bad one."""
     if not text:
-        raise PatternError(text, "empty")
+        raise PatternError(written, "empty")
     segments = tuple(text.split("."))
     for segment in segments:
         if segment in _WILDCARDS:
             continue
         if not segment:
-            raise PatternError(text, "empty segment (a doubled, leading or trailing dot)")
+            raise PatternError(written, "empty segment (a doubled, leading or trailing dot)")
         if "*" in segment:
             raise PatternError(
-                text,
+                written,
                 f'wildcards must be whole segments ("*" or "**"), not part of {_quote(segment)}',
             )
         if not segment.isidentifier():
-            raise PatternError(text, f"{_quote(segment)} is not a Python identifier")
+            raise PatternError(written, f"{_quote(segment)} is not a Python identifier")
     return segments
 
 
-def _segment_regex(segment: str) -> str:
-    """Return the regular expression for one pattern segment."""
-    if segment == _ONE:
-        return _SEGMENT_RE
-    if segment == _MANY:
-        return _SEGMENT_RE + _SUBMODULES_RE
-    return re.escape(segment)
+_ANY_SEGMENTS: Final = None
+"""A token for zero or more segments (``**`` is one segment, ``*``, then this)."""
+_Token: TypeAlias = "str | None"
+
+
+def _tokens(segments: tuple[str, ...]) -> tuple[_Token, ...]:
+    """Segments as tokens for :func:`_matches`: names, ``*`` (one segment), :data:`_ANY_SEGMENTS`."""
+    tokens: list[_Token] = []
+    for segment in segments:
+        tokens.extend((_ONE, _ANY_SEGMENTS) if segment == _MANY else (segment,))
+    return tuple(tokens)
+
+
+def _matches(tokens: tuple[_Token, ...], parts: list[str]) -> bool:
+    """Whether the module segments ``parts`` match ``tokens``.
+
+    Glob matching over segments with one point to come back to, the last zero-or-more token: at most
+    ``len(tokens) * len(parts)`` steps, never the exponential backtracking a regular expression of
+    several ``**`` does on a deep module name (``"**.**.**.**.**.**.torch"`` over a name of 200
+    segments took more than ten minutes).
+    """
+    i = j = 0
+    star, mark = -1, 0
+    while j < len(parts):
+        if i < len(tokens) and tokens[i] is _ANY_SEGMENTS:
+            star, mark = i, j
+            i += 1
+        elif i < len(tokens) and tokens[i] in (_ONE, parts[j]):
+            i += 1
+            j += 1
+        elif star >= 0:  # the last zero-or-more token takes one more segment
+            mark += 1
+            i, j = star + 1, mark
+        else:
+            return False
+    return all(token is _ANY_SEGMENTS for token in tokens[i:])
 
 
 @dataclass(frozen=True)
 class ModulePattern:
     """A parsed, validated module pattern; build it with :func:`parse_pattern` (or directly).
 
-    Equality and hashing use ``text`` only. Matching is precompiled once per pattern.
+    Equality and hashing use ``text`` only. Matching is prepared once per pattern, and linear in the
+    pattern's and the module's segments.
 
     Attributes:
-        text: the pattern as written, e.g. ``"mypkg.*.ops"``.
+        text: the pattern as written, e.g. ``"mypkg.*.ops"``, NFKC-normalised as Python identifiers
+            are (:func:`normalize_name`).
 
     Raises:
         PatternError: (from the constructor) if ``text`` is not a valid pattern.
@@ -95,17 +142,19 @@ class ModulePattern:
 
     text: str
     _segments: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _exact: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _with_submodules: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _exact: tuple[_Token, ...] | None = field(init=False, repr=False, compare=False)
+    _with_submodules: tuple[_Token, ...] | None = field(init=False, repr=False, compare=False)
     _prefix: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        segments = _check_segments(self.text)
+        written = self.text
+        object.__setattr__(self, "text", normalize_name(written))
+        segments = _check_segments(self.text, written)
         object.__setattr__(self, "_segments", segments)
         if any(segment in _WILDCARDS for segment in segments):
-            body = r"\.".join(_segment_regex(segment) for segment in segments)
-            object.__setattr__(self, "_exact", re.compile(body))
-            object.__setattr__(self, "_with_submodules", re.compile(body + _SUBMODULES_RE))
+            exact = _tokens(segments)
+            object.__setattr__(self, "_exact", exact)
+            object.__setattr__(self, "_with_submodules", (*exact, _ANY_SEGMENTS))
         else:
             object.__setattr__(self, "_exact", None)
             object.__setattr__(self, "_with_submodules", None)
@@ -121,10 +170,10 @@ class ModulePattern:
         and ``"torch.cuda"`` but not ``"torchvision"``; ``"a.*"`` matches ``"a.b"`` and ``"a.b.c"``
         but not ``"a"``.
         """
-        regex = self._with_submodules
-        if regex is None:
+        tokens = self._with_submodules
+        if tokens is None:
             return module == self.text or module.startswith(self._prefix)
-        return regex.fullmatch(module) is not None
+        return _matches(tokens, module.split("."))
 
     def matches_exactly(self, module: str) -> bool:
         """Return True if ``module`` matches the pattern itself, without the submodule extension.
@@ -132,10 +181,10 @@ class ModulePattern:
         This is the ``[light]`` meaning: ``"a.*"`` matches ``"a.b"`` but not ``"a.b.c"``;
         ``"a.**"`` matches both.
         """
-        regex = self._exact
-        if regex is None:
+        tokens = self._exact
+        if tokens is None:
             return module == self.text
-        return regex.fullmatch(module) is not None
+        return _matches(tokens, module.split("."))
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -181,6 +230,39 @@ def parse_pattern(text: str) -> ModulePattern:
             a partial wildcard (``"foo*"``) or a segment that is not an identifier (``"a-b"``).
     """
     return ModulePattern(text)
+
+
+_T = TypeVar("_T")
+
+
+class PatternIndex(Generic[_T]):
+    """Items keyed by module patterns, for asking which patterns name a module exactly
+    (:meth:`ModulePattern.matches_exactly`): patterns without wildcards are looked up by name, only
+    the wildcard ones are tried one by one (20,000 ``[light]`` keys made every question 20,000
+    matches).
+
+    Args:
+        items: ``(pattern, item)`` pairs, in the order answers keep.
+    """
+
+    def __init__(self, items: Iterable[tuple[ModulePattern, _T]]) -> None:
+        self._exact: dict[str, list[tuple[int, _T]]] = {}
+        self._wildcards: list[tuple[int, ModulePattern, _T]] = []
+        for number, (pattern, item) in enumerate(items):
+            if pattern.is_wildcard:
+                self._wildcards.append((number, pattern, item))
+            else:
+                self._exact.setdefault(pattern.text, []).append((number, item))
+
+    def find_exact(self, module: str) -> list[_T]:
+        """The items whose pattern names ``module`` exactly, in the order given."""
+        found = list(self._exact.get(module, ()))
+        wild = [
+            (number, item) for number, pattern, item in self._wildcards if pattern.matches_exactly(module)
+        ]
+        if wild:
+            found = sorted(found + wild, key=lambda pair: pair[0])
+        return [item for _, item in found]
 
 
 def canonical_assumption_key(text: str) -> str:

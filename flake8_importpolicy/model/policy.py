@@ -6,6 +6,7 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Literal
 from flake8_importpolicy.model.facts import assumption_text
 from flake8_importpolicy.model.graph import CallNode, FunctionNode
 from flake8_importpolicy.model.paths import relpath_under
-from flake8_importpolicy.model.patterns import ModulePattern, PatternError, parse_pattern
+from flake8_importpolicy.model.patterns import ModulePattern, PatternError, PatternIndex, parse_pattern
 
 __all__ = [
     "Assumption",
@@ -413,12 +414,16 @@ class Policy:
         else ``str`` of the absolute path (see :func:`relpath_under`)."""
         return relpath_under((self.root,), path)
 
+    @functools.cached_property
+    def _light_index(self) -> PatternIndex[LightRule]:
+        return PatternIndex((rule.pattern, rule) for rule in self.light)
+
     def rules_for(self, module: str) -> ModuleRules:
         """The rules that apply to ``module``: every ``[light]`` rule whose pattern names it exactly,
         merged (see :class:`ModuleRules`); for a module no ``[light]`` rule names, every ``[heavy]``
         and ``[heavy-calls]`` rule.
         """
-        light = tuple(rule for rule in self.light if rule.pattern.matches_exactly(module))
+        light = tuple(self._light_index.find_exact(module))
         if not light:
             return ModuleRules(module, (), self.heavy + self.heavy_calls)
         budgets = [rule.max_modules for rule in light if rule.max_modules is not None]

@@ -28,6 +28,7 @@ from flake8_importpolicy.output.render import (
 )
 
 __all__ = [
+    "LINES_PER_LIGHT_MODULE",
     "format_baseline_refused",
     "format_baseline_written",
     "format_chain_lines",
@@ -41,27 +42,52 @@ def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str
     return [f"{indent}{format_hop_line(hop, relpath)}" for hop in chain]
 
 
+LINES_PER_LIGHT_MODULE = 20
+"""The most lines the text report shows for one light module (blank lines aside): the middle of long
+chains, and the violations past that, are summarised (a 1,000-module import cycle with a ``cyc.*``
+light pattern printed 502,000 lines). ``--format json`` keeps everything."""
+
+
 def format_report_text(report: Report, relpath: PathFormatter) -> str:
     """The text report: one block per violation (header, then one hop per line), one per unresolved
-    site (IPL006, at the site, with the chain from the light module), then problems, then a
-    summary line."""
+    site (IPL006, at the site, with the chain from the light module), at most
+    :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then problems,
+    then a summary line."""
     out: list[str] = []
-    for violation in report.violations:
+    blocks = [
+        (violation.light, len(violation.chain), bool(violation.also) + bool(violation.covers))
+        for violation in report.violations
+    ] + [(unresolved.light, len(unresolved.chain), 0) for unresolved in report.unresolved]
+    allowed, untold = _plan_lines(blocks)
+    last_shown = {blocks[number][0]: number for number in sorted(allowed)}
+
+    def untold_line(number: int, light: str) -> None:
+        if light in untold and last_shown[light] == number:
+            out.append(f"    ... {plural(untold[light], 'more finding')} of light module {light} "
+                       "(--format json lists them all)")
+
+    for number, violation in enumerate(report.violations):
+        if number not in allowed:
+            continue
         out.append(
             f"{relpath(violation.path)}:{violation.line}:{violation.col + 1}: "
             + format_violation_header(violation)
         )
-        out.extend(format_chain_lines(violation.chain, relpath))
+        out.extend(_bounded_chain(violation.chain, relpath, allowed[number]))
         if violation.also:
             out.append(f"    also reaches: {', '.join(violation.also)}")
         if violation.covers:
             out.append(f"    {format_covers(violation)}")
+        untold_line(number, violation.light)
         out.append("")
-    for unresolved in report.unresolved:
+    for offset, unresolved in enumerate(report.unresolved, start=len(report.violations)):
+        if offset not in allowed:
+            continue
         site = unresolved.site
         where = relpath(site.path) if site.path is not None else "?"
         out.append(f"{where}:{site.line}:{site.col + 1}: {format_unresolved_header(unresolved)}")
-        out.extend(format_chain_lines(unresolved.chain, relpath))
+        out.extend(_bounded_chain(unresolved.chain, relpath, allowed[offset]))
+        untold_line(offset, unresolved.light)
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath))
@@ -71,6 +97,59 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
         out.append("")
     out.append(format_summary(report))
     return "\n".join(out) + "\n"
+
+
+def _plan_lines(blocks: Sequence[tuple[str, int, int]]) -> tuple[dict[int, int], dict[str, int]]:
+    """How many chain lines each block gets, so that no light module takes more than
+    :data:`LINES_PER_LIGHT_MODULE` lines: every block shown gets its header, its other lines and at
+    least its last hop (behind a line counting the hops left out), in report order while they fit,
+    with a line kept to count the others; lines left over go to the chains in order.
+
+    Args:
+        blocks: ``(light module, hops in the chain, other lines)`` of each violation and unresolved
+            site, in report order.
+
+    Returns:
+        ``({index of a block shown: its chain lines}, {light module: blocks not shown})``.
+    """
+    by_light: dict[str, list[int]] = {}
+    for number, (light, _, _) in enumerate(blocks):
+        by_light.setdefault(light, []).append(number)
+    allowed: dict[int, int] = {}
+    untold: dict[str, int] = {}
+    for light, numbers in by_light.items():
+        used = 0
+        shown: list[int] = []
+        for position, number in enumerate(numbers):
+            _, hops, other = blocks[number]
+            cost = 1 + other + min(hops, 2)
+            summary = 1 if position + 1 < len(numbers) else 0
+            if used + cost + summary > LINES_PER_LIGHT_MODULE:
+                untold[light] = len(numbers) - position
+                break
+            used += cost
+            shown.append(number)
+            allowed[number] = min(hops, 2)
+        spare = LINES_PER_LIGHT_MODULE - used - (1 if light in untold else 0)
+        for number in shown:
+            more = min(spare, blocks[number][1] - allowed[number])
+            allowed[number] += more
+            spare -= more
+    return allowed, untold
+
+
+def _bounded_chain(chain: Sequence[Hop], relpath: PathFormatter, most: int) -> list[str]:
+    """The chain's lines, at most ``most`` (at least 1): a longer chain keeps its first and last hops
+    around one line saying how many are left out."""
+    if len(chain) <= most:
+        return format_chain_lines(chain, relpath)
+    head = (most - 1) // 2
+    tail = most - 1 - head
+    return [
+        *format_chain_lines(chain[:head], relpath),
+        f"    ... {plural(len(chain) - head - tail, 'more hop')} (--format json lists them all)",
+        *format_chain_lines(chain[len(chain) - tail:], relpath),
+    ]
 
 
 def _problem_line(problem: Problem, relpath: PathFormatter, note: bool = False) -> str:

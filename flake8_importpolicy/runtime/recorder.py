@@ -5,11 +5,12 @@ never imported by the package; :mod:`flake8_importpolicy.runtime.verify` runs it
 
     python -E recorder.py OUT MODULE [--root DIR]... [--after EXPRESSION]...
 
-It puts the ``--root`` directories first on ``sys.path`` in place of the script's own directory
+``OUT`` is ``fd:N`` (a pipe the verifier passed as file descriptor N) or a file to append to. It
+puts the ``--root`` directories first on ``sys.path`` in place of the script's own directory
 (nothing else is added), installs the recorder, imports ``MODULE`` and then evaluates each
-``--after`` expression. Results go to the file ``OUT`` as JSON lines, one event per line, written
-and flushed as they happen, so a hang or a crash still leaves the events up to that point. Nothing
-is written to stdout, which the imported code owns.
+``--after`` expression. Results go to ``OUT`` as JSON lines, one event per line, written as they
+happen, so a hang or a crash still leaves the events up to that point; the last is ``finish``.
+Nothing is written to stdout, which the imported code owns.
 
 The recorder is a ``sys.meta_path`` finder placed first: it asks the other finders for the spec and
 wraps the loader. The wrapper records a module when its code *starts executing*
@@ -417,7 +418,13 @@ def main(argv: "List[str]") -> int:
         del sys.path[0]
     sys.path[0:0] = roots
     sys.argv = ["-c"]
-    stream = open(out, "ab", buffering=0)
+    if out.startswith("fd:"):  # the verifier's pipe: the imported code can only append to it
+        fd = int(out[3:])
+        os_module: "Any" = sys.modules.get("os") or __import__("os")  # loaded at start-up
+        os_module.set_inheritable(fd, False)  # not for what the imported code runs
+        stream = open(fd, "wb", buffering=0)
+    else:
+        stream = open(out, "ab", buffering=0)
     recorder = _Recorder(stream)
     recorder.emit({
         "e": "start",

@@ -4,10 +4,12 @@ The interpreter (the policy's ``interpreter``, or ``--python``) imports the modu
 source roots first on ``sys.path`` and nothing else added from the caller's environment (it runs with
 ``-E``; ``PYTHON*`` variables are dropped). Inside it, the stdlib-only script ``recorder.py`` (run by
 path, Python 3.9+) records every module whose code *executes*, with the importing module and the
-importing frame's file and line, and writes the events to a file as JSON lines (never to the
-subprocess's stdout, which the imported code owns). "Executed" means the module's code started to run:
-a module that is only in ``sys.modules`` (``lazy_loader.load()`` and ``importlib.util.LazyLoader`` put
-unexecuted modules there) does not count.
+importing frame's file and line, and writes the events as JSON lines to a pipe (never to the
+subprocess's stdout, which the imported code owns), ending with a ``finish`` event: an import that
+ends the process early leaves none and reads as a crash. The whole process group is killed when the
+subprocess ends, so nothing the imported code forked keeps running. "Executed" means the module's
+code started to run: a module that is only in ``sys.modules`` (``lazy_loader.load()`` and
+``importlib.util.LazyLoader`` put unexecuted modules there) does not count.
 
 This runs project code by design; ``check``, ``why``, flake8 and mypy never do.
 """
@@ -20,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -177,10 +180,9 @@ def run_import(
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="importpolicy-verify-") as tmp:
-        events_path = Path(tmp) / "events.jsonl"
         stderr_path = Path(tmp) / "stderr.txt"
-        events_path.touch()
-        argv[3] = str(events_path)
+        events = _Events(Path(tmp))
+        argv[3] = events.argument
         with open(stderr_path, "wb") as stderr:
             try:
                 process = subprocess.Popen(
@@ -191,9 +193,12 @@ def run_import(
                     cwd=cwd,
                     env=env,
                     start_new_session=os.name == "posix",
+                    pass_fds=events.pass_fds,
                 )
             except OSError as exc:
+                events.close()
                 raise InterpreterError(f"cannot run interpreter {exe}: {exc}") from exc
+            events.started()
             timed_out = False
             try:
                 returncode: int | None = process.wait(timeout=timeout)
@@ -204,15 +209,79 @@ def run_import(
             except BaseException:
                 _kill(process)
                 process.wait()
+                events.close()
                 raise
+            _kill(process)  # what the import forked and left running goes with it
         seconds = time.perf_counter() - started
-        events = _read_events(events_path)
+        recorded = events.collect()
         stderr_tail = _tail(stderr_path)
-    return _build_run(module, exe, events, timed_out, timeout, returncode, seconds, stderr_tail)
+    return _build_run(module, exe, recorded, timed_out, timeout, returncode, seconds, stderr_tail)
+
+
+class _Events:
+    """Where the recorder writes its events: a pipe (POSIX), so the imported code can neither rewrite
+    nor cut short what was written (an early exit leaves no ``finish`` event: a crash); elsewhere a
+    file in the run's temporary directory. A module that writes the recorder's protocol itself is
+    out of scope."""
+
+    def __init__(self, directory: Path) -> None:
+        self._file: Path | None = None
+        self._read = self._write = -1
+        self._chunks: list[bytes] = []
+        self._thread: threading.Thread | None = None
+        if os.name == "posix":
+            self._read, self._write = os.pipe()
+        else:
+            self._file = directory / "events.jsonl"
+            self._file.touch()
+
+    @property
+    def argument(self) -> str:
+        """The recorder's ``OUT`` argument: ``fd:N`` or the file's path."""
+        return f"fd:{self._write}" if self._file is None else str(self._file)
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self._write,) if self._file is None else ()
+
+    def started(self) -> None:
+        """The recorder is running: keep no write end here, and drain the pipe as it fills."""
+        if self._file is None:
+            os.close(self._write)
+            self._write = -1
+            self._thread = threading.Thread(target=self._drain, daemon=True)
+            self._thread.start()
+
+    def _drain(self) -> None:
+        while chunk := os.read(self._read, 65536):
+            self._chunks.append(chunk)
+
+    def collect(self) -> list[dict[str, object]]:
+        """The events written, once the recorder's process (group) has ended."""
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)  # the write end may outlive the group (a new session)
+        self.close()
+        data = b"".join(self._chunks)
+        if self._file is not None:
+            try:
+                data = self._file.read_bytes()
+            except OSError:
+                data = b""
+        return _parse_events(data)
+
+    def close(self) -> None:
+        for fd in (self._write, self._read):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._read = self._write = -1
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
-    """Kill the subprocess and, on POSIX, every process of its session."""
+    """Kill the subprocess and, on POSIX, every process of its process group (it leads one: also
+    the processes the imported code forked, once the subprocess itself has exited)."""
     if os.name == "posix":
         try:
             os.killpg(process.pid, signal.SIGKILL)
@@ -225,13 +294,9 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _read_events(path: Path) -> list[dict[str, object]]:
+def _parse_events(data: bytes) -> list[dict[str, object]]:
     """The JSON-lines events; a partial last line (a killed writer) is dropped."""
     events: list[dict[str, object]] = []
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return events
     for raw in data.splitlines():
         try:
             event = json.loads(raw)
