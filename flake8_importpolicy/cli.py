@@ -558,6 +558,9 @@ def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) ->
 
 def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatter) -> int:
     """Print ``report`` in ``--format``; returns the exit code."""
+    import functools
+
+    relpath = functools.cache(relpath)  # for this report: its chains show the same files many times
     if args.unresolved is not None and report.unresolved_fails != (args.unresolved == "error"):
         import dataclasses
 
@@ -575,7 +578,7 @@ def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatt
         )
 
         render = format_report_github if args.format == "github" else format_report_sarif
-        sys.stdout.write(render(report, workspace_relpath(find_workspace())))
+        sys.stdout.write(render(report, functools.cache(workspace_relpath(find_workspace()))))
     else:
         from flake8_importpolicy.output.text import format_report_text
 

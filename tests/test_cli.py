@@ -1053,26 +1053,64 @@ def test_external_modes_with_third_party_packages(
         assert violations[0]["chain"][1]["path"] == str(site / "tp_light" / "__init__.py")
 
 
-def test_a_warm_check_imports_no_analysis_module(basic: Path) -> None:
-    """An answer-cache hit prints the same report as the cold run without loading the policy or
-    the engine (the warm path is declared light in the repository's policy.toml too)."""
-    command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", "json"]
+@pytest.mark.parametrize("fmt", ["json", "text", "github", "sarif"])
+def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
+    """An answer-cache hit prints the same report as the cold run without loading the policy, its
+    model or the engine, in every format (the warm path is declared light in the repository's
+    policy.toml too)."""
+    command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", fmt]
     cold = subprocess.run(command, cwd=basic, capture_output=True, text=True)
     assert cold.returncode == 1, cold.stderr
     probe = (
         "import sys\n"
         "from flake8_importpolicy.cli import main\n"
-        "code = main(['check', '--format', 'json'])\n"
+        f"code = main(['check', '--format', {fmt!r}])\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(('flake8_importpolicy.analysis',"
-        " 'flake8_importpolicy.config.load', 'flake8_importpolicy.answers.compute')))\n"
+        " 'flake8_importpolicy.config.load', 'flake8_importpolicy.answers.compute',"
+        " 'flake8_importpolicy.model.policy', 'flake8_importpolicy.model.facts',"
+        " 'flake8_importpolicy.model.interpreter')))\n"
         "print(code, loaded, file=sys.stderr)\n"
     )
     warm = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
-    assert warm.stderr == "1 []\n"
+    assert warm.stderr.splitlines()[-1] == "1 []"
     assert warm.stdout == cold.stdout
     (basic / "app" / "mid.py").write_text("X = 1\n")  # an edit: the next answer is computed again
     again = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
-    assert again.stderr.startswith("0 ['flake8_importpolicy.analysis")
+    assert again.stderr.splitlines()[-1].startswith("0 ['flake8_importpolicy.analysis")
+
+
+def test_an_edit_in_any_subpackage_file_makes_the_warm_answer_miss(
+    basic: Path, tmp_path: Path
+) -> None:
+    """The code stamp of the warm indexes (command line, flake8, mypy) and the facts cache's engine
+    fingerprint cover every file of the package, not a hand-kept list: editing a file of a
+    subpackage makes the next answer a miss. A copy of the package stands in for the installed one,
+    so the edit touches nothing the rest of the suite uses."""
+    import shutil
+
+    import flake8_importpolicy
+    from flake8_importpolicy.answers import freshness
+
+    copy = tmp_path / "package"
+    shutil.copytree(os.path.dirname(flake8_importpolicy.__file__), copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    probe = (
+        "import sys\n"
+        "from flake8_importpolicy.answers import freshness\n"
+        f"freshness._PACKAGE = {str(copy)!r}\n"
+        "from flake8_importpolicy.cli import main\n"
+        "code = main(['check', '--format', 'json'])\n"
+        "print(code, 'flake8_importpolicy.analysis.engine' in sys.modules, file=sys.stderr)\n"
+    )
+    command = [sys.executable, "-c", probe]
+    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 True\n"
+    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 False\n"
+    names = [name for name, _ in freshness.find_package_files()]
+    assert "analysis/graph.py" in names and "model/policy.py" in names and "cli.py" in names
+    with open(copy / "analysis" / "graph.py", "a") as edited:
+        edited.write("# edited\n")
+    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 True\n"
+    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 False\n"
 
 
 # -- the README's command synopsis is the argument parser's ---------------------------------------

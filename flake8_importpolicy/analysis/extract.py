@@ -542,9 +542,10 @@ def _late_future_import(tree: ast.Module) -> SourceProblem | None:
     return None
 
 
-_GLOBAL_STATEMENT: Final = re.compile(
-    rb"(?:^|[;:])[ \t]*global[ \t]+([A-Za-z_][\w \t,]*)", re.MULTILINE  # also ``def f(): global x``
-)
+_GLOBAL_WORD: Final = re.compile(rb"global[ \t]+([A-Za-z_][\w \t,]*)")
+"""``global`` and its names; :func:`_globals` keeps the matches that start a statement: at the start
+of a line, after ``;`` or after ``:`` (``def f(): global x``), spaces and tabs between. (One pattern
+with ``(?:^|[;:])`` in front is tried at every colon of the module: 2.5 times slower on vLLM.)"""
 
 
 def _globals(source: bytes | str) -> frozenset[str]:
@@ -556,7 +557,10 @@ def _globals(source: bytes | str) -> frozenset[str]:
     if b"global" not in raw:  # a substring test is ~30 times faster than the regex scan
         return frozenset()
     names: set[str] = set()
-    for match in _GLOBAL_STATEMENT.finditer(raw):
+    for match in _GLOBAL_WORD.finditer(raw):
+        before = raw[max(raw.rfind(b"\n", 0, match.start()), -1) + 1:match.start()].rstrip(b" \t")
+        if before and before[-1:] not in (b";", b":"):
+            continue
         names.update(name.strip().decode() for name in match.group(1).split(b",") if name.strip())
     return frozenset(names)
 
@@ -631,7 +635,7 @@ _MAX_LOOP_ITEMS: Final = 64
 """A loop over more constant items than this is walked once, its variable unknown."""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # a walker's state, never compared or shown: two methods less to build
 class _ImportTimeVisitor:
     """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14)."""
 

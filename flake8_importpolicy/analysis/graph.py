@@ -132,6 +132,7 @@ class ImportGraph:
         self._unresolved: dict[str, tuple[UnresolvedCode, ...]] = {}
         self._lazy_makers: dict[str, int | None] = {}
         self._getattr_names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
+        self._unconditional: dict[str, dict[str, int]] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -512,23 +513,34 @@ class ImportGraph:
     def _imports_submodule(self, node: str, submodule: str, before: int | None = None) -> bool:
         """Whether ``node``'s module-level code imports ``submodule`` unconditionally (before line
         ``before``, when given): its package then has the attribute (rule 2)."""
-        module = module_of(node)
         if isinstance(node, FunctionNode):
             return False
+        line = self._unconditional_imports(module_of(node)).get(submodule)
+        return line is not None and (before is None or line < before)
+
+    def _unconditional_imports(self, module: str) -> dict[str, int]:
+        """Each module that ``module``'s module-level code imports unconditionally (an ``import``'s
+        module, a from-import's base and ``base.name`` for each name), with its first line; computed
+        once per module."""
+        found = self._unconditional.get(module)
+        if found is not None:
+            return found
+        found = {}
         facts = self.get_facts(module)
-        if facts is None or facts.problem is not None:
-            return False
-        is_package = self.index.resolve_module(module).is_package
-        for site in facts.sites:
-            if site.flags or site.target is None or (before is not None and site.line >= before):
-                continue
-            base = resolve_relative(site, module, is_package)
-            if base == submodule or (
-                base is not None and site.kind == "from-import"
-                and any(f"{base}.{name}" == submodule for name in site.names)
-            ):
-                return True
-        return False
+        if facts is not None and facts.problem is None:
+            is_package = self.index.resolve_module(module).is_package
+            for site in facts.sites:
+                if site.flags or site.target is None:
+                    continue
+                base = resolve_relative(site, module, is_package)
+                if base is None:
+                    continue
+                names = [f"{base}.{name}" for name in site.names] if site.kind == "from-import" else []
+                for imported in (base, *names):
+                    if site.line < found.get(imported, site.line + 1):
+                        found[imported] = site.line
+        self._unconditional[module] = found
+        return found
 
     def _submodule_exporting(self, package: str, name: str) -> str | None:
         """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``

@@ -234,7 +234,7 @@ def _parse_index(entry: Any) -> ModuleFindings:
 def _build_index(policy_path: str) -> ModuleFindings:
     """Check the policy with the engine, store the index (best effort) and return the findings."""
     from flake8_importpolicy.answers.compute import run_engine_for
-    from flake8_importpolicy.answers.facts_cache import ENGINE_FINGERPRINT
+    from flake8_importpolicy.answers.facts_cache import engine_fingerprint
     from flake8_importpolicy.answers.freshness import sha256
 
     answer = run_engine_for(policy_path)
@@ -243,7 +243,7 @@ def _build_index(policy_path: str) -> ModuleFindings:
     read = {str(path): source.digest for path, source in answer.files.items()}
     digests = {  # bound to the file shown in (path and content): another copy of the module is not it
         module: sha256(json.dumps([
-            __version__, ENGINE_FINGERPRINT, policy.digest,
+            __version__, engine_fingerprint(), policy.digest,
             answer.baseline.digest if answer.baseline else "", rows,
             files_of.get(module), read.get(files_of.get(module, "")),
         ]).encode())[:32]

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
@@ -22,13 +22,14 @@ from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.facts_cache import open_facts_cache
 from flake8_importpolicy.answers.freshness import stamp_paths
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
-from flake8_importpolicy.config.baseline import load_baseline
 from flake8_importpolicy.config.load import load_policy
-from flake8_importpolicy.model.baseline import Baseline, apply_baseline
 from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.findings import Report
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.policy import Policy
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.baseline import Baseline
 
 __all__ = ["EngineAnswer", "find_interpreter_info", "run_engine", "run_engine_for"]
 
@@ -84,7 +85,11 @@ def run_engine(
             valid (read before anything is checked).
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
-    baseline = load_baseline(policy.settings.baseline) if policy.settings.baseline else None
+    baseline = None
+    if policy.settings.baseline:  # imported here: most policies have no baseline
+        from flake8_importpolicy.config.baseline import load_baseline
+
+        baseline = load_baseline(policy.settings.baseline)
     executable = policy.settings.interpreter_executable(interpreter)
     info = find_interpreter_info(policy, executable) if use_cache else None
     with PolicyEngine(
@@ -99,6 +104,8 @@ def run_engine(
         report = engine.check(progress)
     files, directories = engine.find_dependencies()
     if baseline is not None:
+        from flake8_importpolicy.model.baseline import apply_baseline
+
         report = apply_baseline(report, baseline)
     return EngineAnswer(policy, engine.interpreter, report, files, directories, baseline)
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from collections.abc import Mapping
@@ -43,10 +44,10 @@ from flake8_importpolicy.model.graph import Construct, Flag
 from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
-    "ENGINE_FINGERPRINT",
     "MAX_ENTRIES",
     "PARSER",
     "DiskFactsCache",
+    "engine_fingerprint",
     "open_facts_cache",
 ]
 
@@ -60,7 +61,11 @@ PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[
 ["3.11"]``, Python 3.12 parses ``type X = int`` and 3.11 cannot (IPL005)."""
 
 
-def _fingerprint() -> str:
+@functools.cache
+def engine_fingerprint() -> str:
+    """A digest of the package version, the entry format and every file of the package (part of
+    every cache key): it changes whenever the engine's code does. Computed on first use (a run
+    without the facts cache never reads the package's files)."""
     digest = hashlib.sha256(f"{__version__};{_FORMAT}".encode())
     for name, path in find_package_files():
         digest.update(f"\0{name}\0".encode())
@@ -69,10 +74,6 @@ def _fingerprint() -> str:
         except OSError:
             pass
     return digest.hexdigest()[:16]
-
-
-ENGINE_FINGERPRINT: Final = _fingerprint()
-"""Changes whenever the engine's code or the package version changes (part of every cache key)."""
 
 
 class DiskFactsCache:
@@ -85,6 +86,7 @@ class DiskFactsCache:
     def __init__(self, directory: Path) -> None:
         self.directory: Path = directory
         self._facts_dir = directory / "facts"
+        engine_fingerprint()  # now, before any entry is written: the code that is running
         self._usable: bool | None = None
         self._owner = True
         self.hits = 0
@@ -99,7 +101,7 @@ class DiskFactsCache:
         """Everything the facts depend on: the source's SHA-256, the engine, the target, what is
         cached (``module``, or ``function:<qualname>`` and its bound argument) and the interpreter
         parsing the source."""
-        return [digest, ENGINE_FINGERPRINT, target.key(), kind, PARSER]
+        return [digest, engine_fingerprint(), target.key(), kind, PARSER]
 
     def _path(self, key: list[str]) -> Path:
         name = hashlib.sha256("\0".join(key).encode()).hexdigest()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,17 +12,29 @@ __all__ = ["relpath_under"]
 def relpath_under(roots: Sequence[Path], path: Path) -> str:
     """``path`` relative to the first of ``roots`` (absolute directories) it is inside, as written or
     with symbolic links resolved, with ``/`` separators; else ``str`` of the absolute path. A path
-    that cannot be resolved (a symbolic link loop) is compared as written."""
-    absolute = path if path.is_absolute() else path.absolute()
-    candidates = [absolute]
-    try:
-        candidates.append(absolute.resolve())
-    except (OSError, RuntimeError):
-        pass
-    for candidate in candidates:
-        for root in roots:
-            try:
-                return candidate.relative_to(root).as_posix()
-            except ValueError:
-                continue
-    return str(absolute)
+    whose links cannot all be resolved (a symbolic link loop) keeps the unresolved part as written.
+
+    Compared as strings (``os.path.realpath``, resolved only when the path as written is outside
+    every root): a report renders one path per hop."""
+    absolute = str(path if path.is_absolute() else path.absolute())
+    shown = _inside(roots, absolute)
+    if shown is None:
+        try:
+            resolved = os.path.realpath(absolute)
+        except (OSError, ValueError):
+            resolved = absolute
+        shown = _inside(roots, resolved) if resolved != absolute else None
+    return absolute if shown is None else shown
+
+
+def _inside(roots: Sequence[Path], path: str) -> str | None:
+    """``path`` relative to the first of ``roots`` that contains it, with ``/`` separators, or
+    None."""
+    for root in roots:
+        text = str(root)
+        if path == text:
+            return "."
+        prefix = text if text.endswith(os.sep) else text + os.sep
+        if path.startswith(prefix):
+            return path[len(prefix):].replace(os.sep, "/")
+    return None

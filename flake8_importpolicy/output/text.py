@@ -7,11 +7,10 @@ function returns text and prints nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from flake8_importpolicy.model.baseline import BaselineEntry
 from flake8_importpolicy.model.findings import Problem, Report, WhyResult
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
-from flake8_importpolicy.model.policy import HeavyRule, Preset
 from flake8_importpolicy.output.render import (
     PathFormatter,
     format_covers,
@@ -26,6 +25,10 @@ from flake8_importpolicy.output.render import (
     plural,
     single_line,
 )
+
+if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
+    from flake8_importpolicy.model.baseline import BaselineEntry
+    from flake8_importpolicy.model.policy import HeavyRule, Preset
 
 __all__ = [
     "LINES_PER_LIGHT_MODULE",
