@@ -9,9 +9,10 @@ Usage::
 The tree is ``synthetic.py``'s; its light modules here are three bulk modules, whose import-time
 closures (three random imports per bulk module) cover almost the whole tree. Each run starts with no
 cache (the cache directory is deleted); ``--jobs 1``, ``--jobs N`` and ``--jobs N`` with workers
-forced (the load-average gate off: workers start after 100 files whatever the machine's load, so
-only the pool's own account can stop them) alternate. Printed: the files parsed, the median, minimum
-and maximum wall time and CPU time of each, and each ratio to ``--jobs 1``.
+forced (the load-average and pace gates off: workers start after 100 files whatever the machine's
+load and however small the files, so only the pool's own account can stop them) alternate. Printed:
+the files parsed, the median, minimum and maximum wall time and CPU time of each, and each ratio to
+``--jobs 1``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from synthetic import generate  # noqa: E402
 
 FORCED = (
     "import sys; from flake8_importpolicy.analysis import parallel; "
-    "parallel._cpus_idle = lambda jobs: True; "
+    "parallel._cpus_idle = lambda jobs: True; parallel._MIN_PACE = 0.0; "
     "from flake8_importpolicy.cli import run; sys.argv[0] = 'importpolicy'; run()"
 )
 LIGHT = [(f"synth.bulk.b000{n}.m000", "its closure is the whole tree") for n in range(3)]

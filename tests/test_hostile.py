@@ -477,6 +477,7 @@ def test_worker_processes_never_prune_the_facts_cache(
     from flake8_importpolicy.model.facts import ModuleFacts, Target
 
     monkeypatch.setattr(parallel, "MIN_MISSES", 1)  # workers from the first file, whatever the load
+    monkeypatch.setattr(parallel, "_MIN_PACE", 0.0)
     monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
     monkeypatch.setattr(parallel, "_TRIAL", 10**9)  # and to the last, whatever they cost
     log, real_prune = tmp_path / "prunes", facts_cache.prune_cache
@@ -521,8 +522,8 @@ def test_workers_that_cost_more_than_they_save_are_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With workers, never slower than ``--jobs 1``: workers slower than the engine (a busy machine,
-    simulated by a sleep in each worker) are stopped once the engine is behind its own pace, and it
-    goes on alone; the report does not change."""
+    simulated by a sleep in each worker) are stopped once waiting for them has cost the engine more
+    than they saved, and it goes on alone; the report does not change."""
     from test_parallel import make_project
 
     from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -533,6 +534,7 @@ def test_workers_that_cost_more_than_they_save_are_stopped(
     with PolicyEngine(policy, jobs=1) as engine:
         serial = engine.check()
     monkeypatch.setattr(parallel, "MIN_MISSES", 1)
+    monkeypatch.setattr(parallel, "_MIN_PACE", 0.0)
     monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
     monkeypatch.setattr(parallel, "_TRIAL", 5)
     monkeypatch.setattr(parallel, "_module_facts", _slow_module_facts)
@@ -540,7 +542,9 @@ def test_workers_that_cost_more_than_they_save_are_stopped(
         assert engine.check() == serial
         pool = engine._pool
         assert (pool.active, pool.jobs) == (False, 1)
-        assert pool._pace > 0 and pool._files > pool._pool_files
+        assert pool._own_files > 0 and pool._cost > (pool._delivered + 5) * (
+            pool._own_seconds / pool._own_files
+        )
 
 
 # -- exit status: an internal error is 3, one line, no traceback -----------------------------------

@@ -39,6 +39,7 @@ def eager_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     these tests are about answers with a pool, which the thresholds would otherwise skip or stop for
     trees this small."""
     monkeypatch.setattr(parallel, "MIN_MISSES", 1)
+    monkeypatch.setattr(parallel, "_MIN_PACE", 0.0)  # files of any size
     monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
     monkeypatch.setattr(parallel, "_TRIAL", 10**9)  # nor stop them for being slower than one job
 
@@ -170,15 +171,32 @@ def test_pool_waits_for_enough_misses_and_idle_cpus(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(parallel, "MIN_MISSES", 3)
     pool = FactsPool(2, TARGET, None)
     try:
-        pool.note_miss()
-        pool.note_miss()
+        pool.note_miss(0.001)
+        pool.note_miss(0.001)
         assert not pool.active
         monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: False)
-        pool.note_miss()
+        pool.note_miss(0.001)
         assert not pool.active, "a busy machine gets no workers"
         monkeypatch.setattr(parallel, "_cpus_idle", lambda jobs: True)
-        pool.note_miss()
+        pool.note_miss(0.001)
         assert pool.active
+    finally:
+        pool.close()
+
+
+def test_pool_starts_only_for_files_worth_sending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files the engine extracts faster than a file and its facts travel to a worker and back are
+    never sent (the synthetic 10,000-module tree's: 0.2 ms each)."""
+    monkeypatch.setattr(parallel, "MIN_MISSES", 3)
+    monkeypatch.setattr(parallel, "_MIN_PACE", 0.0005)
+    pool = FactsPool(2, TARGET, None)
+    try:
+        for _ in range(10):
+            pool.note_miss(0.0002)
+        assert not pool.active
+        for _ in range(20):
+            pool.note_miss(0.002)
+        assert pool.active, "once the files take long enough on average, workers start"
     finally:
         pool.close()
 

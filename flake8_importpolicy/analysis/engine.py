@@ -170,6 +170,8 @@ class PolicyEngine:
             follows=self._follows,
         )
         self._shared_reach: OrderedDict[object, _SharedReach] = OrderedDict()
+        self._reach_keys: set[object] = set()  # statement keys met once (no shared traversal yet)
+        self._unclear: dict[str, bool] = {}
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
 
@@ -620,10 +622,21 @@ class PolicyEngine:
             if forbidden_rule(name) is not None:
                 return True
             if expand(name):
-                return self.graph.find_problem(name) is not None or bool(self.graph.find_unresolved(name))
+                return self._is_unclear(name)
             return bool(self._unexpanded(name, chain, unfollowed))
 
         shared = self._shared_reach.get(key)
+        if shared is None and key not in self._reach_keys:
+            # The first light module with these statements traverses for itself: most statements
+            # are one light module's own, and a light module that its own closure reaches (a package
+            # whose __init__ imports it) would make a shared traversal useless (torch: 2x the nodes).
+            self._reach_keys.add(key)
+            for name, chain in self.graph.iter_breadth_first(
+                ordered, expand=expand, seen={light}, too_deep=too_deep
+            ):
+                if matters(name, chain):
+                    yield name, chain
+            return
         if shared is None:
             reached_now: set[str] = set()
             busy: set[str] = set()  # nodes that reached a node first, or met a call too deep
@@ -663,6 +676,16 @@ class PolicyEngine:
                 too_deep(hop if chain else first[hop.imported], mine)
             else:
                 yield node, mine
+
+    def _is_unclear(self, node: str) -> bool:
+        """Whether ``node`` cannot be analysed or holds import-time code that cannot be resolved
+        (asked for every node every traversal reaches: answered once per node)."""
+        unclear = self._unclear.get(node)
+        if unclear is None:
+            unclear = self._unclear[node] = (
+                self.graph.find_problem(node) is not None or bool(self.graph.find_unresolved(node))
+            )
+        return unclear
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
         """Calls in ``node``'s import-time code that attach submodules lazily (rule 18)."""

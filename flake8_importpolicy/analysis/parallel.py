@@ -60,22 +60,26 @@ class FactsPool:
     """Worker processes that extract :class:`ModuleFacts` of files before the engine asks for them.
 
     Args:
-        jobs: worker processes (1 or fewer: no pool; every request is answered ``None``).
+        jobs: processes in all: the engine's and ``jobs - 1`` workers (1 or fewer: no pool; every
+            request is answered ``None``). The engine keeps a CPU of its own: workers on every CPU
+            took turns with the traversal, which then waited for them (torch: 1.05 x ``--jobs 1``
+            with two workers on two CPUs, 0.90 x with one).
         target: the target the facts are extracted for.
         cache: the facts cache the workers read and write (None: no cache); it is sent to each
             worker (pickled, between our own processes), so it must be a small picklable handle
             such as :class:`~flake8_importpolicy.answers.facts_cache.DiskFactsCache`.
 
-    The pool starts after :data:`MIN_MISSES` calls of :meth:`note_miss` (or on :meth:`start`), only on
-    Linux (``fork``) and only while the load average is below ``jobs``; otherwise :meth:`prefetch`
-    does nothing and the engine extracts every file itself.
+    The pool starts after :data:`MIN_MISSES` calls of :meth:`note_miss` whose files took at least
+    :data:`_MIN_PACE` each on average (or on :meth:`start`), only on Linux (``fork``) and only while
+    the load average is below ``jobs``; otherwise :meth:`prefetch` does nothing and the engine
+    extracts every file itself.
 
-    Workers must never make a check slower than one job (issue 15). The engine keeps the account in
-    wall time, which counts everything the pool costs (forking, the pipe, waiting for results, the
-    CPUs the workers take from the engine): its pace alone is what the files given out before the pool
-    started took each; once the pool has taken longer than that pace would have for the files given
-    out since it started, by :data:`_TRIAL` files' worth (a busy machine, workers that fall behind,
-    files too small to be worth sending), it is closed and the engine goes on alone.
+    Workers must never make a check slower than one job (issue 15). With a CPU of its own, the
+    engine pays for the pool only in its own process: starting it, handing files out, waiting for
+    and unpacking results. The pool keeps that account in wall time against what it saves, the
+    engine's own mean time per extracted file (from :meth:`note_miss`) for each result it delivers;
+    once the cost exceeds the saving by :data:`_TRIAL` files' worth (files too small to be worth
+    sending, workers that fall behind), it is closed and the engine goes on alone.
     """
 
     def __init__(self, jobs: int, target: Target, cache: FactsCache | None) -> None:
@@ -85,21 +89,22 @@ class FactsPool:
         self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[Extracted]] = {}
-        self._files = 0  # files given out (each asked of take() once)
-        self._clock: float | None = None  # when the first was asked for
-        self._pace = 0.0  # seconds per file before the pool started
-        self._pool_clock = 0.0  # when the pool started
-        self._pool_files = 0  # files given out before it started
+        self._own_seconds = 0.0  # the engine's own extractions: time and files
+        self._own_files = 0
+        self._cost = 0.0  # wall time the engine spent on the pool
+        self._delivered = 0  # results the pool delivered
 
     @property
     def active(self) -> bool:
         """True once worker processes are running."""
         return self._executor is not None
 
-    def note_miss(self) -> None:
-        """Count one file the engine had to extract itself; starts the pool after a few."""
+    def note_miss(self, seconds: float = 0.0) -> None:
+        """Count one file the engine extracted itself, in ``seconds``; starts the pool after a few."""
         self._misses += 1
-        if self._misses >= MIN_MISSES:
+        self._own_seconds += seconds
+        self._own_files += 1
+        if self._misses >= MIN_MISSES and self._own_seconds >= self._own_files * _MIN_PACE:
             self.start()
 
     def start(self) -> None:
@@ -107,22 +112,22 @@ class FactsPool:
         CPUs are already busy: then workers only take turns with the engine and cost more than
         they save)."""
         if self._executor is None and self.jobs > 1 and _cpus_idle(self.jobs):
+            started = time.perf_counter()
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            now = time.perf_counter()
-            if self._files and self._clock is not None:
-                self._pace = (now - self._clock) / self._files
-            self._pool_clock, self._pool_files = now, self._files
             context = multiprocessing.get_context("fork")
-            self._executor = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+            self._executor = ProcessPoolExecutor(max_workers=self.jobs - 1, mp_context=context)
+            self._cost += time.perf_counter() - started
 
     def prefetch(self, path: Path) -> None:
         """Start extracting the module facts of ``path`` in a worker (no-op if inactive or queued)."""
         if self._executor is not None and path not in self._modules:
+            started = time.perf_counter()
             future = self._submit(path)
             if future is not None:
                 self._modules[path] = future
+            self._cost += time.perf_counter() - started
 
     def _submit(self, path: Path) -> Future[Extracted] | None:
         assert self._executor is not None
@@ -138,25 +143,26 @@ class FactsPool:
 
         A file still waiting in the queue is taken back (None: the engine extracts it itself rather
         than wait for the workers to reach it), and so is the work of a worker that failed (it cannot
-        raise for bad input, but a pool can break). Every file the engine gives out is asked for
-        here once: the pool is closed once it is behind the engine's own pace (see the class
-        docstring).
+        raise for bad input, but a pool can break). The pool is closed once it costs the engine
+        more than it saves (see the class docstring).
         """
-        if self._clock is None:
-            self._clock = time.perf_counter()
-        self._files += 1
-        if self._executor is not None and self._pace and self._is_behind():
-            self._stop()
-        future = self._modules.pop(path, None)
-        if future is None or future.cancel():
+        if self._executor is None:
             return None
-        return _result(future)
+        if self._is_behind():
+            self._stop()
+            return None
+        started = time.perf_counter()
+        future = self._modules.pop(path, None)
+        result = None if future is None or future.cancel() else _result(future)
+        self._cost += time.perf_counter() - started
+        self._delivered += result is not None
+        return result
 
     def _is_behind(self) -> bool:
-        """Whether the time since the pool started exceeds what the engine alone would have taken for
-        the files given out since, by more than :data:`_TRIAL` files."""
-        elapsed = time.perf_counter() - self._pool_clock
-        return elapsed > (self._files - self._pool_files + _TRIAL) * self._pace
+        """Whether what the pool cost the engine exceeds what it saved by more than :data:`_TRIAL`
+        files' worth of the engine's own pace."""
+        pace = self._own_seconds / self._own_files if self._own_files else 0.0
+        return self._cost > (self._delivered + _TRIAL) * pace
 
     def _stop(self, *, broken: bool = False) -> None:
         """Close the pool for good: the engine extracts every file itself from now on. Queued work is
@@ -177,8 +183,14 @@ class FactsPool:
         self._modules.clear()
 
 
+_MIN_PACE: Final = 0.0005
+"""Seconds per file the engine's own extractions must take, on average, for workers to start:
+sending a file and its facts back costs the engine about 0.15 ms, and starting the pool 10-20 ms
+(the synthetic 10,000-module tree's files take 0.2 ms each: workers never paid; torch's 1.2 ms)."""
+
 _TRIAL: Final = 50
-"""How many files' worth of the engine's own pace the pool may fall behind before it is stopped."""
+"""How many files' worth of the engine's own pace the pool may cost more than it saved before it is
+stopped (its start, forking the workers, is paid before anything comes back)."""
 
 
 def _cpus_idle(jobs: int) -> bool:

@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -226,11 +227,12 @@ class FactsSource:
                     return ModuleFacts(problem=SourceProblem(1, f"cannot read file: {exc.strerror}"))
             else:
                 read = SourceRead("")  # an editor's buffer: answers from it are not cached
+            started = time.perf_counter()
             digest, facts, index, extracted = cached_facts(source, self.target, self._cache, read.digest)
             if not read.digest:
                 read = SourceRead(digest)
             if extracted:
-                self.pool.note_miss()
+                self.pool.note_miss(time.perf_counter() - started)
         self.files_read[path] = read
         self._digests[path] = read.digest
         if index is not None and index.spans:
