@@ -607,13 +607,14 @@ class PolicyEngine:
         <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`, which calls
         ``too_deep`` in between as it does.
 
-        Light modules whose statements name the same modules under the same rules (siblings, through
-        their parent package; modules that import one hub) share one traversal, made without any
-        module left out: leaving ``light`` out changes nothing when the traversal never reached it,
-        or reached it and found nothing from it (no new node, no call too deep) and it matters to
-        nobody; otherwise ``light`` gets a traversal of its own. Without this, ``"big.**"`` over a
-        package whose ``__init__`` imports its 10,000 modules took 10,000 traversals of 10,000
-        modules.
+        The first light module with a statement's key traverses for itself. Once a second one has
+        the same key — light modules whose statements name the same modules under the same rules
+        (siblings, through their parent package; modules that import one hub) — they share one
+        traversal, made without any module left out: leaving ``light`` out changes nothing when the
+        traversal never reached it, or reached it and found nothing from it (no new node, no call
+        too deep) and it matters to nobody; otherwise ``light`` gets a traversal of its own. Without
+        this, ``"big.**"`` over a package whose ``__init__`` imports its 10,000 modules took 10,000
+        traversals of 10,000 modules.
         """
         ordered = sorted(hops, key=Hop.sort_key)
         key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
@@ -627,9 +628,9 @@ class PolicyEngine:
 
         shared = self._shared_reach.get(key)
         if shared is None and key not in self._reach_keys:
-            # The first light module with these statements traverses for itself: most statements
-            # are one light module's own, and a light module that its own closure reaches (a package
-            # whose __init__ imports it) would make a shared traversal useless (torch: 2x the nodes).
+            # Most statements are one light module's own, and a light module that its own closure
+            # reaches (a package whose __init__ imports it) makes a shared traversal useless: building
+            # one for every first key visited twice the nodes on torch.
             self._reach_keys.add(key)
             for name, chain in self.graph.iter_breadth_first(
                 ordered, expand=expand, seen={light}, too_deep=too_deep

@@ -62,8 +62,8 @@ class FactsPool:
     Args:
         jobs: processes in all: the engine's and ``jobs - 1`` workers (1 or fewer: no pool; every
             request is answered ``None``). The engine keeps a CPU of its own: workers on every CPU
-            took turns with the traversal, which then waited for them (torch: 1.05 x ``--jobs 1``
-            with two workers on two CPUs, 0.90 x with one).
+            take turns with the traversal (torch on 2 CPUs: two workers 0.94 x ``--jobs 1``, one
+            worker 0.90 x).
         target: the target the facts are extracted for.
         cache: the facts cache the workers read and write (None: no cache); it is sent to each
             worker (pickled, between our own processes), so it must be a small picklable handle
@@ -160,9 +160,10 @@ class FactsPool:
 
     def _is_behind(self) -> bool:
         """Whether what the pool cost the engine exceeds what it saved by more than :data:`_TRIAL`
-        files' worth of the engine's own pace."""
-        pace = self._own_seconds / self._own_files if self._own_files else 0.0
-        return self._cost > (self._delivered + _TRIAL) * pace
+        files' worth of the engine's own pace (no judgement before the engine has extracted a file)."""
+        if not self._own_files:
+            return False
+        return self._cost > (self._delivered + _TRIAL) * self._own_seconds / self._own_files
 
     def _stop(self, *, broken: bool = False) -> None:
         """Close the pool for good: the engine extracts every file itself from now on. Queued work is
