@@ -398,7 +398,7 @@ class ImportGraph:
         visited = set(seen)
         queue: deque[tuple[str, tuple[Hop, ...]]] = deque()
         for hop in sorted(start, key=Hop.sort_key):
-            if hop.kind is HopKind.CALL and self.call_depth < 1:
+            if hop.kind is _CALL and self.call_depth < 1:
                 if too_deep is not None:
                     too_deep(hop, ())
                 continue
@@ -412,7 +412,7 @@ class ImportGraph:
                 continue
             nested_calls = _trailing_calls(chain)
             for hop in self.find_import_time_edges(name):
-                if hop.kind is HopKind.CALL and nested_calls + 1 > self.call_depth:
+                if hop.kind is _CALL and nested_calls + 1 > self.call_depth:
                     if too_deep is not None:
                         too_deep(hop, chain)
                     continue
@@ -831,10 +831,15 @@ def is_compiled_only(resolved: ResolvedModule) -> bool:
     return resolved.kind == "bytecode" and resolved.origin == "first-party" and resolved.path is not None
 
 
+_CALL: Final = HopKind.CALL
+"""Read in the traversal's inner loop, where an enum member read through its class costs about 50 ns
+more than a module global (torch's closures: 3 % of a cold check)."""
+
+
 def _trailing_calls(chain: Sequence[Hop]) -> int:
     count = 0
     for hop in reversed(chain):
-        if hop.kind is not HopKind.CALL:
+        if hop.kind is not _CALL:
             break
         count += 1
     return count
