@@ -32,7 +32,6 @@ from flake8_importpolicy.analysis.graph import ImportGraph, is_compiled_only
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
-from flake8_importpolicy.model.budget import Budget, unit_of
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
@@ -514,6 +513,8 @@ class PolicyEngine:
         biggest = sorted(through.items(), key=lambda item: (-item[1], item[0]))[:3]
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
+        from flake8_importpolicy.model.budget import Budget  # most policies set no budget
+
         return Violation(
             light=light, heavy="", pattern="", reason=rules.reason, path=path, line=1, col=0,
             kind="", also=(), chain=(), code=codes.IPL008,
@@ -532,6 +533,8 @@ class PolicyEngine:
         top-level package of other code), each with the shortest chain that first reaches it.
         Function bodies, heavy calls, modules preloaded at start-up and unresolved names do not
         count."""
+        from flake8_importpolicy.model.budget import unit_of  # most policies set no budget
+
         units: dict[str, tuple[Hop, ...]] = {}
         for name, chain in closure.items():
             if isinstance(name, (FunctionNode, CallNode)):

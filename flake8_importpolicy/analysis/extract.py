@@ -201,7 +201,9 @@ def _extract_unpaused(
     declared_global = _globals(source)
     if _writes_namespace(source):  # ``globals()[...] = ...`` somewhere: no name keeps its value
         declared_global = _EVERY_NAME
-    visitor = _ImportTimeVisitor(target, lazy_lines=lazy_lines, declared_global=declared_global)
+    visitor = _ImportTimeVisitor(
+        target, lazy_lines=lazy_lines, declared_global=declared_global, walrus=_has_walrus(source)
+    )
     try:
         visitor.visit_body(tree.body, frozenset())
         analysed = visitor.analyse_functions() if functions else {}
@@ -306,6 +308,7 @@ class FunctionIndex:
             future_annotations=self.future_annotations,
             call_bound=set(self.call_bound),
             star_bases=list(self.star_bases),
+            walrus=_has_walrus(source),
         )
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
@@ -589,6 +592,11 @@ def _writes_namespace(source: bytes | str) -> bool:
     return _NAMESPACE_WRITE.search(raw) is not None
 
 
+def _has_walrus(source: bytes | str) -> bool:
+    """Whether ``:=`` occurs anywhere in the source (a match in a string only costs a walk)."""
+    return b":=" in source if isinstance(source, bytes) else ":=" in source
+
+
 def _nul_line(source: bytes | str) -> int:
     """The 1-based line of the first NUL byte (1 if there is none)."""
     nul = b"\0" if isinstance(source, bytes) else "\0"
@@ -676,6 +684,8 @@ class _ImportTimeVisitor:
     binding_lines: dict[str, int] = field(default_factory=dict)
     # names a ``global`` statement in some function declares (they may be rebound at any time)
     declared_global: frozenset[str] = frozenset()
+    # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
+    walrus: bool = True
     top_level_lines: set[int] = field(default_factory=set)
     # evaluates ``if``/``while`` tests (rules 10, 11, 13) with this visitor's aliases and constants
     conditions: ConditionEvaluator = field(init=False, repr=False, compare=False)
@@ -886,6 +896,8 @@ class _ImportTimeVisitor:
 
     def _bind_walrus(self, test: ast.expr) -> None:
         """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
+        if not self.walrus:
+            return
         for node in ast.walk(test):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 value = self.conditions.literal(node.value)
@@ -1776,6 +1788,7 @@ class _ImportTimeVisitor:
             future_annotations=self.future_annotations,
             call_bound=_SetOverlay(self.call_bound),
             star_bases=self.star_bases,
+            walrus=self.walrus,
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
@@ -2076,18 +2089,22 @@ def _block_returns(body: Sequence[ast.stmt]) -> str:
 
 
 def _may_return(stmt: ast.stmt) -> bool:
-    """True if ``stmt`` is or holds a ``return`` of the function it is in (not of a nested function,
-    class or lambda)."""
+    """True if ``stmt`` is or holds a ``return`` of the function it is in (not of a nested function
+    or class; a ``return`` is a statement, so only blocks of statements are searched)."""
     stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Return):
             return True
-        if node is not stmt and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                                  ast.Lambda)):
+        if node is not stmt and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        for block in _BLOCKS:
+            stack.extend(getattr(node, block, ()))
     return False
+
+
+_BLOCKS: Final = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of statements (and of ``except`` handlers and ``match`` cases) that hold statements."""
 
 
 def _breaks(body: Sequence[ast.stmt]) -> bool:

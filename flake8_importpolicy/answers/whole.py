@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.answers.warm_index import load_index, store_index
-from flake8_importpolicy.model.budget import Budget
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Construct, Flag, Hop, HopKind, UnresolvedCode, parse_node
 
 if TYPE_CHECKING:
+    from flake8_importpolicy.model.budget import Budget
     from flake8_importpolicy.model.policy import Policy
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
@@ -202,8 +202,7 @@ def report_from_json(data: dict[str, object]) -> Report:
             kind=HopKind(kind) if kind else "",
             also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
             code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
-            budget=None if budget is None else Budget(
-                int(budget[0]), int(budget[1]), tuple((str(n), int(c)) for n, c in budget[2])),
+            budget=None if budget is None else _budget_from_json(budget),
         ))
     problems = [_problem(row) for row in data["problems"]]  # type: ignore[attr-defined]
     return Report(
@@ -220,3 +219,11 @@ def report_from_json(data: dict[str, object]) -> Report:
         unresolved_fails=bool(data["unresolved_fails"]),
         baselined=int(data["baselined"]),  # type: ignore[call-overload]
     )
+
+
+def _budget_from_json(row: Any) -> Budget:
+    """An IPL008 violation's budget, ``[count, limit, [[first hop, modules], ...]]`` (the module is
+    imported only for a report that has one)."""
+    from flake8_importpolicy.model.budget import Budget
+
+    return Budget(int(row[0]), int(row[1]), tuple((str(n), int(c)) for n, c in row[2]))

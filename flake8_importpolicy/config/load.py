@@ -40,7 +40,6 @@ from typing import Final
 
 from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
 from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
-from flake8_importpolicy.config.presets import preset_names, preset_path
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
 from flake8_importpolicy.model.files import (
     CACHE_TAG,
@@ -329,6 +328,8 @@ class _Merger:
     ) -> _Source | None:
         preset = "/" not in entry and "\\" not in entry and not entry.endswith(".toml")
         if preset:
+            from flake8_importpolicy.config.presets import preset_names, preset_path  # extends only
+
             path = preset_path(entry)
             if path is None:
                 names = preset_names()

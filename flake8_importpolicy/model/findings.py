@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.budget import Budget
 from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport, UnresolvedCode
 
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
+    from flake8_importpolicy.model.budget import Budget
     from flake8_importpolicy.model.facts import SourceProblem
     from flake8_importpolicy.model.interpreter import ResolvedModule
     from flake8_importpolicy.model.policy import HeavyRule
