@@ -169,7 +169,7 @@ class PolicyEngine:
             follows=self._follows,
         )
         self._shared_reach: OrderedDict[object, _SharedReach] = OrderedDict()
-        self._reach_keys: set[object] = set()  # statement keys met once (no shared traversal yet)
+        self._statement_count: dict[object, int] = {}  # light modules with each statement key
         self._unclear: dict[str, bool] = {}
         # the same dict, kept up to date
         self.files_read: dict[Path, SourceRead] = self._facts_source.files_read
@@ -322,6 +322,11 @@ class PolicyEngine:
                 codes.IPL003, self.policy.path, lines.get(text), pattern=text
             )
         lights = sorted(found_lights)
+        for light in lights:  # which statements more than one light module has (see _reach)
+            rules = self.policy.rules_for(light)
+            for hops in self._statements(light).values():
+                key = _statement_key(rules, hops)
+                self._statement_count[key] = self._statement_count.get(key, 0) + 1
         for number, light in enumerate(lights):
             if progress is not None:
                 progress(number, len(lights), light)
@@ -431,11 +436,7 @@ class PolicyEngine:
         expand = functools.cache(self.make_expander(forbidden_rule, (h.pattern for h in rules.forbid)))
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
-        statements: dict[tuple[int, int, bool], list[Hop]] = {}
-        for hop in self.graph.find_parent_hops(light):
-            statements.setdefault((hop.line, hop.col, True), []).append(hop)
-        for hop in self.graph.find_import_time_edges(light):
-            statements.setdefault((hop.line, hop.col, False), []).append(hop)
+        statements = self._statements(light)
         violations: list[Violation] = []
         covers: list[list[int]] = []
         ran: dict[str, int] = {}  # forbidden node -> the violation whose statement ran it first
@@ -610,9 +611,9 @@ class PolicyEngine:
         <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`, which calls
         ``too_deep`` in between as it does.
 
-        The first light module with a statement's key traverses for itself. Once a second one has
-        the same key — light modules whose statements name the same modules under the same rules
-        (siblings, through their parent package; modules that import one hub) — they share one
+        A statement that only one light module has (:meth:`check` counts them first) gets a
+        traversal of its own. Light modules whose statements name the same modules under the same
+        rules (siblings, through their parent package; modules that import one hub) share one
         traversal, made without any module left out: leaving ``light`` out changes nothing when the
         traversal never reached it, or reached it and found nothing from it (no new node, no call
         too deep) and it matters to nobody; otherwise ``light`` gets a traversal of its own. Without
@@ -620,7 +621,7 @@ class PolicyEngine:
         traversals of 10,000 modules.
         """
         ordered = sorted(hops, key=Hop.sort_key)
-        key = (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
+        key = _statement_key(rules, ordered)
 
         def matters(name: str, chain: tuple[Hop, ...]) -> bool:
             if forbidden_rule(name) is not None:
@@ -630,11 +631,10 @@ class PolicyEngine:
             return bool(self._unexpanded(name, chain, unfollowed))
 
         shared = self._shared_reach.get(key)
-        if shared is None and key not in self._reach_keys:
+        if shared is None and self._statement_count.get(key, 0) < 2:
             # Most statements are one light module's own, and a light module that its own closure
             # reaches (a package whose __init__ imports it) makes a shared traversal useless: building
-            # one for every first key visited twice the nodes on torch.
-            self._reach_keys.add(key)
+            # one for every statement visited twice the nodes on torch.
             for name, chain in self.graph.iter_breadth_first(
                 ordered, expand=expand, seen={light}, too_deep=too_deep
             ):
@@ -680,6 +680,16 @@ class PolicyEngine:
                 too_deep(hop if chain else first[hop.imported], mine)
             else:
                 yield node, mine
+
+    def _statements(self, light: str) -> dict[tuple[int, int, bool], list[Hop]]:
+        """``light``'s statements that run at import time, ``(line, col, is parent package)`` to
+        their hops: its parent packages' (rule 1) and its own."""
+        statements: dict[tuple[int, int, bool], list[Hop]] = {}
+        for hop in self.graph.find_parent_hops(light):
+            statements.setdefault((hop.line, hop.col, True), []).append(hop)
+        for hop in self.graph.find_import_time_edges(light):
+            statements.setdefault((hop.line, hop.col, False), []).append(hop)
+        return statements
 
     def _is_unclear(self, node: str) -> bool:
         """Whether ``node`` cannot be analysed or holds import-time code that cannot be resolved
@@ -787,6 +797,13 @@ to its caller)``."""
 _SHARED_KEPT = 64
 """Shared traversals kept (the most recently used): light modules are checked in sorted order, so
 siblings come together."""
+
+
+def _statement_key(rules: ModuleRules, hops: Iterable[Hop]) -> object:
+    """What a traversal from a statement depends on: the rules, and the modules and kinds of its
+    hops in order (light modules whose statements have the same key may share one)."""
+    ordered = sorted(hops, key=Hop.sort_key)
+    return (rules.forbid, rules.allow, tuple((hop.imported, hop.kind) for hop in ordered))
 
 
 def _too_deep(hop: Hop) -> UnresolvedCode:
