@@ -39,7 +39,7 @@ from collections.abc import (
     Sequence,
     Set,
 )
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.conditions import (
@@ -643,89 +643,105 @@ _MAX_LOOP_ITEMS: Final = 64
 """A loop over more constant items than this is walked once, its variable unknown."""
 
 
-@dataclass(eq=False, repr=False)  # a walker's state, never compared or shown: two methods less to build
 class _ImportTimeVisitor:
-    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14)."""
+    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14).
 
-    target: Target
-    sites: list[ImportSite] = field(default_factory=list)
-    bindings: set[str] = field(default_factory=set)
-    all_names: list[str] | None = None
-    all_unknown: bool = False
-    defines_getattr: bool = False
-    # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
-    aliases: MutableMapping[str, str] = field(default_factory=dict)
-    # module-level names bound once to a literal (``MYPY = False``): usable in conditions
-    constants: MutableMapping[str, object] = field(default_factory=dict)
-    seen_constants: set[str] = field(default_factory=set)
-    class_depth: int = 0
-    # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
-    lazy_lines: dict[int, int] = field(default_factory=dict)
-    # set for the visitor of a function body (analysed as if the function were called)
-    in_function: bool = False
-    function_name: str = ""
-    calls: list[CallSite] = field(default_factory=list)
-    classes: set[str] = field(default_factory=set)
-    class_path: list[str] = field(default_factory=list)
-    local_defs: MutableSet[str] = field(default_factory=set)
-    import_bound: set[str] = field(default_factory=set)
-    pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=list)
-    used_names: dict[str, list[int]] = field(default_factory=dict)
-    lazy_bound: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    returns: list[str] = field(default_factory=list)
-    future_annotations: bool = False
-    lazy_modules: list[str] = field(default_factory=list)
-    bound_by_line: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    ever_bound: set[str] = field(default_factory=set)
-    all_conditional: bool = False
-    line: int = 0  # line of the statement being visited
-    # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
-    problem: SourceProblem | None = None
-    binding_lines: dict[str, int] = field(default_factory=dict)
-    # names a ``global`` statement in some function declares (they may be rebound at any time)
-    declared_global: frozenset[str] = frozenset()
-    # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
-    walrus: bool = True
-    top_level_lines: set[int] = field(default_factory=set)
-    # evaluates ``if``/``while`` tests (rules 10, 11, 13) with this visitor's aliases and constants
-    conditions: ConditionEvaluator = field(init=False, repr=False, compare=False)
-    # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
-    attribute_reads: list[AttributeRead] = field(default_factory=list)
-    read_keys: set[tuple[str, str]] = field(default_factory=set)
-    # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
-    call_bindings: dict[str, CallBinding] = field(default_factory=dict)
-    call_bound: MutableSet[str] = field(default_factory=set)
-    lazy_attach: LazyAttach | None = None
-    dataclass_depth: int = 0
-    # a function body's positional parameters (``self`` not counted) and what it does with them
-    parameters: tuple[str, ...] = ()
-    self_imports: list[str] = field(default_factory=list)
-    self_calls: list[str] = field(default_factory=list)
-    self_params: list[tuple[str, int]] = field(default_factory=list)
-    lazy_candidates: list[int] = field(default_factory=list)
-    mentions_lazy_loader: bool = False
-    # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
-    unresolved: list[UnresolvedSite] = field(default_factory=list)
-    path_changes: list[PathChange] = field(default_factory=list)
-    path_names: dict[str, PathValue] = field(default_factory=dict)
-    # functions defined in the class body being visited (callable from that body)
-    class_defs: set[str] = field(default_factory=set)
-    # how many more constant strings passed to exec/eval are analysed (their nesting can grow
-    # exponentially under conditions the engine cannot evaluate)
-    exec_budget: int = 64
-    # modules star-imported at module level (a call of a name they may bind is looked up there)
-    star_bases: list[str] = field(default_factory=list)
-    # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
-    # guard of the sites being visited
-    import_guards: dict[str, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
-    requirement: tuple[tuple[str, ...], bool] | None = None
-    # the [assume] entries that decided the conditions the statements being visited run under
-    assumed: tuple[str, ...] = ()
-    # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
-    decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = field(default_factory=dict)
+    A plain class, not a dataclass: with its 55 attributes, the generated ``__init__`` made it the
+    costliest class to create at import (about 1.5 ms on Python 3.11); a walker is never compared
+    or shown."""
 
-    def __post_init__(self) -> None:
-        # The evaluator reads the very mappings this visitor keeps binding names in.
+    def __init__(
+        self,
+        target: Target,
+        *,
+        aliases: MutableMapping[str, str] | None = None,
+        call_bound: MutableSet[str] | None = None,
+        constants: MutableMapping[str, object] | None = None,
+        declared_global: frozenset[str] = frozenset(),
+        function_name: str = "",
+        future_annotations: bool = False,
+        in_function: bool = False,
+        lazy_lines: dict[int, int] | None = None,
+        local_defs: MutableSet[str] | None = None,
+        star_bases: list[str] | None = None,
+        walrus: bool = True,
+    ) -> None:
+        self.target = target
+        self.sites: list[ImportSite] = []
+        self.bindings: set[str] = set()
+        self.all_names: list[str] | None = None
+        self.all_unknown: bool = False
+        self.defines_getattr: bool = False
+        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
+        self.aliases: MutableMapping[str, str] = {} if aliases is None else aliases
+        # module-level names bound once to a literal (``MYPY = False``): usable in conditions
+        self.constants: MutableMapping[str, object] = {} if constants is None else constants
+        self.seen_constants: set[str] = set()
+        self.class_depth: int = 0
+        # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
+        self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
+        # set for the visitor of a function body (analysed as if the function were called)
+        self.in_function: bool = in_function
+        self.function_name: str = function_name
+        self.calls: list[CallSite] = []
+        self.classes: set[str] = set()
+        self.class_path: list[str] = []
+        self.local_defs: MutableSet[str] = set() if local_defs is None else local_defs
+        self.import_bound: set[str] = set()
+        self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        self.used_names: dict[str, list[int]] = {}
+        self.lazy_bound: dict[int, tuple[str, ...]] = {}
+        self.returns: list[str] = []
+        self.future_annotations: bool = future_annotations
+        self.lazy_modules: list[str] = []
+        self.bound_by_line: dict[int, tuple[str, ...]] = {}
+        self.ever_bound: set[str] = set()
+        self.all_conditional: bool = False
+        self.line: int = 0  # line of the statement being visited
+        # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
+        self.problem: SourceProblem | None = None
+        self.binding_lines: dict[str, int] = {}
+        # names a ``global`` statement in some function declares (they may be rebound at any time)
+        self.declared_global: frozenset[str] = declared_global
+        # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
+        self.walrus: bool = walrus
+        self.top_level_lines: set[int] = set()
+        # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
+        self.attribute_reads: list[AttributeRead] = []
+        self.read_keys: set[tuple[str, str]] = set()
+        # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
+        self.call_bindings: dict[str, CallBinding] = {}
+        self.call_bound: MutableSet[str] = set() if call_bound is None else call_bound
+        self.lazy_attach: LazyAttach | None = None
+        self.dataclass_depth: int = 0
+        # a function body's positional parameters (``self`` not counted) and what it does with them
+        self.parameters: tuple[str, ...] = ()
+        self.self_imports: list[str] = []
+        self.self_calls: list[str] = []
+        self.self_params: list[tuple[str, int]] = []
+        self.lazy_candidates: list[int] = []
+        self.mentions_lazy_loader: bool = False
+        # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
+        self.unresolved: list[UnresolvedSite] = []
+        self.path_changes: list[PathChange] = []
+        self.path_names: dict[str, PathValue] = {}
+        # functions defined in the class body being visited (callable from that body)
+        self.class_defs: set[str] = set()
+        # how many more constant strings passed to exec/eval are analysed (their nesting can grow
+        # exponentially under conditions the engine cannot evaluate)
+        self.exec_budget: int = 64
+        # modules star-imported at module level (a call of a name they may bind is looked up there)
+        self.star_bases: list[str] = [] if star_bases is None else star_bases
+        # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
+        # guard of the sites being visited
+        self.import_guards: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self.requirement: tuple[tuple[str, ...], bool] | None = None
+        # the [assume] entries that decided the conditions the statements being visited run under
+        self.assumed: tuple[str, ...] = ()
+        # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
+        self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
+        # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
+        # visitor keeps binding names in
         self.conditions = ConditionEvaluator(self.target, self.aliases, self.constants)
 
     # -- statements --------------------------------------------------------------------------------

@@ -68,7 +68,6 @@ from flake8_importpolicy.model.policy import (
     parse_node_pattern,
 )
 from flake8_importpolicy.model.reading import read_regular_file
-from flake8_importpolicy.model.versions import parse_target_version
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -966,6 +965,8 @@ class _Builder:
         versions: set[tuple[int, int]] = set()
 
         def check(item_key: str, item: str) -> None:
+            from flake8_importpolicy.model.versions import parse_target_version  # only if given
+
             try:
                 versions.add(parse_target_version(item))
             except ValueError as exc:

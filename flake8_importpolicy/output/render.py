@@ -214,7 +214,9 @@ def hop_to_json(hop: Hop, relpath: PathFormatter) -> dict[str, object]:
     }
 
 
-_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+"""Each character ``str.splitlines`` breaks at, to its Python escape (``repr`` writes the same as the
+``unicode_escape`` codec for these, without loading the codec)."""
 
 
 def escape_line_breaks(text: str) -> str:
