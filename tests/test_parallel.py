@@ -205,7 +205,7 @@ def test_pool_with_one_job_never_starts(tmp_path: Path) -> None:
     pool = FactsPool(1, TARGET, None)
     pool.start()
     for _ in range(10):
-        pool.note_miss()
+        pool.note_miss(0.001)
     assert not pool.active
     pool.prefetch(tmp_path / "x.py")
     assert pool.take(tmp_path / "x.py") is None

@@ -86,7 +86,6 @@ class FactsPool:
         self.jobs = jobs if jobs > 1 and _can_fork() else 1
         self.target = target
         self.cache = cache
-        self._misses = 0
         self._executor: ProcessPoolExecutor | None = None
         self._modules: dict[Path, Future[Extracted]] = {}
         self._own_seconds = 0.0  # the engine's own extractions: time and files
@@ -99,12 +98,11 @@ class FactsPool:
         """True once worker processes are running."""
         return self._executor is not None
 
-    def note_miss(self, seconds: float = 0.0) -> None:
+    def note_miss(self, seconds: float) -> None:
         """Count one file the engine extracted itself, in ``seconds``; starts the pool after a few."""
-        self._misses += 1
         self._own_seconds += seconds
         self._own_files += 1
-        if self._misses >= MIN_MISSES and self._own_seconds >= self._own_files * _MIN_PACE:
+        if self._own_files >= MIN_MISSES and self._own_seconds >= self._own_files * _MIN_PACE:
             self.start()
 
     def start(self) -> None:
