@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 from common import (  # noqa: E402
     CODEBASES,
+    Run,
     Series,
     Setup,
     bench_env,
@@ -132,6 +133,14 @@ def _ip_violations(stdout: str) -> str:
     return f"{len(data.get('violations', []))} violations, {len(data.get('problems', []))} problems"
 
 
+def _require_report(label: str, run: Run) -> None:
+    """Stop the benchmark when an importpolicy row printed no JSON report: an engine that cannot
+    even be imported (a broken install, a bad ``PYTHONPATH``) also exits 1, like a check with
+    findings, and its interpreter start-up would be timed as a check."""
+    if label.startswith("importpolicy") and _ip_violations(run.stdout) == "?":
+        raise SystemExit(f"{label} printed no report (exit {run.returncode}):\n{run.stderr[-2000:]}")
+
+
 def _li_summary(stdout: str) -> str:
     match = re.search(r"Contracts: (\d+) kept, (\d+) broken", stdout)
     chains = len(re.findall(r"^\S+ is not allowed to import \S+:$", stdout, re.M))
@@ -164,6 +173,7 @@ def bench_codebase(key: str, runs: int) -> dict[str, object]:
         if label == "importpolicy cold" or label == "lint-imports cold":
             if run.returncode not in (0, 1):
                 raise SystemExit(f"{label} failed (exit {run.returncode}):\n{run.stderr[-2000:]}")
+        _require_report(label, run)
         if label == "importpolicy cold":
             notes["importpolicy"] = _ip_violations(run.stdout)
         elif label == "lint-imports cold":
@@ -181,6 +191,7 @@ def bench_codebase(key: str, runs: int) -> dict[str, object]:
                 before()
             run = measure(argv, cwd=setup.work, env=env)
             series[label].runs.append(run)
+            _require_report(label, run)
             if label.startswith("importpolicy"):
                 outputs.setdefault(label, set()).add(run.stdout.replace(str(work / "engine-rev"),
                                                                         str(work)))

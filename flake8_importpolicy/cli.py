@@ -737,7 +737,7 @@ def _run_presets(args: argparse.Namespace) -> int:
 
 
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
-    from flake8_importpolicy.answers.cache_dir import clear_cache
+    from flake8_importpolicy.answers.cache_clear import clear_cache
 
     directory = policy.settings.cache_dir
     cleared = clear_cache(directory)

@@ -21,7 +21,7 @@ import pytest
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.extract import extract_facts
-from flake8_importpolicy.answers.cache_dir import Cleared, clear_cache
+from flake8_importpolicy.answers.cache_clear import Cleared, clear_cache
 from flake8_importpolicy.answers.facts_cache import DiskFactsCache, prune_cache
 from flake8_importpolicy.answers.jsonfile import read_json_sealed
 from flake8_importpolicy.config.load import load_policy

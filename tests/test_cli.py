@@ -1079,6 +1079,22 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     assert again.stderr.splitlines()[-1].startswith("0 ['flake8_importpolicy.analysis")
 
 
+def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
+    """A cold check of a policy without ``[assume]`` or ``extends``, and with no problem to hint at,
+    creates none of the value classes it does not need (each frozen dataclass costs its creation at
+    every import: docs/performance.md) and does not import ``difflib`` or the ``cache clear`` code."""
+    probe = (
+        "import sys\n"
+        "from flake8_importpolicy.cli import main\n"
+        "code = main(['check', '--no-cache', '--format', 'json'])\n"
+        "unused = ('difflib', 'flake8_importpolicy.model.assume', 'flake8_importpolicy.model.bases',"
+        " 'flake8_importpolicy.answers.cache_clear')\n"
+        "print(code, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
+    )
+    cold = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
+    assert cold.stderr.splitlines()[-1] == "1 []"
+
+
 def test_an_edit_in_any_subpackage_file_makes_the_warm_answer_miss(
     basic: Path, tmp_path: Path
 ) -> None:

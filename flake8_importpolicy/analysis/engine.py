@@ -18,7 +18,6 @@ This is the contract every adapter shares (CLI, flake8, mypy):
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import re
 from collections import OrderedDict
@@ -32,6 +31,7 @@ from flake8_importpolicy.analysis.graph import ImportGraph, is_compiled_only
 from flake8_importpolicy.analysis.noqa import is_suppressed
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
+from flake8_importpolicy.model.errors import find_close_match
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
 from flake8_importpolicy.model.graph import (
@@ -417,9 +417,9 @@ class PolicyEngine:
         else:
             candidates = list(self.index.find_top_levels())
             missing = parts[0]
-        close = difflib.get_close_matches(missing, candidates, n=1, cutoff=0.8)
+        close = find_close_match(missing, candidates, cutoff=0.8)
         if close:
-            hint = f"; did you mean {entry.pattern.text.replace(missing, close[0], 1)!r}?"
+            hint = f"; did you mean {entry.pattern.text.replace(missing, close, 1)!r}?"
         elif known is None:
             hint = f"; package {missing!r} is not installed for this interpreter"
         else:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import difflib
 import hashlib
 import json
 import os
@@ -34,13 +33,17 @@ import shutil
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
 from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
-from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
+from flake8_importpolicy.model.errors import (
+    PolicyError,
+    PolicyNotFound,
+    PolicyProblem,
+    find_close_match,
+)
 from flake8_importpolicy.model.files import (
     CACHE_TAG,
     DEFAULT_CACHE_DIR,
@@ -55,7 +58,6 @@ from flake8_importpolicy.model.patterns import (
     parse_pattern,
 )
 from flake8_importpolicy.model.policy import (
-    Assumption,
     External,
     HeavyRule,
     IgnoreRule,
@@ -63,11 +65,14 @@ from flake8_importpolicy.model.policy import (
     NodePattern,
     PatternEntry,
     Policy,
-    PolicySource,
     Settings,
     parse_node_pattern,
 )
 from flake8_importpolicy.model.reading import read_regular_file
+
+if TYPE_CHECKING:  # loaded when a policy has [assume] or extends (tests/test_cli.py)
+    from flake8_importpolicy.model.assume import Assumption
+    from flake8_importpolicy.model.bases import PolicySource
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -209,16 +214,24 @@ def policy_from_text(text: str, path: Path) -> Policy:
     return dataclasses.replace(policy, file_digest=top.digest, sources=tuple(merger.sources))
 
 
-@dataclass
 class _Source:
-    """One file a policy is read from: the policy file, a base file or a preset's data file."""
+    """One file a policy is read from: the policy file, a base file or a preset's data file.
 
-    path: Path
-    label: str | None  # None for the policy file itself; else how messages name it
-    text: str
-    prefix: str
-    table: dict[str, object]
-    digest: str
+    A plain class, not a dataclass: the loader's private record is made on every run, and a
+    dataclass costs its creation at every import (docs/performance.md, "What the cold path avoids")."""
+
+    __slots__ = ("path", "label", "text", "prefix", "table", "digest")
+
+    def __init__(
+        self, path: Path, label: str | None, text: str, prefix: str, table: dict[str, object],
+        digest: str,
+    ) -> None:
+        self.path = path
+        self.label = label  # None for the policy file itself; else how messages name it
+        self.text = text
+        self.prefix = prefix
+        self.table = table
+        self.digest = digest
 
 
 def _read_source(path: Path, label: str | None, *, preset: bool = False) -> _Source:
@@ -332,8 +345,8 @@ class _Merger:
             path = preset_path(entry)
             if path is None:
                 names = preset_names()
-                close = difflib.get_close_matches(entry, names, n=1)
-                hint = f"did you mean {_quote(close[0])}? " if close else ""
+                close = find_close_match(entry, names)
+                hint = f"did you mean {_quote(close)}? " if close else ""
                 self.report(source, key, f"unknown preset {_quote(entry)}; {hint}built-in presets: "
                             + ", ".join(names) + ' (a file is written with a "/" or ending in .toml)')
                 return None
@@ -360,6 +373,8 @@ class _Merger:
             self._read[ident] = None
             return None
         self._read[ident] = base
+        from flake8_importpolicy.model.bases import PolicySource
+
         self.sources.append(PolicySource(label, path, base.digest))
         return base
 
@@ -656,7 +671,7 @@ def _is_light_nesting(table: dict[str, object]) -> bool:
         return False
     if any(isinstance(item, dict) for item in table.values()):
         return True
-    return not any(difflib.get_close_matches(key, _LIGHT_KEYS, n=1) for key in table)
+    return not any(find_close_match(key, _LIGHT_KEYS) for key in table)
 
 
 def _ignore_lines(text: str, imports: list[object], prefix: str) -> list[int]:
@@ -751,8 +766,8 @@ class _Builder:
     def unknown_key(
         self, base: str, key: str, allowed: tuple[str, ...], line: int | None = None
     ) -> None:
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f"did you mean {close[0]!r}?" if close else "expected one of: " + ", ".join(allowed)
+        close = find_close_match(key, allowed)
+        hint = f"did you mean {close!r}?" if close else "expected one of: " + ", ".join(allowed)
         self.add(_child(base, key), f"unknown key; {hint}", line)
 
     def pattern(self, key: str, text: str, line: int | None = None) -> ModulePattern | None:
@@ -1025,9 +1040,9 @@ class _Builder:
             return None
         if value in values:
             return value
-        close = difflib.get_close_matches(value, values, n=1)
+        close = find_close_match(value, values)
         if close:
-            hint = f"did you mean {_quote(close[0])}? (expected {choices})"
+            hint = f"did you mean {_quote(close)}? (expected {choices})"
         else:
             hint = f"expected {choices}"
         self.add(key, f"unknown value {_quote(value)}; {hint}")
@@ -1280,9 +1295,9 @@ class _Builder:
                     pattern = parse_pattern(item)
                 except PatternError as exc:
                     message = str(exc)
-                    close = difflib.get_close_matches(item, list(heavy_by_key), n=1)
+                    close = find_close_match(item, heavy_by_key)
                     if close:
-                        message += f"; did you mean {_quote(close[0])}?"
+                        message += f"; did you mean {_quote(close)}?"
                     self.add(item_key, message)
                     return
                 rule = HeavyRule(pattern, reason or "", source=source)
@@ -1423,6 +1438,9 @@ class _Builder:
             self.add(base, 'expected a table of "dotted.name" = value or "dotted.f()" = value '
                      f"entries ([{self.header('assume')}]), got {_describe(raw)}")
             return ()
+        if not raw:
+            return ()
+        from flake8_importpolicy.model.assume import Assumption
         found: list[Assumption] = []
         seen: dict[str, str] = {}
         for name, value in raw.items():
@@ -1460,6 +1478,8 @@ class _Builder:
 
     def environ(self, base: str, raw: object) -> list[Assumption]:
         """Validate ``[assume.environ]``: ``"VARIABLE" = "value"`` (set) or ``false`` (not set)."""
+        from flake8_importpolicy.model.assume import Assumption
+
         if not isinstance(raw, dict):
             self.add(base, 'expected a table of "VARIABLE" = "value" or false entries '
                      f"([{self.header('assume.environ')}]), got {_describe(raw)}")

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.model.policy import Preset
+from flake8_importpolicy.model.bases import Preset
 
 __all__ = ["PRESET_DIR", "preset_names", "preset_path", "read_preset"]
 

@@ -24,7 +24,18 @@ __all__ = [
     "PolicyNotFound",
     "PolicyProblem",
     "display_path",
+    "find_close_match",
 ]
+
+
+def find_close_match(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The candidate closest to ``word`` for a "did you mean" hint, or None if none is close enough
+    (``difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)``; ``difflib`` is imported
+    only here, when a hint is needed: a valid policy never pays for it)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 class ImportPolicyError(Exception):

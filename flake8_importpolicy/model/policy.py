@@ -11,15 +11,17 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from flake8_importpolicy.model.facts import assumption_text
 from flake8_importpolicy.model.graph import CallNode, FunctionNode
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import ModulePattern, PatternError, PatternIndex, parse_pattern
 
+if TYPE_CHECKING:  # built only when a policy has [assume] or extends (their classes cost import time)
+    from flake8_importpolicy.model.assume import Assumption
+    from flake8_importpolicy.model.bases import PolicySource
+
 __all__ = [
-    "Assumption",
     "External",
     "HeavyRule",
     "IgnoreRule",
@@ -28,8 +30,6 @@ __all__ = [
     "NodePattern",
     "PatternEntry",
     "Policy",
-    "PolicySource",
-    "Preset",
     "Settings",
     "parse_node_pattern",
 ]
@@ -257,76 +257,6 @@ class IgnoreRule:
         """Return True if this ``unresolved = ...`` entry accepts the unresolved code of ``module``
         (a module, or a function body run at import time: its module counts)."""
         return self.unresolved and self.importer.matches_exactly(str(module).partition(":")[0])
-
-
-@dataclass(frozen=True)
-class Assumption:
-    """An ``[assume]`` entry: a fact about the runtime the analysed code will run in, used wherever the
-    engine evaluates a condition (docs/policy.md, ``[assume]``).
-
-    Attributes:
-        key: for an ``[assume]`` entry, the dotted name or call in canonical form
-            (:func:`flake8_importpolicy.model.patterns.canonical_assumption_key`:
-            ``vllm.platforms.current_platform.is_rocm()``, ``vllm.envs.VLLM_USE_V1``); for an
-            ``[assume.environ]`` entry, the environment variable's name.
-        value: the assumed value: a bool, str or int; for an environment variable its string value,
-            or None for "not set" (``false`` in the policy).
-        environ: True for an ``[assume.environ]`` entry.
-        source: as :attr:`HeavyRule.source`.
-    """
-
-    key: str
-    value: bool | str | int | None
-    environ: bool = False
-    source: str = ""
-
-    @property
-    def text(self) -> str:
-        """The entry as a policy writes it: ``"x.is_rocm()" = false``, ``environ."VAR" = "1"``
-        (:func:`~flake8_importpolicy.model.facts.assumption_text`)."""
-        return assumption_text(self.key, self.value, self.environ)
-
-    @property
-    def label(self) -> str:
-        """How ``verify`` names the entry: ``[assume] "x()" = false`` (with ``[from <source>]`` for an
-        entry of a base)."""
-        shown = f"[assume] {self.text}"
-        return f"{shown} [from {self.source}]" if self.source else shown
-
-
-@dataclass(frozen=True)
-class Preset:
-    """A built-in preset as ``importpolicy presets`` shows it.
-
-    Attributes:
-        name: what ``extends`` names it by (``torch-cuda``).
-        path: its data file in the package.
-        header: the comment lines at the top of the data file (what it is, where it comes from),
-            without the ``#``.
-        entries: ``(table, key, reason)`` of every entry, in file order; each reason ends with the
-            entry's source (torch version and file:line, or a measurement).
-    """
-
-    name: str
-    path: Path
-    header: tuple[str, ...]
-    entries: tuple[tuple[str, str, str], ...]
-
-
-@dataclass(frozen=True)
-class PolicySource:
-    """A file the policy was merged from besides the policy file itself (``extends``).
-
-    Attributes:
-        label: how messages name it: its path relative to the policy file's directory (or absolute),
-            or ``preset NAME`` for a built-in preset.
-        path: the file (absolute): a base file, or the preset's data file in the package.
-        digest: the SHA-256 hex digest of the bytes that were read.
-    """
-
-    label: str
-    path: Path
-    digest: str
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.output.render import PathFormatter, format_policy_problem, hop_to_json
 
 if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
-    from flake8_importpolicy.model.policy import Preset
+    from flake8_importpolicy.model.bases import Preset
 
 __all__ = ["format_policy_error_json", "format_report_json", "format_why_json"]
 

@@ -28,7 +28,8 @@ from flake8_importpolicy.output.render import (
 
 if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
     from flake8_importpolicy.model.baseline import BaselineEntry
-    from flake8_importpolicy.model.policy import HeavyRule, Preset
+    from flake8_importpolicy.model.bases import Preset
+    from flake8_importpolicy.model.policy import HeavyRule
 
 __all__ = [
     "LINES_PER_LIGHT_MODULE",

@@ -28,7 +28,8 @@ from flake8_importpolicy.model.budget import count_units
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import Assumption, HeavyRule, ModuleRules, Policy
+from flake8_importpolicy.model.assume import Assumption
+from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter, single_line
 from flake8_importpolicy.output.status import open_status_line
