@@ -1088,7 +1088,7 @@ def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
         "from flake8_importpolicy.cli import main\n"
         "code = main(['check', '--no-cache', '--format', 'json'])\n"
         "unused = ('difflib', 'flake8_importpolicy.model.assume', 'flake8_importpolicy.model.bases',"
-        " 'flake8_importpolicy.answers.cache_clear')\n"
+        " 'flake8_importpolicy.answers.cache_clear', 'flake8_importpolicy.model.why')\n"
         "print(code, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
     )
     cold = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)

@@ -17,7 +17,8 @@ from helpers import parse_workflow_command, runner_lines
 
 from flake8_importpolicy import cli, codes
 from flake8_importpolicy.model.facts import SourceProblem
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.why import WhyResult
 from flake8_importpolicy.model.graph import (
     CallNode,
     Construct,

@@ -23,7 +23,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 from pathlib import Path
 
 from flake8_importpolicy import codes
@@ -33,14 +33,13 @@ from flake8_importpolicy.analysis.parallel import Extracted, FactsPool
 from flake8_importpolicy.analysis.sources import FactsSource
 from flake8_importpolicy.model.errors import find_close_match
 from flake8_importpolicy.model.facts import SourceProblem, SourceRead
-from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import (
     Construct,
     CallNode,
     FunctionNode,
     Hop,
     HopKind,
-    UnknownImport,
     UnresolvedCode,
     module_of,
 )
@@ -57,6 +56,9 @@ from flake8_importpolicy.model.policy import (
 )
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.model.reading import read_regular_file
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.why import UnknownImport, WhyResult
 
 __all__ = ["PolicyEngine"]
 
@@ -712,6 +714,8 @@ class PolicyEngine:
             function_facts = self.graph.get_function_facts(owner, node.qualname)
             calls = function_facts.calls if function_facts else ()
         path = self.index.resolve_module(owner).path
+        from flake8_importpolicy.model.why import UnknownImport  # why only: a check never loads it
+
         return [
             UnknownImport(node, path, call.line, call.col, call.callee)
             for call in calls
@@ -732,6 +736,8 @@ class PolicyEngine:
             heavy: a pattern to look for instead of the policy's rules. Without it, the forbid rules of
                 the light rule that names ``module`` are used, else every ``[heavy]`` rule.
         """
+        from flake8_importpolicy.model.why import UnknownImport, WhyResult  # a check never loads it
+
         if heavy is not None:
             named = "named by --heavy"
             applied = ModuleRules(module, (), (HeavyRule(heavy, named), HeavyRule(heavy, named, True)))

@@ -1,4 +1,5 @@
-"""What a check finds: violations, problems and the report, and what ``why`` shows.
+"""What a check finds: violations, problems and the report (``why``'s result is in
+:mod:`flake8_importpolicy.model.why`).
 
 Findings carry their :class:`~flake8_importpolicy.codes.Code` and the arguments of its message; they are
 rendered to text only at the edge (:mod:`flake8_importpolicy.output`), so every client words them alike.
@@ -6,22 +7,18 @@ rendered to text only at the edge (:mod:`flake8_importpolicy.output`), so every 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.graph import CallNode, Hop, UnknownImport, UnresolvedCode
+from flake8_importpolicy.model.graph import CallNode, Hop, UnresolvedCode
 
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
     from flake8_importpolicy.model.budget import Budget
-    from flake8_importpolicy.model.facts import SourceProblem
-    from flake8_importpolicy.model.interpreter import ResolvedModule
-    from flake8_importpolicy.model.policy import HeavyRule
 
-__all__ = ["Problem", "Report", "Unresolved", "Violation", "WhyResult"]
+__all__ = ["Problem", "Report", "Unresolved", "Violation"]
 
 
 @dataclass(frozen=True)
@@ -197,36 +194,3 @@ class Report:
         :attr:`unresolved_fails`."""
         failing = self.unresolved_fails and bool(self.unresolved)
         return 1 if self.violations or self.problems or failing else 0
-
-
-@dataclass(frozen=True)
-class WhyResult:
-    """What ``importpolicy why MODULE`` shows.
-
-    Attributes:
-        module: the module asked about.
-        resolved: where it was found.
-        closure: every node its import runs (``{node: shortest chain}``; forbidden modules are
-            leaves, so the closure stops there).
-        paths: the file of each node's module in the closure (``None`` if it has none).
-        forbidden: ``(node, heavy rule)`` for each forbidden node reached, in breadth-first order;
-            a submodule of a forbidden module also reached is left out (as ``check``'s ``also``).
-        unresolved: import-time code in the closure that cannot be resolved (IPL006's sites),
-            in breadth-first order.
-        problems: modules in the closure that could not be analysed, with why.
-        lazy: lazy attachments in the closure (``lazy_loader.attach``/``attach_stub``, a
-            transformers-style ``_LazyModule``): their targets are *not* run at import time
-            (docs/semantics.md rule 18); ``detail`` is the called name.
-        count: the closure counted as a ``max-modules`` budget counts it
-            (:func:`~flake8_importpolicy.model.budget.count_units`).
-    """
-
-    module: str
-    resolved: ResolvedModule
-    closure: Mapping[str, tuple[Hop, ...]]
-    paths: Mapping[str, Path | None]
-    forbidden: tuple[tuple[str, HeavyRule], ...]
-    unresolved: tuple[UnresolvedCode, ...]
-    problems: tuple[tuple[str, SourceProblem], ...]
-    lazy: tuple[UnknownImport, ...] = ()
-    count: int = 0

@@ -26,7 +26,6 @@ __all__ = [
     "FunctionNode",
     "Hop",
     "HopKind",
-    "UnknownImport",
     "UnresolvedCode",
     "module_of",
     "parse_node",
@@ -275,18 +274,3 @@ class UnresolvedCode:
     construct: Construct
     detail: str
     flags: tuple[Flag, ...] = ()
-
-
-@dataclass(frozen=True)
-class UnknownImport:
-    """A lazy attachment (``lazy_loader.attach``) whose targets are not run at import time.
-
-    Attributes:
-        module: the node that runs it; path, line, col: where; detail: the called name.
-    """
-
-    module: str
-    path: Path | None
-    line: int
-    col: int
-    detail: str

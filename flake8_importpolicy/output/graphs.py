@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from flake8_importpolicy.model.findings import WhyResult
+from flake8_importpolicy.model.why import WhyResult
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,

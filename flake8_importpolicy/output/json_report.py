@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from flake8_importpolicy.model.findings import Problem, Report, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import UnresolvedCode
 from flake8_importpolicy.codes import IPL900
 from flake8_importpolicy.model.errors import PolicyProblem
@@ -15,6 +15,7 @@ from flake8_importpolicy.output.render import PathFormatter, format_policy_probl
 
 if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
     from flake8_importpolicy.model.bases import Preset
+    from flake8_importpolicy.model.why import WhyResult
 
 __all__ = ["format_policy_error_json", "format_report_json", "format_why_json"]
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
 from flake8_importpolicy.model.errors import PolicyProblem
-from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
+
+if TYPE_CHECKING:  # a check never loads what only why shows
+    from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
     "PathFormatter",

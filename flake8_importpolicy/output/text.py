@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from flake8_importpolicy.model.findings import Problem, Report, WhyResult
+from flake8_importpolicy.model.findings import Problem, Report
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
     from flake8_importpolicy.model.baseline import BaselineEntry
     from flake8_importpolicy.model.bases import Preset
     from flake8_importpolicy.model.policy import HeavyRule
+    from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
     "LINES_PER_LIGHT_MODULE",
