@@ -6,13 +6,13 @@ Usage::
     python benchmarks/instructions.py --engine-rev REV [--codebases vllm,transformers,torch]
 
 Wall-clock medians on a shared machine move by ±5 % from one series to the next (docs/performance.md,
-"Spread"), which hides a change of a few percent. Valgrind's callgrind counts the instructions a
-process executes; for the same inputs the count repeats to within about 0.1 %. For each codebase of
-``compare.py`` (its policy of 5 light modules, written by ``compare.py`` under the bench cache), this
-runs ``importpolicy check --no-cache --jobs 1 --format json`` once per engine under
+"Results": vLLM against ``b4f16de``), which hides a change of a few percent. Valgrind's callgrind
+counts the instructions a process executes; for the same inputs the count repeats to within about
+0.1 %. For each codebase of ``compare.py`` (its policy of 5 light modules, under the bench cache),
+this runs ``importpolicy check --no-cache --jobs 1 --format json`` once per engine under
 ``valgrind --tool=callgrind`` (the interpreter query, a child process, is not counted) and prints
-the counts, their ratio, and the count of ``python -c pass`` (the interpreter's start-up, the same
-for both), and whether the two reports are the same. Needs ``valgrind`` on ``PATH``; nothing is
+the counts, their ratio, the count of ``python -c pass`` (the interpreter's start-up, the same for
+both), and whether the two reports are the same. Needs ``valgrind`` on ``PATH``; nothing is
 imported from the analysed code.
 
 The working tree's engine is the repository's ``flake8_importpolicy`` (first on ``PYTHONPATH``);
