@@ -1441,6 +1441,7 @@ class _Builder:
         if not raw:
             return ()
         from flake8_importpolicy.model.assume import Assumption
+
         found: list[Assumption] = []
         seen: dict[str, str] = {}
         for name, value in raw.items():
