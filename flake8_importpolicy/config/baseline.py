@@ -18,7 +18,6 @@ What the entries mean and how a report is filtered by them: :mod:`flake8_importp
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from flake8_importpolicy.model.baseline import BASELINE_CODES, Baseline, BaselineEntry
-from flake8_importpolicy.model.errors import BaselineError, PolicyProblem
+from flake8_importpolicy.model.errors import BaselineError, PolicyProblem, find_close_match
 from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline"]
@@ -176,8 +175,8 @@ def _json_key(key: str) -> str:
 
 
 def _unknown(key: str, allowed: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(key, allowed, n=1)
-    return f"unknown key; did you mean {close[0]!r}?" if close else (
+    close = find_close_match(key, allowed)
+    return f"unknown key; did you mean {close!r}?" if close else (
         "unknown key; expected one of: " + ", ".join(allowed))
 
 
