@@ -226,6 +226,7 @@ def _extract_unpaused(
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
+        class_bases=visitor.class_bases,
         aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
         attribute_reads=tuple(visitor.attribute_reads),
         call_bindings=dict(visitor.call_bindings),
@@ -259,6 +260,7 @@ def extract_facts_and_index(
         future_annotations=visitor.future_annotations,
         call_bound=frozenset(visitor.call_bindings),
         star_bases=tuple(visitor.star_bases),
+        decorated=frozenset(visitor.decorated),
     )
     return facts, index
 
@@ -284,6 +286,8 @@ class FunctionIndex:
             per definition in source order (a name defined twice has two).
         call_bound: the module-level names bound to a call's result (candidate lazy module objects).
         star_bases: the modules the module star-imports (a call of a name they may bind).
+        decorated: the module-level functions a decorator may have replaced (a call of one runs
+            what the decorator returned).
         aliases, constants, local_defs, future_annotations: the module's final import aliases,
             literal constants, names bound by ``def``/``class``, and whether
             ``from __future__ import annotations`` is in effect (PEP 563).
@@ -297,6 +301,7 @@ class FunctionIndex:
     future_annotations: bool
     call_bound: frozenset[str] = frozenset()
     star_bases: tuple[str, ...] = ()
+    decorated: frozenset[str] = frozenset()
 
     def load(self, source: bytes | str) -> FunctionBodies:
         """The function bodies of ``source``, which must be the source this index was made from
@@ -310,6 +315,7 @@ class FunctionIndex:
             call_bound=set(self.call_bound),
             star_bases=list(self.star_bases),
             walrus=_has_walrus(source),
+            decorated=set(self.decorated),
         )
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
@@ -615,7 +621,23 @@ def _syntax_message(exc: SyntaxError) -> str:
 
 _DYNAMIC_IMPORTERS: Final = frozenset({
     "importlib.import_module", "__import__", "builtins.__import__", "importlib.__import__",
+    "importlib._bootstrap._gcd_import",
 })
+_IMPORTING_METHODS: Final = frozenset({
+    "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
+    "run_path",
+})
+"""Names of functions and methods that import or run a module they are given (``importlib``'s,
+loaders' ``exec_module``/``load_module``, ``runpy``'s): a call of one that is not resolved to a
+known importer (``sys.modules["importlib"].import_module(n)``, ``spec.loader.exec_module(m)``)
+runs code the engine cannot name (IPL006 ``dynamic-import``)."""
+_CONSUMERS: Final = frozenset({
+    "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
+})
+"""Builtins that iterate a generator expression given to them before they return (so its body
+runs at import time, unlike a generator expression kept for later, rule 9); ``str.join`` too."""
+_KEYED: Final = frozenset({"sorted", "min", "max"})
+"""Consumers that call their ``key=`` function on the items."""
 _MODULE_READERS: Final = frozenset({
     "importlib.resources.files", "importlib.resources.read_text", "importlib.resources.read_binary",
     "importlib.resources.open_text", "importlib.resources.open_binary", "importlib.resources.path",
@@ -657,6 +679,7 @@ class _ImportTimeVisitor:
         call_bound: MutableSet[str] | None = None,
         constants: MutableMapping[str, object] | None = None,
         declared_global: frozenset[str] = frozenset(),
+        decorated: MutableSet[str] | None = None,
         function_name: str = "",
         future_annotations: bool = False,
         in_function: bool = False,
@@ -684,6 +707,7 @@ class _ImportTimeVisitor:
         self.function_name: str = function_name
         self.calls: list[CallSite] = []
         self.classes: set[str] = set()
+        self.class_bases: dict[str, tuple[str, ...]] = {}
         self.class_path: list[str] = []
         self.local_defs: MutableSet[str] = set() if local_defs is None else local_defs
         self.import_bound: set[str] = set()
@@ -711,6 +735,9 @@ class _ImportTimeVisitor:
         # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
         self.call_bindings: dict[str, CallBinding] = {}
         self.call_bound: MutableSet[str] = set() if call_bound is None else call_bound
+        self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
+        # functions whose decorator may have replaced them: a call runs what the decorator returned
+        self.decorated: MutableSet[str] = set() if decorated is None else decorated
         self.lazy_attach: LazyAttach | None = None
         self.dataclass_depth: int = 0
         # a function body's positional parameters (``self`` not counted) and what it does with them
@@ -726,6 +753,7 @@ class _ImportTimeVisitor:
         self.path_names: dict[str, PathValue] = {}
         # functions defined in the class body being visited (callable from that body)
         self.class_defs: set[str] = set()
+        self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
         # how many more constant strings passed to exec/eval are analysed (their nesting can grow
         # exponentially under conditions the engine cannot evaluate)
         self.exec_budget: int = 64
@@ -802,8 +830,11 @@ class _ImportTimeVisitor:
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 self.scan_expr(item.context_expr, flags)
+                if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
+                    # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
+                    self._add_call(item.context_expr, item.context_expr.func, "with", flags)
                 if item.optional_vars is not None:
-                    self._bind_target(item.optional_vars)
+                    self._bind_target(item.optional_vars, flags)
             self.visit_body(stmt.body, flags)
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._for(stmt, flags)
@@ -958,7 +989,7 @@ class _ImportTimeVisitor:
             self.constants.pop(stmt.target.id, None)
             self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
             return
-        self._bind_target(stmt.target)
+        self._bind_target(stmt.target, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
         self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
 
@@ -1026,6 +1057,9 @@ class _ImportTimeVisitor:
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self._scoped_name(stmt.name)
         self.classes.add(qualname)
+        if not self.in_function:
+            bases = (self._base_name(base) for base in stmt.bases)
+            self.class_bases[qualname] = tuple(base for base in bases if base is not None)
         saved, saved_defs = self.bindings, self.class_defs
         self.bindings, self.class_defs = set(), set()
         self.class_depth += 1
@@ -1043,6 +1077,19 @@ class _ImportTimeVisitor:
         self.bindings, self.class_defs = saved, saved_defs
         self._bind(stmt.name, None, "def")
 
+    def _base_name(self, base: ast.expr) -> str | None:
+        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
+        qualified name, another by its dotted name through the module's imports."""
+        name = dotted_name(base, {})
+        if name is None:
+            return None
+        scoped = ".".join([*self.class_path, name])
+        if scoped in self.classes:
+            return scoped
+        if name in self.classes:
+            return name
+        return dotted_name(base, self.aliases)
+
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
         args = stmt.args
         for decorator in stmt.decorator_list:
@@ -1058,6 +1105,12 @@ class _ImportTimeVisitor:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self._scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, "def")
+        if not self.class_depth:
+            if any(_decorator_name(d, self.aliases) not in _TRANSPARENT_DECORATORS
+                   for d in stmt.decorator_list):
+                self.decorated.add(stmt.name)
+            else:
+                self.decorated.discard(stmt.name)
         if self.class_depth:
             self.class_defs.add(stmt.name)
         if stmt.name == "__getattr__" and self._is_module_level():
@@ -1072,6 +1125,8 @@ class _ImportTimeVisitor:
                 self._add_call(decorator, decorator.func, "decorator-factory", flags)
         else:
             self.scan_expr(decorator, flags)
+            if isinstance(decorator, ast.Lambda):
+                self.scan_expr(decorator.body, flags)  # ``@(lambda f: ...)`` runs its body now
             self._add_call(decorator, decorator, "call", flags)
 
     def _scoped_name(self, name: str) -> str:
@@ -1092,6 +1147,9 @@ class _ImportTimeVisitor:
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
+            if self.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
+                bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in bound)))
             if self.class_depth and isinstance(stmt.value, ast.Call):
                 self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
         if (
@@ -1105,7 +1163,9 @@ class _ImportTimeVisitor:
             return  # ``x: int`` binds nothing
         fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
         for target in targets:
-            self._bind_target(target)
+            self._bind_target(target, flags)
+            if self.class_depth and not self.in_function and isinstance(target, ast.Name):
+                self.class_values.add(".".join([*self.class_path, target.id]))
             if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
                 self._forget_values()  # ``globals()["NAME"] = ...``
             if not isinstance(target, ast.Name) and dotted_name(
@@ -1279,6 +1339,7 @@ class _ImportTimeVisitor:
         """
         stack: list[ast.AST] = [node]
         used = self.used_names
+        consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
             current = stack.pop()
             kind = type(current)
@@ -1300,7 +1361,10 @@ class _ImportTimeVisitor:
                 stack.extend(d for d in current.args.kw_defaults if d)
                 continue
             if isinstance(current, ast.GeneratorExp):
-                stack.append(current.generators[0].iter)  # the rest runs when it is iterated
+                if id(current) in consumed:  # ``list(f(x) for x in xs)``: runs now
+                    _push_children(stack, current)
+                else:
+                    stack.append(current.generators[0].iter)  # the rest runs when it is iterated
                 continue
             if isinstance(current, ast.IfExp):
                 self._scan_if_expression(current, flags)
@@ -1311,9 +1375,18 @@ class _ImportTimeVisitor:
             if not self.in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
+                if isinstance(current.func, ast.Lambda):
+                    stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
                 name = dotted_name(current.func, self.aliases)  # once for the three below
+                if self.in_function and _is_super_method(current.func):
+                    self._super_call(current, flags)
+                if self._consumes(current.func, name):
+                    consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
+                    self._callbacks(current, name, flags)
                 if name in _DYNAMIC_IMPORTERS:
                     self._call_site(current, flags, name)
+                elif self._imports_unknown(current, name):
+                    self._add_site(current, "importlib", None, flags, detail=_unparse(current))
                 else:
                     self._add_call(current, current.func, "call", flags, name)
                     if name in _SPECIAL_CALLS:
@@ -1328,6 +1401,54 @@ class _ImportTimeVisitor:
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
             _push_children(stack, current)
+
+    def _super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+        """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
+        define it (kind ``super``: looked up in ``C``'s bases, in order; docs/semantics.md rule 16)."""
+        owner = self.function_name.rpartition(".")[0]
+        if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
+            return
+        self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
+                                   "super", tuple(sorted(flags)), self._assumed()))
+
+    def _callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
+        """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,
+        ``min`` and ``max``, and ``f`` of a ``map(f, ...)``/``filter(f, ...)`` it iterates; each is
+        a call of ``f`` (an importer given this way imports names the engine does not know)."""
+        functions = [kw.value for kw in call.keywords if kw.arg == "key" and name in _KEYED]
+        for argument in call.args:
+            if (
+                isinstance(argument, ast.Call) and argument.args
+                and isinstance(argument.func, ast.Name) and argument.func.id in ("map", "filter")
+                and argument.func.id not in self.bindings
+            ):
+                functions.append(argument.args[0])
+        for function in functions:
+            if dotted_name(function, self.aliases) in _DYNAMIC_IMPORTERS:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            elif isinstance(function, (ast.Name, ast.Attribute)):
+                self._add_call(call, function, "call", flags)
+
+    def _consumes(self, func: ast.expr, name: str | None) -> bool:
+        """Whether calling ``func`` iterates a generator expression argument before it returns: a
+        builtin of :data:`_CONSUMERS` (not rebound here), or a ``join`` method."""
+        if isinstance(func, ast.Attribute):
+            return func.attr == "join"
+        return name in _CONSUMERS and isinstance(func, ast.Name) and func.id not in self.bindings
+
+    def _imports_unknown(self, call: ast.Call, name: str | None) -> bool:
+        """Whether ``call`` calls a method named like an importer (:data:`_IMPORTING_METHODS`) that
+        is not a known importer: what it imports or runs is not known. A lazy loader's
+        ``exec_module`` in a function body is the lazy-import recipe that rule 19 models."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _IMPORTING_METHODS:
+            return False
+        if name in _DYNAMIC_IMPORTERS or name in _MODULE_READERS:
+            return False
+        return not (
+            self.in_function and func.attr == "exec_module"
+            and dotted_name(func.value, {}) in self.lazy_loaders
+        )
 
     def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
         """``a if test else b``: only the branch a known test selects runs."""
@@ -1532,7 +1653,9 @@ class _ImportTimeVisitor:
             return
         if name is None:
             name = dotted_name(func, self.aliases)
-        if kind == "call" and self._calls_a_value(func):
+        if kind == "call" and (
+            self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
+        ):
             self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
             return
@@ -1560,14 +1683,29 @@ class _ImportTimeVisitor:
         return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
 
     def _names_a_definition(self, node: ast.expr) -> bool:
-        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable)."""
+        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
+        ``typing.Generic``; not an attribute of a local definition, nor a namespace dictionary
+        (``K.__dict__``, ``builtins.__dict__``)."""
+        if isinstance(node, ast.Attribute) and (
+            node.attr.startswith("__") or self._is_local_definition(node)
+        ):
+            return False
         while isinstance(node, ast.Attribute):
             node = node.value
         if not isinstance(node, ast.Name):
             return False
         name = node.id
         return name in self.aliases or name in self.local_defs or name in self.class_defs or (
-            name not in self.bindings  # a builtin (``type[int]``)
+            name not in self.bindings and name != "__builtins__"  # a builtin (``type[int]``)
+        )
+
+    def _is_local_definition(self, node: ast.Attribute) -> bool:
+        """Whether the dotted ``node`` starts at a ``def`` or ``class`` of this module."""
+        first: ast.expr = node
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        return isinstance(first, ast.Name) and (
+            first.id in self.local_defs or first.id in self.class_defs
         )
 
     def _calls_a_value(self, func: ast.expr) -> bool:
@@ -1585,6 +1723,9 @@ class _ImportTimeVisitor:
                 and name not in self.aliases
                 and name not in self.import_bound
             )
+        if isinstance(func, ast.Attribute):
+            # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
+            return dotted_name(func, self.aliases) in self.class_values
         return False
 
     def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
@@ -1613,6 +1754,12 @@ class _ImportTimeVisitor:
             return
         level = len(literal) - len(literal.lstrip("."))
         anchor = "__package__"
+        if name == "importlib._bootstrap._gcd_import":
+            if level or len(call.args) > 1 or call.keywords:  # its package and level: not followed
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            else:
+                self._add_site(call, "importlib", literal, flags)
+            return
         if name == "importlib.import_module" and level:
             package = call.args[1] if len(call.args) > 1 else _keyword(call, "package")
             anchor_or_none = self._anchor(package)
@@ -1691,14 +1838,22 @@ class _ImportTimeVisitor:
         elif name == "__all__":
             self.all_names, self.all_unknown, self.all_conditional = None, False, False
 
-    def _bind_target(self, target: ast.expr) -> None:
+    def _bind_target(self, target: ast.expr, flags: frozenset[Flag] | None = None) -> None:
+        """Bind the names of an assignment target; with ``flags``, also scan what the target
+        evaluates when it is assigned: the object and key of ``D[key()] = v``, the object of
+        ``obj().x = v`` (Language reference 7.2, "Assignment statements")."""
         if isinstance(target, ast.Name):
             self._bind(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self._bind_target(element)
+                self._bind_target(element, flags)
         elif isinstance(target, ast.Starred):
-            self._bind_target(target.value)
+            self._bind_target(target.value, flags)
+        elif flags is not None and isinstance(target, ast.Subscript):
+            self.scan_expr(target.value, flags)
+            self.scan_expr(target.slice, flags)
+        elif flags is not None and isinstance(target, ast.Attribute):
+            self.scan_expr(target.value, flags)
 
     def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
         """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
@@ -1804,6 +1959,7 @@ class _ImportTimeVisitor:
             call_bound=_SetOverlay(self.call_bound),
             star_bases=self.star_bases,
             walrus=self.walrus,
+            decorated=_SetOverlay(self.decorated),
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
@@ -1948,6 +2104,44 @@ def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, s
 
 
 _BUILTIN_NAMES: Final = frozenset(dir(builtins))
+
+
+_TRANSPARENT_DECORATORS: Final = frozenset({
+    "functools.cache", "functools.lru_cache", "functools.wraps", "functools.singledispatchmethod",
+    "staticmethod", "classmethod", "property", "abc.abstractmethod",
+    "typing.overload", "typing.final", "typing.override", "typing.no_type_check",
+    "typing_extensions.overload", "typing_extensions.final", "typing_extensions.override",
+    "contextlib.contextmanager", "contextlib.asynccontextmanager", "atexit.register",
+})
+"""Decorators whose result runs the decorated function's own body when called (or, for a context
+manager, when entered): a call of a function decorated only by these is followed into that body
+without an IPL006 (any other decorator may return a function of its own)."""
+
+
+def _decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
+    """The dotted name of a decorator, or of the factory it calls (``@lru_cache(maxsize=8)``)."""
+    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator, aliases)
+
+
+def _is_super_method(func: ast.expr) -> bool:
+    """``super().m`` or ``super(C, self).m``."""
+    return (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+    )
+
+
+def _makes_lazy_loader(call: ast.Call) -> bool:
+    """Whether ``call`` makes an ``importlib.util.LazyLoader`` (``LazyLoader(loader)``,
+    ``LazyLoader.factory(cls)(...)``), as the lazy-import recipe does (rule 19)."""
+    func: ast.expr = call.func
+    while isinstance(func, ast.Call):
+        func = func.func
+    while isinstance(func, ast.Attribute):
+        if func.attr == "LazyLoader":
+            return True
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "LazyLoader"
 
 
 def _is_namespace_call(node: ast.expr) -> bool:

@@ -58,13 +58,17 @@ from flake8_importpolicy.model.interpreter import ResolvedModule
 __all__ = ["ImportGraph", "is_compiled_only", "resolve_relative"]
 
 _CLASS_HOOKS: Final = {
-    "call": ("__new__", "__init__"),
-    "class-attribute": ("__new__", "__init__", "__set_name__"),
+    # ``__post_init__``: a dataclass's generated ``__init__`` calls it
+    "call": ("__new__", "__init__", "__post_init__"),
+    "with": ("__enter__", "__exit__"),
+    "class-attribute": ("__new__", "__init__", "__post_init__", "__set_name__"),
     "metaclass": ("__prepare__", "__new__", "__init__"),
     "subclass": ("__init_subclass__",),
-    "decorator-factory": ("__new__", "__init__"),
+    "decorator-factory": ("__new__", "__init__", "__post_init__"),
 }
 _ALIAS_DEPTH: Final = 5
+_MAX_BASES: Final = 64
+"""Classes visited at most when a member is looked up in the bases of one class."""
 _ATTRIBUTE_HOOKS: Final = frozenset({"__getattr__", "__getattribute__", "__dir__"})
 _MAX_GETATTR_NAMES: Final = 64
 """Names a module's ``__getattr__`` is analysed for one by one; beyond them it is analysed once
@@ -684,9 +688,25 @@ class ImportGraph:
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
-        for target in self._resolve_call(module, resolved.is_package, call):
+        targets = self._nested_call(node, call) if isinstance(node, FunctionNode) else None
+        for target in targets or self._resolve_call(module, resolved.is_package, call):
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
                       assumed=call.assumed)
+
+    def _nested_call(self, node: FunctionNode, call: CallSite) -> list[str] | None:
+        """A call in a function body of a function or class defined in that body (Python's scoping:
+        the local name wins over a module-level one): ``outer.<locals>.inner``, or the hooks of
+        ``outer.<locals>.L`` that instantiating it runs; None if ``call`` names no such definition."""
+        if not call.local or call.kind != "call" or "." in call.callee:
+            return None
+        nested = f"{node.qualname}.<locals>.{call.callee}"
+        if self.get_function_facts(node.module, nested) is not None:
+            return [FunctionNode(node.module, nested)]
+        hooks: list[str] = [
+            FunctionNode(node.module, f"{nested}.{hook}") for hook in _CLASS_HOOKS["call"]
+            if self.get_function_facts(node.module, f"{nested}.{hook}") is not None
+        ]
+        return hooks or None
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
         """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
@@ -701,6 +721,42 @@ class ImportGraph:
             return []
         return self._lookup_dotted(name, call.kind, 0)
 
+    def _inherited(self, module: str, cls: str, member: str) -> list[str]:
+        """The function ``member`` that class ``cls`` of ``module`` gets from its bases: the first
+        base, depth-first and left to right, that defines it (the method resolution order of single
+        inheritance; an approximation of C3 for multiple: docs/semantics.md rule 16), or [] if no
+        analysed base does (a base outside the followed code, or ``object``)."""
+        stack = list(reversed(self._bases(module, cls)))
+        seen: set[tuple[str, str]] = set()
+        while stack and len(seen) < _MAX_BASES:
+            base_module, base = stack.pop()
+            if (base_module, base) in seen:
+                continue
+            seen.add((base_module, base))
+            facts = self.get_facts(base_module)
+            if facts is None or facts.problem is not None:
+                continue
+            if _defines(facts, f"{base}.{member}"):
+                return [FunctionNode(base_module, f"{base}.{member}")]
+            stack.extend(reversed(self._bases(base_module, base)))
+        return []
+
+    def _bases(self, module: str, cls: str) -> list[tuple[str, str]]:
+        """``(module, class)`` of each base of ``cls`` that is in followed code, in order."""
+        facts = self.get_facts(module)
+        if facts is None:
+            return []
+        found: list[tuple[str, str]] = []
+        for base in facts.class_bases.get(cls, ()):
+            if base in facts.classes:
+                found.append((module, base))
+                continue
+            absolute = _absolute(base, module, self.index.resolve_module(module).is_package)
+            owner = None if absolute is None else self._split_owner(absolute)
+            if owner is not None:
+                found.append((owner[0], owner[1]))
+        return found
+
     def _lookup_dotted(self, name: str, kind: str, depth: int) -> list[str]:
         if self._is_heavy_call is not None and self._is_heavy_call(name):
             return [CallNode(name)]
@@ -712,6 +768,9 @@ class ImportGraph:
         facts = self.get_facts(module)
         if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
             return []
+        if kind == "super":  # ``super().m()`` in a method of class ``owner``
+            owner, _, member = attribute.rpartition(".")
+            return self._inherited(module, owner, member)
         if attribute in facts.function_names or attribute in facts.functions:
             nodes: list[str] = [FunctionNode(module, attribute)]
             if kind == "decorator-factory":
@@ -723,11 +782,15 @@ class ImportGraph:
             return []
         if attribute in facts.classes:
             return [
-                FunctionNode(module, f"{attribute}.{hook}")
-                for hook in _CLASS_HOOKS.get(kind, ())
-                if f"{attribute}.{hook}" in facts.function_names
-                or f"{attribute}.{hook}" in facts.functions
+                node for hook in _CLASS_HOOKS.get(kind, ())
+                for node in (
+                    [FunctionNode(module, f"{attribute}.{hook}")] if _defines(facts, f"{attribute}.{hook}")
+                    else self._inherited(module, attribute, hook)
+                )
             ]
+        owner, _, member = attribute.rpartition(".")
+        if kind == "call" and owner in facts.classes:  # ``C.m()``: a method ``C`` inherits
+            return self._inherited(module, owner, member)
         first, _, rest = attribute.partition(".")
         target = facts.aliases.get(first)
         if target is None:
@@ -843,6 +906,11 @@ def _trailing_calls(chain: Sequence[Hop]) -> int:
             break
         count += 1
     return count
+
+
+def _defines(facts: ModuleFacts, qualname: str) -> bool:
+    """Whether the module defines the function ``qualname`` (``"f"``, ``"C.m"``)."""
+    return qualname in facts.function_names or qualname in facts.functions
 
 
 def _absolute(dotted: str, module: str, is_package: bool) -> str | None:

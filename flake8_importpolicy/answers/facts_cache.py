@@ -54,7 +54,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 11
+_FORMAT: Final = 12
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -331,6 +331,7 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         "functions": functions_to_json(facts.functions),
         "function_names": sorted(facts.function_names),
         "classes": sorted(facts.classes),
+        "class_bases": {name: list(bases) for name, bases in facts.class_bases.items()},
         "aliases": dict(facts.aliases),
         "reads": [_read_row(r) for r in facts.attribute_reads],
         "call_bindings": {
@@ -373,6 +374,7 @@ def facts_from_json(data: object) -> ModuleFacts:
         functions=functions,
         function_names=frozenset(str(n) for n in data["function_names"]),
         classes=frozenset(str(c) for c in data["classes"]),
+        class_bases={str(k): tuple(str(b) for b in v) for k, v in data["class_bases"].items()},
         aliases={str(k): str(v) for k, v in aliases.items()},
         attribute_reads=tuple(_read(r) for r in data["reads"]),
         call_bindings={

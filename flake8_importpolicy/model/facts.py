@@ -135,7 +135,9 @@ class ImportSite:
     assumed: tuple[str, ...] = ()
 
 
-CallKind = Literal["call", "decorator-factory", "metaclass", "subclass", "class-attribute"]
+CallKind = Literal[
+    "call", "decorator-factory", "metaclass", "subclass", "class-attribute", "super", "with"
+]
 
 
 @dataclass(frozen=True)
@@ -353,6 +355,9 @@ class ModuleFacts:
             when extracted with ``functions=False``.
         function_names: the qualified names of the module-level functions and methods (always set).
         classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
+        class_bases: ``{class qualified name: its bases}``, each a class of this module (its
+            qualified name) or a dotted name resolved through the module's imports, in the order
+            written; a base that is neither (an expression) is left out.
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
         attribute_reads: attribute reads at import time on names bound by imports or calls.
@@ -375,6 +380,7 @@ class ModuleFacts:
     functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
     function_names: frozenset[str] = frozenset()
     classes: frozenset[str] = frozenset()
+    class_bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     attribute_reads: tuple[AttributeRead, ...] = ()
     call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
