@@ -204,14 +204,21 @@ and the chain from the light module:
 - `dynamic-import`: `importlib.import_module`, `__import__` or `importlib.__import__` of a name that
   is not computable; the same for the standard-library functions that import the module they are
   given: `importlib.util.find_spec` (it imports the parent package), the `importlib.resources`
-  functions and `pkgutil.resolve_name`;
+  functions and `pkgutil.resolve_name`; a loader's `exec_module` or `load_module` (except a
+  `LazyLoader`'s in the lazy-import recipe), `runpy.run_module`/`run_path`, and an `import_module`
+  reached through something the engine cannot name (`sys.modules["importlib"].import_module(n)`);
 - `getattr-import`: a dynamic import inside a `__getattr__`; a module-level `__getattr__` bound by
   name (`__getattr__ = _lazy`) or imported from another module; a module that replaces itself in
   `sys.modules` with an object built from a structure that is not constant; a read of a lazy module
   object whose module is not computable, because the argument is not a constant or because its
   class does not show which module it imports (a dataclass field, `object.__setattr__`, an f-string);
 - `exec`: `exec`/`eval` of a string that is not a constant;
-- `call-through-variable`: a call of a variable, parameter, container item or call result;
+- `call-through-variable`: a call of a variable, parameter, container item or call result
+  (`__builtins__["__import__"](...)` and `C.__dict__["f"]()` included), of a class attribute bound
+  to a value (`C.load = staticmethod(importlib.import_module)`), and of a function whose decorator
+  may have replaced it (the decorator's result runs, not the body; `functools.cache`,
+  `lru_cache`, `wraps`, `staticmethod`, `classmethod`, `contextmanager`, the typing decorators and
+  a decorator of the same module that returns its argument are known to keep the body);
 - `call-depth`: a function called deeper than `settings.call-depth`; it is not followed, and is
   reported at the call;
 - `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`, and
@@ -253,10 +260,17 @@ for name in discover_plugins():
   that accepts nothing is IPL004.
 - `importpolicy verify` proves the light module at runtime.
 
-**Known limits.** Method calls on objects (`obj.setup()`) are not followed and not reported; a
-function bound to a module-level variable and called from a function body is not reported. A lazy
-module object is not recognised, and not reported, when its class inherits its `__getattr__` or
-imports through a property, or when it is bound by tuple unpacking. A `call-depth` site is reported
+**Known limits.** Method calls on objects (`obj.setup()`, `@obj.method`) are not followed and not
+reported; a function bound to a module-level variable and called from a function body is not
+reported. A lazy module object is not recognised, and not reported, when its class inherits its
+`__getattr__`, imports through a property or imports a fixed module, or when it is bound by tuple
+unpacking, a walrus, in a class body, or copied to another name or module. Methods that Python
+calls implicitly are not followed beyond instantiation (`__new__`, `__init__`, `__post_init__`),
+`with` (`__enter__`, `__exit__`) and class creation: operators, iteration, descriptors and
+properties, `__class_getitem__`, `__mro_entries__`, a metaclass's `__call__`, Enum members' hooks,
+a dataclass field's `default_factory`. A module `__getattr__` installed through `globals()`,
+`setattr`, a star import or a `__class__` swap is not seen. docs/semantics.md, "What the engine
+cannot resolve", lists every blind spot known. A `call-depth` site is reported
 whether or not the function it calls imports anything. A `sys.path` directory that is computable is
 searched after every other entry from the moment the module is analysed (docs/semantics.md rule 7).
 Only constructs on a light module's import-time path are reported: code that is never reached at

@@ -27,6 +27,7 @@ import gc
 import importlib.util
 import io
 import re
+import textwrap
 import threading
 import tokenize
 from collections import deque
@@ -203,7 +204,8 @@ def _extract_unpaused(
     if _writes_namespace(raw):  # ``globals()[...] = ...`` somewhere: no name keeps its value
         declared_global = _EVERY_NAME
     visitor = _ImportTimeVisitor(
-        target, lazy_lines=lazy_lines, declared_global=declared_global, walrus=_has_walrus(raw)
+        target, lazy_lines=lazy_lines, declared_global=declared_global, walrus=_has_walrus(raw),
+        source=raw,
     )
     try:
         visitor.visit_body(tree.body, frozenset())
@@ -687,8 +689,12 @@ class _ImportTimeVisitor:
         local_defs: MutableSet[str] | None = None,
         star_bases: list[str] | None = None,
         walrus: bool = True,
+        source: bytes | None = None,
     ) -> None:
         self.target = target
+        self.source = source  # the module's text (module level only): decorators' bodies
+        self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
+        self.identity_decorators: dict[str, bool] = {}
         self.sites: list[ImportSite] = []
         self.bindings: set[str] = set()
         self.all_names: list[str] | None = None
@@ -1077,6 +1083,20 @@ class _ImportTimeVisitor:
         self.bindings, self.class_defs = saved, saved_defs
         self._bind(stmt.name, None, "def")
 
+    def _keeps_body(self, decorator: ast.expr) -> bool:
+        """Whether a function decorated by ``decorator`` still runs its own body when called: a
+        decorator of :data:`_TRANSPARENT_DECORATORS`, or a function of this module that returns
+        the function it was given (``def mark(fn): fn.x = 1; return fn``)."""
+        if _decorator_name(decorator, self.aliases) in _TRANSPARENT_DECORATORS:
+            return True
+        if not isinstance(decorator, ast.Name) or decorator.id not in self.def_spans:
+            return False
+        name = decorator.id
+        if name not in self.identity_decorators:
+            start, end = self.def_spans[name]
+            self.identity_decorators[name] = _returns_its_argument(self.source, start, end)
+        return self.identity_decorators[name]
+
     def _base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
         qualified name, another by its dotted name through the module's imports."""
@@ -1106,11 +1126,12 @@ class _ImportTimeVisitor:
         self.pending.append((self._scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, "def")
         if not self.class_depth:
-            if any(_decorator_name(d, self.aliases) not in _TRANSPARENT_DECORATORS
-                   for d in stmt.decorator_list):
-                self.decorated.add(stmt.name)
-            else:
+            if all(self._keeps_body(d) for d in stmt.decorator_list):
                 self.decorated.discard(stmt.name)
+            else:
+                self.decorated.add(stmt.name)
+            if not self.in_function:
+                self.def_spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
         if self.class_depth:
             self.class_defs.add(stmt.name)
         if stmt.name == "__getattr__" and self._is_module_level():
@@ -2116,6 +2137,35 @@ _TRANSPARENT_DECORATORS: Final = frozenset({
 """Decorators whose result runs the decorated function's own body when called (or, for a context
 manager, when entered): a call of a function decorated only by these is followed into that body
 without an IPL006 (any other decorator may return a function of its own)."""
+
+
+def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
+    """Whether the function on lines ``start``-``end`` of ``source`` returns its first parameter
+    at every ``return`` (and has one): a decorator that hands back the function it decorates.
+    False when unsure (no source, a body that does not parse on its own)."""
+    if source is None:
+        return False
+    lines = source.split(b"\n")[start - 1:end]
+    try:
+        tree = ast.parse(textwrap.dedent(b"\n".join(lines).decode("utf-8", "replace")))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
+        return False
+    parameter = node.args.args[0].arg
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested scope's returns are its own
+        if isinstance(current, ast.Return):
+            returns.append(current)
+        stack.extend(ast.iter_child_nodes(current))
+    return bool(returns) and all(
+        isinstance(r.value, ast.Name) and r.value.id == parameter for r in returns
+    )
 
 
 def _decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:

@@ -153,7 +153,9 @@ class CallSite:
         kind: ``call``; ``decorator-factory`` (``@f(...)``: ``f`` runs, then the function it returns);
             ``metaclass`` (a class statement's ``metaclass=``); ``subclass`` (a base class: its
             ``__init_subclass__`` runs); ``class-attribute`` (an instance created in a class body:
-            its ``__set_name__`` runs too).
+            its ``__set_name__`` runs too); ``super`` (``super().m()`` in a method of ``C``: the
+            callee is ``C.m``, looked up in ``C``'s bases); ``with`` (``with C():``: ``__enter__``
+            and ``__exit__`` run).
         flags: as for :class:`ImportSite`.
         assumed: as for :class:`ImportSite`.
     """

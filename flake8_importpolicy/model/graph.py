@@ -152,12 +152,14 @@ class Construct(StrEnum):
     """Import-time code the engine cannot resolve (code IPL006; docs/codes.md lists each with its
     known limits). The value is what JSON and text show.
 
-    - ``dynamic-import``: ``importlib.import_module``/``__import__`` of a name that is not computable;
+    - ``dynamic-import``: ``importlib.import_module``/``__import__`` of a name that is not computable,
+      a loader's ``exec_module``/``load_module``, ``runpy``, an importer the engine cannot name;
     - ``getattr-import``: the same inside a ``__getattr__`` (PEP 562 or a lazy object's class), a
       lazy module object of a module that is not computable, or a ``lazy_loader.attach`` mapping
       that is not constant;
     - ``exec``: ``exec``/``eval`` of a string that is not a constant;
-    - ``call-through-variable``: a call of a variable, parameter, container item or call result;
+    - ``call-through-variable``: a call of a variable, parameter, container item or call result, of
+      a class attribute bound to a value, or of a function a decorator may have replaced;
     - ``call-depth``: a function called deeper than ``settings.call-depth`` (not followed);
     - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
     - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
