@@ -27,7 +27,6 @@ import gc
 import importlib.util
 import io
 import re
-import textwrap
 import threading
 import tokenize
 from collections import deque
@@ -760,6 +759,8 @@ class _ImportTimeVisitor:
         # functions defined in the class body being visited (callable from that body)
         self.class_defs: set[str] = set()
         self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
+        # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
+        self.nested_defs: dict[str, str] = {}
         # how many more constant strings passed to exec/eval are analysed (their nesting can grow
         # exponentially under conditions the engine cannot evaluate)
         self.exec_budget: int = 64
@@ -1063,6 +1064,8 @@ class _ImportTimeVisitor:
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self._scoped_name(stmt.name)
         self.classes.add(qualname)
+        if self.in_function and not self.class_depth:
+            self.nested_defs[stmt.name] = qualname
         if not self.in_function:
             bases = (self._base_name(base) for base in stmt.bases)
             self.class_bases[qualname] = tuple(base for base in bases if base is not None)
@@ -1125,6 +1128,8 @@ class _ImportTimeVisitor:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self._scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, "def")
+        if self.in_function and not self.class_depth:
+            self.nested_defs[stmt.name] = self._scoped_name(stmt.name)
         if not self.class_depth:
             if all(self._keeps_body(d) for d in stmt.decorator_list):
                 self.decorated.discard(stmt.name)
@@ -1667,6 +1672,13 @@ class _ImportTimeVisitor:
         if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
             func = func.value  # ``Key[int]()``: a generic class, instantiated
             name = None
+        if isinstance(func, ast.Name) and func.id in self.nested_defs:
+            # a function or class defined in this function body (it wins over a module-level name)
+            if kind == "call" and func.id in self.decorated:
+                self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
+                                       True, kind, tuple(sorted(flags)), self._assumed()))
+            return
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
             self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
@@ -1819,6 +1831,8 @@ class _ImportTimeVisitor:
     def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
         """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
         self.bindings.add(name)
+        if how != "def":
+            self.nested_defs.pop(name, None)
         if name in self.call_bound and not self.class_depth:
             self.call_bound.discard(name)
             self.call_bindings.pop(name, None)
@@ -2140,14 +2154,14 @@ without an IPL006 (any other decorator may return a function of its own)."""
 
 
 def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
-    """Whether the function on lines ``start``-``end`` of ``source`` returns its first parameter
-    at every ``return`` (and has one): a decorator that hands back the function it decorates.
-    False when unsure (no source, a body that does not parse on its own)."""
+    """Whether the module-level function on lines ``start``-``end`` of ``source`` returns its first
+    parameter at every ``return`` (and has one): a decorator that hands back the function it
+    decorates. False when unsure (no source, lines that do not parse on their own)."""
     if source is None:
         return False
     lines = source.split(b"\n")[start - 1:end]
     try:
-        tree = ast.parse(textwrap.dedent(b"\n".join(lines).decode("utf-8", "replace")))
+        tree = ast.parse(b"\n".join(lines))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     node = tree.body[0] if tree.body else None

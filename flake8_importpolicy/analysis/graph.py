@@ -137,6 +137,7 @@ class ImportGraph:
         self._lazy_makers: dict[str, int | None] = {}
         self._getattr_names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
         self._unconditional: dict[str, dict[str, int]] = {}
+        self._inherited_found: dict[tuple[str, str, str], list[str]] = {}
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -688,25 +689,24 @@ class ImportGraph:
 
     def _hops_for_call(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
         module = module_of(node)
-        targets = self._nested_call(node, call) if isinstance(node, FunctionNode) else None
-        for target in targets or self._resolve_call(module, resolved.is_package, call):
+        nested = call.local and call.kind == "call" and "<locals>" in call.callee
+        targets = self._nested_call(module, call) if nested else None
+        for target in targets if targets is not None else self._resolve_call(
+            module, resolved.is_package, call
+        ):
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
                       assumed=call.assumed)
 
-    def _nested_call(self, node: FunctionNode, call: CallSite) -> list[str] | None:
-        """A call in a function body of a function or class defined in that body (Python's scoping:
-        the local name wins over a module-level one): ``outer.<locals>.inner``, or the hooks of
-        ``outer.<locals>.L`` that instantiating it runs; None if ``call`` names no such definition."""
-        if not call.local or call.kind != "call" or "." in call.callee:
-            return None
-        nested = f"{node.qualname}.<locals>.{call.callee}"
-        if self.get_function_facts(node.module, nested) is not None:
-            return [FunctionNode(node.module, nested)]
-        hooks: list[str] = [
-            FunctionNode(node.module, f"{nested}.{hook}") for hook in _CLASS_HOOKS["call"]
-            if self.get_function_facts(node.module, f"{nested}.{hook}") is not None
+    def _nested_call(self, module: str, call: CallSite) -> list[str]:
+        """A call in a function body of a function or class defined in that body, which the
+        extractor names ``outer.<locals>.inner`` (Python's scoping: the local name wins over a
+        module-level one): that function, or the hooks of the class that instantiating it runs."""
+        if self.get_function_facts(module, call.callee) is not None:
+            return [FunctionNode(module, call.callee)]
+        return [
+            FunctionNode(module, f"{call.callee}.{hook}") for hook in _CLASS_HOOKS["call"]
+            if self.get_function_facts(module, f"{call.callee}.{hook}") is not None
         ]
-        return hooks or None
 
     def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
         """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
@@ -726,6 +726,12 @@ class ImportGraph:
         base, depth-first and left to right, that defines it (the method resolution order of single
         inheritance; an approximation of C3 for multiple: docs/semantics.md rule 16), or [] if no
         analysed base does (a base outside the followed code, or ``object``)."""
+        key = (module, cls, member)
+        if key not in self._inherited_found:
+            self._inherited_found[key] = self._find_inherited(module, cls, member)
+        return self._inherited_found[key]
+
+    def _find_inherited(self, module: str, cls: str, member: str) -> list[str]:
         stack = list(reversed(self._bases(module, cls)))
         seen: set[tuple[str, str]] = set()
         while stack and len(seen) < _MAX_BASES:
@@ -752,7 +758,13 @@ class ImportGraph:
                 found.append((module, base))
                 continue
             absolute = _absolute(base, module, self.index.resolve_module(module).is_package)
-            owner = None if absolute is None else self._split_owner(absolute)
+            if absolute is None:
+                continue
+            top = absolute.partition(".")[0]
+            resolved = self.index.resolve_module(top)
+            if not resolved.has_source or not self._is_followed(top, resolved):
+                continue  # code that is not followed (``torch.nn.Module``): no path search in it
+            owner = self._split_owner(absolute)
             if owner is not None:
                 found.append((owner[0], owner[1]))
         return found
@@ -785,6 +797,7 @@ class ImportGraph:
                 node for hook in _CLASS_HOOKS.get(kind, ())
                 for node in (
                     [FunctionNode(module, f"{attribute}.{hook}")] if _defines(facts, f"{attribute}.{hook}")
+                    else [] if hook == "__post_init__"  # a dataclass's own (bases' are not looked up)
                     else self._inherited(module, attribute, hook)
                 )
             ]
