@@ -1289,8 +1289,12 @@ class _ImportTimeVisitor:
             return
         callee = dotted_name(call.func, self.aliases)
         bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
-        if not bound or callee is None or not (call.args or call.keywords):
-            return  # a lazy module object is made for a module named by an argument
+        if not bound or callee is None:
+            return
+        if not (call.args or call.keywords) and callee not in self.classes:
+            # a lazy module object is made for a module named by an argument; an instance of a
+            # class of this module may still have a ``__getattr__`` (rule 19)
+            return
         args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
         keywords = tuple(
             (kw.arg, value) for kw in call.keywords

@@ -570,6 +570,12 @@ class ImportGraph:
         module = module_of(node)
         if read.target is None:
             imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+            if imported is None:
+                hook = self._instance_getattr(module, resolved.is_package, read.name)
+                if hook is not None:  # ``obj.x`` may miss and run ``type(obj).__getattr__``
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.CALL, hook,
+                              tuple(sorted({*read.flags, Flag.CONDITIONAL})))
+                return
             if imported is _NOT_COMPUTABLE:
                 unresolved.append(UnresolvedCode(
                     node, resolved.path, read.line, read.col, Construct.GETATTR_IMPORT,
@@ -584,6 +590,27 @@ class ImportGraph:
                 imported = self._getattr_trigger(base, read.attr, module)
         if imported is not None:
             yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _instance_getattr(self, module: str, is_package: bool, name: str) -> str | None:
+        """The ``__getattr__`` of the class whose instance is bound to ``name`` in ``module``
+        (``obj = C()``), own or inherited, in followed code; None if there is none. Python runs it
+        when normal lookup of an attribute fails (Language reference 3.3.2.1)."""
+        facts = self.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
+            binding.callee, module, is_package
+        )
+        found = self._definition(callee, 0) if callee is not None else None
+        if found is None or not found[2]:
+            return None
+        owner, cls, _ = found
+        owner_facts = self.get_facts(owner)
+        if owner_facts is not None and _defines(owner_facts, f"{cls}.__getattr__"):
+            return FunctionNode(owner, f"{cls}.__getattr__")
+        inherited = self._inherited(owner, cls, "__getattr__")
+        return inherited[0] if inherited else None
 
     def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
         """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
