@@ -595,13 +595,7 @@ class ImportGraph:
         """The ``__getattr__`` of the class whose instance is bound to ``name`` in ``module``
         (``obj = C()``), own or inherited, in followed code; None if there is none. Python runs it
         when normal lookup of an attribute fails (Language reference 3.3.2.1)."""
-        facts = self.get_facts(module)
-        binding = facts.call_bindings.get(name) if facts is not None else None
-        if binding is None:
-            return None
-        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
-            binding.callee, module, is_package
-        )
+        callee = self._bound_callee(module, is_package, name)
         found = self._definition(callee, 0) if callee is not None else None
         if found is None or not found[2]:
             return None
@@ -612,17 +606,24 @@ class ImportGraph:
         inherited = self._inherited(owner, cls, "__getattr__")
         return inherited[0] if inherited else None
 
+    def _bound_callee(self, module: str, is_package: bool, name: str) -> str | None:
+        """The absolute dotted name of the callee whose result ``module`` bound to ``name``
+        (``name = callee(...)``), or None."""
+        facts = self.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        if binding.local:
+            return f"{module}.{binding.callee}"
+        return _absolute(binding.callee, module, is_package)
+
     def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
         """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
         ``name`` is not one, :data:`_NOT_COMPUTABLE` if its module is not computable."""
         facts = self.get_facts(module)
         binding = facts.call_bindings.get(name) if facts is not None else None
-        if binding is None:
-            return None
-        callee = f"{module}.{binding.callee}" if binding.local else _absolute(
-            binding.callee, module, is_package
-        )
-        if callee is None:
+        callee = self._bound_callee(module, is_package, name)
+        if binding is None or callee is None:
             return None
         index = self._lazy_maker(callee)
         if index is None:
