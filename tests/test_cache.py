@@ -8,6 +8,7 @@ cache; ``CACHEDIR.TAG`` and ``.gitignore``; bounded by pruning; ``importpolicy c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -26,6 +27,9 @@ from flake8_importpolicy.answers.facts_cache import DiskFactsCache, prune_cache
 from flake8_importpolicy.answers.jsonfile import read_json_sealed
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import (
+    CallKind,
+    CallSite,
+    FunctionFacts,
     ImportSite,
     ModuleFacts,
     SourceProblem,
@@ -113,6 +117,23 @@ def test_round_trip_and_layout(tmp_path: Path) -> None:
     files = entry_files(tmp_path / "c")
     assert len(files) == 1 and files[0].suffix == ".json"
     read_json_sealed(files[0])
+
+
+def test_every_call_kind_and_class_bases_survive_the_cache(tmp_path: Path) -> None:
+    """A call of each kind the extractor records (``super``, ``with``, ...) and the classes' bases
+    come back from the cache as they went in, for a module and for a function body (a kind the
+    decoder did not know made every entry holding it a miss, analysed again on every run)."""
+    from typing import get_args
+
+    calls = tuple(CallSite(i + 1, 0, f"C.m{i}", True, kind) for i, kind in enumerate(get_args(CallKind)))
+    facts = dataclasses.replace(make_facts(1), calls=calls, classes=frozenset({"C", "D"}),
+                                class_bases={"C": ("D", "pkg.Base"), "D": ()})
+    cache = DiskFactsCache(tmp_path)
+    cache.put(DIGEST, TARGET, facts)
+    assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == facts
+    body = FunctionFacts(line=3, sites=(), calls=calls)
+    cache.put_function(DIGEST, TARGET, "C.__init__", body)
+    assert DiskFactsCache(tmp_path).get_function(DIGEST, TARGET, "C.__init__") == (body,)
 
 
 def test_key_is_content_and_target_not_path_or_mtime(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import hashlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, get_args
 
 from flake8_importpolicy import __version__
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
@@ -30,6 +30,7 @@ from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, wr
 from flake8_importpolicy.model.facts import (
     AttributeRead,
     CallBinding,
+    CallKind,
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -247,11 +248,15 @@ def _call_row(call: CallSite) -> list[object]:
             list(call.assumed)]
 
 
+_CALL_KINDS: Final = frozenset(get_args(CallKind))
+"""The kinds a cached call may have: :data:`~flake8_importpolicy.model.facts.CallKind`'s values."""
+
+
 def _call(row: object) -> CallSite:
     if not isinstance(row, list):
         raise TypeError("call")
     line, col, callee, local, kind, flags, assumed = row
-    if kind not in ("call", "decorator-factory", "metaclass", "subclass", "class-attribute"):
+    if kind not in _CALL_KINDS:
         raise ValueError(kind)
     return CallSite(int(line), int(col), str(callee), bool(local), kind,
                     tuple(Flag(str(f)) for f in flags), tuple(str(a) for a in assumed))
