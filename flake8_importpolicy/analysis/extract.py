@@ -962,15 +962,27 @@ class _ImportTimeVisitor:
     def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
         ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
-        they count as bindings."""
+        they count as bindings. Value patterns (``case mod.X:``), class patterns' classes and
+        keys, and guards are evaluated while cases are tried (Language reference 8.6.4), so they
+        are scanned, flagged conditional."""
         self.scan_expr(stmt.subject, flags)
+        tried = flags | {Flag.CONDITIONAL}
         for case in stmt.cases:
             for node in ast.walk(case.pattern):
                 if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
                     self._bind(node.name, None)
                 elif isinstance(node, ast.MatchMapping) and node.rest is not None:
                     self._bind(node.rest, None)
-            self.visit_body(case.body, flags | {Flag.CONDITIONAL})
+                if isinstance(node, ast.MatchValue):
+                    self.scan_expr(node.value, tried)
+                elif isinstance(node, ast.MatchClass):
+                    self.scan_expr(node.cls, tried)
+                elif isinstance(node, ast.MatchMapping):
+                    for key in node.keys:
+                        self.scan_expr(key, tried)
+            if case.guard is not None:
+                self.scan_expr(case.guard, tried)
+            self.visit_body(case.body, tried)
 
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
