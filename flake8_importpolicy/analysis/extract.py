@@ -736,7 +736,7 @@ class _ImportTimeVisitor:
         self.top_level_lines: set[int] = set()
         # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
         self.attribute_reads: list[AttributeRead] = []
-        self.read_keys: set[tuple[str, str]] = set()
+        self.read_keys: set[tuple[str, str, bool]] = set()
         # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
         self.call_bindings: dict[str, CallBinding] = {}
         self.call_bound: MutableSet[str] = set() if call_bound is None else call_bound
@@ -1520,18 +1520,19 @@ class _ImportTimeVisitor:
 
     def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
         """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
-        if type(value.ctx) is not ast.Load:
-            return
+        if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
+            return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
         name = value.id
         target = self.aliases.get(name)
         if target is None and name not in self.call_bound:
             return
-        key = (name, node.attr)
+        deleted = type(node.ctx) is ast.Del
+        key = (name, node.attr, deleted)
         if key in self.read_keys:
             return
         self.read_keys.add(key)
         self.attribute_reads.append(AttributeRead(
-            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags))
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
         ))
 
     def _self_facts(self, call: ast.Call) -> None:

@@ -571,7 +571,12 @@ class ImportGraph:
         if read.target is None:
             imported = self._lazy_module_bound(module, resolved.is_package, read.name)
             if imported is None:
-                hook = self._instance_getattr(module, resolved.is_package, read.name)
+                # a dunder (``obj.__dict__``) is found without ``__getattr__``, and ``del obj.x``
+                # runs ``__delattr__``
+                dunder = read.attr.startswith("__") and read.attr.endswith("__")
+                hook = None if dunder or read.deleted else self._instance_getattr(
+                    module, resolved.is_package, read.name
+                )
                 if hook is not None:  # ``obj.x`` may miss and run ``type(obj).__getattr__``
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.CALL, hook,
                               tuple(sorted({*read.flags, Flag.CONDITIONAL})))

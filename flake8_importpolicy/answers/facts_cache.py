@@ -55,7 +55,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 12
+_FORMAT: Final = 13
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -263,15 +263,15 @@ def _call(row: object) -> CallSite:
 
 
 def _read_row(read: AttributeRead) -> list[object]:
-    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags)]
+    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags), read.deleted]
 
 
 def _read(row: object) -> AttributeRead:
     if not isinstance(row, list):
         raise TypeError("attribute read")
-    line, col, name, target, attr, flags = row
+    line, col, name, target, attr, flags, deleted = row
     return AttributeRead(int(line), int(col), str(name), None if target is None else str(target),
-                         str(attr), tuple(Flag(str(f)) for f in flags))
+                         str(attr), tuple(Flag(str(f)) for f in flags), bool(deleted))
 
 
 def _unresolved_row(site: UnresolvedSite) -> list[object]:

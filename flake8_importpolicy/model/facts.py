@@ -182,6 +182,8 @@ class AttributeRead:
             bound by a call (a module-level ``name = callee(...)``: see :class:`CallBinding`).
         attr: the attribute read.
         flags: as for :class:`ImportSite`.
+        deleted: the attribute is deleted (``del name.attr``), not read: a lazy module object loads
+            then too, a class's ``__getattr__`` does not run.
     """
 
     line: int
@@ -190,6 +192,7 @@ class AttributeRead:
     target: str | None
     attr: str
     flags: tuple[Flag, ...] = ()
+    deleted: bool = False
 
 
 @dataclass(frozen=True)
