@@ -1086,8 +1086,7 @@ class _ImportTimeVisitor:
         self.class_depth += 1
         self.class_path.append(stmt.name)
         dataclass = any(
-            dotted_name(d.func if isinstance(d, ast.Call) else d, self.aliases) in _DATACLASS_DECORATORS
-            for d in stmt.decorator_list
+            _decorator_name(d, self.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
         )
         saved_dataclass = self.dataclass_depth
         self.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own

@@ -35,6 +35,7 @@ from typing import Final
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
     AttributeRead,
+    CallBinding,
     CallSite,
     FunctionFacts,
     ImportSite,
@@ -600,36 +601,35 @@ class ImportGraph:
         """The ``__getattr__`` of the class whose instance is bound to ``name`` in ``module``
         (``obj = C()``), own or inherited, in followed code; None if there is none. Python runs it
         when normal lookup of an attribute fails (Language reference 3.3.2.1)."""
-        callee = self._bound_callee(module, is_package, name)
-        found = self._definition(callee, 0) if callee is not None else None
+        bound = self._call_binding(module, is_package, name)
+        found = self._definition(bound[1], 0) if bound is not None else None
         if found is None or not found[2]:
             return None
         owner, cls, _ = found
-        owner_facts = self.get_facts(owner)
-        if owner_facts is not None and _defines(owner_facts, f"{cls}.__getattr__"):
-            return FunctionNode(owner, f"{cls}.__getattr__")
-        inherited = self._inherited(owner, cls, "__getattr__")
-        return inherited[0] if inherited else None
+        hook = self._member(owner, cls, "__getattr__")
+        return hook[0] if hook else None
 
-    def _bound_callee(self, module: str, is_package: bool, name: str) -> str | None:
-        """The absolute dotted name of the callee whose result ``module`` bound to ``name``
-        (``name = callee(...)``), or None."""
+    def _call_binding(
+        self, module: str, is_package: bool, name: str
+    ) -> tuple[CallBinding, str] | None:
+        """The call whose result ``module`` bound to ``name`` (``name = callee(...)``), with the
+        callee's absolute dotted name; None if there is none."""
         facts = self.get_facts(module)
         binding = facts.call_bindings.get(name) if facts is not None else None
         if binding is None:
             return None
         if binding.local:
-            return f"{module}.{binding.callee}"
-        return _absolute(binding.callee, module, is_package)
+            return binding, f"{module}.{binding.callee}"
+        callee = _absolute(binding.callee, module, is_package)
+        return None if callee is None else (binding, callee)
 
     def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
         """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
         ``name`` is not one, :data:`_NOT_COMPUTABLE` if its module is not computable."""
-        facts = self.get_facts(module)
-        binding = facts.call_bindings.get(name) if facts is not None else None
-        callee = self._bound_callee(module, is_package, name)
-        if binding is None or callee is None:
+        bound = self._call_binding(module, is_package, name)
+        if bound is None:
             return None
+        binding, callee = bound
         index = self._lazy_maker(callee)
         if index is None:
             return None
@@ -691,7 +691,7 @@ class ImportGraph:
             return None
         if attribute in facts.classes:
             return owner, attribute, True
-        if attribute in facts.function_names or attribute in facts.functions:
+        if _defines(facts, attribute):
             return owner, attribute, False
         first, _, rest = attribute.partition(".")
         target = facts.aliases.get(first)
@@ -753,6 +753,14 @@ class ImportGraph:
         if name is None:
             return []
         return self._lookup_dotted(name, call.kind, 0)
+
+    def _member(self, module: str, cls: str, member: str, *, inherited: bool = True) -> list[str]:
+        """The function ``member`` of class ``cls`` of ``module``: its own, else (with
+        ``inherited``) the one its bases give it (:meth:`_inherited`); [] if there is none."""
+        facts = self.get_facts(module)
+        if facts is not None and _defines(facts, f"{cls}.{member}"):
+            return [FunctionNode(module, f"{cls}.{member}")]
+        return self._inherited(module, cls, member) if inherited else []
 
     def _inherited(self, module: str, cls: str, member: str) -> list[str]:
         """The function ``member`` that class ``cls`` of ``module`` gets from its bases: the first
@@ -816,7 +824,7 @@ class ImportGraph:
         if kind == "super":  # ``super().m()`` in a method of class ``owner``
             owner, _, member = attribute.rpartition(".")
             return self._inherited(module, owner, member)
-        if attribute in facts.function_names or attribute in facts.functions:
+        if _defines(facts, attribute):
             nodes: list[str] = [FunctionNode(module, attribute)]
             if kind == "decorator-factory":
                 body = self.get_function_facts(module, attribute)
@@ -826,13 +834,10 @@ class ImportGraph:
                 return nodes
             return []
         if attribute in facts.classes:
+            # ``__post_init__``: a dataclass's own (its bases' are not looked up)
             return [
                 node for hook in _CLASS_HOOKS.get(kind, ())
-                for node in (
-                    [FunctionNode(module, f"{attribute}.{hook}")] if _defines(facts, f"{attribute}.{hook}")
-                    else [] if hook == "__post_init__"  # a dataclass's own (bases' are not looked up)
-                    else self._inherited(module, attribute, hook)
-                )
+                for node in self._member(module, attribute, hook, inherited=hook != "__post_init__")
             ]
         owner, _, member = attribute.rpartition(".")
         if kind == "call" and owner in facts.classes:  # ``C.m()``: a method ``C`` inherits
