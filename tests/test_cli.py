@@ -760,8 +760,12 @@ def test_noqa_for_another_code_does_not_suppress(run: Run, tmp_path: Path) -> No
     [
         ("X = 1\n\x0c\nimport app.heavy  # noqa: IPL001\n", []),
         ("s = '\u2028'  # noqa\nimport app.heavy\n", [2]),
+        ("X = 1\r\nimport app.heavy  # noqa: IPL001\r\n", []),
+        ("X = 1\rimport app.heavy  # noqa: IPL001\r", []),
+        ("import app.heavy\r# noqa\r", [1]),
+        ("# noqa\r\nimport app.heavy\n", [2]),
     ],
-    ids=["form-feed", "line-separator"],
+    ids=["form-feed", "line-separator", "crlf", "cr", "cr-next-line", "crlf-and-lf"],
 )
 def test_noqa_line_numbers_follow_python_line_breaks(
     run: Run, tmp_path: Path, source: str, lines: list[int]

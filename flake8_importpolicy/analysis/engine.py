@@ -22,7 +22,6 @@ import functools
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, NamedTuple
 from pathlib import Path
 
@@ -63,10 +62,14 @@ if TYPE_CHECKING:
 __all__ = ["PolicyEngine"]
 
 
-@dataclass
 class _IgnoreTracker:
-    rules: tuple[IgnoreRule, ...]
-    used: set[int] = field(default_factory=set)
+    """The policy's ``[[ignore]]`` entries, and which of them accepted something (IPL004 for the
+    others). A plain class: one is made per engine, and a dataclass costs more to define than it
+    saves here (docs/performance.md, "Value classes a run does not use are not created")."""
+
+    def __init__(self, rules: tuple[IgnoreRule, ...]) -> None:
+        self.rules = rules
+        self.used: set[int] = set()
 
     def __call__(self, importer: str, imported: str) -> bool:
         for number, rule in enumerate(self.rules):

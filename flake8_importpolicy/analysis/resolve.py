@@ -548,12 +548,13 @@ class ModuleIndex:
 
 
 def read_source(path: Path) -> bytes:
-    """Read a module's source without ever blocking (see :func:`read_source_stamped`).
+    """Read a module's source without ever blocking, as :func:`read_source_stamped` does, without
+    hashing it (for callers that need no digest, or compute their own).
 
     Raises:
-        OSError: if ``path`` cannot be opened or read, or is not a regular file.
+        OSError: if ``path`` cannot be opened or read, is not a regular file or is too large.
     """
-    return read_source_stamped(path)[0]
+    return read_regular_file(path)[1]
 
 
 def read_source_stamped(path: Path) -> tuple[bytes, SourceRead]:

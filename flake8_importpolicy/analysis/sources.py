@@ -359,8 +359,10 @@ class FactsSource:
                 data = source if source is not None else read_source(path)
             except OSError:
                 return None
-            # Python's own line breaks only (str.splitlines would also break at \f, \x1c, ...).
-            lines = _LINE_BREAKS.split(data.decode("utf-8", "replace"))
+            text = data.decode("utf-8", "replace")
+            # Python's own line breaks only (str.splitlines would also break at \f, \x1c, ...);
+            # without a CR they are the LFs, which str.split finds ten times faster than the pattern.
+            lines = _LINE_BREAKS.split(text) if "\r" in text else text.split("\n")
             if len(self._lines) >= _LINES_KEPT:
                 self._lines.pop(next(iter(self._lines)))
             self._lines[path] = lines

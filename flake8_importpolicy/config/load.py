@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy.config.locate import find_policy, has_cache_tag, resolve_cache_dir
-from flake8_importpolicy.config.positions import find_key_positions, locate_key, parse_key_path
 from flake8_importpolicy.model.errors import (
     PolicyError,
     PolicyNotFound,
@@ -448,6 +447,8 @@ class _Merger:
     def _problem(self, source: _Source, key: str, message: str) -> PolicyProblem:
         if source.label is None:
             return PolicyProblem(key, message)
+        from flake8_importpolicy.config.positions import find_key_positions, locate_key  # bases only
+
         position = locate_key(find_key_positions(source.text), key) if key else None
         line, column = position if position else (None, None)
         return PolicyProblem(key, message, line, column, source.label)
@@ -461,6 +462,8 @@ class _Merger:
         prefix = self.top.prefix
         if prefix and (key == prefix or key.startswith(prefix + ".")):
             key = key[len(prefix) + 1:]
+        from flake8_importpolicy.config.positions import parse_key_path  # a broken policy only
+
         parts = parse_key_path(key) if key else None
         if not parts:
             return problem
@@ -737,6 +740,8 @@ class _Builder:
             if self.prefix and key.startswith(self.prefix + "."):
                 key = key[len(self.prefix) + 1:]
             return f"{prefix}.{key}" if prefix else key
+
+        from flake8_importpolicy.config.positions import find_key_positions, locate_key
 
         positions = find_key_positions(text)
         return tuple(
