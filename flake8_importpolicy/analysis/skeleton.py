@@ -259,13 +259,18 @@ def _body(code: bytearray, start: int, indent: int) -> tuple[int, int] | None:
     """The body of the ``def`` at offset ``start`` (indented ``indent`` spaces): (offset of its first
     line, offset of its last non-blank byte), or None if it is not an indented block (``def f(): ...``
     on one line) or its extent is unclear."""
-    # The header's logical line ends at the first line feed after which the brackets balance.
+    # The header's logical line ends at the first line feed after which the brackets balance (the
+    # depth is counted on from the last line feed, not again from the start: signatures of fifty
+    # lines are common).
     end = start
+    depth = 0
     while True:
+        counted = end
         end = code.find(b"\n", end + 1)
         if end < 0:
             return None
-        if _depth(code, start, end) == 0:
+        depth += _depth(code, counted, end)
+        if depth == 0:
             break
     if not code[start:end].rstrip().endswith(b":"):
         return None
@@ -273,12 +278,15 @@ def _body(code: bytearray, start: int, indent: int) -> tuple[int, int] | None:
     # The block ends before the first logical line indented ``indent`` or less.
     stop = _stop(indent)
     search_from = end  # the header's own line feed: a body may be empty
+    counted, depth = first, 0  # the depth of code[first:counted]
     while True:
         found = stop.search(code, search_from)
         if found is None:
             finish = len(code)
             break
-        if _depth(code, first, found.start()) == 0:
+        depth += _depth(code, counted, found.start())
+        counted = found.start()
+        if depth == 0:
             finish = found.start()
             break
         search_from = found.start() + 1
