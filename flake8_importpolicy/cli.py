@@ -270,15 +270,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if code is None and args.command == "check":
             code = _run_cached_check(args)
         if code is None:
-            from flake8_importpolicy.analysis.resolve import stop_started_queries
-            from flake8_importpolicy.config.load import discover_policy
+            from flake8_importpolicy.analysis.resolve import (
+                start_interpreter_query,
+                stop_started_queries,
+            )
 
-            policy = discover_policy(Path.cwd(), args.policy)
-            _start_query_early(args, policy)
             try:
+                if args.command in ("check", "why") and args.no_cache:
+                    # Without a cache the interpreter is asked in any case: start it before the
+                    # policy is read. A policy that names another interpreter starts that one too
+                    # (_start_query_early), and this one is stopped below.
+                    start_interpreter_query(args.interpreter)
+                from flake8_importpolicy.config.load import discover_policy
+
+                policy = discover_policy(Path.cwd(), args.policy)
+                _start_query_early(args, policy)
                 code = _run_handler(args, policy)
             finally:
-                stop_started_queries()  # a handler that failed early never collected it
+                stop_started_queries()  # a run that failed early, or another interpreter's
     except _UsageError as exc:
         parser.exit(EXIT_ERROR, f"importpolicy: error: {exc}\n")
     except Exception as exc:

@@ -296,6 +296,28 @@ def test_cli_leaves_no_started_query_behind(
     subprocess.run([sys.executable, "-c", "import extramod"], check=True)  # the environment's answer
 
 
+def test_query_started_before_the_policy_is_read_yields_to_the_policys_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --no-cache`` starts asking the interpreter running it before the policy is read; a
+    policy that names another interpreter gets that one asked, and the early query is stopped, not
+    used."""
+    root = make_project(tmp_path / "p")
+    other = tmp_path / "other-python"
+    other.write_text("#!/bin/sh\nexec " + sys.executable + ' "$@"\n')
+    other.chmod(0o755)
+    policy = root / "policy.toml"
+    policy.write_text(policy.read_text().replace(
+        "[settings]\n", f"[settings]\ninterpreter = {str(other)!r}\n", 1
+    ))
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    monkeypatch.setattr(resolve, "_STARTED", {})
+    assert main(["check", "--no-cache", "--format", "json"]) == 1, capsys.readouterr().err
+    assert resolve._STARTED == {}
+    assert [key[0] for key in resolve._QUERY_CACHE] == [str(other)]
+
+
 def test_light_files_are_extracted_while_the_query_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
