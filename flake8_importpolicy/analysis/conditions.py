@@ -162,8 +162,11 @@ class ConditionEvaluator:
             return None
 
     def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
-        if isinstance(node, ast.Constant):
-            return node.value
+        kind = type(node)
+        if kind is ast.Constant:
+            return node.value  # type: ignore[attr-defined]
+        if kind is ast.Lambda:
+            return _UNKNOWN  # a function: the values of vLLM's ``envs`` map, hundreds of them
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [_plain(self._value(item, version)) for item in node.elts]
             if any(item is _UNKNOWN for item in items):
