@@ -1084,17 +1084,18 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
 
 
 def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
-    """A cold check of a policy without ``[assume]`` or ``extends``, and with no problem to hint at,
-    creates none of the value classes it does not need (each frozen dataclass costs its creation at
-    every import: docs/performance.md) and does not import ``difflib``, the ``cache clear`` code or
-    the scanner of the policy's key positions (which only places problems on their lines)."""
+    """A cold check of a policy without ``[assume]``, ``extends`` or ``[[ignore]]``, and with no
+    problem to hint at, creates none of the value classes it does not need (each frozen dataclass
+    costs its creation at every import: docs/performance.md) and does not import ``difflib``, the
+    ``cache clear`` code or the scanner of the policy's key positions (which only places problems on
+    their lines)."""
     probe = (
         "import sys\n"
         "from flake8_importpolicy.cli import main\n"
         "code = main(['check', '--no-cache', '--format', 'json'])\n"
         "unused = ('difflib', 'flake8_importpolicy.model.assume', 'flake8_importpolicy.model.bases',"
         " 'flake8_importpolicy.answers.cache_clear', 'flake8_importpolicy.model.why',"
-        " 'flake8_importpolicy.config.positions')\n"
+        " 'flake8_importpolicy.config.positions', 'flake8_importpolicy.model.ignore')\n"
         "print(code, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
     )
     cold = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)

@@ -20,11 +20,10 @@ from flake8_importpolicy.model.patterns import (
     PatternError,
     parse_pattern,
 )
+from flake8_importpolicy.model.ignore import IgnoreRule, NodePattern
 from flake8_importpolicy.model.policy import (
     HeavyRule,
-    IgnoreRule,
     LightRule,
-    NodePattern,
     PatternEntry,
     Policy,
 )

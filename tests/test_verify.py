@@ -23,7 +23,8 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.graph import Hop, HopKind
 from flake8_importpolicy.model.patterns import parse_pattern
-from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
+from flake8_importpolicy.model.ignore import IgnoreRule
+from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.runtime.judge import (
     LightResult,
     VerifyReport,

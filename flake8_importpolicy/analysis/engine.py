@@ -46,10 +46,8 @@ from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
 from flake8_importpolicy.model.policy import (
     HeavyRule,
-    IgnoreRule,
     LightRule,
     ModuleRules,
-    NodePattern,
     PatternEntry,
     Policy,
 )
@@ -57,6 +55,7 @@ from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
+    from flake8_importpolicy.model.ignore import IgnoreRule
     from flake8_importpolicy.model.why import UnknownImport, WhyResult
 
 __all__ = ["PolicyEngine"]
@@ -370,6 +369,8 @@ class PolicyEngine:
                 )
                 # Accepted blind spots of a package not installed here (an optional dependency,
                 # a compiled module of another platform) are a note, as IPL007's are.
+                from flake8_importpolicy.model.ignore import NodePattern  # loaded with the entry
+
                 side = ignore.importer
                 absent = ignore.unresolved and self._is_absent(
                     side.module if isinstance(side, NodePattern) else side

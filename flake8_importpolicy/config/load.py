@@ -59,19 +59,17 @@ from flake8_importpolicy.model.patterns import (
 from flake8_importpolicy.model.policy import (
     External,
     HeavyRule,
-    IgnoreRule,
     LightRule,
-    NodePattern,
     PatternEntry,
     Policy,
     Settings,
-    parse_node_pattern,
 )
 from flake8_importpolicy.model.reading import read_regular_file
 
-if TYPE_CHECKING:  # loaded when a policy has [assume] or extends (tests/test_cli.py)
+if TYPE_CHECKING:  # loaded when a policy has [assume], extends or [[ignore]] (tests/test_cli.py)
     from flake8_importpolicy.model.assume import Assumption
     from flake8_importpolicy.model.bases import PolicySource
+    from flake8_importpolicy.model.ignore import IgnoreRule, NodePattern
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -1431,6 +1429,8 @@ class _Builder:
             else:
                 reason = self.reason(reason_key, item["reason"], "the import is accepted", line)
             if edge is not None and reason is not None:
+                from flake8_importpolicy.model.ignore import IgnoreRule
+
                 text, importer, imported = edge
                 rules.append(IgnoreRule(importer, imported, reason, text, line,
                                         unresolved="import" not in item, source=source))
@@ -1523,6 +1523,8 @@ class _Builder:
         except PatternError as exc:
             self.add(key, str(exc), line)
             return None
+        from flake8_importpolicy.model.ignore import NodePattern
+
         node = NodePattern(pattern)
         return f"unresolved {value.strip()}", node, node
 
@@ -1542,6 +1544,8 @@ class _Builder:
             count = "no" if len(sides) == 1 else "more than one"
             self.add(key, f'{_quote(value)} has {count} "->"; write "importer -> imported"', line)
             return None
+        from flake8_importpolicy.model.ignore import parse_node_pattern
+
         patterns: list[NodePattern] = []
         for side, text in zip(("left", "right"), sides):
             try:

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
-from flake8_importpolicy.model.policy import HeavyRule, IgnoreRule
+from flake8_importpolicy.model.ignore import IgnoreRule
+from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.output.render import single_line
 from flake8_importpolicy.runtime.run import AfterImportCheck, RuntimeRun
 from flake8_importpolicy.runtime.timing import ImportTime
