@@ -1060,8 +1060,8 @@ def test_external_modes_with_third_party_packages(
 @pytest.mark.parametrize("fmt", ["json", "text", "github", "sarif"])
 def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     """An answer-cache hit prints the same report as the cold run without loading the policy, its
-    model or the engine, in every format (the warm path is declared light in the repository's
-    policy.toml too)."""
+    model, its errors or the engine, in every format (the warm path is declared light in the
+    repository's policy.toml too)."""
     command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", fmt]
     cold = subprocess.run(command, cwd=basic, capture_output=True, text=True)
     assert cold.returncode == 1, cold.stderr
@@ -1072,7 +1072,7 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
         "loaded = sorted(m for m in sys.modules if m.startswith(('flake8_importpolicy.analysis',"
         " 'flake8_importpolicy.config.load', 'flake8_importpolicy.answers.compute',"
         " 'flake8_importpolicy.model.policy', 'flake8_importpolicy.model.facts',"
-        " 'flake8_importpolicy.model.interpreter')))\n"
+        " 'flake8_importpolicy.model.interpreter', 'flake8_importpolicy.model.errors')))\n"
         "print(code, loaded, file=sys.stderr)\n"
     )
     warm = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)

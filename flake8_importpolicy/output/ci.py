@@ -18,10 +18,9 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from flake8_importpolicy import __version__, codes
-from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
@@ -36,6 +35,9 @@ from flake8_importpolicy.output.render import (
     format_unresolved_message,
     format_violation_header,
 )
+
+if TYPE_CHECKING:  # a broken policy only: a warm check never loads the policy errors
+    from flake8_importpolicy.model.errors import PolicyProblem
 
 __all__ = [
     "SARIF_SCHEMA",

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import UnresolvedCode
 from flake8_importpolicy.codes import IPL900
-from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.output.render import PathFormatter, format_policy_problem, hop_to_json
 
 if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
+    from flake8_importpolicy.model.errors import PolicyProblem
     from flake8_importpolicy.model.bases import Preset
     from flake8_importpolicy.model.why import WhyResult
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.errors import PolicyProblem
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 
-if TYPE_CHECKING:  # a check never loads what only why shows
+if TYPE_CHECKING:  # a check never loads what only why shows, nor a warm one the policy errors
+    from flake8_importpolicy.model.errors import PolicyProblem
     from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
