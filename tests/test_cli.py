@@ -1057,6 +1057,19 @@ def test_external_modes_with_third_party_packages(
         assert violations[0]["chain"][1]["path"] == str(site / "tp_light" / "__init__.py")
 
 
+def _loaded_by_check(cwd: Path, options: list[str], modules: tuple[str, ...]) -> tuple[str, str]:
+    """Run ``main(["check", *options])`` in a fresh interpreter in ``cwd``: ``(its stdout, "<exit
+    status> <sorted list of the loaded modules whose names start with one of modules>")``."""
+    probe = (
+        "import sys\n"
+        "from flake8_importpolicy.cli import main\n"
+        f"code = main(['check', *{options!r}])\n"
+        f"print(code, sorted(m for m in sys.modules if m.startswith({modules!r})), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True)
+    return done.stdout, done.stderr.splitlines()[-1]
+
+
 @pytest.mark.parametrize("fmt", ["json", "text", "github", "sarif"])
 def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     """An answer-cache hit prints the same report as the cold run without loading the policy, its
@@ -1065,22 +1078,18 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", fmt]
     cold = subprocess.run(command, cwd=basic, capture_output=True, text=True)
     assert cold.returncode == 1, cold.stderr
-    probe = (
-        "import sys\n"
-        "from flake8_importpolicy.cli import main\n"
-        f"code = main(['check', '--format', {fmt!r}])\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(('flake8_importpolicy.analysis',"
-        " 'flake8_importpolicy.config.load', 'flake8_importpolicy.answers.compute',"
-        " 'flake8_importpolicy.model.policy', 'flake8_importpolicy.model.facts',"
-        " 'flake8_importpolicy.model.interpreter', 'flake8_importpolicy.model.errors')))\n"
-        "print(code, loaded, file=sys.stderr)\n"
+    heavy = (
+        "flake8_importpolicy.analysis", "flake8_importpolicy.config.load",
+        "flake8_importpolicy.answers.compute", "flake8_importpolicy.model.policy",
+        "flake8_importpolicy.model.facts", "flake8_importpolicy.model.interpreter",
+        "flake8_importpolicy.model.errors",
     )
-    warm = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
-    assert warm.stderr.splitlines()[-1] == "1 []"
-    assert warm.stdout == cold.stdout
+    out, loaded = _loaded_by_check(basic, ["--format", fmt], heavy)
+    assert loaded == "1 []"
+    assert out == cold.stdout
     (basic / "app" / "mid.py").write_text("X = 1\n")  # an edit: the next answer is computed again
-    again = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
-    assert again.stderr.splitlines()[-1].startswith("0 ['flake8_importpolicy.analysis")
+    _, loaded = _loaded_by_check(basic, ["--format", fmt], heavy)
+    assert loaded.startswith("0 ['flake8_importpolicy.analysis")
 
 
 def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
@@ -1089,17 +1098,13 @@ def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
     costs its creation at every import: docs/performance.md) and does not import ``difflib``, the
     ``cache clear`` code or the scanner of the policy's key positions (which only places problems on
     their lines)."""
-    probe = (
-        "import sys\n"
-        "from flake8_importpolicy.cli import main\n"
-        "code = main(['check', '--no-cache', '--format', 'json'])\n"
-        "unused = ('difflib', 'flake8_importpolicy.model.assume', 'flake8_importpolicy.model.bases',"
-        " 'flake8_importpolicy.answers.cache_clear', 'flake8_importpolicy.model.why',"
-        " 'flake8_importpolicy.config.positions', 'flake8_importpolicy.model.ignore')\n"
-        "print(code, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
+    unused = (
+        "difflib", "flake8_importpolicy.model.assume", "flake8_importpolicy.model.bases",
+        "flake8_importpolicy.answers.cache_clear", "flake8_importpolicy.model.why",
+        "flake8_importpolicy.config.positions", "flake8_importpolicy.model.ignore",
     )
-    cold = subprocess.run([sys.executable, "-c", probe], cwd=basic, capture_output=True, text=True)
-    assert cold.stderr.splitlines()[-1] == "1 []"
+    _, loaded = _loaded_by_check(basic, ["--no-cache", "--format", "json"], unused)
+    assert loaded == "1 []"
 
 
 def test_an_edit_in_any_subpackage_file_makes_the_warm_answer_miss(
