@@ -87,7 +87,8 @@ class IgnoreRule:
             1 if not found).
         unresolved: an ``unresolved = "pattern"`` entry instead: it accepts the unresolved
             import-time code (IPL006) of the modules ``importer`` names, and matches no edge.
-        source: as :attr:`HeavyRule.source` (``line`` is then a line of that file).
+        source: as :attr:`flake8_importpolicy.model.policy.HeavyRule.source` (``line`` is then a
+            line of that file).
     """
 
     importer: ModulePattern | NodePattern

@@ -1,4 +1,5 @@
-"""The policy as values: heavy, light and ignore rules, settings, and which rules apply to a module.
+"""The policy as values: heavy and light rules, settings, and which rules apply to a module (the
+``[[ignore]]`` entries are in :mod:`flake8_importpolicy.model.ignore`).
 
 :mod:`flake8_importpolicy.config.load` builds a :class:`Policy` from ``policy.toml``; everything else
 reads it. :meth:`Policy.rules_for` is the one place that decides which rules apply to a module.
