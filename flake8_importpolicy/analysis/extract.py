@@ -1397,6 +1397,18 @@ class _ImportTimeVisitor:
                     self._attribute_read(current, value, flags)  # type: ignore[arg-type]
                 stack.append(value)
                 continue
+            # Annotations are mostly these: nothing to record but what they hold.
+            if kind is ast.Subscript:
+                stack.append(current.value)  # type: ignore[attr-defined]
+                stack.append(current.slice)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Tuple:
+                stack.extend(current.elts)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.BinOp:
+                stack.append(current.left)  # type: ignore[attr-defined]
+                stack.append(current.right)  # type: ignore[attr-defined]
+                continue
             if isinstance(current, ast.Lambda):
                 stack.extend(current.args.defaults)
                 stack.extend(d for d in current.args.kw_defaults if d)
