@@ -785,7 +785,7 @@ class _ImportTimeVisitor:
         for stmt in body:
             self.line = stmt.lineno
             self.visit_stmt(stmt, flags)
-            if isinstance(stmt, ast.Assert):
+            if type(stmt) is ast.Assert:
                 outcome, used = self.conditions.decide(stmt.test)
                 if outcome == _FALSE:
                     break  # AssertionError: nothing after it runs
@@ -826,49 +826,32 @@ class _ImportTimeVisitor:
         return "never", ()
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
-        if isinstance(stmt, ast.Import):
-            self._import(stmt, flags)
-        elif isinstance(stmt, ast.ImportFrom):
-            self._import_from(stmt, flags)
-        elif isinstance(stmt, ast.If):
-            self._if(stmt, flags)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            self._try(stmt, flags)
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            for item in stmt.items:
-                self.scan_expr(item.context_expr, flags)
-                if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
-                    # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
-                    self._add_call(item.context_expr, item.context_expr.func, "with", flags)
-                if item.optional_vars is not None:
-                    self._bind_target(item.optional_vars, flags)
-            self.visit_body(stmt.body, flags)
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self._for(stmt, flags)
-        elif isinstance(stmt, ast.While):
-            self._while(stmt, flags)
-        elif isinstance(stmt, ast.Match):
-            self._match(stmt, flags)
-        elif isinstance(stmt, ast.ClassDef):
-            self._class(stmt, flags)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._function(stmt, flags)
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            self._assign(stmt, flags)
-        elif isinstance(stmt, ast.Delete):
-            self._delete(stmt, flags)
-        else:
-            # Expr, Return, Raise, Assert, Global, Pass, TypeAlias (lazy value), ...
-            if type(stmt).__name__ == "TypeAlias":
-                self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
-                return
-            if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
-                self.returns.append(stmt.value.id)
-            if not self.in_function and isinstance(stmt, ast.Return):
-                self._compile_error(stmt, "'return' outside function")
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.expr):
-                    self.scan_expr(child, flags)
+        # One dictionary lookup instead of a chain of isinstance tests (ast.parse makes nodes of
+        # exactly these classes): a def in a class body was the eleventh test.
+        _STATEMENT_VISITORS.get(type(stmt), _ImportTimeVisitor._other_statement)(self, stmt, flags)
+
+    def _with(self, stmt: ast.With | ast.AsyncWith, flags: frozenset[Flag]) -> None:
+        for item in stmt.items:
+            self.scan_expr(item.context_expr, flags)
+            if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
+                # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
+                self._add_call(item.context_expr, item.context_expr.func, "with", flags)
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, flags)
+        self.visit_body(stmt.body, flags)
+
+    def _other_statement(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
+        """Expr, Return, Raise, Assert, Global, Pass, TypeAlias (a lazy value), ..."""
+        if type(stmt).__name__ == "TypeAlias":
+            self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
+            return
+        if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+            self.returns.append(stmt.value.id)
+        if not self.in_function and isinstance(stmt, ast.Return):
+            self._compile_error(stmt, "'return' outside function")
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.scan_expr(child, flags)
 
     def _lazy_col(self, stmt: ast.stmt) -> int | None:
         """The original column of a ``lazy import`` statement, or None for an eager import."""
@@ -2119,6 +2102,32 @@ class _ImportTimeVisitor:
                 assumed=self._assumed(),
             )
         )
+
+
+_StatementVisitor = Callable[[_ImportTimeVisitor, Any, frozenset[Flag]], None]
+
+_STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
+    ast.Import: _ImportTimeVisitor._import,
+    ast.ImportFrom: _ImportTimeVisitor._import_from,
+    ast.If: _ImportTimeVisitor._if,
+    ast.Try: _ImportTimeVisitor._try,
+    ast.With: _ImportTimeVisitor._with,
+    ast.AsyncWith: _ImportTimeVisitor._with,
+    ast.For: _ImportTimeVisitor._for,
+    ast.AsyncFor: _ImportTimeVisitor._for,
+    ast.While: _ImportTimeVisitor._while,
+    ast.Match: _ImportTimeVisitor._match,
+    ast.ClassDef: _ImportTimeVisitor._class,
+    ast.FunctionDef: _ImportTimeVisitor._function,
+    ast.AsyncFunctionDef: _ImportTimeVisitor._function,
+    ast.Assign: _ImportTimeVisitor._assign,
+    ast.AnnAssign: _ImportTimeVisitor._assign,
+    ast.AugAssign: _ImportTimeVisitor._assign,
+    ast.Delete: _ImportTimeVisitor._delete,
+    **({ast.TryStar: _ImportTimeVisitor._try} if hasattr(ast, "TryStar") else {}),
+}
+"""How :meth:`_ImportTimeVisitor.visit_stmt` visits each class of statement; any other (``Expr``,
+``Return``, ``Raise``, ``Assert``, ``Global``, ``Pass``, ``TypeAlias``) by ``_other_statement``."""
 
 
 def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
