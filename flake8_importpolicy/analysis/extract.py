@@ -468,6 +468,9 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
 
 
 _LAZY_HINT: Final = re.compile(rb"^[ \t]*lazy[ \t]+(?:import|from)\b", re.MULTILINE)
+_LAZY_WORDS: Final = re.compile(rb"lazy[ \t]+(?:import|from)\b")
+""":data:`_LAZY_HINT` without its anchor, tried first: a pattern that starts with a literal is
+searched for in C, while a MULTILINE ``^`` is tried at every byte (eight times slower here)."""
 
 
 def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int]]:
@@ -486,7 +489,7 @@ def _strip_lazy_keyword(source: bytes | str) -> tuple[bytes | str, dict[int, int
     # Python's line breaks (CR LF, CR, LF) as LF, and only those: tokenize counts rows at LF alone,
     # and str.splitlines would also break at a form feed, \x1c or \u2028 (in a comment, say).
     raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if not _LAZY_HINT.search(raw):
+    if not _LAZY_WORDS.search(raw) or not _LAZY_HINT.search(raw):
         return source, {}
     tokens = list(tokenize.tokenize(io.BytesIO(raw).readline))
     encoding = tokens[0].string if tokens and tokens[0].type == tokenize.ENCODING else "utf-8"
