@@ -60,6 +60,7 @@ Language reference 2.4.1); a bare line feed cannot be in one. Triple-quoted lite
 
 _PAIRS: Final = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
 _ROUND: Final = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"()[]{}")
 _PREFIX_LETTERS: Final = frozenset(b"rRbBuUfFtT")
 _WORD: Final = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(
     range(0x80, 0x100))
@@ -217,7 +218,8 @@ def _check_fields(source: bytes, start: int, end: int) -> None:
 
 def _blank(source: bytes, code: bytearray) -> bytes | None:
     """Blank the bodies found in ``code`` (see :func:`_code_text`) out of ``source``."""
-    if any(code.count(opening) != code.count(closing) for opening, closing in _PAIRS):
+    brackets = code.translate(None, _NOT_BRACKETS)  # six counts of a few bytes, not of the file
+    if any(brackets.count(opening) != brackets.count(closing) for opening, closing in _PAIRS):
         return None
     code = code.translate(_ROUND)  # from here on only the depth counts: two counts instead of six
     pieces: list[bytes] = []
