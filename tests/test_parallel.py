@@ -264,6 +264,25 @@ def test_started_query_of_a_missing_interpreter_reports_once(
         resolve.query_interpreter(missing)
 
 
+def test_query_started_without_a_temporary_directory_is_left_to_the_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Starting a query early never fails: without a writable temporary directory nothing is
+    started, and the query itself reports the problem (an InterpreterError, exit 2), where a
+    command that started it before reading its policy would otherwise end in an internal error."""
+    monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
+    monkeypatch.setattr(resolve, "_STARTED", {})
+
+    def no_directory(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("no usable temporary directory")
+
+    monkeypatch.setattr(resolve.tempfile, "TemporaryDirectory", no_directory)
+    resolve.start_interpreter_query(sys.executable)
+    assert not resolve.query_is_running(sys.executable)
+    with pytest.raises(resolve.InterpreterError, match="cannot run interpreter"):
+        resolve.query_interpreter(sys.executable)
+
+
 def test_started_query_of_a_failing_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(resolve, "_QUERY_CACHE", {})
     fake = tmp_path / "fake-python"

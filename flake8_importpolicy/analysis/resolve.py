@@ -142,7 +142,10 @@ def start_interpreter_query(executable: str | None = None) -> None:
     exe = key[0]
     if key in _QUERY_CACHE or key in _STARTED:
         return
-    empty = tempfile.TemporaryDirectory(prefix="importpolicy-")
+    try:
+        empty = tempfile.TemporaryDirectory(prefix="importpolicy-")
+    except OSError:  # no writable temporary directory: query_interpreter says so, with exit 2
+        return
     try:
         process = subprocess.Popen(
             [exe, "-c", _QUERY],
