@@ -30,7 +30,8 @@ grimp warm             ``grimp.build_graph(..., cache_dir=DIR)`` (populated)
 With ``--engine-rev REV`` the importpolicy rows also run with the engine of the git revision REV
 (``git archive`` of its ``flake8_importpolicy``, first on ``PYTHONPATH``), in a work directory and
 cache of its own, alternated with the working tree's rows; the report then compares the two engines'
-medians (cold and warm, working tree / REV).
+medians (cold and warm, working tree / REV), and gives the median of the per-run ratios too: within
+one run the two engines are timed seconds apart, so load that drifts between runs moves it less.
 
 lint-imports and grimp run with ``PYTHONPATH=<tree>``; grimp builds the same graph lint-imports
 builds (same root packages, ``include_external_packages`` when a heavy module is third-party).
@@ -49,6 +50,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -258,10 +260,20 @@ def report(results: list[dict[str, object]], runs: int) -> str:
             series = res["_series"]  # type: ignore[assignment]
             m = {label: s.median for label, s in series.items()}
             tag = f" [{ENGINE_REV[1]}]"
+            labels = ("importpolicy cold", "importpolicy cold -j1", "importpolicy warm",
+                      "importpolicy facts")
             rev_rows.append((res["key"], *(
                 f"{m[label]:.3f} / {m[label + tag]:.3f} = {m[label] / m[label + tag]:.2f}"
-                for label in ("importpolicy cold", "importpolicy cold -j1", "importpolicy warm",
-                              "importpolicy facts"))))
+                for label in labels)))
+            # Each run times both engines seconds apart, so the ratio within a run is less moved
+            # by the machine's load drifting between runs than the ratio of the two medians.
+            paired = [
+                statistics.median(mine.wall / theirs.wall for mine, theirs
+                                  in zip(series[label].runs, series[label + tag].runs))
+                for label in labels
+            ]
+            rev_rows.append((f"{res['key']} (median of per-run ratios)",
+                             *(f"{ratio:.2f}" for ratio in paired)))
         out.append(table(["codebase", "cold", "cold -j1", "warm", "facts"], rev_rows))
         out.append("")
     out.append("### Ratios (medians) against the targets\n")
