@@ -582,12 +582,14 @@ PARTIAL_INIT = {
 @pytest.mark.parametrize("shape", sorted(PARTIAL_INIT))
 def test_from_import_of_a_partially_initialised_package(tmp_path: Path, shape: str) -> None:
     """hpa binds ``models`` by an import whose module runs ``from hpa import models`` before that
-    binding exists, so CPython imports the submodule hpa.models (graph._bound_after_importer_runs)."""
+    binding exists, so CPython imports the submodule hpa.models
+    (analysis/hops/sites.py, ``_bound_after_importer_runs``)."""
     missed, _ = _differential(tmp_path, PARTIAL_INIT[shape])
     assert missed == set()
 
 
-# Found by test_engine_predicts_what_cpython_runs, fixed in 0f7b546 (graph._self_fromlist): regressions.
+# Found by test_engine_predicts_what_cpython_runs, fixed in 0f7b546 (analysis/hops/sites.py,
+# _self_fromlist): regressions.
 
 
 def test_package_importing_its_own_bound_name(tmp_path: Path) -> None:

@@ -1,0 +1,223 @@
+"""Import-time calls: which function bodies a call runs (docs/semantics.md rule 16).
+
+A call at import time to a function of followed code runs its body: the body is a node named
+``module:qualname`` (``mypkg.helpers:setup``, ``mypkg.models:Model.__init__``) reached by a hop of
+kind ``call``. Instantiating a class runs its hooks (``__new__``, ``__init__``, a dataclass's
+``__post_init__``), ``with`` runs ``__enter__`` and ``__exit__``, a class statement its metaclass's
+and bases' hooks; a member is the class's own or the first base's, depth first (an approximation of
+C3 for multiple inheritance). A call of a ``[heavy-calls]`` function is a leaf node named
+``qualname()`` (``torch.cuda.init()``). Re-exports are followed through the module's import
+aliases, a few deep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Final
+
+from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, defines
+from flake8_importpolicy.model.facts import CallSite
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop, HopKind, module_of
+from flake8_importpolicy.model.interpreter import ResolvedModule
+
+__all__ = ["CallResolver"]
+
+_CLASS_HOOKS: Final = {
+    # ``__post_init__``: a dataclass's generated ``__init__`` calls it
+    "call": ("__new__", "__init__", "__post_init__"),
+    "with": ("__enter__", "__exit__"),
+    "class-attribute": ("__new__", "__init__", "__post_init__", "__set_name__"),
+    "metaclass": ("__prepare__", "__new__", "__init__"),
+    "subclass": ("__init_subclass__",),
+    "decorator-factory": ("__new__", "__init__", "__post_init__"),
+}
+_ALIAS_DEPTH: Final = 5
+_MAX_BASES: Final = 64
+"""Classes visited at most when a member is looked up in the bases of one class."""
+
+
+class CallResolver:
+    """The nodes import-time calls run, and the definitions dotted names refer to.
+
+    Args:
+        lookup: the facts of the modules reached.
+        is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
+    """
+
+    def __init__(
+        self, lookup: FactsLookup, is_heavy_call: Callable[[str], bool] | None = None
+    ) -> None:
+        self.index = lookup.index
+        self._lookup = lookup
+        self._is_heavy_call = is_heavy_call
+        self._inherited_found: dict[tuple[str, str, str], list[str]] = {}
+
+    def find_hops(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
+        """The hops of kind ``call`` from ``node`` (a module or a function body of ``resolved``)
+        that ``call`` makes: one to each node it runs."""
+        module = module_of(node)
+        nested = call.local and call.kind == "call" and "<locals>" in call.callee
+        targets = self._nested_call(module, call) if nested else None
+        for target in targets if targets is not None else self._resolve_call(
+            module, resolved.is_package, call
+        ):
+            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
+                      assumed=call.assumed)
+
+    def _nested_call(self, module: str, call: CallSite) -> list[str]:
+        """A call in a function body of a function or class defined in that body, which the
+        extractor names ``outer.<locals>.inner`` (Python's scoping: the local name wins over a
+        module-level one): that function, or the hooks of the class that instantiating it runs."""
+        get_function_facts = self._lookup.get_function_facts
+        if get_function_facts(module, call.callee) is not None:
+            return [FunctionNode(module, call.callee)]
+        return [
+            FunctionNode(module, f"{call.callee}.{hook}") for hook in _CLASS_HOOKS["call"]
+            if get_function_facts(module, f"{call.callee}.{hook}") is not None
+        ]
+
+    def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
+        """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
+        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
+        if call.local:
+            own = f"{module}.{call.callee}"
+            if self._is_heavy_call is not None and self._is_heavy_call(own):
+                return [CallNode(own)]
+            return self._find_run(module, call.callee, call.kind, 0)
+        name = absolute(call.callee, module, is_package)
+        if name is None:
+            return []
+        return self._find_run_dotted(name, call.kind, 0)
+
+    def find_member(self, module: str, cls: str, member: str, *, inherited: bool = True) -> list[str]:
+        """The function ``member`` of class ``cls`` of ``module``: its own, else (with
+        ``inherited``) the one its bases give it (:meth:`_inherited`); [] if there is none."""
+        facts = self._lookup.get_facts(module)
+        if facts is not None and defines(facts, f"{cls}.{member}"):
+            return [FunctionNode(module, f"{cls}.{member}")]
+        return self._inherited(module, cls, member) if inherited else []
+
+    def _inherited(self, module: str, cls: str, member: str) -> list[str]:
+        """The function ``member`` that class ``cls`` of ``module`` gets from its bases: the first
+        base, depth-first and left to right, that defines it (the method resolution order of single
+        inheritance; an approximation of C3 for multiple: docs/semantics.md rule 16), or [] if no
+        analysed base does (a base outside the followed code, or ``object``)."""
+        key = (module, cls, member)
+        if key not in self._inherited_found:
+            self._inherited_found[key] = self._find_inherited(module, cls, member)
+        return self._inherited_found[key]
+
+    def _find_inherited(self, module: str, cls: str, member: str) -> list[str]:
+        stack = list(reversed(self._bases(module, cls)))
+        seen: set[tuple[str, str]] = set()
+        while stack and len(seen) < _MAX_BASES:
+            base_module, base = stack.pop()
+            if (base_module, base) in seen:
+                continue
+            seen.add((base_module, base))
+            facts = self._lookup.get_facts(base_module)
+            if facts is None or facts.problem is not None:
+                continue
+            if defines(facts, f"{base}.{member}"):
+                return [FunctionNode(base_module, f"{base}.{member}")]
+            stack.extend(reversed(self._bases(base_module, base)))
+        return []
+
+    def _bases(self, module: str, cls: str) -> list[tuple[str, str]]:
+        """``(module, class)`` of each base of ``cls`` that is in followed code, in order."""
+        facts = self._lookup.get_facts(module)
+        if facts is None:
+            return []
+        found: list[tuple[str, str]] = []
+        for base in facts.class_bases.get(cls, ()):
+            if base in facts.classes:
+                found.append((module, base))
+                continue
+            name = absolute(base, module, self.index.resolve_module(module).is_package)
+            if name is None:
+                continue
+            top = name.partition(".")[0]
+            resolved = self.index.resolve_module(top)
+            if not resolved.has_source or not self._lookup.is_followed(top, resolved):
+                continue  # code that is not followed (``torch.nn.Module``): no path search in it
+            owner = self._split_owner(name)
+            if owner is not None:
+                found.append((owner[0], owner[1]))
+        return found
+
+    def _find_run_dotted(self, name: str, kind: str, depth: int) -> list[str]:
+        if self._is_heavy_call is not None and self._is_heavy_call(name):
+            return [CallNode(name)]
+        found = self._split_owner(name)
+        return [] if found is None else self._find_run(found[0], found[1], kind, depth)
+
+    def _find_run(self, module: str, attribute: str, kind: str, depth: int) -> list[str]:
+        """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``."""
+        facts = self._lookup.get_facts(module)
+        if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+            return []
+        if kind == "super":  # ``super().m()`` in a method of class ``owner``
+            owner, _, member = attribute.rpartition(".")
+            return self._inherited(module, owner, member)
+        if defines(facts, attribute):
+            nodes: list[str] = [FunctionNode(module, attribute)]
+            if kind == "decorator-factory":
+                body = self._lookup.get_function_facts(module, attribute)
+                returned = body.returns if body is not None else ()
+                nodes += [FunctionNode(module, f"{attribute}.<locals>.{name}") for name in returned]
+            if kind in ("call", "decorator-factory"):
+                return nodes
+            return []
+        if attribute in facts.classes:
+            # ``__post_init__``: a dataclass's own (its bases' are not looked up)
+            return [
+                node for hook in _CLASS_HOOKS.get(kind, ())
+                for node in self.find_member(module, attribute, hook, inherited=hook != "__post_init__")
+            ]
+        owner, _, member = attribute.rpartition(".")
+        if kind == "call" and owner in facts.classes:  # ``C.m()``: a method ``C`` inherits
+            return self._inherited(module, owner, member)
+        first, _, rest = attribute.partition(".")
+        target = facts.aliases.get(first)
+        if target is None:
+            return []
+        resolved = self.index.resolve_module(module)
+        name = absolute(f"{target}.{rest}" if rest else target, module, resolved.is_package)
+        if name is None:
+            return []
+        return self._find_run_dotted(name, kind, depth + 1)
+
+    def find_definition(self, name: str, depth: int = 0) -> tuple[str, str, bool] | None:
+        """``(module, qualname, is_class)`` of the function or class a dotted name refers to,
+        following re-exports, in code whose calls are followed; None if not found."""
+        found = self._split_owner(name)
+        if found is None:
+            return None
+        owner, attribute, resolved = found
+        facts = self._lookup.get_facts(owner)
+        if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
+            return None
+        if attribute in facts.classes:
+            return owner, attribute, True
+        if defines(facts, attribute):
+            return owner, attribute, False
+        first, _, rest = attribute.partition(".")
+        target = facts.aliases.get(first)
+        if target is None:
+            return None
+        dotted = absolute(f"{target}.{rest}" if rest else target, owner, resolved.is_package)
+        return self.find_definition(dotted, depth + 1) if dotted is not None else None
+
+    def _split_owner(self, name: str) -> tuple[str, str, ResolvedModule] | None:
+        """``(module, attribute, resolved module)`` for a dotted name: its longest prefix that is
+        a module, and the rest; None when there is none, or its code is not followed."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            resolved = self.index.resolve_module(owner)
+            if resolved.kind == "unresolved":
+                continue
+            if not resolved.has_source or not self._lookup.is_followed(owner, resolved):
+                return None
+            return owner, ".".join(parts[cut:]), resolved
+        return None

@@ -1,0 +1,235 @@
+"""Lazy modules and attribute reads: PEP 562 ``__getattr__`` triggers (docs/semantics.md rule 15)
+and the attribute reads at import time that import a module (rule 19).
+
+- ``from p import name``, where ``p`` does not bind ``name`` and defines a module-level
+  ``__getattr__``, runs that ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls ``hasattr``), and
+  so does reading ``p.name``: hop kind ``getattr-trigger``, or ``lazy-attr`` for a read; a
+  ``lazy_loader.attach`` mapping names the submodule it imports instead;
+- a read on a lazy module object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr",
+  globals(), "xgrammar")``) imports its module: hop kind ``lazy-attr``;
+- a read on an instance of a class with a ``__getattr__`` may run it: a ``call`` hop, flagged
+  ``conditional``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from flake8_importpolicy.analysis.hops.calls import CallResolver
+from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute
+from flake8_importpolicy.model.facts import AttributeRead, CallBinding
+from flake8_importpolicy.model.graph import (
+    Construct,
+    Flag,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnresolvedCode,
+    module_of,
+)
+from flake8_importpolicy.model.interpreter import ResolvedModule
+
+__all__ = ["AttributeReads", "ModuleGetattr"]
+
+_MAX_GETATTR_NAMES: Final = 64
+"""Names a module's ``__getattr__`` is analysed for one by one; beyond them it is analysed once
+for any name (its conditions on the name unknown), so the cost stays bounded."""
+
+_LAZY_MODULE_UNKNOWN: Final = -1
+"""What :meth:`AttributeReads._lazy_class` returns for a class whose instances import a module on
+attribute access when which module is not computable (a stored argument it cannot follow)."""
+_NOT_COMPUTABLE: Final = "<not computable>"
+"""What :meth:`AttributeReads._lazy_module_bound` returns for a lazy module object whose module is
+not computable (never a module name: it is not an identifier)."""
+
+
+class ModuleGetattr:
+    """Which node a module's PEP 562 ``__getattr__`` makes run for a name (rule 15).
+
+    Args:
+        lookup: the facts of the modules reached.
+    """
+
+    def __init__(self, lookup: FactsLookup) -> None:
+        self.index = lookup.index
+        self._lookup = lookup
+        self._names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
+
+    def find_trigger(self, package: str, name: str, importer: str) -> str | None:
+        """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
+        ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
+        ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
+        function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
+        it, or None."""
+        lookup = self._lookup
+        if package == importer or not lookup.is_followed(package, self.index.resolve_module(package)):
+            return None
+        facts = lookup.get_facts(package)
+        if facts is None or not facts.defines_getattr or name in facts.bindings:
+            return None
+        if lookup.imports_submodule(package, f"{package}.{name}"):
+            return None  # importing a submodule binds it on its package: no __getattr__ call
+        attach = facts.lazy_attach
+        if attach is not None:
+            if name in attach.submodules:
+                return f"{package}.{name}"
+            found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+            if found is None and attach.scan_package:
+                found = self._submodule_exporting(package, name)
+            return f"{package}.{found}" if found is not None else None
+        names = self._names.setdefault(package, set())
+        if name not in names and len(names) >= _MAX_GETATTR_NAMES:
+            return FunctionNode(package, "__getattr__")  # any name: every branch may run
+        names.add(name)
+        return FunctionNode(package, "__getattr__", name)
+
+    def _submodule_exporting(self, package: str, name: str) -> str | None:
+        """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
+        (transformers' ``define_import_structure``), or None."""
+        children = self.index.find_children(package)
+        if f"{package}.{name}" in children:
+            return name
+        for child in children:
+            facts = self._lookup.get_facts(child)
+            if facts is not None and facts.all_names and name in facts.all_names:
+                return child.rpartition(".")[2]
+        return None
+
+
+class AttributeReads:
+    """The hops of attribute reads at import time that import a module (rule 19).
+
+    Args:
+        lookup: the facts of the modules reached.
+        getattr_hooks: PEP 562 triggers (a read of ``np.random``).
+        calls: the definitions names refer to (which callee makes a lazy module object; an
+            instance's class and its ``__getattr__``).
+    """
+
+    def __init__(self, lookup: FactsLookup, getattr_hooks: ModuleGetattr, calls: CallResolver) -> None:
+        self.index = lookup.index
+        self._lookup = lookup
+        self._getattr_hooks = getattr_hooks
+        self._calls = calls
+        self._lazy_makers: dict[str, int | None] = {}
+
+    def find_hops(
+        self, node: str, resolved: ResolvedModule, read: AttributeRead,
+        unresolved: list[UnresolvedCode],
+    ) -> Iterator[Hop]:
+        """An attribute read at import time that imports a module (rule 19): on a lazy module
+        object (``xgr.GrammarMatcher`` after ``xgr = LazyLoader("xgr", globals(), "xgrammar")``), or
+        of a name a module's PEP 562 ``__getattr__`` serves (``np.random``). A lazy module object
+        whose module is not computable is added to ``unresolved``."""
+        module = module_of(node)
+        if read.target is None:
+            imported = self._lazy_module_bound(module, resolved.is_package, read.name)
+            if imported is None:
+                # a dunder (``obj.__dict__``) is found without ``__getattr__``, and ``del obj.x``
+                # runs ``__delattr__``
+                dunder = read.attr.startswith("__") and read.attr.endswith("__")
+                hook = None if dunder or read.deleted else self._instance_getattr(
+                    module, resolved.is_package, read.name
+                )
+                if hook is not None:  # ``obj.x`` may miss and run ``type(obj).__getattr__``
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.CALL, hook,
+                              tuple(sorted({*read.flags, Flag.CONDITIONAL})))
+                return
+            if imported is _NOT_COMPUTABLE:
+                unresolved.append(UnresolvedCode(
+                    node, resolved.path, read.line, read.col, Construct.GETATTR_IMPORT,
+                    f"{read.name}.{read.attr} (a lazy module object of a module not computable)",
+                    read.flags,
+                ))
+                return
+        else:
+            base = absolute(read.target, module, resolved.is_package)
+            imported = None
+            if base is not None and self.index.resolve_module(base).kind != "unresolved":
+                imported = self._getattr_hooks.find_trigger(base, read.attr, module)
+        if imported is not None:
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _instance_getattr(self, module: str, is_package: bool, name: str) -> str | None:
+        """The ``__getattr__`` of the class whose instance is bound to ``name`` in ``module``
+        (``obj = C()``), own or inherited, in followed code; None if there is none. Python runs it
+        when normal lookup of an attribute fails (Language reference 3.3.2.1)."""
+        bound = self._call_binding(module, is_package, name)
+        found = self._calls.find_definition(bound[1]) if bound is not None else None
+        if found is None or not found[2]:
+            return None
+        owner, cls, _ = found
+        hook = self._calls.find_member(owner, cls, "__getattr__")
+        return hook[0] if hook else None
+
+    def _call_binding(
+        self, module: str, is_package: bool, name: str
+    ) -> tuple[CallBinding, str] | None:
+        """The call whose result ``module`` bound to ``name`` (``name = callee(...)``), with the
+        callee's absolute dotted name; None if there is none."""
+        facts = self._lookup.get_facts(module)
+        binding = facts.call_bindings.get(name) if facts is not None else None
+        if binding is None:
+            return None
+        if binding.local:
+            return binding, f"{module}.{binding.callee}"
+        callee = absolute(binding.callee, module, is_package)
+        return None if callee is None else (binding, callee)
+
+    def _lazy_module_bound(self, module: str, is_package: bool, name: str) -> str | None:
+        """The module a lazy module object bound to ``name`` in ``module`` stands for, None if
+        ``name`` is not one, :data:`_NOT_COMPUTABLE` if its module is not computable."""
+        bound = self._call_binding(module, is_package, name)
+        if bound is None:
+            return None
+        binding, callee = bound
+        index = self._lazy_maker(callee)
+        if index is None:
+            return None
+        made = binding.args[index] if 0 <= index < len(binding.args) else None
+        if made is None or not all(part.isidentifier() for part in made.split(".")):
+            return _NOT_COMPUTABLE
+        return made
+
+    def _lazy_maker(self, callee: str) -> int | None:
+        """Which positional argument of ``callee`` names the module of the lazy module object it
+        returns, or None if it makes none: ``lazy_loader.load``; a function that makes one with
+        ``importlib.util.LazyLoader``; a class whose ``__getattr__`` (or a method it calls on
+        ``self``) imports a module named by what its ``__init__`` stored (rule 19)."""
+        if callee in self._lazy_makers:
+            return self._lazy_makers[callee]
+        self._lazy_makers[callee] = None  # a recursive definition makes nothing
+        index: int | None = 0 if callee == "lazy_loader.load" else None
+        found = self._calls.find_definition(callee)
+        if index is None and found is not None:
+            owner, qualname, is_class = found
+            if is_class:
+                index = self._lazy_class(owner, qualname)
+            else:
+                facts = self._lookup.get_function_facts(owner, qualname)
+                index = facts.lazy_params[0] if facts is not None and facts.lazy_params else None
+        self._lazy_makers[callee] = index
+        return index
+
+    def _lazy_class(self, module: str, cls: str) -> int | None:
+        """The ``__init__`` parameter whose value a class's instances import on attribute access."""
+        get_function_facts = self._lookup.get_function_facts
+        imported: set[str] = set()
+        dynamic = False  # an import of a name not computable: the object is lazy, its module unknown
+        for hook in ("__getattr__", "__getattribute__"):
+            facts = get_function_facts(module, f"{cls}.{hook}")
+            if facts is None:
+                continue
+            bodies = [facts, *filter(None, (
+                get_function_facts(module, f"{cls}.{method}") for method in facts.self_calls
+            ))]
+            for body in bodies:
+                imported.update(body.self_imports)
+                dynamic = dynamic or any(site.target is None for site in body.sites)
+        if not imported and not dynamic:
+            return None
+        init = get_function_facts(module, f"{cls}.__init__")
+        stored = dict(init.self_params) if init is not None else {}
+        found = next((stored[attr] for attr in sorted(imported) if attr in stored), None)
+        return _LAZY_MODULE_UNKNOWN if found is None else found
