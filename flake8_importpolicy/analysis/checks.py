@@ -1,0 +1,260 @@
+"""The checks of a report besides the import chains of light modules, one unit per code:
+
+- IPL003 :func:`check_light_patterns`: a ``[light]`` pattern that names no module;
+- IPL004 :func:`check_ignores_used`: an ``[[ignore]]`` entry that accepted nothing
+  (:class:`IgnoreTracker` keeps which did);
+- IPL005 :func:`check_unanalysable`: a module met whose source cannot be analysed;
+- IPL007 :func:`check_entries`: a ``forbid``/``allow`` entry that names no module;
+- IPL008 :func:`check_budget`: an import-time closure over its ``max-modules``.
+
+IPL001 (the chains) and IPL006 (what cannot be resolved) come from
+:mod:`flake8_importpolicy.analysis.light_check`. Each code's wording is in
+:mod:`flake8_importpolicy.codes`; a problem is reported where its entry is written (the policy
+file, or the base it ``extends``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flake8_importpolicy import codes
+from flake8_importpolicy.analysis.resolve import ModuleIndex
+from flake8_importpolicy.model.errors import find_close_match
+from flake8_importpolicy.model.facts import SourceProblem
+from flake8_importpolicy.model.findings import Problem, Violation
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
+from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
+from flake8_importpolicy.model.policy import LightRule, ModuleRules, PatternEntry, Policy
+from flake8_importpolicy.model.reading import read_regular_file
+
+if TYPE_CHECKING:
+    from flake8_importpolicy.model.ignore import IgnoreRule
+
+__all__ = [
+    "IgnoreTracker",
+    "ProblemKey",
+    "check_budget",
+    "check_entries",
+    "check_ignores_used",
+    "check_light_patterns",
+    "check_unanalysable",
+    "count_closure",
+]
+
+ProblemKey = tuple[str, str]
+"""``(code, what it is about)``: a problem is reported once per key."""
+
+
+class IgnoreTracker:
+    """The policy's ``[[ignore]]`` entries, and which of them accepted something (IPL004 for the
+    others). A plain class: one is made per engine, and a dataclass costs more to define than it
+    saves here (docs/performance.md, "Value classes a run does not use are not created")."""
+
+    def __init__(self, rules: tuple[IgnoreRule, ...]) -> None:
+        self.rules = rules
+        self.used: set[int] = set()
+
+    def __call__(self, importer: str, imported: str) -> bool:
+        for number, rule in enumerate(self.rules):
+            if rule.matches(importer, imported):
+                self.used.add(number)
+                return True
+        return False
+
+    def accepts_unresolved(self, module: str) -> bool:
+        """Whether an ``unresolved = ...`` entry accepts the unresolved code of ``module``."""
+        for number, rule in enumerate(self.rules):
+            if rule.accepts_unresolved(module):
+                self.used.add(number)
+                return True
+        return False
+
+
+def check_light_patterns(
+    policy: Policy, find_light_modules: Callable[[LightRule], tuple[str, ...]]
+) -> tuple[set[str], dict[ProblemKey, Problem]]:
+    """IPL003: the light modules the policy's ``[light]`` patterns name, and a problem for each
+    pattern that names none (at the line of the policy file that quotes it)."""
+    found: set[str] = set()
+    stale: list[str] = []
+    for rule in policy.light:
+        modules = find_light_modules(rule)
+        if not modules:
+            stale.append(rule.pattern.text)
+        found.update(modules)
+    lines = _lines_of(policy.path, stale)
+    problems = {
+        (codes.IPL003.id, text): Problem.of(codes.IPL003, policy.path, lines.get(text), pattern=text)
+        for text in stale
+    }
+    return found, problems
+
+
+def check_unanalysable(
+    bad: Iterable[tuple[str, SourceProblem]], index: ModuleIndex
+) -> dict[ProblemKey, Problem]:
+    """IPL005: one problem per module whose source cannot be analysed, at the line of its file
+    that keeps it from being analysed."""
+    problems: dict[ProblemKey, Problem] = {}
+    for module, problem in bad:
+        path = index.resolve_module(module).path
+        problems[(codes.IPL005.id, module)] = Problem.of(
+            codes.IPL005, path, problem.line,
+            module=module, problem=f"line {problem.line}: {problem.message}",
+        )
+    return problems
+
+
+def check_entries(
+    policy: Policy, index: ModuleIndex
+) -> tuple[dict[ProblemKey, Problem], dict[ProblemKey, Problem]]:
+    """IPL007: ``(problems, notes)`` for the ``forbid``/``allow`` entries of ``[light]`` rules that
+    name no module (:func:`_check_entry`), each entry once."""
+    problems: dict[ProblemKey, Problem] = {}
+    notes: dict[ProblemKey, Problem] = {}
+    for rule in policy.light:
+        for entry in rule.entries:
+            stale = _check_entry(entry, index, _source_path(policy, rule.source))
+            if stale is not None:
+                (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
+    return problems, notes
+
+
+def _check_entry(entry: PatternEntry, index: ModuleIndex, path: Path) -> tuple[Problem, bool] | None:
+    """A ``forbid``/``allow`` entry that names no module: IPL007 (with a "did you mean" when a
+    known name is close), or, when its top-level package is simply not installed here (heavy GPU
+    packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
+    pattern: when its part before the first wildcard does)."""
+    prefix = entry.pattern.static_prefix
+    if not prefix or index.resolve_module(prefix).kind != "unresolved":
+        return None
+    parts = prefix.split(".")
+    known = next((".".join(parts[:n]) for n in range(len(parts) - 1, 0, -1)
+                  if index.resolve_module(".".join(parts[:n])).kind != "unresolved"), None)
+    if known is not None:
+        candidates = list(index.find_children(known))
+        missing = ".".join(parts[:known.count(".") + 2])
+    else:
+        candidates = list(index.find_top_levels())
+        missing = parts[0]
+    close = find_close_match(missing, candidates, cutoff=0.8)
+    if close:
+        hint = f"; did you mean {entry.pattern.text.replace(missing, close, 1)!r}?"
+    elif known is None:
+        hint = f"; package {missing!r} is not installed for this interpreter"
+    else:
+        hint = ""
+    problem = Problem.of(codes.IPL007, path, entry.line, key=entry.key,
+                         entry=entry.pattern.text, hint=hint)
+    return problem, known is None and not close
+
+
+def check_ignores_used(
+    policy: Policy, index: ModuleIndex, ignores: IgnoreTracker
+) -> tuple[dict[ProblemKey, Problem], dict[ProblemKey, Problem]]:
+    """IPL004: ``(problems, notes)`` for the ``[[ignore]]`` entries that accepted nothing (asked
+    once every light module is checked). An accepted blind spot of a package not installed here
+    (an optional dependency, a compiled module of another platform) is a note, as IPL007's are."""
+    problems: dict[ProblemKey, Problem] = {}
+    notes: dict[ProblemKey, Problem] = {}
+    for number, ignore in enumerate(policy.ignores):
+        if number in ignores.used:
+            continue
+        unused = Problem.of(
+            codes.IPL004, _source_path(policy, ignore.source), ignore.line, import_=ignore.text
+        )
+        from flake8_importpolicy.model.ignore import NodePattern  # loaded with the entry
+
+        side = ignore.importer
+        absent = ignore.unresolved and _is_absent(
+            side.module if isinstance(side, NodePattern) else side, index
+        )
+        (notes if absent else problems)[(codes.IPL004.id, ignore.text)] = unused
+    return problems, notes
+
+
+def check_budget(
+    light: str, rules: ModuleRules, closure: Mapping[str, tuple[Hop, ...]], index: ModuleIndex,
+    path: Path,
+) -> Violation | None:
+    """IPL008 when ``light``'s import-time ``closure`` (followed as its check follows it) counts
+    more units than ``max-modules`` (:func:`count_closure`); None when within it or when no budget
+    applies. ``path`` is the light module's file."""
+    limit = rules.max_modules
+    if limit is None:
+        return None
+    units = count_closure(closure, index)
+    if len(units) <= limit:
+        return None
+    through: dict[str, int] = {}
+    for chain in units.values():
+        if chain:
+            first = str(chain[0].imported)
+            through[first] = through.get(first, 0) + 1
+    biggest = sorted(through.items(), key=lambda item: (-item[1], item[0]))[:3]
+    from flake8_importpolicy.model.budget import Budget  # most policies set no budget
+
+    return Violation(
+        light=light, heavy="", pattern="", reason=rules.reason, path=path, line=1, col=0,
+        kind="", also=(), chain=(), code=codes.IPL008,
+        budget=Budget(len(units), limit, tuple(biggest)),
+    )
+
+
+def count_closure(
+    closure: Mapping[str, tuple[Hop, ...]], index: ModuleIndex
+) -> dict[str, tuple[Hop, ...]]:
+    """The units a ``max-modules`` budget counts in ``closure``
+    (:func:`~flake8_importpolicy.model.budget.count_units`: each first-party module, each
+    top-level package of other code), each with the shortest chain that first reaches it.
+    Function bodies, heavy calls, modules preloaded at start-up and unresolved names do not
+    count."""
+    from flake8_importpolicy.model.budget import unit_of  # most policies set no budget
+
+    units: dict[str, tuple[Hop, ...]] = {}
+    for name, chain in closure.items():
+        if isinstance(name, (FunctionNode, CallNode)):
+            continue
+        resolved = index.resolve_module(name)
+        if resolved.preloaded or resolved.kind == "unresolved":
+            continue
+        unit = unit_of(name, resolved.origin == "first-party")
+        if unit not in units or len(chain) < len(units[unit]):
+            units[unit] = chain
+    return units
+
+
+def _source_path(policy: Policy, source: str) -> Path:
+    """The file an entry of the policy came from: the policy file, or the base it ``extends``."""
+    return next((s.path for s in policy.sources if s.label == source and source), policy.path)
+
+
+def _is_absent(pattern: ModulePattern, index: ModuleIndex) -> bool:
+    """Whether the top-level package a pattern names is not installed here."""
+    top = pattern.top_level
+    return top is not None and index.resolve_module(top).kind == "unresolved"
+
+
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\'')
+
+
+def _lines_of(path: Path, needles: Iterable[str]) -> dict[str, int]:
+    """The 1-based line of the first line of ``path`` that quotes each needle (a key of the policy,
+    NFKC-normalised as patterns are), read once (best effort: needles not found are left out)."""
+    wanted = set(needles)
+    found: dict[str, int] = {}
+    if not wanted:
+        return found
+    try:
+        text = read_regular_file(path)[1].decode("utf-8", "replace")
+    except OSError:
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        for match in _QUOTED.finditer(line):
+            quoted = normalize_name(match.group(1) if match.group(1) is not None else match.group(2))
+            if quoted in wanted and quoted not in found:
+                found[quoted] = number
+    return found
