@@ -1,7 +1,7 @@
 """Static evaluation of the conditions that decide which import-time statements run.
 
 The tests of ``if``/``elif`` and ``while`` statements are evaluated for every target version and the
-target platform (``shared/SEMANTICS.md`` rules 10, 11 and 13):
+target platform (docs/semantics.md rules 10, 11 and 13):
 
 - ``TYPE_CHECKING`` under any alias (``typing.TYPE_CHECKING``, ``t.TYPE_CHECKING``) is False at
   runtime (rule 10); a module-level name bound once to a literal has that value (``MYPY = False``);
@@ -23,6 +23,7 @@ Anything else cannot be evaluated statically: then both branches may run (the vi
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -55,7 +56,7 @@ def dotted_name(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
 
 
 class ConditionEvaluator:
-    """Evaluates import-time conditions for a target (``SEMANTICS.md`` rules 10, 11 and 13).
+    """Evaluates import-time conditions for a target (docs/semantics.md rules 10, 11 and 13).
 
     Args:
         target: the versions and platform the conditions are evaluated for.
@@ -76,7 +77,7 @@ class ConditionEvaluator:
         self.constants = constants
         # the [assume] entries that evaluations used since the last reset (texts, in order)
         self.used: list[str] = []
-        self._assume: dict[str, object] = dict(target.assume)
+        self._assume: dict[str, bool | int | str] = dict(target.assume)
         self._environ: dict[str, str | None] = dict(target.environ)
         self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
 
@@ -94,7 +95,7 @@ class ConditionEvaluator:
         if key not in self._assume:
             return _UNKNOWN
         value = self._assume[key]
-        self.used.append(assumption_text(key, value))  # type: ignore[arg-type]
+        self.used.append(assumption_text(key, value))
         return value
 
     def _environment(self, name: object) -> tuple[bool, str | None]:
@@ -162,10 +163,10 @@ class ConditionEvaluator:
             return None
 
     def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
-        kind = type(node)
-        if kind is ast.Constant:
-            return node.value  # type: ignore[attr-defined]
-        if kind is ast.Lambda:
+        # identity tests of the node's class first: the commonest nodes, and cheaper than isinstance
+        if type(node) is ast.Constant:
+            return node.value
+        if type(node) is ast.Lambda:
             return _UNKNOWN  # a function: the values of vLLM's ``envs`` map, hundreds of them
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [_plain(self._value(item, version)) for item in node.elts]
@@ -175,11 +176,11 @@ class ConditionEvaluator:
                 return tuple(items)
             return Literal(items if isinstance(node, ast.List) else _frozen(items))
         if isinstance(node, ast.Dict):
-            return self._dict(node, version)
+            return _dict_value(self, node, version)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
-            return self._comprehension(node, version)
+            return _comprehension_value(self, node, version)
         if isinstance(node, ast.JoinedStr):
-            return self._joined(node, version)
+            return _joined_value(self, node, version)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return _add(self._value(node.left, version), self._value(node.right, version))
         if isinstance(node, ast.NamedExpr):
@@ -275,9 +276,13 @@ class ConditionEvaluator:
             if key is _UNKNOWN:
                 return _UNKNOWN
             try:
-                return _item(base[key])  # type: ignore[call-overload]
+                if isinstance(base, dict):
+                    return _item(base[key])
+                if isinstance(key, int):  # any other index of a tuple or list raises TypeError
+                    return _item(base[key])
             except (KeyError, IndexError, TypeError):
-                return _UNKNOWN
+                pass
+            return _UNKNOWN
         if not isinstance(base, _VersionInfo):
             if self._environ and dotted_name(node.value, self.aliases) == "os.environ":
                 known, value = self._environment(_plain(self._value(node.slice, version)))
@@ -375,89 +380,96 @@ class ConditionEvaluator:
             return _UNKNOWN
         return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
 
-    def _dict(self, node: ast.Dict, version: tuple[int, int]) -> object:
-        out: dict[object, object] = {}
-        for key_node, value_node in zip(node.keys, node.values):
-            if key_node is None:  # ``**other``
-                other = self._value(value_node, version)
-                other = other.value if isinstance(other, Literal) else other
-                if not isinstance(other, dict):
-                    return _UNKNOWN
-                out.update(other)
-                continue
-            key = _plain(self._value(key_node, version))
-            if key is _UNKNOWN:
+
+def _dict_value(evaluator: ConditionEvaluator, node: ast.Dict, version: tuple[int, int]) -> object:
+    """A dict display of constant keys and values (``**other`` of a constant dict included)."""
+    out: dict[object, object] = {}
+    for key_node, value_node in zip(node.keys, node.values):
+        if key_node is None:  # ``**other``
+            other = evaluator._value(value_node, version)
+            other = other.value if isinstance(other, Literal) else other
+            if not isinstance(other, dict):
                 return _UNKNOWN
-            try:
-                out[key] = _plain(self._value(value_node, version))
-            except TypeError:
-                return _UNKNOWN
-        return Literal(out)
-
-    def _comprehension(
-        self, node: ast.ListComp | ast.SetComp | ast.DictComp, version: tuple[int, int]
-    ) -> object:
-        """A comprehension over constant iterables, with constant conditions (at most
-        :data:`_MAX_ITEMS` items in all); the loop variables are bound to each item in turn."""
-        scope: dict[str, object] = dict(self.constants)
-        evaluator = ConditionEvaluator(self.target, self.aliases, scope)
-        rows: list[object] = []
-        steps = [0]
-
-        def walk(index: int) -> bool:
-            if index == len(node.generators):
-                if isinstance(node, ast.DictComp):
-                    key = _plain(evaluator._value(node.key, version))
-                    value = _plain(evaluator._value(node.value, version))
-                    rows.append((key, value))
-                    return key is not _UNKNOWN
-                item = _plain(evaluator._value(node.elt, version))
-                rows.append(item)
-                return item is not _UNKNOWN
-            generator = node.generators[index]
-            iterable = evaluator._value(generator.iter, version)
-            items = _iterate(iterable)
-            if items is None or generator.is_async or len(items) > _MAX_ITEMS:
-                return False
-            for item in items:
-                steps[0] += 1
-                if steps[0] > _MAX_STEPS or not _assign(generator.target, item, scope):
-                    return False
-                for condition in generator.ifs:
-                    if evaluator._truth(condition, version) is None:
-                        return False
-                if all(evaluator._truth(c, version) for c in generator.ifs):
-                    if not walk(index + 1) or len(rows) > _MAX_ITEMS:
-                        return False
-            return True
-
-        if not walk(0):
+            out.update(other)
+            continue
+        key = _plain(evaluator._value(key_node, version))
+        if key is _UNKNOWN:
             return _UNKNOWN
-        if isinstance(node, ast.DictComp):
-            try:
-                return Literal(dict(rows))  # type: ignore[arg-type]
-            except TypeError:
-                return _UNKNOWN
-        return Literal(rows if isinstance(node, ast.ListComp) else _frozen(rows))
+        try:
+            out[key] = _plain(evaluator._value(value_node, version))
+        except TypeError:
+            return _UNKNOWN
+    return Literal(out)
 
-    def _joined(self, node: ast.JoinedStr, version: tuple[int, int]) -> object:
-        """An f-string whose fields are constants (``__name__``/``__package__`` first: anchored)."""
-        out: object = ""
-        for part in node.values:
-            if isinstance(part, ast.Constant) and isinstance(part.value, str):
-                value: object = part.value
-            elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
-                value = self._value(part.value, version)
-                if isinstance(value, _NotMain):
-                    value = Anchored("__name__", "")
-                elif not isinstance(value, (str, Anchored)):
-                    return _UNKNOWN
-            else:
+
+def _comprehension_value(
+    evaluator: ConditionEvaluator, node: ast.ListComp | ast.SetComp | ast.DictComp,
+    version: tuple[int, int],
+) -> object:
+    """A comprehension over constant iterables, with constant conditions (at most
+    :data:`_MAX_ITEMS` items in all); the loop variables are bound to each item in turn, in a scope
+    of their own over the module's constants."""
+    scope: dict[str, object] = dict(evaluator.constants)
+    inner = ConditionEvaluator(evaluator.target, evaluator.aliases, scope)
+    rows: list[object] = []
+    pairs: list[tuple[object, object]] = []
+    steps = [0]
+
+    def walk(index: int) -> bool:
+        if index == len(node.generators):
+            if isinstance(node, ast.DictComp):
+                key = _plain(inner._value(node.key, version))
+                value = _plain(inner._value(node.value, version))
+                pairs.append((key, value))
+                return key is not _UNKNOWN
+            item = _plain(inner._value(node.elt, version))
+            rows.append(item)
+            return item is not _UNKNOWN
+        generator = node.generators[index]
+        iterable = inner._value(generator.iter, version)
+        items = _iterate(iterable)
+        if items is None or generator.is_async or len(items) > _MAX_ITEMS:
+            return False
+        for item in items:
+            steps[0] += 1
+            if steps[0] > _MAX_STEPS or not _assign(generator.target, item, scope):
+                return False
+            for condition in generator.ifs:
+                if inner._truth(condition, version) is None:
+                    return False
+            if all(inner._truth(c, version) for c in generator.ifs):
+                if not walk(index + 1) or len(rows) + len(pairs) > _MAX_ITEMS:
+                    return False
+        return True
+
+    if not walk(0):
+        return _UNKNOWN
+    if isinstance(node, ast.DictComp):
+        try:
+            return Literal(dict(pairs))
+        except TypeError:
+            return _UNKNOWN
+    return Literal(rows if isinstance(node, ast.ListComp) else _frozen(rows))
+
+
+def _joined_value(evaluator: ConditionEvaluator, node: ast.JoinedStr, version: tuple[int, int]) -> object:
+    """An f-string whose fields are constants (``__name__``/``__package__`` first: anchored)."""
+    out: object = ""
+    for part in node.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            value: object = part.value
+        elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+            value = evaluator._value(part.value, version)
+            if isinstance(value, _NotMain):
+                value = Anchored("__name__", "")
+            elif not isinstance(value, (str, Anchored)):
                 return _UNKNOWN
-            out = _add(out, value)
-            if out is _UNKNOWN:
-                return _UNKNOWN
-        return out
+        else:
+            return _UNKNOWN
+        out = _add(out, value)
+        if out is _UNKNOWN:
+            return _UNKNOWN
+    return out
 
 
 _CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
@@ -553,8 +565,10 @@ def _add(left: object, right: object) -> object:
         return Anchored(left.anchor, left.rest + right)
     if isinstance(left, str) and isinstance(right, str) and not isinstance(right, _NotMain):
         return left + right
-    if isinstance(left, (tuple, list)) and type(left) is type(right):
-        return left + right  # type: ignore[operator]
+    if isinstance(left, tuple) and isinstance(right, tuple) and type(left) is type(right):
+        return left + right
+    if isinstance(left, list) and isinstance(right, list) and type(left) is type(right):
+        return left + right
     return _UNKNOWN
 
 
@@ -609,30 +623,13 @@ def _compare(left: object, op: ast.cmpop, right: object) -> object:
         right = right.value  # a lookup in a container bound to a name
     if isinstance(left, (Literal, Anchored)) or isinstance(right, (Literal, Anchored)):
         return _UNKNOWN
+    apply = _OPERATORS.get(type(op))
+    if apply is None:
+        return _UNKNOWN
     try:
-        if isinstance(op, ast.Eq):
-            return left == right
-        if isinstance(op, ast.NotEq):
-            return left != right
-        if isinstance(op, ast.In):
-            return left in right  # type: ignore[operator]
-        if isinstance(op, ast.NotIn):
-            return left not in right  # type: ignore[operator]
-        if isinstance(op, ast.Lt):
-            return left < right  # type: ignore[operator]
-        if isinstance(op, ast.LtE):
-            return left <= right  # type: ignore[operator]
-        if isinstance(op, ast.Gt):
-            return left > right  # type: ignore[operator]
-        if isinstance(op, ast.GtE):
-            return left >= right  # type: ignore[operator]
-        if isinstance(op, ast.Is):
-            return left is right
-        if isinstance(op, ast.IsNot):
-            return left is not right
+        return apply(left, right)
     except TypeError:
         return _UNKNOWN
-    return _UNKNOWN
 
 
 def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
@@ -645,16 +642,18 @@ def _compare_version(left: object, op: ast.cmpop, right: object) -> object:
         return _UNKNOWN
     if flipped:
         order = -order
-    if isinstance(op, ast.Eq):
-        return order == 0
-    if isinstance(op, ast.NotEq):
-        return order != 0
-    if isinstance(op, ast.Lt):
-        return order < 0
-    if isinstance(op, ast.LtE):
-        return order <= 0
-    if isinstance(op, ast.Gt):
-        return order > 0
-    if isinstance(op, ast.GtE):
-        return order >= 0
-    return _UNKNOWN
+    apply = _OPERATORS.get(type(op)) if type(op) in _ORDERINGS else None
+    return _UNKNOWN if apply is None else apply(order, 0)
+
+
+_OPERATORS: Final[dict[type[ast.cmpop], Callable[[Any, Any], object]]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.In: lambda left, right: left in right, ast.NotIn: lambda left, right: left not in right,
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Is: operator.is_, ast.IsNot: operator.is_not,
+}
+"""What each comparison operator computes (``Any``: the operands are whatever the module's
+constants are; an operator they do not support raises TypeError, which makes it unknown)."""
+
+_ORDERINGS: Final = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE})
+"""The comparisons that order ``sys.version_info`` against a tuple."""
