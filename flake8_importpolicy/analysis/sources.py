@@ -31,7 +31,7 @@ from flake8_importpolicy.analysis.extract import (
     FunctionIndex,
     parse_function_bodies,
 )
-from flake8_importpolicy.analysis.graph import resolve_relative
+from flake8_importpolicy.analysis.hops.lookup import resolve_relative
 from flake8_importpolicy.analysis.parallel import Extracted, FactsPool, cached_facts
 from flake8_importpolicy.analysis.resolve import (
     ModuleIndex,
@@ -53,8 +53,6 @@ from flake8_importpolicy.model.policy import Policy
 from flake8_importpolicy.model.ports import FactsCache
 
 __all__ = ["FactsSource"]
-
-"""``(sha256 hex digest of the bytes analysed, module facts, function index or None)``."""
 
 
 def assumed_target(policy: Policy) -> dict[str, Any]:
@@ -197,7 +195,7 @@ class FactsSource:
 
     def module_facts(self, resolved: ResolvedModule) -> ModuleFacts:
         """The import facts of a module with source (an
-        :data:`~flake8_importpolicy.analysis.graph.FactsProvider`).
+        :data:`~flake8_importpolicy.analysis.hops.lookup.FactsProvider`).
 
         Taken, in this order, from the editor's buffer, a worker's prefetched result, the early
         extraction, the facts cache, or extracted here (function bodies not analysed: see
@@ -279,13 +277,14 @@ class FactsSource:
         self, resolved: ResolvedModule, qualname: str, argument: str | None = None
     ) -> FunctionFacts | SourceProblem | None:
         """One function body of a module, analysed when an import-time call first reaches it (a
-        :data:`~flake8_importpolicy.analysis.graph.FunctionFactsProvider`; ``SEMANTICS.md`` rule 16).
+        :data:`~flake8_importpolicy.analysis.hops.lookup.FunctionFactsProvider`; docs/semantics.md
+        rule 16).
 
         Args:
             resolved: a module whose :meth:`module_facts` were given out (else the answer is None).
             qualname: the function's qualified name (``"f"``, ``"C.m"``, ``"f.<locals>.g"``).
             argument: a string its first parameter is bound to (a PEP 562 ``__getattr__`` run for
-                one name, ``SEMANTICS.md`` rule 15), or None.
+                one name, docs/semantics.md rule 15), or None.
 
         Returns:
             The body's facts (from the facts cache, else parsed and cached); None if the module has
