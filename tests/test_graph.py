@@ -251,3 +251,26 @@ def test_oracle_optional_dependency_idiom(tmp_path: Path) -> None:
         "app/light.py": "try:\n    import app.accel as accel\nexcept ImportError:\n    accel = None\n"
                         "if accel is not None:\n    import app.uses_accel\n",
     }, "app.light")
+
+
+def test_an_engine_is_freed_by_the_collector_not_when_its_last_reference_goes(tmp_path: Path) -> None:
+    """A command-line check pauses the garbage collector and leaves with ``os._exit``: the facts and
+    graph its engine built must not be torn down one object at a time when the check returns
+    (docs/performance.md, "No heap teardown at exit"). The engine is in a reference cycle, so only a
+    collection frees it, as it does in a longer-lived process."""
+    import gc
+    import weakref
+
+    engine = build(tmp_path, {"light.py": "import mod\n", "mod.py": ""}, "light")
+    engine.check()
+    graph = weakref.ref(engine.graph)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del engine
+        assert graph() is not None
+        gc.collect()
+        assert graph() is None
+    finally:
+        if enabled:
+            gc.enable()
