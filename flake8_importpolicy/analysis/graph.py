@@ -277,43 +277,43 @@ class ImportGraph:
         of it.
         """
         visited = set(seen)
-        queue: deque[tuple[str, tuple[Hop, ...]]] = deque()
+        call_depth = self.call_depth
+        edges_of = self._edges  # the cache of find_import_time_edges, read before calling it
+        # (node, chain, how many call hops end the chain)
+        queue: deque[tuple[str, tuple[Hop, ...], int]] = deque()
         for hop in sorted(start, key=Hop.sort_key):
-            if hop.kind is _CALL and self.call_depth < 1:
+            is_call = hop.kind is _CALL
+            if is_call and call_depth < 1:
                 if too_deep is not None:
                     too_deep(hop, ())
                 continue
             if hop.imported not in visited:
                 visited.add(hop.imported)
-                queue.append((hop.imported, (hop,)))
+                queue.append((hop.imported, (hop,), 1 if is_call else 0))
         while queue:
-            name, chain = queue.popleft()
+            name, chain, nested_calls = queue.popleft()
             yield name, chain
             if expand is not None and not expand(name):
                 continue
-            nested_calls = _trailing_calls(chain)
-            for hop in self.find_import_time_edges(name):
-                if hop.kind is _CALL and nested_calls + 1 > self.call_depth:
-                    if too_deep is not None:
-                        too_deep(hop, chain)
-                    continue
+            edges = edges_of.get(name)
+            if edges is None:
+                edges = self.find_import_time_edges(name)
+            for hop in edges:
+                calls = 0
+                if hop.kind is _CALL:
+                    calls = nested_calls + 1
+                    if calls > call_depth:
+                        if too_deep is not None:
+                            too_deep(hop, chain)
+                        continue
                 if hop.imported not in visited:
                     visited.add(hop.imported)
-                    queue.append((hop.imported, (*chain, hop)))
+                    queue.append((hop.imported, (*chain, hop), calls))
 
 
 _CALL: Final = HopKind.CALL
 """Read in the traversal's inner loop, where an enum member read through its class costs about 50 ns
 more than a module global (torch's closures: 3 % of a cold check)."""
-
-
-def _trailing_calls(chain: Sequence[Hop]) -> int:
-    count = 0
-    for hop in reversed(chain):
-        if hop.kind is not _CALL:
-            break
-        count += 1
-    return count
 
 
 def _add_search_locations(

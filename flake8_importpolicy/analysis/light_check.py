@@ -96,12 +96,14 @@ class LightModuleChecker:
         blind.add(self.graph.find_unresolved(light), ())
         unfollowed = self._follow.find_unfollowed_origins(rules)
         find_unexpanded = self._follow.find_unexpanded
+        unclear = self._unclear
 
         def matters(name: str, chain: tuple[Hop, ...]) -> bool:
             if forbidden_rule(name) is not None:
                 return True
             if expand(name):
-                return self._is_unclear(name)
+                known = unclear.get(name)  # asked for every node every traversal reaches
+                return self._is_unclear(name) if known is None else known
             return bool(find_unexpanded(name, chain, unfollowed))
 
         # The light module's parent packages run first, then its statements in order.
@@ -165,12 +167,10 @@ class LightModuleChecker:
 
     def _is_unclear(self, node: str) -> bool:
         """Whether ``node`` cannot be analysed or holds import-time code that cannot be resolved
-        (asked for every node every traversal reaches: answered once per node)."""
-        unclear = self._unclear.get(node)
-        if unclear is None:
-            unclear = self._unclear[node] = (
-                self.graph.find_problem(node) is not None or bool(self.graph.find_unresolved(node))
-            )
+        (answered once per node, kept in ``_unclear``)."""
+        unclear = self._unclear[node] = (
+            self.graph.find_problem(node) is not None or bool(self.graph.find_unresolved(node))
+        )
         return unclear
 
 
