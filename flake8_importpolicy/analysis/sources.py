@@ -140,7 +140,6 @@ class FactsSource:
         self._bodies: OrderedDict[Path, FunctionBodies | None] = OrderedDict()
         self._function_indexes: dict[Path, FunctionIndex] = {}
         self.files_read: dict[Path, SourceRead] = {}
-        self._digests: dict[Path, str] = {}
         self._lines: dict[Path, list[str]] = {}  # source_line: files split into lines, a few kept
 
     def close(self) -> None:
@@ -232,7 +231,6 @@ class FactsSource:
             if extracted:
                 self.pool.note_miss(time.perf_counter() - started)
         self.files_read[path] = read
-        self._digests[path] = read.digest
         if index is not None and index.spans:
             self._function_indexes[path] = index
         self._prefetch_imports(resolved, facts)
@@ -294,8 +292,9 @@ class FactsSource:
         """
         assert resolved.path is not None
         path = resolved.path
-        digest = self._digests.get(path)
-        if digest is None:
+        read = self.files_read.get(path)
+        digest = read.digest if read is not None else ""
+        if not digest:  # never given out, or unreadable
             return None
         if self._cache is not None:
             cached = self._cache.get_function(digest, self.target, qualname, argument)
