@@ -1,4 +1,4 @@
-"""What the mypy plugin adds to a mypy run: wall time with and without ``plugins = mypy_plugin``.
+"""What the mypy plugin adds to a mypy run: wall time with and without ``plugins = flake8_importpolicy.mypy``.
 
 Usage::
 
@@ -117,7 +117,7 @@ def generate(root: Path, modules: int) -> None:
             (directory / f"mod{index}.py").write_text(module_source(rng, package, index, per_package))
     (root / "policy.toml").write_text(POLICY)
     (root / "plain.ini").write_text("[mypy]\nmypy_path = src\n")
-    (root / "plugin.ini").write_text("[mypy]\nmypy_path = src\nplugins = mypy_plugin\n")
+    (root / "plugin.ini").write_text("[mypy]\nmypy_path = src\nplugins = flake8_importpolicy.mypy\n")
 
 
 def copy_package(root: Path, name: str, heavy: str) -> str:
@@ -134,7 +134,7 @@ def copy_package(root: Path, name: str, heavy: str) -> str:
         f'version = 1\n\n[settings]\nsource-roots = ["src"]\n\n[heavy]\n"{heavy}" = "heavy"\n\n'
         f'[light."{name}"]\nreason = "the package root"\n\n[light."{name}.*"]\nreason = "subpackages"\n'
     )
-    for config, extra in (("plain.ini", ""), ("plugin.ini", "plugins = mypy_plugin\n")):
+    for config, extra in (("plain.ini", ""), ("plugin.ini", "plugins = flake8_importpolicy.mypy\n")):
         (root / config).write_text(f"[mypy]\nmypy_path = src\nfollow_imports = silent\n{extra}")
     return name
 

@@ -172,7 +172,7 @@ def test_flake8_reports_only_findings_not_in_the_baseline(tree: Path) -> None:
 
 
 def test_mypy_reports_only_findings_not_in_the_baseline(tree: Path) -> None:
-    (tree / "mypy.ini").write_text("[mypy]\nplugins = mypy_plugin\n")
+    (tree / "mypy.ini").write_text("[mypy]\nplugins = flake8_importpolicy.mypy\n")
     mypy = [sys.executable, "-m", "mypy", "-p", "app", "--no-incremental"]
     first = _run(mypy, tree)
     found = [line for line in first.stdout.splitlines() if "IPL0" in line]

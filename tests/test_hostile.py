@@ -1,8 +1,9 @@
 """Hostile inputs of issue 15, beside tests/test_robustness.py (issue 8), whose helpers they use.
 
 56 hostile inputs in 39 tests. The adapters: C = ``importpolicy`` (``check`` unless another command is
-named), F = ``flake8`` (default selection, IPL included), M = ``mypy`` with ``plugins = mypy_plugin``
-(its own ``--cache-dir``; skipped with the reason when ``mypy_plugin`` cannot be imported), V =
+named), F = ``flake8`` (default selection, IPL included), M = ``mypy`` with
+``plugins = flake8_importpolicy.mypy`` (its own ``--cache-dir``; skipped with the reason when
+``flake8_importpolicy.mypy`` cannot be imported), V =
 ``importpolicy verify``, E = the engine in this process. "No crash" is what tests/test_robustness.py
 means by it (no traceback, no "This is a bug", the expected exit status); a hang guard is a subprocess
 timeout far above the time a run takes now and below the time it took before.
@@ -75,7 +76,7 @@ from test_robustness import (
 from flake8_importpolicy import __version__
 from flake8_importpolicy.analysis import parallel
 
-MYPY_INI = "[mypy]\nplugins = mypy_plugin\nmypy_path = src\n"
+MYPY_INI = "[mypy]\nplugins = flake8_importpolicy.mypy\nmypy_path = src\n"
 
 # light -> mid -> heavy: one violation, found through a module the light module imports (the mypy.ini
 # is the one of mypy_stdlib_cache, whose standard library cache each tree gets a copy of)

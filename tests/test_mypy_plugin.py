@@ -20,9 +20,11 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.output.render import format_violation_message
 
+from mypy_venvs import KINDS, OLDEST, Variant, find_variant, newest_version
+
 SEED = Path(__file__).parent / "fixtures_mypy" / "seed"
 REPO = Path(__file__).parent.parent
-CODE = Path(str(importlib.util.find_spec("mypy_plugin").origin)).resolve().parent.parent
+CODE = Path(str(importlib.util.find_spec("flake8_importpolicy").origin)).resolve().parent.parent
 """Where the plugin under test lives: mypy runs put it first on ``PYTHONPATH``."""
 
 OPS_INIT = "src/inferno/models/common/ops/__init__.py"
@@ -95,13 +97,15 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run_mypy(root: Path, *args: str, mypypath: str | None = None) -> tuple[int, list[str], str]:
+def run_mypy(
+    root: Path, *args: str, mypypath: str | None = None, python: str = sys.executable
+) -> tuple[int, list[str], str]:
     """``mypy -p inferno`` (or ``args``) in ``root``: exit status, stdout lines, stderr."""
     env = clean_env()
     if mypypath is not None:
         env["MYPYPATH"] = mypypath
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", *(args or ("-p", "inferno"))],
+        [python, "-m", "mypy", *(args or ("-p", "inferno"))],
         cwd=root, env=env, capture_output=True, text=True, timeout=300,
     )
     return proc.returncode, proc.stdout.splitlines(), proc.stderr
@@ -140,28 +144,29 @@ def test_message_is_the_engine_text_the_flake8_checker_shows(seed: Path) -> None
         assert flake8.stdout == f"{OPS_INIT}:7:1: {text}\n"
 
 
-def test_parallel_cold_and_warm(cold_seed: Path) -> None:
+PARALLEL = ("error: flake8_importpolicy.mypy does not support mypy -n 2: a parallel worker may check a "
+            "light module before mypy lets the plugin report (docs/mypy.md); run mypy without -n")
+
+
+def test_parallel_checking_stops_at_the_first_check(cold_seed: Path) -> None:
+    """``mypy -n N``: one line and exit status 2, cold and warm, never a silent pass (a worker may
+    check a light module before any hook hands the plugin mypy's error log)."""
     parallel = ("-p", "inferno", "-n", "2")
-    assert run_mypy(cold_seed, *parallel) == (1, [IPL001, FOUND_ONE], "")
-    assert run_mypy(cold_seed, *parallel) == (1, [IPL001, FOUND_ONE], "")
-    # A warm parallel run re-checks the light module after an interface-free dependency edit.
-    (cold_seed / STATE).write_text(STATE_TYPE_CHECKING)
-    assert run_mypy(cold_seed, *parallel) == (0, [CLEAN], "")
-    (cold_seed / STATE).write_text(STATE_TOP_LEVEL)
-    assert run_mypy(cold_seed, *parallel) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, *parallel) == (2, [], PARALLEL + "\n")
+    assert run_mypy(cold_seed) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, *parallel) == (2, [], PARALLEL + "\n")
 
 
-@pytest.mark.parametrize("jobs", [(), ("-n", "2")], ids=["serial", "parallel"])
-def test_a_run_on_another_copy_does_not_make_this_one_fresh(cold_seed: Path, jobs: tuple[str, ...]) -> None:
+def test_a_run_on_another_copy_does_not_make_this_one_fresh(cold_seed: Path) -> None:
     """Two copies of the package: mypy's cache entry of a module is keyed by its name, so the plugin's
     digest names the file it shows findings in; the other copy shows nothing (another file than the
     engine analysed) and its digest is None."""
     shutil.copytree(cold_seed / "src", cold_seed / "other")
-    other = ("-p", "inferno", *jobs)
+    other = ("-p", "inferno")
     assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
-    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, "src/inferno") == (1, [IPL001, FOUND_ONE], "")
     assert run_mypy(cold_seed, *other, mypypath="other") == (0, [CLEAN], "")
-    assert run_mypy(cold_seed, "src/inferno", *jobs) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, "src/inferno") == (1, [IPL001, FOUND_ONE], "")
 
 
 def test_seed_before_and_after_the_reexport(seed: Path) -> None:
@@ -202,6 +207,46 @@ def test_policy_edit_adds_and_removes_findings_warm(seed: Path) -> None:
     ], "")
 
 
+# -- every mypy build: compiled and pure Python, oldest supported and newest -------------------------
+
+_NEWEST = newest_version()
+VARIANTS = [f"{version}-{kind}" for version in dict.fromkeys([OLDEST, _NEWEST or "newest"])
+            for kind in KINDS]
+
+
+@pytest.fixture(scope="session")
+def mypy_variant_cache() -> dict[str, Variant | str]:
+    """The extra venvs (tests/mypy_venvs.py), built once and kept outside the repository."""
+    return {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant_id", VARIANTS)
+def test_every_mypy_build_reports(
+    cold_seed: Path, variant_id: str, mypy_variant_cache: dict[str, Variant | str]
+) -> None:
+    """Interpreted mypy once printed Success here: the plugin looked for mypy's error log in the heap
+    (gc), which only the compiled build let it find. Cold, warm, and warm with only the light module
+    re-checked (a policy edit: no hook but the anchor's runs before it), with each build."""
+    version, kind = variant_id.rsplit("-", 1)
+    if version == "newest":
+        pytest.skip("cannot find the newest mypy: the package index cannot be reached")
+    if variant_id not in mypy_variant_cache:
+        mypy_variant_cache[variant_id] = find_variant(version, kind)
+    variant = mypy_variant_cache[variant_id]
+    if isinstance(variant, str):
+        pytest.skip(variant)
+    python = str(variant.python)
+    assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")
+    assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")
+    policy = cold_seed / "policy.toml"
+    original = policy.read_text()
+    edit(policy, '"inferno.config" =', '"inferno.cuda" =')
+    assert run_mypy(cold_seed, python=python) == (0, [CLEAN], "")
+    policy.write_text(original)
+    assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")
+
+
 # -- suppression and what mypy checks ------------------------------------------------------------
 
 
@@ -223,14 +268,18 @@ def test_light_package_reached_only_by_following_imports(seed: Path) -> None:
     assert silent == (0, ["Success: no issues found in 1 source file"], "")
 
 
-def test_dmypy_reports_nothing(seed: Path) -> None:
-    """Unsupported (docs/mypy.md): inert rather than showing findings that vanish or go stale."""
+def test_dmypy_stops_at_the_first_check(seed: Path) -> None:
+    """The real daemon (``dmypy run``): one line naming the plugin and exit status 2, never Success
+    (its fine-grained updates would drop the findings)."""
     env = clean_env()
     dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", str(seed / ".dmypy.json")]
     try:
         run = subprocess.run([*dmypy, "run", "--", "-p", "inferno"], cwd=seed, env=env,
                              capture_output=True, text=True, timeout=300)
-        assert (run.returncode, run.stdout.splitlines()[-1]) == (0, CLEAN)
+        assert run.returncode == 2, run
+        assert "error: flake8_importpolicy.mypy does not support dmypy: the daemon's updates drop " \
+            "plugin-reported errors" in run.stdout + run.stderr
+        assert "Success" not in run.stdout
     finally:
         subprocess.run([*dmypy, "stop"], cwd=seed, env=env, capture_output=True, timeout=60)
 
@@ -246,7 +295,8 @@ def test_importpolicy_section_overrides_the_policy_found(seed: Path) -> None:
         .replace('"inferno.config" = "initialises', '"inferno.distributed" = "initialises')
     )
     (seed / "conf" / "mypy.ini").write_text(
-        "[mypy]\nplugins = mypy_plugin\nmypy_path = src\n\n[importpolicy]\npolicy = strict.toml\n"
+        "[mypy]\nplugins = flake8_importpolicy.mypy\nmypy_path = src\n\n"
+        "[importpolicy]\npolicy = strict.toml\n"
     )
     status, out, err = run_mypy(seed, "--config-file", "conf/mypy.ini", "-p", "inferno")
     assert (status, err) == (1, "")
@@ -254,21 +304,87 @@ def test_importpolicy_section_overrides_the_policy_found(seed: Path) -> None:
                              "imports inferno.distributed at import time")
 
 
+@pytest.mark.parametrize("where", ["mypy.ini", "pyproject.toml"])
+def test_the_plugin_section_names_the_policy_and_silences_notes(tmp_path: Path, where: str) -> None:
+    """``[importpolicy-mypy]`` (``[tool.importpolicy-mypy]`` in pyproject.toml, pydantic-mypy style):
+    ``policy`` relative to the configuration file, ``unresolved_notes = false`` drops the IPL006
+    notes and keeps the IPL001 errors; switching it back shows them again on a warm run."""
+    tree = Path(shutil.copytree(REPO / "tests" / "fixtures" / "x_unresolved", tmp_path / "t"))
+    (tree / "conf").mkdir()
+    policy = (tree / "policy.toml").read_text()
+    (tree / "policy.toml").unlink()
+    (tree / "conf" / "ipl.toml").write_text('[settings]\nsource-roots = [".."]\n\n' + policy)
+    mypy = "plugins = flake8_importpolicy.mypy\nignore_missing_imports = True\nfollow_imports = silent\n"
+    if where == "mypy.ini":
+        config = "[mypy]\n" + mypy + "\n[importpolicy-mypy]\npolicy = conf/ipl.toml\nunresolved_notes = {}\n"
+    else:
+        config = ('[tool.mypy]\nplugins = ["flake8_importpolicy.mypy"]\nignore_missing_imports = true\n'
+                  'follow_imports = "silent"\n\n[tool.importpolicy-mypy]\npolicy = "conf/ipl.toml"\n'
+                  "unresolved_notes = {}\n")
+    (tree / where).write_text(config.format("false"))
+    status, lines, err = run_mypy(tree, "-p", "app")
+    assert (status, err) == (1, "")
+    assert not [line for line in lines if ": note: IPL006" in line], lines
+    assert len([line for line in lines if ": error: IPL001" in line]) == 2
+    (tree / where).write_text(config.format("true"))
+    status, lines, err = run_mypy(tree, "-p", "app")
+    assert (status, err) == (1, "")
+    assert len([line for line in lines if ": note: IPL006" in line]) == 6
+
+
+@pytest.mark.parametrize("command", ["mypy", "python -m mypy"])
+def test_a_project_s_own_mypy_plugin_module_is_not_shadowed(tmp_path: Path, command: str) -> None:
+    """Installing the distribution puts no top-level ``mypy_plugin`` on the path: a project's own
+    ``mypy_plugin.py`` named in ``plugins = mypy_plugin`` is the one mypy loads (the project's
+    directory on ``PYTHONPATH``, as such a project sets it for the ``mypy`` command); without it, the
+    ``mypy`` command fails as it would with no flake8-importpolicy installed, never with ours."""
+    (tmp_path / "mypy_plugin.py").write_text(
+        "import sys\nfrom mypy.plugin import Plugin\n\n\ndef plugin(version):\n"
+        "    print('the project s own plugin', file=sys.stderr)\n    return Plugin\n")
+    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = mypy_plugin\n")
+    (tmp_path / "m.py").write_text("x = 1\n")
+    argv = ([str(Path(sys.executable).with_name("mypy"))] if command == "mypy"
+            else [sys.executable, "-m", "mypy"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
+    for pythonpath in (str(tmp_path), None):
+        run_env = dict(env, PYTHONPATH=pythonpath) if pythonpath else env
+        done = subprocess.run([*argv, "m.py"], cwd=tmp_path, env=run_env, capture_output=True, text=True,
+                              timeout=300)
+        output = done.stdout + done.stderr
+        assert "importpolicy" not in output and "policy.toml" not in output, output
+        if pythonpath or command != "mypy":
+            assert (done.returncode, done.stderr) == (0, "the project s own plugin\n"), output
+        else:  # the mypy command does not put the working directory on sys.path
+            assert "Error importing plugin \"mypy_plugin\": No module named 'mypy_plugin'" in output
+    import configparser
+
+    setup = configparser.ConfigParser()
+    setup.read(REPO / "setup.cfg")
+    assert "mypy_plugin" not in setup["options.packages.find"]["include"].split()
+
+
 BROKEN = [
+    pytest.param("[importpolicy-mypy]\nunresolved_notes = maybe\n", None,
+                 "mypy.ini:6: error: [importpolicy-mypy] unresolved_notes = maybe: expected true or false",
+                 id="not-a-boolean"),
     pytest.param("[importpolicy]\npolicy = missing.toml\n", None,
                  "mypy.ini:6: error: [importpolicy] policy = missing.toml: no such file missing.toml",
                  id="missing-policy-file"),
     pytest.param("[importpolicy]\npolcy = policy.toml\n", None,
-                 "mypy.ini:6: error: [importpolicy] has no key 'polcy'; its only key is 'policy'",
+                 "mypy.ini:6: error: [importpolicy] has no key 'polcy'; did you mean 'policy'?",
                  id="unknown-key"),
     pytest.param("", "version = 1\n[heavy\n",
                  "policy.toml:2: error: invalid TOML: Expected ']' at the end of a table declaration",
                  id="invalid-toml"),
     pytest.param("", 'version = 1\n[settings]\nexternl = "stop"\n[light."a"]\nforbid = []\n',
-                 "policy.toml: error: not valid (2 problems): settings.externl: unknown key; did you mean "
+                 "policy.toml:3: error: not valid (2 problems): settings.externl: unknown key; did you mean "
                  "'external'?; light.\"a\".reason: missing; every light module needs a reason (why it must "
                  "stay light)",
                  id="invalid-policy"),
+    pytest.param("", 'version = 1\n[settings]\nsource-roots = ["src"]\nexternal = "sometimes"\n',
+                 "policy.toml:4: error: settings.external: unknown value \"sometimes\"; expected \"auto\", "
+                 "\"follow\" or \"stop\"",
+                 id="invalid-value-at-its-line"),
 ]
 
 
@@ -285,7 +401,7 @@ def test_broken_config_is_one_line_and_exit_2(
 
 
 def test_no_policy_found(tmp_path: Path) -> None:
-    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = mypy_plugin\n")
+    (tmp_path / "mypy.ini").write_text("[mypy]\nplugins = flake8_importpolicy.mypy\n")
     (tmp_path / "m.py").write_text("x = 1\n")
     status, _out, err = run_mypy(tmp_path, "m.py")
     assert status == 2
@@ -360,7 +476,7 @@ def test_unresolved_import_time_code_is_a_note(tmp_path: Path) -> None:
     same on a warm run."""
     tree = Path(shutil.copytree(REPO / "tests" / "fixtures" / "x_unresolved", tmp_path / "t"))
     (tree / "mypy.ini").write_text(
-        "[mypy]\nplugins = mypy_plugin\nignore_missing_imports = True\nfollow_imports = silent\n"
+        "[mypy]\nplugins = flake8_importpolicy.mypy\nignore_missing_imports = True\nfollow_imports = silent\n"
     )
     cold = run_mypy(tree, "-p", "app")
     status, lines, err = cold

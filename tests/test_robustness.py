@@ -7,8 +7,8 @@ through mypy alone (M). Issue 15's 56 more are in tests/test_hostile.py, which s
 
 Every hostile input goes through the real adapters: ``importpolicy`` (``python -m flake8_importpolicy``),
 ``flake8`` (default selection, which includes IPL) and, for about fifteen of them, ``mypy`` with
-``plugins = mypy_plugin`` (each with its own ``--cache-dir`` under ``tmp_path``; skipped with the
-reason when ``mypy_plugin`` cannot be imported). "No crash" means: the expected exit status, no
+``plugins = flake8_importpolicy.mypy`` (each with its own ``--cache-dir`` under ``tmp_path``; skipped with the
+reason when ``flake8_importpolicy.mypy`` cannot be imported). "No crash" means: the expected exit status, no
 ``Traceback``, no ``INTERNAL ERROR``, no flake8 "failed during execution" and no "This is a bug"; "a
 clear message" means the file, the line and what is wrong (for a policy: the key and the fix), the
 same in every adapter.
@@ -75,13 +75,13 @@ _WORKERS = max(2, os.cpu_count() or 2)
 T = TypeVar("T")
 
 try:
-    import mypy_plugin  # noqa: F401  (only to know whether the mypy cases can run)
+    import flake8_importpolicy.mypy  # noqa: F401  (only to know whether the mypy cases can run)
 
     MYPY_SKIP = ""
 except Exception as exc:  # being finished elsewhere; say why the mypy cases do not run
-    MYPY_SKIP = f"mypy_plugin is not importable: {type(exc).__name__}: {exc}"
+    MYPY_SKIP = f"flake8_importpolicy.mypy is not importable: {type(exc).__name__}: {exc}"
 
-needs_mypy = pytest.mark.skipif(bool(MYPY_SKIP), reason=MYPY_SKIP or "mypy_plugin importable")
+needs_mypy = pytest.mark.skipif(bool(MYPY_SKIP), reason=MYPY_SKIP or "flake8_importpolicy.mypy importable")
 
 
 # -- running the adapters ---------------------------------------------------------------------------
@@ -1072,7 +1072,7 @@ _CACHE_TREE: Files = {
     "src/zoo/heavy.py": "",
     "src/zoo/mid.py": "X = 1\nimport zoo.heavy\n",
     "src/zoo/light.py": "import os\nfrom zoo.mid import X\n",
-    "mypy.ini": "[mypy]\nplugins = mypy_plugin\nmypy_path = src\n",
+    "mypy.ini": "[mypy]\nplugins = flake8_importpolicy.mypy\nmypy_path = src\n",
 }
 CACHE = ".importpolicy_cache"
 
@@ -1332,7 +1332,7 @@ def test_cache_dir_that_is_a_file(tmp_path: Path, mypy_stdlib_cache: Path | None
 # -- mypy -------------------------------------------------------------------------------------------
 
 _MYPY_TREE: Files = with_odd_heavy({
-    "mypy.ini": "[mypy]\nplugins = mypy_plugin\nmypy_path = src:src2\n",
+    "mypy.ini": "[mypy]\nplugins = flake8_importpolicy.mypy\nmypy_path = src:src2\n",
     "policy.toml": policy_text("zoo.light_enc", "zoo.light_graph", roots=("src", "src2")),
     "src/zoo/__init__.py": "",
     "src/zoo/heavy.py": "",

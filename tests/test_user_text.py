@@ -42,7 +42,7 @@ FILES = {
         [light."app.raiser"]
         reason = "must start fast"
     """,
-    "mypy.ini": "[mypy]\nplugins = mypy_plugin\nmypy_path = src\n",
+    "mypy.ini": "[mypy]\nplugins = flake8_importpolicy.mypy\nmypy_path = src\n",
     "src/app/__init__.py": "",
     "src/app/heavy.py": "",
     "src/app/mid.py": "import app.heavy\n",

@@ -51,7 +51,11 @@ __all__ = [
     "find_module_findings",
     "find_module_findings_quickly",
     "MYPY_SECTION",
-    "find_policy_for_mypy",
+    "MypySettings",
+    "find_mypy_settings",
+    "find_unsupported_mode",
+    "format_mypy_error",
+    "is_same_file",
     "start_index_build",
 ]
 
@@ -77,60 +81,145 @@ class ModuleFindings(NamedTuple):
     files: dict[str, str]
 
 
-MYPY_SECTION = "importpolicy"
-"""The mypy.ini/setup.cfg section that names the policy; its one key is ``policy = PATH``."""
+MYPY_SECTION = "importpolicy-mypy"
+"""The plugin's section of mypy's configuration: ``[importpolicy-mypy]`` in ``mypy.ini`` or
+``setup.cfg``, ``[tool.importpolicy-mypy]`` in ``pyproject.toml`` (as pydantic's ``pydantic-mypy``);
+the older ``[importpolicy]`` INI section is read the same way."""
+_OLD_SECTION = "importpolicy"
+_KEYS = ("policy", "unresolved_notes")
 
 
-def find_policy_for_mypy(config_file: str | None, line_of: Callable[[str], int]) -> str:
-    """The policy for a mypy configuration: ``[importpolicy] policy`` of an INI configuration, else
-    the policy :func:`~flake8_importpolicy.config.locate.find_policy` finds from the configuration's
-    directory (the working directory without one).
+class MypySettings(NamedTuple):
+    """What mypy's configuration says to the plugin.
+
+    Attributes:
+        policy: the policy file (absolute).
+        unresolved_notes: show IPL006 (unresolved import-time code) as notes (``unresolved_notes``,
+            default true; false silences them and keeps the errors).
+    """
+
+    policy: str
+    unresolved_notes: bool = True
+
+
+def find_mypy_settings(config_file: str | None, line_of: Callable[[str, str], int]) -> MypySettings:
+    """The plugin's settings in a mypy configuration: the section's ``policy = PATH`` (relative to the
+    configuration file), else the policy :func:`~flake8_importpolicy.config.locate.find_policy` finds
+    from the configuration's directory (the working directory without one); ``unresolved_notes``.
 
     Args:
         config_file: mypy's configuration file, if any.
-        line_of: the 1-based line of a key of the section in ``config_file`` (0 if unknown).
+        line_of: the 1-based line of a key in a section of ``config_file`` (0 if unknown).
 
     Raises:
         flake8_importpolicy.model.errors.ImportPolicyError: the section is invalid or no policy is
             found; the message is the one line mypy prints (``<config>[:line]: error: ...``).
     """
-    from flake8_importpolicy.model.errors import ImportPolicyError, display_path
+    from flake8_importpolicy.model.errors import ImportPolicyError, display_path, find_close_match
 
     def shown(path: str) -> str:
         return display_path(Path(path))
 
+    section, table = _read_section(config_file)
+
     def problem(key: str, message: str) -> ImportPolicyError:
-        line = line_of(key)
+        line = line_of(section, key) if config_file else 0
         where = f"{shown(str(config_file))}{f':{line}' if line > 0 else ''}"
-        return ImportPolicyError(f"{where}: error: {message}")
+        return ImportPolicyError(f"{where}: error: [{section}] {message}")
 
-    section = MYPY_SECTION
-    if config_file is not None and not config_file.endswith(".toml"):
-        import configparser
-
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read(config_file, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
-            pass  # mypy reports an unreadable config itself
-        if parser.has_section(section):
-            for key in parser.options(section):
-                if key != "policy":
-                    raise problem(key, f"[{section}] has no key {key!r}; its only key is 'policy'")
-            value = parser.get(section, "policy", fallback="").strip()
-            path = os.path.join(os.path.dirname(config_file), os.path.expanduser(value))
-            if not value or not os.path.isfile(path):
-                raise problem("policy", f"[{section}] policy = {value}: no such file {shown(path)}")
-            return os.path.realpath(path)
+    for key in table:
+        if key not in _KEYS:
+            close = find_close_match(key, _KEYS)
+            hint = f"; did you mean {close!r}?" if close else f"; its keys are {', '.join(_KEYS)}"
+            raise problem(key, f"has no key {key!r}{hint}")
+    notes = table.get("unresolved_notes", True)
+    words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
+             "0": False}
+    if isinstance(notes, str) and notes.strip().lower() in words:
+        notes = words[notes.strip().lower()]
+    if not isinstance(notes, bool):
+        raise problem("unresolved_notes", f"unresolved_notes = {notes}: expected true or false")
+    value = table.get("policy")
+    if value is not None:
+        text = str(value).strip()
+        path = os.path.join(os.path.dirname(str(config_file)), os.path.expanduser(text))
+        if not text or not os.path.isfile(path):
+            raise problem("policy", f"policy = {text}: no such file {shown(path)}")
+        return MypySettings(os.path.realpath(path), notes)
     start = (os.path.dirname(config_file) if config_file else os.getcwd()) or os.curdir
     found = find_policy(start)
     if found is None:
-        hint = f" or set 'policy = PATH' in an [{section}] section" if config_file else ""
+        hint = f" or set 'policy = PATH' in an [{MYPY_SECTION}] section" if config_file else ""
         where = f"{shown(config_file)}: " if config_file else ""
         raise ImportPolicyError(
             f"{where}error: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
             f"{shown(start)} or any parent; create one{hint} (see docs/mypy.md)")
-    return str(found)
+    return MypySettings(str(found), notes)
+
+
+def find_unsupported_mode(daemon: bool, workers: int) -> str | None:
+    """The one line mypy prints when the plugin cannot show every finding: under ``dmypy`` (its
+    fine-grained updates drop plugin-reported errors) and with ``-n N`` (a parallel worker may check
+    a light module before any hook hands the plugin mypy's error log); None otherwise."""
+    name = "flake8_importpolicy.mypy"
+    if daemon:
+        return (f"error: {name} does not support dmypy: the daemon's updates drop plugin-reported "
+                "errors (docs/mypy.md); run mypy, and in the editor the flake8 checker or "
+                "'importpolicy lsp'")
+    if workers:
+        return (f"error: {name} does not support mypy -n {workers}: a parallel worker may check a "
+                "light module before mypy lets the plugin report (docs/mypy.md); run mypy without -n")
+    return None
+
+
+def format_mypy_error(policy_path: str, error: Exception) -> str:
+    """An unusable policy (or an internal error: a bug) as the one line mypy prints,
+    ``<policy>[:LINE]: error: <message>`` (the policy shown as mypy shows paths)."""
+    from flake8_importpolicy.model.errors import ImportPolicyError, display_path
+    from flake8_importpolicy.output.render import format_error_line
+
+    if not isinstance(error, ImportPolicyError):
+        error = RuntimeError(f"flake8-importpolicy failed: {type(error).__name__}: {error}; this is a bug")
+    return format_error_line(error, display_path(Path(policy_path)))
+
+
+def is_same_file(path: str, analysed: str | None) -> bool:
+    """False when mypy checks another file under the module's name than the engine analysed (None:
+    the module has no such file, any copy is it)."""
+    if analysed is None:
+        return True
+    try:
+        return os.path.samefile(path, analysed)
+    except OSError:
+        return False
+
+
+def _read_section(config_file: str | None) -> tuple[str, dict[str, object]]:
+    """The plugin's section of mypy's configuration file: its name as written and its keys (empty
+    when there is none; an unreadable file is mypy's to report)."""
+    if config_file is None:
+        return MYPY_SECTION, {}
+    if config_file.endswith(".toml"):
+        import tomllib
+
+        try:
+            with open(config_file, "rb") as handle:
+                tool = tomllib.load(handle).get("tool", {})
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return MYPY_SECTION, {}
+        table = tool.get(MYPY_SECTION, {}) if isinstance(tool, dict) else {}
+        return f"tool.{MYPY_SECTION}", dict(table) if isinstance(table, dict) else {}
+    import configparser
+
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(config_file, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return MYPY_SECTION, {}
+    for section in (MYPY_SECTION, _OLD_SECTION):
+        if parser.has_section(section):
+            return section, {key: parser.get(section, key) for key in parser.options(section)}
+    return MYPY_SECTION, {}
 
 
 def find_module_findings(policy_path: str) -> ModuleFindings:

@@ -25,6 +25,8 @@ __all__ = [
     "PathFormatter",
     "format_chain_compact",
     "format_covers",
+    "find_error_line",
+    "format_error_diagnostic",
     "format_error_line",
     "format_hop_kind",
     "format_hop_line",
@@ -242,20 +244,58 @@ def format_policy_problem(problem: PolicyProblem) -> str:
     return single_line(f"{key}: {problem.message}" if key else problem.message)
 
 
+def find_error_line(error: Exception) -> int | None:
+    """The 1-based line of the policy file a policy error is about: its first problem's line, else
+    the line where that problem's key (or its nearest parent) is written
+    (:func:`~flake8_importpolicy.config.positions.locate_key`); None when not known (no problem in
+    the policy file itself, or the file cannot be read)."""
+    path = getattr(error, "path", None)
+    for problem in getattr(error, "problems", None) or ():
+        if problem.file is not None:
+            continue
+        if problem.line is not None:
+            return int(problem.line)
+        if not problem.key or path is None or not str(path).endswith(".toml"):
+            return None
+        from flake8_importpolicy.config.positions import find_key_positions, locate_key
+        from flake8_importpolicy.model.reading import read_regular_file
+
+        try:
+            text = read_regular_file(path)[1].decode("utf-8-sig", "replace")
+        except OSError:
+            return None
+        found = locate_key(find_key_positions(text), problem.key)
+        return found[0] if found else None
+    return None
+
+
 def format_error_line(error: Exception, location: str) -> str:
     """An error that stops a client, as the one line a linter prints:
-    ``<location>[:line]: error: <message>``; a policy error with several problems lists them all,
-    separated by ``; `` (``not valid (N problems): key: message; ...``).
+    ``<location>[:line]: error: <message>`` (the line of :func:`find_error_line`); a policy error
+    with several problems lists them all, separated by ``; ``
+    (``not valid (N problems): key: message; ...``).
 
     Args:
         error: a :class:`~flake8_importpolicy.model.errors.ImportPolicyError` (or any exception).
         location: the file the error is about, as shown.
     """
+    where, text = _error_parts(error, location)
+    return f"{where}: error: {text}"
+
+
+def format_error_diagnostic(error: Exception, location: str) -> str:
+    """An error that stops the check, as the message of the IPL900 diagnostic an editor shows at line
+    1 of each checked file (the flake8 checker, the language server):
+    ``IPL900 <location>[:line]: <message>``, the words of :func:`format_error_line`."""
+    where, text = _error_parts(error, location)
+    return f"{codes.IPL900.id} {where}: {text}"
+
+
+def _error_parts(error: Exception, location: str) -> tuple[str, str]:
     problems = getattr(error, "problems", None)
     if not problems:
-        return f"{location}: error: {single_line(str(error))}"
-    line = problems[0].line if len(problems) == 1 and problems[0].file is None else None
+        return location, single_line(str(error))
+    line = find_error_line(error)
     parts = [f"{p.shown_key}: {p.message}" if p.shown_key else p.message for p in problems]
     head = f"not valid ({len(parts)} problems): " if len(parts) > 1 else ""
-    where = f"{location}:{line}" if line else location
-    return f"{where}: error: {single_line(head + '; '.join(parts))}"
+    return (f"{location}:{line}" if line else location), single_line(head + "; ".join(parts))
