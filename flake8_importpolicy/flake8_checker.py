@@ -7,12 +7,13 @@ The answer for each file comes from :class:`flake8_importpolicy.answers.per_file
 file's content is flake8's ``lines`` (the editor buffer with ``flake8 -``), every other module is read
 from disk, and the policy is found from the checked file's path unless ``--import-policy`` names one.
 
-Errors never surface as tracebacks: a broken policy (or an interpreter that cannot be queried) raises
-:class:`flake8.exceptions.ExecutionError` from :meth:`ImportPolicyChecker.run`, which flake8 prints
-once as "There was a critical error during execution of Flake8:" with our message, exiting 1 (serial
-and with ``-j N``; ``tests/test_flake8.py`` pins this, as flake8 does not document it for plugins).
-Problems in other modules (syntax errors, bad encodings, unreadable files) are not errors here: the
-engine stops the chain there and ``importpolicy check`` / ``importpolicy why`` report them (IPL005).
+Errors never surface as tracebacks, and never hide the file's other diagnostics: a broken policy (or an
+interpreter that cannot be queried, or a bug of ours) is one IPL900 diagnostic at line 1 of each checked
+file, naming the policy's file, line and key, while flake8 goes on with its other plugins (exit status
+by flake8's rules: 1, as for any reported error). Editors that parse flake8's output (pylsp, the VS
+Code flake8 extension) show it where they would show a finding. Problems in other modules (syntax
+errors, bad encodings, unreadable files) are not errors here: the engine stops the chain there and
+``importpolicy check`` / ``importpolicy why`` report them (IPL005).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from flake8.exceptions import ExecutionError  # type: ignore[import-untyped]
 from flake8.options.manager import OptionManager  # type: ignore[import-untyped]
 from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
 
@@ -32,14 +32,15 @@ from flake8_importpolicy.answers.per_file import PerFileChecker
 
 __all__ = ["ImportPolicyChecker"]
 
-_CODES = ("IPL001", "IPL002", "IPL008")
+_CODES = ("IPL001", "IPL002", "IPL008", "IPL900")
 _OPT_IN = "IPL006"
 _NO_FILE = frozenset({"stdin", "-", ""})
 """Display names flake8 uses for stdin without ``--stdin-display-name``: there is no path to go by."""
 
 
 class ImportPolicyChecker:
-    """flake8 checker: the IPL001/IPL002/IPL008 findings of one file (see the module docstring).
+    """flake8 checker: the IPL001/IPL002/IPL008 findings of one file, IPL900 when the policy cannot be
+    used (see the module docstring).
 
     Args:
         tree: the parsed file (requested so that flake8 runs the checker once per file).
@@ -88,28 +89,13 @@ class ImportPolicyChecker:
         cls._checker = None
 
     def run(self) -> Iterator[tuple[int, int, str, type[ImportPolicyChecker]]]:
-        """Yield ``(line, col, "IPLnnn message", type)`` for this file.
-
-        Raises:
-            flake8.exceptions.ExecutionError: the policy is broken, or the engine failed.
-        """
+        """Yield ``(line, col, "IPLnnn message", type)`` for this file (an IPL900 at line 1 when the
+        check cannot be made)."""
         if not self._selected or self.filename in _NO_FILE:
             return
         checker = type(self)._checker
         if checker is None:
             checker = type(self)._checker = PerFileChecker(policy=self._policy)
-        try:
-            findings = checker.find_findings(self.filename, "".join(self.lines))
-        except Exception as exc:  # never a traceback, never an E999 for a file that has none
-            from flake8_importpolicy.model.errors import ImportPolicyError
-
-            if isinstance(exc, ImportPolicyError):
-                raise ExecutionError(f"flake8-importpolicy: {exc}") from None
-            raise ExecutionError(
-                f"flake8-importpolicy failed on {self.filename}: {type(exc).__name__}: {exc}\n"
-                f"This is a bug; please report it. To lint without this plugin meanwhile, pass "
-                f"--extend-ignore=IPL."
-            ) from None
-        for finding in findings:
+        for finding in checker.find_findings_or_error(self.filename, "".join(self.lines)):
             if finding.code in self._selected:
                 yield finding.line, finding.col, finding.text, type(self)

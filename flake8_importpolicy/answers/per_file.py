@@ -165,6 +165,29 @@ class PerFileChecker:
             return self._check_buffer(policy, real, text)
         return index.findings.get(real, ())
 
+    def find_findings_or_error(self, path: Path | str, text: str | None = None) -> tuple[Finding, ...]:
+        """:meth:`find_findings`, except that an error that stops the check is one IPL900 finding at
+        line 1 of the file instead (what an editor shows: flake8 and its other plugins go on).
+
+        The message is :func:`~flake8_importpolicy.output.render.format_error_diagnostic`'s: the
+        policy file (relative to the working directory when inside it), the line and key of its
+        first problem, and every problem; an internal error (a bug) says so."""
+        try:
+            return self.find_findings(path, text)
+        except Exception as error:  # never a traceback, never a silent pass
+            from flake8_importpolicy.model.errors import ImportPolicyError, PolicyNotFound, display_path
+            from flake8_importpolicy.output.render import format_error_diagnostic
+
+            about = getattr(error, "path", None)
+            if not isinstance(error, ImportPolicyError):
+                error = RuntimeError(f"flake8-importpolicy failed: {type(error).__name__}: {error}; "
+                                     "this is a bug, please report it (--extend-ignore=IPL900 hides it)")
+                about = None
+            elif isinstance(error, PolicyNotFound) or about is None or not os.path.isfile(about):
+                about = self._policy_for(os.path.dirname(os.path.abspath(path)))
+            location = display_path(Path(about)) if about else str(path)
+            return (Finding(1, 0, "IPL900", format_error_diagnostic(error, location)),)
+
     def _policy_for(self, directory: str) -> str | None:
         """The policy file for the files in ``directory``."""
         if self._explicit is not None:

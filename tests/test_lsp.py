@@ -1,0 +1,82 @@
+"""Editors, for real: language servers over stdio driven by an LSP client (tests/lsp_client.py).
+
+- pylsp (python-lsp-server) with its flake8 plugin, which runs ``flake8 -`` on the buffer and parses
+  its output line by line: the flake8 checker's findings, and IPL900 for a broken policy, beside
+  pyflakes' F401;
+- ``importpolicy lsp``, the language server for editors without flake8.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_client import LspClient
+
+FIXTURES = Path(__file__).parent / "fixtures_flake8"
+OPS_INIT = "src/inferno/models/common/ops/__init__.py"
+SEED_LINE = "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm\n"
+SEED_AFTER = "from .rms_norm import rms_norm\n"
+PYLSP_SETTINGS = {"pylsp": {"plugins": {
+    "flake8": {"enabled": True, "executable": str(Path(sys.executable).with_name("flake8"))},
+    **{name: {"enabled": False} for name in (
+        "pycodestyle", "pyflakes", "mccabe", "autopep8", "yapf", "pylint", "rope_autoimport")},
+}}}
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "MYPY"))}
+
+
+def _codes(diagnostics: list[dict[str, Any]], prefix: str = "") -> list[tuple[int, str]]:
+    return sorted((d["range"]["start"]["line"] + 1, str(d.get("code"))) for d in diagnostics
+                  if str(d.get("code")).startswith(prefix))
+
+
+def _has_ipl(diagnostics: list[dict[str, Any]]) -> bool:
+    return bool(_codes(diagnostics, "IPL"))
+
+
+def _pylsp(root: Path) -> LspClient:
+    pytest.importorskip("pylsp", reason="python-lsp-server is in the test extra")
+    return LspClient([sys.executable, "-m", "pylsp"], root, env=_env(), settings=PYLSP_SETTINGS)
+
+
+def test_pylsp_shows_an_unsaved_reexport_and_its_removal(tmp_path: Path) -> None:
+    tree = Path(shutil.copytree(FIXTURES / "seed", tmp_path / "seed"))
+    path = tree / OPS_INIT
+    text = path.read_text()
+    seeded = text.replace(SEED_AFTER, SEED_AFTER + SEED_LINE)
+    with _pylsp(tree) as client:
+        client.initialize(tree)
+        client.open(path, text)
+        assert _codes(client.wait_for_diagnostics(path), "IPL") == []
+        client.change(path, seeded, 2)
+        found = client.wait_for_diagnostics(path, where=_has_ipl)
+        assert _codes(found, "IPL") == [(6, "IPL001")], found
+        (ipl001,) = [d for d in found if d.get("code") == "IPL001"]
+        assert "light module inferno.models.common.ops imports inferno.config" in ipl001["message"]
+        client.change(path, text, 3)
+        assert _codes(client.wait_for_diagnostics(path, where=lambda d: not _has_ipl(d)), "IPL") == []
+
+
+def test_pylsp_shows_a_broken_policy_as_ipl900_beside_f401(tmp_path: Path) -> None:
+    """pylsp parses flake8's output line by line: a "critical error" on stdout was no diagnostic at
+    all (F401 vanished too); IPL900 at line 1 is shown like any finding."""
+    tree = Path(shutil.copytree(FIXTURES / "project", tmp_path / "project"))
+    policy = tree / "policy.toml"
+    policy.write_text(policy.read_text().replace("[settings]\n", '[settings]\nexternl = "stop"\n'))
+    path = tree / "src" / "unused.py"
+    path.write_text("import os\n")
+    with _pylsp(tree) as client:
+        client.initialize(tree)
+        client.open(path, "import os\n")
+        found = client.wait_for_diagnostics(path)
+    assert _codes(found) == [(1, "F401"), (1, "IPL900")], found
+    (ipl900,) = [d for d in found if d.get("code") == "IPL900"]
+    assert ipl900["message"].endswith(
+        "policy.toml:4: settings.externl: unknown key; did you mean 'external'?")
