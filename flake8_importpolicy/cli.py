@@ -116,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--add", action="store_true",
         help="with --write-baseline: also record findings the existing baseline does not hold",
     )
+    check.add_argument(
+        "--verbose", "-v", action="store_true",
+        help="also say which policy.toml files the search for the policy passed over (another "
+        "tool's: none of importpolicy's tables)",
+    )
     check.set_defaults(handler=_run_check)
 
     suggest = sub.add_parser(
@@ -266,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_presets(args)
     try:
         _settle_working_directory(args)
+        _say_skipped_policies(args)
         code = _run_suggest(args) if args.command == "suggest" else None
         if code is None and args.command == "check":
             code = _run_cached_check(args)
@@ -393,6 +399,23 @@ def _format_error(output_format: str, error: Exception) -> str:
     shown = workspace_relpath(find_workspace())(path) if path is not None else None
     render = format_policy_error_github if output_format == "github" else format_policy_error_sarif
     return render(problems, shown)
+
+
+def _say_skipped_policies(args: argparse.Namespace) -> None:
+    """``--verbose``: each ``policy.toml`` the search for the policy passes over, once, on stderr."""
+    if not getattr(args, "verbose", False) or getattr(args, "policy", None) is not None:
+        return
+    from flake8_importpolicy.config.locate import OWN_TABLES, find_policy
+    from flake8_importpolicy.model.errors import display_path
+
+    def say(path: Path) -> None:
+        print(f"importpolicy: skipped {display_path(path)}: it holds none of importpolicy's tables "
+              f"({', '.join(OWN_TABLES)})", file=sys.stderr)
+
+    try:
+        find_policy(Path.cwd(), skipped=say)
+    except (OSError, RuntimeError):
+        pass
 
 
 def _run_cached_check(args: argparse.Namespace) -> int | None:

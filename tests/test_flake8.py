@@ -318,7 +318,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 
 def test_policy_discovery_walks_up_and_wants_a_table(tmp_path: Path) -> None:
     _tree(tmp_path, {
-        "a/policy.toml": "",
+        "a/policy.toml": "version = 1\n",
         "a/pyproject.toml": "[tool.importpolicy]\n",
         "a/b/pyproject.toml": "[tool.other]\n",
         "a/b/c/pyproject.toml": "# importpolicy lives in ../../policy.toml\n",
@@ -332,7 +332,7 @@ def test_policy_discovery_walks_up_and_wants_a_table(tmp_path: Path) -> None:
         assert checker.find_findings(start / "x.py") == ()
         assert checker._policy_for(str(start)) == str(find_policy(start)), directory
         found[directory] = find_policy(start).relative_to(tmp_path.resolve()).as_posix()
-    # policy.toml wins; a pyproject.toml counts only with a [tool.importpolicy] table.
+    # policy.toml (of ours) wins; a pyproject.toml counts only with a [tool.importpolicy] table.
     assert found == {
         "a": "a/policy.toml", "a/b": "a/policy.toml", "a/b/c": "a/policy.toml",
         "a/b/c/d": "a/b/c/d/pyproject.toml", "a/b/c/d/e": "a/b/c/d/pyproject.toml",

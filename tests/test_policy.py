@@ -1086,7 +1086,7 @@ def test_find_policy_walks_up(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     module = deep / "ops.py"
     module.write_text("", encoding="utf-8")
-    policy = write(tmp_path, "")
+    policy = write(tmp_path, "version = 1\n")
     assert find_policy(deep) == policy.resolve()
     assert find_policy(module) == policy.resolve()
     assert discover_policy(deep).path == policy.resolve()

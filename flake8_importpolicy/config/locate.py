@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -26,15 +27,30 @@ from flake8_importpolicy.model.files import (
 )
 from flake8_importpolicy.model.reading import read_regular_file
 
-__all__ = ["find_cache_dir", "find_policy", "has_cache_tag", "has_policy_table", "resolve_cache_dir"]
+__all__ = [
+    "OWN_TABLES",
+    "find_cache_dir",
+    "find_policy",
+    "has_cache_tag",
+    "has_policy_table",
+    "is_own_policy",
+    "resolve_cache_dir",
+]
 
 
-def find_policy(start: str | os.PathLike[str]) -> Path | None:
+def find_policy(
+    start: str | os.PathLike[str], skipped: Callable[[Path], None] | None = None
+) -> Path | None:
     """The policy file for ``start`` (a directory, or a file whose directory is meant).
 
     Walks up from ``start`` to the filesystem root; in each directory ``policy.toml`` (a regular
-    file) wins, then a ``pyproject.toml`` that has a ``[tool.importpolicy]`` table
-    (:func:`has_policy_table`). Directories that cannot be read are passed over.
+    file that is ours: :func:`is_own_policy`) wins, then a ``pyproject.toml`` that has a
+    ``[tool.importpolicy]`` table (:func:`has_policy_table`). So the nearest ``pyproject.toml`` with
+    that table wins over a ``policy.toml`` in a parent directory, and another tool's
+    ``policy.toml`` (the name is common) is passed over, as are directories that cannot be read.
+
+    Args:
+        skipped: called with each ``policy.toml`` passed over as not ours (``--verbose`` says so).
 
     Returns:
         The absolute path of the file with symbolic links resolved, or None if there is none.
@@ -45,7 +61,10 @@ def find_policy(start: str | os.PathLike[str]) -> Path | None:
     while True:
         candidate = os.path.join(here, POLICY_FILENAME)
         if os.path.isfile(candidate):
-            return Path(candidate)
+            if is_own_policy(candidate):
+                return Path(candidate)
+            if skipped is not None:
+                skipped(Path(candidate))
         pyproject = os.path.join(here, PYPROJECT_FILENAME)
         if os.path.isfile(pyproject) and has_policy_table(pyproject):
             return Path(pyproject)
@@ -53,6 +72,29 @@ def find_policy(start: str | os.PathLike[str]) -> Path | None:
         if parent == here:
             return None
         here = parent
+
+
+OWN_TABLES: Final = ("version", "extends", "settings", "heavy", "heavy-calls", "light", "ignore", "assume")
+"""The top-level keys of an importpolicy policy (flake8_importpolicy/schema/policy.schema.json)."""
+_HEADER: Final = re.compile(rb'^[ \t]*\[\[?[ \t]*["\']?([A-Za-z0-9_-]+)', re.MULTILINE)
+_TOP_KEY: Final = re.compile(rb'^[ \t]*["\']?([A-Za-z0-9_-]+)["\']?[ \t]*[.=]', re.MULTILINE)
+
+
+def is_own_policy(path: str | os.PathLike[str]) -> bool:
+    """True if the ``policy.toml`` at ``path`` holds one of importpolicy's tables
+    (:data:`OWN_TABLES`): a table header or a top-level key naming one; also when it cannot be read
+    (the loader then says why). Read without a TOML parser, so a broken file of ours (which the
+    loader reports) is still ours, and a warm path pays no ``tomllib``."""
+    try:
+        data = read_regular_file(path)[1].removeprefix(b"\xef\xbb\xbf")
+    except OSError:
+        return True
+    own = {name.encode() for name in OWN_TABLES}
+    first = _HEADER.search(data)
+    if first is not None and any(match.group(1) in own for match in _HEADER.finditer(data)):
+        return True
+    top = data if first is None else data[:first.start()]
+    return any(match.group(1) in own for match in _TOP_KEY.finditer(top))
 
 
 def has_policy_table(pyproject: str | os.PathLike[str]) -> bool:
