@@ -13,7 +13,9 @@ than everything else a warm run does, so an index is read with the standard libr
   the policy's bytes and those of every base file and preset it ``extends``, the baseline's bytes
   (``settings.baseline``: the answers are filtered by it), this package's
   code, every source file the engine read, every directory path
-  search listed, the target interpreter and its path entries;
+  search listed, the target interpreter and its path entries, and what each source root as the
+  policy names it, and each file read through a symbolic link, resolves to (a ``src -> srcA`` link
+  re-pointed to ``srcB`` changes the answers, not a file);
 - it is written after the engine checked the policy, atomically, and only when nothing changed while
   it was checked.
 """
@@ -125,6 +127,9 @@ def load_index(
         for path, stamp in entry["paths"]:
             if stamp_path(path) != stamp:
                 return None
+        for path, real in entry["links"]:  # a source root or module reached through a link
+            if os.path.realpath(path) != real:
+                return None
         for row in entry["files"]:
             if not is_file_unchanged(row):
                 return None
@@ -167,6 +172,10 @@ def store_index(
     """
     named: Callable[[str], str] = os.path.realpath if real_paths else str
     rows: list[list[object]] = []
+    settings = policy.settings
+    links = [[str(path), str(root)] for path, root in zip(settings.source_roots_as_written,
+                                                          settings.source_roots)]
+    links.extend([str(p), real] for p in sorted(files) if (real := os.path.realpath(p)) != str(p))
     for path, read in sorted(files.items()):
         row = stamp_read(str(path), read, shown=named(str(path)))
         if row is None:
@@ -213,5 +222,6 @@ def store_index(
         "code": code_stamp(),
         "files": rows,
         "paths": stamp_paths(paths),
+        "links": links,
         **fields,
     })

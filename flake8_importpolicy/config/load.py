@@ -716,6 +716,7 @@ class _Builder:
         self.is_pyproject = bool(prefix)
         self.problems: list[PolicyProblem] = []
         self.entries: list[PatternEntry] = []  # forbid/allow patterns that name no [heavy] key
+        self.written_roots: list[Path] = []  # Settings.source_roots_as_written
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -905,13 +906,15 @@ class _Builder:
             lazy_imports=lazy_imports,
             unresolved=unresolved,
             baseline=baseline,
+            source_roots_as_written=tuple(self.written_roots),
         )
 
     def source_roots(self, base: str, raw: dict[str, object]) -> tuple[Path, ...]:
         key = _child(base, "source-roots")
         if "source-roots" not in raw:
             src = self.root / "src"
-            return ((src if src.is_dir() else self.root).resolve(),)
+            self.written_roots.append(src if src.is_dir() else self.root)
+            return (self.written_roots[-1].resolve(),)
         value = raw["source-roots"]
         if isinstance(value, list) and not value:
             self.add(
@@ -937,6 +940,7 @@ class _Builder:
             resolved = directory.resolve()
             if resolved not in roots:
                 roots.append(resolved)
+                self.written_roots.append(directory.absolute())
 
         self.string_list(
             key, value, 'an array of directories, e.g. ["src"]', "a string (a directory)", check

@@ -183,6 +183,9 @@ class Settings:
             not change the exit status) or ``"error"`` (it fails the check).
         baseline: the baseline file (absolute; ``settings.baseline``, relative to the policy file):
             findings recorded there are not reported (docs/policy.md, "Baseline"); None for none.
+        source_roots_as_written: the source roots as the policy names them, absolute but not
+            resolved (a symbolic link kept), in the order of :attr:`source_roots`: the answer
+            indexes check that each still resolves to its root.
     """
 
     source_roots: tuple[Path, ...]
@@ -195,6 +198,7 @@ class Settings:
     lazy_imports: str = "normal"
     unresolved: str = "info"
     baseline: Path | None = None
+    source_roots_as_written: tuple[Path, ...] = ()
 
     def interpreter_executable(self, override: str | None = None) -> str:
         """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,
