@@ -52,7 +52,10 @@ __all__ = [
 ]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
-_INFORMATION_URI: Final = "https://pypi.org/project/flake8-importpolicy/"
+REPOSITORY_URL: Final[str | None] = None
+"""Where the repository is published, if it is (``https://host/owner/flake8-importpolicy``): SARIF's
+``informationUri`` is then its ``docs/codes.md``. The package is not on the package index, so no page
+there is named; with no published repository the optional ``informationUri`` is left out."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +211,8 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
 
     The rules are the finding codes of :data:`flake8_importpolicy.codes.CODES`, in id order. A
     violation's result has its first-hop statement as location and its chain as a code flow (one
-    thread-flow location per hop, at the hop's statement). Artifact URIs are relative references
+    thread-flow location per hop, at the hop's statement; none for IPL008, whose budget has no
+    chain). Artifact URIs are relative references
     (``src/pkg/mod.py``) when ``relpath`` gives relative paths, ``file://`` URIs otherwise.
 
     Args:
@@ -230,6 +234,8 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
             ]}]}],
             "partialFingerprints": _fingerprints(violation.identity),
         }
+        if not violation.chain:  # IPL008: a budget, no chain (a thread flow needs a location)
+            del result["codeFlows"]
         if violation.also:
             result["properties"] = {"also": list(violation.also)}
         if violation.covers:
@@ -280,7 +286,8 @@ def _sarif_log(results: list[dict[str, object]]) -> dict[str, Any]:
             "tool": {"driver": {
                 "name": "importpolicy",
                 "version": __version__,
-                "informationUri": _INFORMATION_URI,
+                **({"informationUri": f"{REPOSITORY_URL}/blob/main/docs/codes.md"}
+                   if REPOSITORY_URL else {}),
                 "rules": [_sarif_rule(code) for code in rules],
             }},
             "columnKind": "unicodeCodePoints",

@@ -105,7 +105,10 @@ def format_policy_error_json(problems: Sequence[PolicyProblem], path: str | None
     """``check --format json`` when the policy cannot be used: no violations, and one IPL900 problem
     per problem of the policy::
 
-        {"violations": [], "problems": [{"code": "IPL900", "message", "path", "line", "col"}]}
+        {"violations": [], "problems": [{"code": "IPL900", "message", "path", "line", "col"}],
+         "unresolved": []}
+
+    (``unresolved`` is always present, as in every ``check --format json`` output.)
 
     Args:
         problems: the problems, with their 1-based line and column where known.
@@ -123,6 +126,7 @@ def format_policy_error_json(problems: Sequence[PolicyProblem], path: str | None
             }
             for problem in problems
         ],
+        "unresolved": [],
     }
     return json.dumps(data, indent=2) + "\n"
 

@@ -109,8 +109,10 @@ def format_chain_compact(chain: Sequence[Hop], relpath: PathFormatter) -> str:
 
 
 def format_violation_message(violation: Violation, relpath: PathFormatter) -> str:
-    """``IPL001 light module ... (reason): <compact chain>``: the one-line form of flake8 and mypy."""
-    return f"{format_violation_header(violation)}: {format_chain_compact(violation.chain, relpath)}"
+    """``IPL001 light module ... (reason): <compact chain>``: the one-line form of flake8 and mypy
+    (the header alone for a finding without a chain: IPL008's budget)."""
+    header = format_violation_header(violation)
+    return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
 
 
 def format_covers(violation: Violation) -> str:
