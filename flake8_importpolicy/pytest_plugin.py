@@ -263,6 +263,17 @@ def _defaults(config: pytest.Config) -> tuple[Policy | None, Sequence[Path], str
     return policy, policy.settings.source_roots, python, policy.root
 
 
+def _policy_error_line(config: pytest.Config, error: Exception) -> str:
+    """A policy that cannot be used, as the one line every client prints
+    (``policy.toml[:LINE]: error: ...``)."""
+    from flake8_importpolicy.model.errors import display_path
+    from flake8_importpolicy.output.render import format_error_line
+
+    state = config.stash.get(_STATE, None)
+    path = state.policy_path if state is not None else _configured_policy(config)
+    return format_error_line(error, display_path(path) if path is not None else "policy")
+
+
 def _policy_rules(policy: Policy | None, module: str) -> tuple[list[HeavyRule], list[str]]:
     """The forbid rules and allow patterns the policy applies to ``module``
     (:meth:`~flake8_importpolicy.model.policy.Policy.rules_for`, as ``check`` applies them)."""
@@ -300,24 +311,33 @@ def assert_import_light(request: pytest.FixtureRequest) -> Callable[..., LightRe
         python: str | None = None,
     ) -> LightResult:
         __tracebackhide__ = True
-        from flake8_importpolicy.runtime.verify import assert_import_light as verify
+        from flake8_importpolicy.model.errors import ImportPolicyError
+        from flake8_importpolicy.model.paths import relpath_under
+        from flake8_importpolicy.runtime.render import format_light_result_text
+        from flake8_importpolicy.runtime.verify import verify_import
 
-        policy, roots, default_python, cwd = _defaults(config)
-        rules: list[str | HeavyRule] = list(forbid) if forbid is not None else []
-        allowed = list(allow)
-        if forbid is None:
-            policy_rules, policy_allow = _policy_rules(policy, module)
-            rules.extend(policy_rules)
-            allowed.extend(policy_allow)
-        return verify(
-            module,
-            rules,
-            allow=allowed,
-            after_import=after_import,
-            timeout=timeout,
-            source_roots=roots if source_roots is None else source_roots,
-            python=python or default_python,
-            cwd=cwd,
-        )
+        unusable = ""
+        try:
+            policy, roots, default_python, cwd = _defaults(config)
+            rules: list[str | HeavyRule] = list(forbid) if forbid is not None else []
+            allowed = list(allow)
+            if forbid is None:
+                policy_rules, policy_allow = _policy_rules(policy, module)
+                rules.extend(policy_rules)
+                allowed.extend(policy_allow)
+            result = verify_import(
+                module, rules, allow=allowed, after_import=after_import, timeout=timeout,
+                source_roots=roots if source_roots is None else source_roots,
+                python=python or default_python, cwd=cwd,
+            )
+        except ImportPolicyError as error:  # one line, as every client says it; no traceback
+            unusable = _policy_error_line(config, error)
+        if unusable:
+            pytest.fail(unusable, pytrace=False)
+        if result.failed:  # paths relative to the policy's directory, as everywhere else
+            raise AssertionError(format_light_result_text(
+                result, policy.relpath if policy is not None else
+                (lambda path: relpath_under((cwd.resolve(),), path))))
+        return result
 
     return check

@@ -119,6 +119,31 @@ def test_fixture_for_hand_written_tests(project: pytest.Pytester) -> None:
     ])
 
 
+def test_fixture_with_a_broken_policy_is_one_line(project: pytest.Pytester) -> None:
+    """It once failed with a 45-line traceback of the loader."""
+    (project.path / "policy.toml").write_text(POLICY.replace("version = 1\n", 'version = 1\nextrenal = 1\n'))
+    project.makepyfile(test_hand="def test_bad(assert_import_light):\n    assert_import_light('app.bad')\n")
+    result = project.runpytest(*FAST, "-q", "test_hand.py")
+    result.assert_outcomes(failed=1)
+    failure = result.stdout.str().split("_ test_bad _")[1].split("short test summary")[0]
+    assert [line for line in failure.splitlines() if line.strip(" =-_")] == [
+        "policy.toml:2: error: extrenal: unknown key; did you mean 'extends'?"], failure
+
+
+def test_fixture_paths_are_relative_to_the_policy_directory(pytester: pytest.Pytester) -> None:
+    """As everywhere else, not to the source root."""
+    rooted = POLICY.replace("version = 1\n", 'version = 1\n[settings]\nsource-roots = ["src"]\n')
+    pytester.makefile(".toml", policy=rooted)
+    pytester.mkdir("src")
+    pkg = pytester.mkpydir("src/app")
+    (pkg / "heavy.py").write_text("X = 1\n")
+    (pkg / "bad.py").write_text("from app import heavy\n")
+    pytester.makepyfile(test_hand="def test_bad(assert_import_light):\n    assert_import_light('app.bad')\n")
+    result = pytester.runpytest(*FAST, "-q", "test_hand.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*src/app/bad.py:1: app.bad -> app.heavy (runtime)*"])
+
+
 def test_importing_the_plugin_is_cheap() -> None:
     code = (
         "import sys; before = set(sys.modules); import flake8_importpolicy.pytest_plugin; "
