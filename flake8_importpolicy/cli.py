@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --write-baseline: also record findings the existing baseline does not hold",
     )
     check.add_argument(
+        "--staged", action="store_true",
+        help="check the files as the git index has them (what is being committed: untracked files "
+        "and unstaged edits do not count), as the pre-commit hook does",
+    )
+    check.add_argument(
         "--verbose", "-v", action="store_true",
         help="also say which policy.toml files the search for the policy passed over (another "
         "tool's: none of importpolicy's tables)",
@@ -269,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     if args.command == "presets":
         return _run_presets(args)
+    if getattr(args, "staged", False):
+        return _run_staged(list(sys.argv[1:] if argv is None else argv))
     try:
         _settle_working_directory(args)
         _say_skipped_policies(args)
@@ -399,6 +406,30 @@ def _format_error(output_format: str, error: Exception) -> str:
     shown = workspace_relpath(find_workspace())(path) if path is not None else None
     render = format_policy_error_github if output_format == "github" else format_policy_error_sarif
     return render(problems, shown)
+
+
+def _run_staged(argv: list[str]) -> int:
+    """``check --staged``: the same check in a copy of the git index (config/staged.py), from the
+    working directory's place in it (a ``--policy`` inside the repository is the copy's), without
+    the cache (the copy is thrown away)."""
+    from flake8_importpolicy.config.staged import staged_tree
+    from flake8_importpolicy.model.errors import ImportPolicyError
+
+    here = Path.cwd()
+    rest = [arg for arg in argv if arg != "--staged"]
+    try:
+        with staged_tree(here) as tree:
+            for index, arg in enumerate(rest[:-1]):
+                if arg == "--policy":
+                    rest[index + 1] = str(tree.map(Path(rest[index + 1]).absolute()))
+            os.chdir(tree.map(here))
+            try:
+                return main(rest if "--no-cache" in rest else [*rest, "--no-cache"])
+            finally:
+                os.chdir(here)
+    except ImportPolicyError as error:
+        print(f"importpolicy: {error}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _say_skipped_policies(args: argparse.Namespace) -> None:

@@ -56,7 +56,7 @@ def test_manifest_is_valid() -> None:
     hooks = load_manifest(str(REPO / ".pre-commit-hooks.yaml"))
     assert [hook["id"] for hook in hooks] == [HOOK_ID]
     hook = hooks[0]
-    assert hook["entry"] == "importpolicy check"
+    assert hook["entry"] == "importpolicy check --staged"
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False  # a whole-project check: file names mean nothing to it
     assert set(hook["types_or"]) >= {"python", "toml"}
@@ -199,3 +199,34 @@ def test_hook_passes_a_clean_tree(
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "importpolicy check" in output and "Passed" in output
+
+
+@pytest.mark.slow
+def test_a_real_git_commit_is_checked_as_staged(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """``pre-commit install``, then ``git commit``: an untracked module the light module would import
+    (``app/fast_impl.py``, importing the heavy module) once blocked a clean commit; the hook checks
+    what is being committed, so that commit passes, and committing that module fails."""
+    light = "try:\n    import app.fast_impl\nexcept ImportError:\n    pass\n"
+    assert _run_hook(tmp_path, light, hook_repo, pre_commit_home).returncode == 0
+    env = {**_GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("GITHUB_WORKSPACE", None)
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True, text=True, timeout=120)
+    (tmp_path / "app" / "fast_impl.py").write_text("import app.heavy\n")  # untracked
+    (tmp_path / "app" / "ops" / "light.py").write_text(light + "# touched\n")
+
+    def commit(*paths: str) -> subprocess.CompletedProcess[str]:
+        subprocess.run(["git", "add", *paths], cwd=tmp_path, env=env, check=True)
+        return subprocess.run(["git", "-c", "commit.gpgsign=false", "commit", "-m", "change"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    done = commit("app/ops/light.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    output = done.stdout + done.stderr  # git shows the hook's output on stderr
+    assert "importpolicy check" in output and "Passed" in output, output
+    done = commit("app/fast_impl.py")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "IPL001 light module app.ops.light imports app.heavy at import time" in output, output
