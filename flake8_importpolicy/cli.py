@@ -230,6 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     presets.set_defaults(handler=None)
 
+    lsp = sub.add_parser(
+        "lsp", help="run the language server on stdin/stdout (for editors without flake8)",
+        description="A language server over stdio that publishes the flake8 checker's findings for "
+        "every open document, unsaved edits included (docs/ecosystem.md). Needs the lsp extra: "
+        "pip install 'flake8-importpolicy[lsp]'.",
+    )
+    lsp.add_argument("--policy", type=Path, metavar="PATH",
+                     help="policy.toml or pyproject.toml for every document (default: found from each "
+                     "document's directory)")
+
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     clear = cache_sub.add_parser(
@@ -274,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     if args.command == "presets":
         return _run_presets(args)
+    if args.command == "lsp":
+        return _run_lsp(args)
     if getattr(args, "staged", False):
         return _run_staged(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -406,6 +418,18 @@ def _format_error(output_format: str, error: Exception) -> str:
     shown = workspace_relpath(find_workspace())(path) if path is not None else None
     render = format_policy_error_github if output_format == "github" else format_policy_error_sarif
     return render(problems, shown)
+
+
+def _run_lsp(args: argparse.Namespace) -> int:
+    """``importpolicy lsp``: the language server, until the client says exit (0)."""
+    try:
+        from flake8_importpolicy.lsp import serve
+    except ImportError as error:
+        print(f"importpolicy: error: the language server needs the lsp extra (pip install "
+              f"'flake8-importpolicy[lsp]'): {error}", file=sys.stderr)
+        return EXIT_ERROR
+    serve(policy=args.policy.absolute() if args.policy is not None else None)
+    return EXIT_CLEAN
 
 
 def _run_staged(argv: list[str]) -> int:

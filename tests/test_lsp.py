@@ -41,6 +41,16 @@ def _has_ipl(diagnostics: list[dict[str, Any]]) -> bool:
     return bool(_codes(diagnostics, "IPL"))
 
 
+def _broken_policy_project(tmp_path: Path) -> tuple[Path, Path]:
+    """The flake8 fixture project with an unknown settings key, and a module with an F401."""
+    tree = Path(shutil.copytree(FIXTURES / "project", tmp_path / "project"))
+    policy = tree / "policy.toml"
+    policy.write_text(policy.read_text().replace("[settings]\n", '[settings]\nexternl = "stop"\n'))
+    path = tree / "src" / "unused.py"
+    path.write_text("import os\n")
+    return tree, path
+
+
 def _pylsp(root: Path) -> LspClient:
     pytest.importorskip("pylsp", reason="python-lsp-server is in the test extra")
     return LspClient([sys.executable, "-m", "pylsp"], root, env=_env(), settings=PYLSP_SETTINGS)
@@ -67,11 +77,7 @@ def test_pylsp_shows_an_unsaved_reexport_and_its_removal(tmp_path: Path) -> None
 def test_pylsp_shows_a_broken_policy_as_ipl900_beside_f401(tmp_path: Path) -> None:
     """pylsp parses flake8's output line by line: a "critical error" on stdout was no diagnostic at
     all (F401 vanished too); IPL900 at line 1 is shown like any finding."""
-    tree = Path(shutil.copytree(FIXTURES / "project", tmp_path / "project"))
-    policy = tree / "policy.toml"
-    policy.write_text(policy.read_text().replace("[settings]\n", '[settings]\nexternl = "stop"\n'))
-    path = tree / "src" / "unused.py"
-    path.write_text("import os\n")
+    tree, path = _broken_policy_project(tmp_path)
     with _pylsp(tree) as client:
         client.initialize(tree)
         client.open(path, "import os\n")
@@ -80,3 +86,84 @@ def test_pylsp_shows_a_broken_policy_as_ipl900_beside_f401(tmp_path: Path) -> No
     (ipl900,) = [d for d in found if d.get("code") == "IPL900"]
     assert ipl900["message"].endswith(
         "policy.toml:4: settings.externl: unknown key; did you mean 'external'?")
+
+
+# -- importpolicy lsp ----------------------------------------------------------------------------------
+
+
+def _server(root: Path, *command: str) -> LspClient:
+    pytest.importorskip("pygls", reason="pygls is in the lsp and test extras")
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent.parent),
+                                         str(Path(__file__).resolve().parent)])
+    return LspClient(list(command or [sys.executable, "-m", "flake8_importpolicy", "lsp"]), root, env=env)
+
+
+def _apply(text: str, edits: list[dict[str, Any]]) -> str:
+    """The text after a client applies ``edits`` (LSP TextEdits, last first)."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(position: dict[str, int]) -> int:
+        return offsets[min(position["line"], len(lines))] + position["character"]
+
+    for edit in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
+        text = text[:offset(edit["range"]["start"])] + edit["newText"] + text[offset(edit["range"]["end"]):]
+    return text
+
+
+def test_the_language_server_shows_an_unsaved_reexport_and_its_removal(tmp_path: Path) -> None:
+    """initialize, didOpen (the disk's clean text), didChange with an unsaved re-export
+    (publishDiagnostics: IPL001 at its line), didChange removing it (diagnostics cleared)."""
+    tree = Path(shutil.copytree(FIXTURES / "seed", tmp_path / "seed"))
+    path = tree / OPS_INIT
+    text = path.read_text()
+    seeded = text.replace(SEED_AFTER, SEED_AFTER + SEED_LINE)
+    with _server(tree) as client:
+        result = client.initialize(tree)
+        assert result["serverInfo"]["name"] == "importpolicy"
+        client.open(path, text)
+        assert client.wait_for_diagnostics(path) == []
+        client.change(path, seeded, 2)
+        (found,) = client.wait_for_diagnostics(path)
+        assert (found["code"], found["range"]["start"], found["severity"], found["source"]) == (
+            "IPL001", {"line": 5, "character": 0}, 1, "importpolicy")
+        assert found["message"].startswith("light module inferno.models.common.ops imports inferno.config")
+        client.change(path, text, 3)
+        assert client.wait_for_diagnostics(path) == []
+    assert path.read_text() == text  # the buffer never touched the disk
+
+
+def test_the_language_server_shows_a_broken_policy_as_ipl900(tmp_path: Path) -> None:
+    tree, path = _broken_policy_project(tmp_path)
+    with _server(tree) as client:
+        client.initialize(tree)
+        client.open(path, "import os\n")
+        (found,) = client.wait_for_diagnostics(path)
+    assert (found["code"], found["range"]["start"]["line"]) == ("IPL900", 0)
+    assert found["message"] == "policy.toml:4: settings.externl: unknown key; did you mean 'external'?"
+
+
+def test_a_code_action_applied_clears_the_finding(tmp_path: Path) -> None:
+    """The code-action plumbing, with a stand-in fix provider (tests/lsp_fixes.py): the quick fix's
+    edit, applied by the client, removes the finding."""
+    tree = Path(shutil.copytree(FIXTURES / "seed", tmp_path / "seed"))
+    path = tree / OPS_INIT
+    seeded = path.read_text().replace(SEED_AFTER, SEED_AFTER + SEED_LINE)
+    program = ("from lsp_fixes import remove_the_statement; from flake8_importpolicy.lsp import serve; "
+               "serve(remove_the_statement)")
+    with _server(tree, sys.executable, "-c", program) as client:
+        client.initialize(tree)
+        client.open(path, seeded)
+        (found,) = client.wait_for_diagnostics(path)
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": path.as_uri()}, "range": found["range"],
+            "context": {"diagnostics": [found]}})
+        (action,) = actions
+        assert (action["title"], action["kind"]) == ("Remove the import-time import", "quickfix")
+        fixed = _apply(seeded, action["edit"]["changes"][path.as_uri()])
+        assert fixed == seeded.replace(SEED_LINE, "")
+        client.change(path, fixed, 2)
+        assert client.wait_for_diagnostics(path) == []
