@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import shutil
 import stat
 import subprocess
@@ -56,7 +57,6 @@ import pytest
 from test_robustness import (
     _CACHE_TREE,
     CACHE,
-    CRITICAL,
     HEAVY_REASON,
     MYPY_SKIP,
     Files,
@@ -64,6 +64,7 @@ from test_robustness import (
     Symlink,
     _fill_caches,
     _with_stdlib_cache,
+    assert_flake8_ipl900,
     make_mypy_stdlib_cache,
     cli,
     flake8,
@@ -119,7 +120,7 @@ def assert_violation_found(checked: Run, linted: Run, typed: Run | None) -> None
 
 def assert_policy_error(root: Path, problem: str, *, key: str = "settings.cache-dir") -> None:
     """``problem`` (after ``key: ``) is the one policy error of ``check``, ``cache clear``, flake8 and
-    mypy: exit 2 (flake8: its critical error, 1), no crash."""
+    mypy: exit 2 (flake8: IPL900 at line 1 of the checked file, 1), no crash."""
     checked, linted, typed = adapters(root)
     cleared = cli(root, "cache", "clear")
     message = f"policy.toml is not valid (1 problem):\n  {key}: {problem}"
@@ -127,10 +128,12 @@ def assert_policy_error(root: Path, problem: str, *, key: str = "settings.cache-
         result.assert_no_crash()
         assert (result.returncode, result.stdout, result.stderr) == (2, "", f"importpolicy: {message}\n")
     linted.assert_no_crash()
-    assert (linted.returncode, linted.stdout) == (1, f"{CRITICAL}\nflake8-importpolicy: {message}\n")
+    assert_flake8_ipl900(linted, message)
     if typed is not None:
         typed.assert_no_crash()
-        assert (typed.returncode, typed.stderr) == (2, f"policy.toml: error: {key}: {problem}\n"), typed
+        assert typed.returncode == 2, typed
+        shown = re.escape(f"{key}: {problem}")
+        assert re.fullmatch(rf"policy\.toml(:\d+)?: error: {shown}\n", typed.stderr), typed
 
 
 def files_under(root: Path) -> dict[str, bytes | str]:
@@ -584,8 +587,9 @@ def _with_bug(root: Path, tool: str, *args: str, debug: bool = False) -> Run:
 def test_internal_error_exits_3_with_one_line(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
     """Issue 15: a traceback exited 1, the status of findings, so CI could not tell a crash from a
     report. The command line exits 3 with one line saying it is a bug and how to report it; the
-    traceback only with ``IMPORTPOLICY_DEBUG=1``. flake8 and mypy keep their conventions (flake8's
-    critical error, exit 1; mypy's one error line, exit 2), without a traceback from us."""
+    traceback only with ``IMPORTPOLICY_DEBUG=1``. flake8 and mypy keep their conventions (flake8: an
+    IPL900 at line 1 saying it is a bug, exit 1; mypy's one error line, exit 2), without a traceback
+    from us."""
     root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
     jobs: list[Callable[[], Run]] = [
         lambda: _with_bug(root, "importpolicy", "check", "--no-cache"),
@@ -600,8 +604,8 @@ def test_internal_error_exits_3_with_one_line(tmp_path: Path, mypy_stdlib_cache:
     assert debugged.stderr.endswith("RuntimeError: boom\n" + BUG_LINE), debugged
     assert linted.returncode == 1 and "Traceback" not in linted.output, linted
     assert linted.stdout.startswith(
-        f"{CRITICAL}\nflake8-importpolicy failed on src/zoo/light.py: RuntimeError: boom\nThis is a bug;"
-    ), linted
+        "src/zoo/light.py:1:1: IPL900 src/zoo/light.py: flake8-importpolicy failed: RuntimeError: boom; "
+        "this is a bug"), linted
     for result in typed:
         assert (result.returncode, result.stdout) == (
             2, "Found 1 error in 1 file (errors prevented further checking)\n"), result
@@ -679,9 +683,10 @@ def test_deeply_nested_after_import_expression(tmp_path: Path, mypy_stdlib_cache
             if result is not None:
                 result.assert_no_crash()
         assert (checked.returncode, checked.stderr) == (2, f"importpolicy: {message}\n"), checked
-        assert (linted.returncode, linted.stdout) == (1, f"{CRITICAL}\nflake8-importpolicy: {message}\n")
+        assert_flake8_ipl900(linted, message)
         if typed is not None:
-            assert (typed.returncode, typed.stderr) == (2, f"policy.toml: error: {problem}\n"), typed
+            assert typed.returncode == 2, typed
+            assert re.fullmatch(rf"policy\.toml(:\d+)?: error: {re.escape(problem)}\n", typed.stderr), typed
 
 
 def test_fullwidth_keys_are_nfkc_normalised(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
@@ -948,7 +953,7 @@ def test_policy_that_is_a_fifo_or_a_device_or_too_large(tmp_path: Path) -> None:
         assert (result.returncode, result.stdout, result.stderr) == (2, "", f"importpolicy: {message}\n")
     linted = results[-1]
     linted.assert_no_crash()
-    assert (linted.returncode, linted.stdout) == (1, f"{CRITICAL}\nflake8-importpolicy: {expected[0]}\n")
+    assert_flake8_ipl900(linted, expected[0].partition(": ")[2])
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

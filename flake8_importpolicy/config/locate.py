@@ -82,19 +82,19 @@ _TOP_KEY: Final = re.compile(rb'^[ \t]*["\']?([A-Za-z0-9_-]+)["\']?[ \t]*[.=]', 
 
 def is_own_policy(path: str | os.PathLike[str]) -> bool:
     """True if the ``policy.toml`` at ``path`` holds one of importpolicy's tables
-    (:data:`OWN_TABLES`): a table header or a top-level key naming one; also when it cannot be read
-    (the loader then says why). Read without a TOML parser, so a broken file of ours (which the
-    loader reports) is still ours, and a warm path pays no ``tomllib``."""
+    (:data:`OWN_TABLES`): a table header or a top-level key naming one; also when it holds no table
+    or key at all (an empty policy), and when it cannot be read (the loader then says why). Read
+    without a TOML parser, so a broken file of ours (which the loader reports) is still ours, and a
+    warm path pays no ``tomllib``."""
     try:
         data = read_regular_file(path)[1].removeprefix(b"\xef\xbb\xbf")
     except OSError:
         return True
     own = {name.encode() for name in OWN_TABLES}
     first = _HEADER.search(data)
-    if first is not None and any(match.group(1) in own for match in _HEADER.finditer(data)):
-        return True
     top = data if first is None else data[:first.start()]
-    return any(match.group(1) in own for match in _TOP_KEY.finditer(top))
+    names = [m.group(1) for m in _HEADER.finditer(data)] + [m.group(1) for m in _TOP_KEY.finditer(top)]
+    return not names or any(name in own for name in names)
 
 
 def has_policy_table(pyproject: str | os.PathLike[str]) -> bool:
