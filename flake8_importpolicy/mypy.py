@@ -5,10 +5,11 @@ A thin adapter over :mod:`flake8_importpolicy.answers.by_module`, for mypy >= 2.
 - ``get_additional_indirect_deps`` runs once per re-checked module, after mypy checked it and before
   its errors are cached: the findings are reported there (``# type: ignore`` sees them);
 - mypy's plugin API hands an error log only to hooks run during analysis (``ctx.api.msg.errors``),
-  none of them for every module. So each light module gets typeshed's ``graphlib`` stub as an extra
-  dependency (``get_additional_deps``), whose cache entry is stale on every run
-  (``report_config_data``): mypy analyses it before any light module, and the class hook of
-  ``graphlib.TopologicalSorter`` takes the error log. Without one, mypy stops with one line (exit 2);
+  none of them for every module. So each module with findings to show gets typeshed's ``graphlib``
+  stub as an extra dependency (``get_additional_deps``), whose cache entry is stale on every run
+  (``report_config_data``): mypy analyses it before such a module, and the class hook of
+  ``graphlib.TopologicalSorter`` takes the error log (without one, mypy stops with one line, exit 2).
+  A run with findings therefore re-checks the modules that show them, and their importers;
 - ``report_config_data`` gives the digest of what a module shows, so a dependency edit that changes
   no interface still re-checks the light module;
 - ``dmypy`` and ``mypy -n N`` stop at the first check with one line (exit 2).
@@ -43,6 +44,7 @@ from flake8_importpolicy.answers.by_module import (
     is_same_file,
     start_index_build,
 )
+from flake8_importpolicy.answers.warm_index import Finding
 from flake8_importpolicy.model.errors import ImportPolicyError, display_path
 
 __all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
@@ -71,7 +73,7 @@ class ImportPolicyPlugin(Plugin):
         self._helper: subprocess.Popen[bytes] | None = None
         self._is_light: Callable[[str], bool] = lambda module: True
         self._errors: Errors | None = None
-        self._run = f"{os.getpid()}:{id(self)}"  # the anchor's cache entry is stale on every run
+        self._anchor = f"{os.getpid()}:{id(self)}"  # the anchor's cache entry is stale on every run
         try:
             if not hasattr(Plugin, "get_additional_indirect_deps"):
                 raise _ConfigError(f"error: {_NAME} needs mypy >= 2.4 (get_additional_indirect_deps)")
@@ -113,9 +115,18 @@ class ImportPolicyPlugin(Plugin):
             raise CompileError([self._config_error])
 
     def get_additional_deps(self, file: MypyFile) -> list[tuple[int, str, int]]:
-        if file.is_stub or not self._is_light(file.fullname):
+        if not self._findings_of(file):
             return []
         return [(10, _ANCHOR, -1)]  # priority 10: an ordinary import's (mypy.plugin's docs)
+
+    def _findings_of(self, file: MypyFile) -> list[Finding]:
+        """What the module shows (IPL006 notes unless silenced); none for another copy of it."""
+        if file.is_stub or not self._is_light(file.fullname):
+            return []
+        found = self._get_found()
+        if not is_same_file(file.path, found.files.get(file.fullname)):
+            return []
+        return [f for f in found.findings.get(file.fullname, ()) if self._notes or f.code != _NOTE_CODE]
 
     def get_customize_class_mro_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
         return self._take_error_log if fullname == _ANCHOR_CLASS else None
@@ -125,7 +136,7 @@ class ImportPolicyPlugin(Plugin):
 
     def report_config_data(self, ctx: ReportConfigContext) -> str | None:
         if ctx.id == _ANCHOR:
-            return self._run
+            return self._anchor
         if ctx.path.endswith(".pyi") or not self._is_light(ctx.id):  # a stub never runs
             return None
         found = self._get_found()  # another copy of the module shows nothing: its digest is None
@@ -133,12 +144,8 @@ class ImportPolicyPlugin(Plugin):
         return digest if digest is None or self._notes else f"{digest}:no-notes"
 
     def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
-        if file.is_stub or not self._is_light(file.fullname):
-            return set()
-        found = self._get_found()
-        findings = [f for f in found.findings.get(file.fullname, ())
-                    if self._notes or f.code != _NOTE_CODE]
-        if not findings or not is_same_file(file.path, found.files.get(file.fullname)):
+        findings = self._findings_of(file)
+        if not findings:
             return set()
         errors = self._errors
         if errors is None:

@@ -247,6 +247,21 @@ def test_every_mypy_build_reports(
     assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")
 
 
+def test_a_recheck_the_answers_do_not_depend_on_still_reports(seed: Path) -> None:
+    """The light module re-checked for an interface change of a type-only import (the engine's
+    answers do not depend on it): mypy re-analyses the anchor on every run that has findings, so the
+    plugin has mypy's error log there too."""
+    (seed / "src/inferno/types_only.py").write_text("class Marker:\n    pass\n")
+    with (seed / OPS_INIT).open("a") as handle:
+        handle.write("\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                     "    from inferno.types_only import Marker\n")
+    found = (1, [IPL001, "Found 1 error in 1 file (checked 10 source files)"], "")
+    assert run_mypy(seed) == found
+    assert run_mypy(seed) == found
+    (seed / "src/inferno/types_only.py").write_text("class Marker:\n    x: int = 0\n")
+    assert run_mypy(seed) == found
+
+
 # -- suppression and what mypy checks ------------------------------------------------------------
 
 
