@@ -425,11 +425,12 @@ def test_no_policy_found(tmp_path: Path) -> None:
 
 
 def test_the_plugin_imports_neither_flake8_nor_the_engine() -> None:
-    """The repository's own policy.toml: mypy_plugin stays off flake8, pytest and (until a cache miss)
+    """The repository's own policy.toml: the mypy plugin stays off flake8, pytest and (until a cache miss)
     the engine."""
     engine = PolicyEngine(load_policy(REPO / "policy.toml"))
     for light in (
-        "mypy_plugin", "flake8_importpolicy.answers.by_module", "flake8_importpolicy.answers.warm_index"
+        "flake8_importpolicy.mypy", "flake8_importpolicy.answers.by_module",
+        "flake8_importpolicy.answers.warm_index",
     ):
         violations = engine.check_light_module(light, engine.policy.rules_for(light)).violations
         assert violations == [], light
