@@ -8,22 +8,60 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
-_EXPECTATION = re.compile(r"#\s*(IPL\d{3}\b(?: same cause)?)")
+_EXPECTATION = re.compile(r"#\s*(?P<code>IPL\d{3})\b(?P<rest>[^#]*)")
+_POSITIONED = re.compile(r":\s+(?:(?P<col>\d+)\s+)?(?P<text>\S.*?)\s*")
 
 
 @dataclass(frozen=True)
 class Expectation:
-    """An inline ``# IPL001`` comment: the code expected at that file's line."""
+    """An inline expectation, flake8-bugbear's style: ``# IPL001: 0 inferno.config`` expects an
+    IPL001 at that line and column (0-based, as ``ast`` counts) whose message contains
+    ``inferno.config`` (see :func:`read_expectations`).
 
-    path: str  # relative to the fixture directory, posix separators
+    Attributes:
+        path: relative to the fixture directory, posix separators.
+        line: 1-based.
+        code: ``IPL001``, or ``IPL001 same cause`` for a statement listed under an earlier one's report.
+        col: 0-based; None for a finding reported at a line only (a policy problem, an unanalysable
+            module: IPL003, IPL004, IPL005, IPL007) and for a ``same cause`` line.
+        text: the message's distinguishing part (the forbidden module, the stale pattern, ...); empty
+            for a ``same cause`` line.
+    """
+
+    path: str
     line: int
     code: str
+    col: int | None
+    text: str
+
+    def matches(self, reported: Reported) -> bool:
+        """True when ``reported`` is at this position with this code and its message contains
+        :attr:`text`, not as part of a longer dotted name (``app.h`` is not in ``app.h.x``)."""
+        if (reported.path, reported.line, reported.code, reported.col) != (
+            self.path, self.line, self.code, self.col
+        ):
+            return False
+        before = r"(?<![\w.])" if re.match(r"\w", self.text) else ""
+        after = r"(?![\w.])" if re.search(r"\w\Z", self.text) else ""
+        return re.search(before + re.escape(self.text) + after, reported.message) is not None
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A finding as an adapter reported it, in an :class:`Expectation`'s terms: ``col`` 0-based (None
+    where the finding has a line only), ``message`` the text after the code."""
+
+    path: str
+    line: int
+    code: str
+    col: int | None
+    message: str
 
 
 def fixture_dirs() -> list[Path]:
@@ -32,12 +70,21 @@ def fixture_dirs() -> list[Path]:
 
 
 def read_expectations(root: Path) -> set[Expectation]:
-    """Collect ``# IPLnnn`` comments from every .py file under ``root`` and from its policy.toml
-    (where IPL003/IPL004 are reported).
+    """Collect the inline expectations of every .py file under ``root`` and of its policy.toml
+    (where IPL003, IPL004 and IPL007 are reported).
 
-    A comment must start with the code (``# IPL001``); ``# noqa: IPL001`` is not an expectation.
-    ``# IPL001 same cause`` marks a statement that reaches only forbidden modules an earlier statement
-    already ran: it is listed under that statement's report (``Violation.covers``), not reported.
+    - ``# IPL001: 4 app.heavy``: an IPL001 at this line, column 4, whose message names ``app.heavy``;
+    - ``# IPL003: 'app.old'``: a finding reported at a line only has no column;
+    - ``# IPL001 same cause``: a statement that reaches only forbidden modules an earlier statement
+      already ran: it is listed under that statement's report (``Violation.covers``), not reported;
+      what follows ``same cause`` is a note for the reader.
+
+    A comment must start with the code: ``# noqa: IPL001`` is not an expectation. The text ends at
+    the next ``#`` of the line (a note, or another expectation at the same line).
+
+    Raises:
+        ValueError: a comment names a code without a column and text (``# IPL001`` alone), with the
+            file and line.
     """
     found: set[Expectation] = set()
     for path in sorted([*root.rglob("*.py"), root / "policy.toml"]):
@@ -45,10 +92,50 @@ def read_expectations(root: Path) -> set[Expectation]:
             text = path.read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
+        where = path.relative_to(root).as_posix()
         for number, line in enumerate(text.splitlines(), start=1):
             for match in _EXPECTATION.finditer(line):
-                found.add(Expectation(path.relative_to(root).as_posix(), number, match.group(1)))
+                code, rest = match["code"], match["rest"]
+                if rest.startswith(" same cause"):
+                    found.add(Expectation(where, number, f"{code} same cause", None, ""))
+                    continue
+                positioned = _POSITIONED.fullmatch(rest)
+                if positioned is None:
+                    raise ValueError(
+                        f"{path}:{number}: write the expectation as '# {code}: COLUMN TEXT' (the "
+                        f"0-based column and the message's distinguishing part, e.g. '# {code}: 0 "
+                        f"app.heavy'), or '# {code}: TEXT' for a finding without a column"
+                    )
+                col = positioned["col"]
+                found.add(Expectation(
+                    where, number, code, None if col is None else int(col), positioned["text"]
+                ))
     return found
+
+
+def compare_expectations(
+    reported: Iterable[Reported], expected: Iterable[Expectation]
+) -> tuple[list[Expectation], list[Expectation]]:
+    """``(what was reported, what was expected)``, both as sorted lists of :class:`Expectation` that
+    are equal when every finding has its comment and every comment its finding: a finding its
+    comment :meth:`~Expectation.matches` is shown as that comment, any other with its whole
+    message as the text (so that pytest's diff of the two lists shows what was reported)."""
+    left = sorted(expected, key=_sort_key)
+    shown: list[Expectation] = []
+    for finding in reported:
+        match = next((e for e in left if e.matches(finding)), None)
+        if match is None:
+            shown.append(Expectation(finding.path, finding.line, finding.code, finding.col,
+                                     finding.message))
+        else:
+            left.remove(match)
+            shown.append(match)
+    return sorted(shown, key=_sort_key), sorted(expected, key=_sort_key)
+
+
+def _sort_key(expectation: Expectation) -> tuple[str, int, str, int, str]:
+    col = -1 if expectation.col is None else expectation.col
+    return (expectation.path, expectation.line, expectation.code, col, expectation.text)
 
 
 # Runs in a fresh interpreter. Only builtins and the sys module are used before the import, so that

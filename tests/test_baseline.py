@@ -53,7 +53,7 @@ def test_only_findings_not_in_the_baseline_and_stale_entries(
 
 def test_a_moved_line_still_matches(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     light = tree / "app" / "light.py"
-    light.write_text(light.read_text().replace("import app.other  # IPL001\n", ""))
+    light.write_text(light.read_text().replace("import app.other  # IPL001: 0 app.other\n", ""))
     assert check(tree, capsys, "--write-baseline")[0] == 0
     assert check(tree, capsys)[0] == 0
     light.write_text('"""Moved down by ten lines."""\n' + "\n" * 10 + light.read_text())
@@ -82,7 +82,7 @@ def test_write_baseline_rewrites_sorted_and_adds_only_with_add(
     assert check(tree, capsys)[0] == 0
     # fixing a recorded finding makes its entry stale until the file is rewritten
     light = tree / "app" / "light.py"
-    light.write_text(light.read_text().replace("import app.other  # IPL001\n", ""))
+    light.write_text(light.read_text().replace("import app.other  # IPL001: 0 app.other\n", ""))
     code, out, _ = check(tree, capsys)
     assert code == 1 and "IPL009 baseline entry IPL001 app.light -> app.other" in out
     code, out, _ = check(tree, capsys, "--write-baseline")

@@ -1,6 +1,8 @@
 """One parametrized test per fixture tree (flake8-bugbear style), with CPython as the oracle.
 
-- ``test_inline_expectations``: ``importpolicy``'s engine reports exactly the ``# IPLnnn`` comments.
+- ``test_inline_expectations``: ``importpolicy``'s engine reports exactly the inline expectations
+  (``# IPL001: 4 app.heavy``: code, 0-based column, the message's distinguishing part; see
+  ``helpers.read_expectations``).
 - ``test_matches_interpreter``: for each light module, a fresh interpreter imports it; the first-party
   ``.py`` modules that appear in ``sys.modules`` must equal the engine's predicted import-time closure.
   Where a rule is deliberately conservative (guarded, conditional, fallback imports) the prediction may
@@ -26,12 +28,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, fixture_dirs, read_expectations, run_import, run_import_recorded
+from helpers import (
+    Reported,
+    compare_expectations,
+    fixture_dirs,
+    read_expectations,
+    run_import,
+    run_import_recorded,
+)
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.graph import CallNode
 from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.output.render import format_unresolved_header, format_violation_header
 
 FIXTURES = fixture_dirs()
 
@@ -64,21 +74,29 @@ def _engine(root: Path) -> PolicyEngine:
 def test_inline_expectations(root: Path) -> None:
     engine = _engine(root)
     report = engine.check()
-    found = {
-        Expectation(engine.policy.relpath(v.path), v.line, v.code.id) for v in report.violations
-    } | {
-        Expectation(engine.policy.relpath(v.path), line, f"{v.code.id} same cause")
+    relpath = engine.policy.relpath
+
+    def message(header: str) -> str:
+        return header.partition(" ")[2]  # after the code
+
+    found = [
+        Reported(relpath(v.path), v.line, v.code.id, v.col, message(format_violation_header(v)))
+        for v in report.violations
+    ] + [
+        Reported(relpath(v.path), line, f"{v.code.id} same cause", None, "")
         for v in report.violations for line in v.covers
-    } | {
-        Expectation(engine.policy.relpath(p.path), p.line, p.code.id)
+    ] + [
+        Reported(relpath(p.path), p.line, p.code.id, None, p.message)
         for p in report.problems
         if p.path is not None and p.line is not None
-    } | {
-        Expectation(engine.policy.relpath(u.site.path), u.site.line, u.code.id)
+    ] + [
+        Reported(relpath(u.site.path), u.site.line, u.code.id, u.site.col,
+                 message(format_unresolved_header(u)))
         for u in report.unresolved
         if u.site.path is not None
-    }
-    assert sorted(found, key=repr) == sorted(read_expectations(root), key=repr)
+    ]
+    reported, expected = compare_expectations(found, read_expectations(root))
+    assert reported == expected
 
 
 def _light_cases() -> list[tuple[Path, str]]:

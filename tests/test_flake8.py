@@ -1,5 +1,6 @@
 """The flake8 plugin, end to end: the real ``flake8`` in subprocesses over copies of the trees in
-``tests/fixtures_flake8`` (inline ``# IPLnnn`` comments are the expectations), plus in-process tests
+``tests/fixtures_flake8`` (inline ``# IPL001: 0 shop.gpu`` comments are the expectations: code, column,
+the message's distinguishing part; see ``helpers.read_expectations``), plus in-process tests
 of :mod:`flake8_importpolicy.answers.per_file`, which answers per file.
 
 flake8 runs cost about 0.3 s each, so each test runs its independent flake8 processes concurrently.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, read_expectations
+from helpers import Expectation, Reported, compare_expectations, read_expectations
 
 from flake8_importpolicy import cli
 from flake8_importpolicy.answers.per_file import PerFileChecker
@@ -33,7 +34,7 @@ SEED_LINE = "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm\n"
 SEED_AFTER = "from .rms_norm import rms_norm\n"
 CRITICAL = "There was a critical error during execution of Flake8:"
 PROJECT_WITHOUT_CONFIG = read_expectations(FIXTURES / "project") | {
-    Expectation("src/shop/lights/per_file_ignored.py", 1, "IPL001")  # no per-file-ignores
+    Expectation("src/shop/lights/per_file_ignored.py", 1, "IPL001", 0, "shop.gpu")  # no per-file-ignores
 }
 _LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<text>.*)$")
 
@@ -51,15 +52,24 @@ class Run:
     def lines(self) -> list[str]:
         return self.stdout.splitlines()
 
-    def found(self, prefix: str = "IPL") -> set[Expectation]:
-        """``(path, line, code)`` of every reported code starting with ``prefix`` (column 1)."""
-        found = set()
+    def reported(self, prefix: str = "IPL") -> list[Reported]:
+        """Every reported code starting with ``prefix``, its column 0-based (flake8 shows it 1-based)."""
+        found = []
         for line in self.lines:
             match = _LINE.match(line)
             if match and match["code"].startswith(prefix):
-                assert match["col"] == "1" or not match["code"].startswith("IPL"), line
-                found.add(Expectation(match["path"], int(match["line"]), match["code"]))
+                found.append(Reported(match["path"], int(match["line"]), match["code"],
+                                      int(match["col"]) - 1, match["text"]))
         return found
+
+    def found(self, prefix: str = "IPL") -> set[tuple[str, int, int, str]]:
+        """``(path, line, 0-based column, code)`` of every reported code starting with ``prefix``."""
+        return {(r.path, r.line, r.col or 0, r.code) for r in self.reported(prefix)}
+
+    def matches(self, expected: set[Expectation]) -> bool:
+        """True when the IPL findings are exactly ``expected`` (positions and texts)."""
+        reported, wanted = compare_expectations(self.reported(), expected)
+        return reported == wanted
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
@@ -109,7 +119,8 @@ def test_project_positions_texts_noqa_and_per_file_ignores(tmp_path: Path) -> No
     )
     run = _flake8(["src"], tree)  # IPL is selected by default
     assert run.returncode == 1, run
-    assert run.found() == read_expectations(tree), run.stdout
+    reported, expected = compare_expectations(run.reported(), read_expectations(tree))
+    assert reported == expected, run.stdout
     assert (
         "src/shop/api.py:3:1: IPL001 light module shop.api imports shop.gpu at import time "
         "(initialises CUDA): shop.api -> shop.engine (src/shop/api.py:3) -> shop.kernels "
@@ -140,7 +151,7 @@ def test_select_and_ignore(tmp_path: Path) -> None:
         (tree / ".flake8").write_text(f"[flake8]\n{config}")
         jobs.append(([*args, "src/shop/api.py", "src/shop/engine.py"], tree, {}))
     for (name, (_, _, expected)), run in zip(SELECTIONS.items(), _run_all(*jobs)):
-        assert {e.code for e in run.found()} == expected, (name, run)
+        assert {code for *_, code in run.found()} == expected, (name, run)
         assert run.stderr == "", (name, run)
 
 
@@ -194,10 +205,10 @@ def test_stdin_buffer_is_the_checked_file(tmp_path: Path) -> None:
         ([*select, "--stdin-display-name", str(tmp_path / "x.py")], tree, {"stdin": seeded}),
     )
     relative, other_cwd, absolute, deep, no_name, outside = runs
-    assert relative.found() == {Expectation(OPS_INIT, 6, "IPL001")}, relative
-    assert other_cwd.found() == {Expectation(OPS_INIT[4:], 6, "IPL001")}, other_cwd
-    assert absolute.found() == {Expectation(str(tree / OPS_INIT), 6, "IPL001")}, absolute
-    assert deep.found() == {Expectation(str(rms_norm), 2, "IPL002")}, deep
+    assert relative.found() == {(OPS_INIT, 6, 0, "IPL001")}, relative
+    assert other_cwd.found() == {(OPS_INIT[4:], 6, 0, "IPL001")}, other_cwd
+    assert absolute.found() == {(str(tree / OPS_INIT), 6, 0, "IPL001")}, absolute
+    assert deep.found() == {(str(rms_norm), 2, 0, "IPL002")}, deep
     assert "IPL002 this import makes light module inferno.models.common.ops import " in deep.stdout
     for run in (no_name, outside):
         assert (run.returncode, run.stdout, run.stderr) == (0, "", ""), run
@@ -220,7 +231,7 @@ def test_jobs_under_fork_spawn_and_forkserver(tmp_path: Path) -> None:
         start = None if method == "serial" else method
         jobs.append((args, tree, {"start_method": start}))
     serial, *parallel = _run_all(*jobs)
-    assert serial.found() == PROJECT_WITHOUT_CONFIG, serial
+    assert serial.matches(PROJECT_WITHOUT_CONFIG), serial
     for run in parallel:
         assert (run.returncode, run.stdout, run.stderr) == (1, serial.stdout, ""), run
 
@@ -268,11 +279,12 @@ def test_unanalysable_modules_elsewhere_stop_the_chain(
         (["src"], tree, {}),
         (["--select", "IPL,E9", "src/app/light.py"], tree, {}),
     )
-    assert whole.found("IPL") == read_expectations(tree), whole
-    assert {(e.path, e.code) for e in whole.found("E9")} == {
+    reported, expected = compare_expectations(whole.reported("IPL"), read_expectations(tree))
+    assert reported == expected, whole
+    assert {(path, code) for path, _, _, code in whole.found("E9")} == {
         ("src/app/bad_syntax.py", "E999"), ("src/app/nul_byte.py", "E999"),
     }, whole  # flake8's own labels, on the broken files only
-    assert light.found("") == {Expectation("src/app/light.py", 4, "IPL001")}, light
+    assert light.found("") == {("src/app/light.py", 4, 0, "IPL001")}, light
     assert whole.stderr == light.stderr == ""
 
     monkeypatch.chdir(tree)
@@ -299,7 +311,7 @@ def test_explicit_policy_option_and_config(tmp_path: Path) -> None:
         (["--select", "IPL", "--import-policy", "nope.toml", "src/shop/api.py"], tree, {}),
     )
     assert (found.returncode, found.stdout) == (0, ""), found  # no policy.toml to find
-    assert option.found() == config.found() == PROJECT_WITHOUT_CONFIG, (option, config)
+    assert option.matches(PROJECT_WITHOUT_CONFIG) and config.matches(PROJECT_WITHOUT_CONFIG), (option, config)
     assert f"(initialises CUDA): shop.api -> shop.engine ({tree}/src/shop/api.py:3)" in option.stdout
     assert (missing.returncode, missing.stdout) == (
         1, "src/shop/api.py:1:1: IPL900 nope.toml: cannot read: No such file or directory\n")
@@ -450,10 +462,10 @@ def test_ipl006_only_when_selected_by_its_own_code(tmp_path: Path) -> None:
         (["--extend-select", "IPL006", "app"], tree, {}),
     )
     assert default.found("IPL006") == prefix.found("IPL006") == set(), (default, prefix)
-    expected = {Expectation("app/light.py", line, "IPL006") for line in (2, 4, 5, 6, 7)}
+    expected = {("app/light.py", line, 0, "IPL006") for line in (2, 4, 5, 6, 7)}
     assert own.found("IPL006") == extended.found("IPL006") == expected, (own, extended)
     assert own.found("IPL001") == default.found("IPL001") == {
-        Expectation("app/light.py", 4, "IPL001"), Expectation("app/light.py", 6, "IPL001")
+        ("app/light.py", 4, 0, "IPL001"), ("app/light.py", 6, 0, "IPL001")
     }
     assert (
         "app/light.py:2:1: IPL006 light module app.light runs import-time code that cannot be "

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import Reported, compare_expectations, read_expectations
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
@@ -509,3 +511,29 @@ def test_unresolved_import_time_code_is_a_note(tmp_path: Path) -> None:
     ]
     assert status == 1 and err == ""
     assert run_mypy(tree, "-p", "app") == cold
+
+
+# -- the fixture walker: positions, codes and messages ---------------------------------------------
+
+WALKED = [tree for tree in sorted(SEED.parent.iterdir()) if read_expectations(tree)]
+"""The trees of ``tests/fixtures_mypy`` with inline expectations (the seed has none: the tests above
+edit it); their ``mypy.ini`` turns on ``show_column_numbers``."""
+_MYPY_LINE = re.compile(
+    r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?:error|note): (?P<code>IPL\d{3}) (?P<text>.*?)"
+    r"(?:  \[import-policy\])?"
+)
+
+
+@pytest.mark.parametrize("root", WALKED, ids=[tree.name for tree in WALKED])
+def test_inline_expectations(root: Path, tmp_path: Path) -> None:
+    """mypy reports exactly the tree's inline expectations (``# IPL001: 4 app.heavy``): the line, the
+    column (mypy shows it 1-based), the code and the message's distinguishing part."""
+    tree = Path(shutil.copytree(root, tmp_path / root.name))
+    status, lines, err = run_mypy(tree, ".")
+    found = [
+        Reported(match["path"], int(match["line"]), match["code"], int(match["col"]) - 1, match["text"])
+        for match in map(_MYPY_LINE.fullmatch, lines) if match
+    ]
+    reported, expected = compare_expectations(found, read_expectations(tree))
+    assert reported == expected, lines
+    assert (status, err) == (1 if any(e.code != "IPL006" for e in expected) else 0, "")

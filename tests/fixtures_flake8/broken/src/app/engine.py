@@ -1,1 +1,1 @@
-import app.gpu  # IPL002
+import app.gpu  # IPL002: 0 app.gpu

@@ -1,6 +1,6 @@
 """Light: the web API."""
 
-from shop.engine import (  # IPL001
+from shop.engine import (  # IPL001: 0 shop.gpu
     run,
 )
 

@@ -1,5 +1,5 @@
 """Light: the command line."""
 
-import shop.engine  # IPL001
+import shop.engine  # IPL001: 0 shop.gpu
 
 __all__ = ["shop"]

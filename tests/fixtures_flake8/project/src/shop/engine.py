@@ -1,6 +1,6 @@
 """On both light modules' chains."""
 
-from shop import kernels  # IPL002
+from shop import kernels  # IPL002: 0 shop.gpu
 from shop import helpers
 
 

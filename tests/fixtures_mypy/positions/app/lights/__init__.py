@@ -1,0 +1,1 @@
+"""Light modules, one statement shape each."""

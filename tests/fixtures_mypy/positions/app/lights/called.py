@@ -1,0 +1,3 @@
+from app.setup import setup
+
+DEVICE = int(setup())  # IPL001: 13 app.heavy

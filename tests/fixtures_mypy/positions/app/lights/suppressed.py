@@ -1,0 +1,3 @@
+import app.heavy  # noqa: IPL001
+
+DEVICE = app.heavy.DEVICE

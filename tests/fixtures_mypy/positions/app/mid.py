@@ -1,0 +1,5 @@
+import app.heavy
+
+
+def device() -> int:
+    return app.heavy.DEVICE

@@ -1,0 +1,4 @@
+def setup() -> int:
+    import app.heavy
+
+    return app.heavy.DEVICE
