@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.cli import main
 from flake8_importpolicy.config.load import load_policy
@@ -70,7 +71,7 @@ def test_the_readme_walk_runs_verbatim(tmp_path: Path) -> None:
             command = text
         else:
             done = subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True,
-                                  text=True, timeout=120)
+                                  text=True, timeout=HANG_CATCHER)
             assert done.stdout == text, f"$ {command}\n{done.stderr}"
             if command and command.startswith("importpolicy"):
                 codes.append(done.returncode)

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.analysis.extract import extract_facts
 from flake8_importpolicy.config.load import load_policy
@@ -280,7 +281,7 @@ def test_verify_command_exit_status(fixture_copy: Path, tmp_path: Path) -> None:
         return subprocess.run(
             [sys.executable, "-m", "flake8_importpolicy", "verify", "--no-cache", "--policy",
              str(fixture_copy), *modules],
-            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+            cwd=tmp_path, capture_output=True, text=True, timeout=HANG_CATCHER,
         )
 
     clean = verify("app.asserts", "app.environment")

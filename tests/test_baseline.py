@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.cli import main
 from flake8_importpolicy.config.baseline import load_baseline
@@ -152,7 +153,7 @@ def test_the_warm_answer_depends_on_the_baseline(tree: Path, capsys: pytest.Capt
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MYPY", "PYTHON"))}
     env["PYTHONPATH"] = str(CODE)
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=HANG_CATCHER)
 
 
 def test_flake8_reports_only_findings_not_in_the_baseline(tree: Path) -> None:

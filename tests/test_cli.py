@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
 from flake8_importpolicy.cli import main
@@ -596,13 +597,13 @@ def test_why_bad_heavy_pattern_exits_2(run: Run, basic: Path) -> None:
 def test_python_dash_m(basic: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json"],
-        cwd=basic, capture_output=True, text=True, timeout=60, check=False,
+        cwd=basic, capture_output=True, text=True, timeout=HANG_CATCHER, check=False,
     )
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["violations"][0]["heavy"] == "app.heavy"
     version = subprocess.run(
         [sys.executable, "-m", "flake8_importpolicy", "--version"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True, text=True, timeout=HANG_CATCHER, check=False,
     )
     assert version.returncode == 0 and version.stdout.startswith("importpolicy ")
 
@@ -615,7 +616,7 @@ def test_command_line_output_is_complete_and_a_closed_pipe_is_no_traceback(basic
     root = write(basic.parent / "many", {**BASIC, **many})
     (root / "policy.toml").write_text((basic / "policy.toml").read_text() + lights)
     argv = [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json"]
-    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
     assert done.returncode == 1, done.stderr
     assert len(json.loads(done.stdout)["violations"]) == 301  # all of it, parseable
     with subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
@@ -623,7 +624,7 @@ def test_command_line_output_is_complete_and_a_closed_pipe_is_no_traceback(basic
         proc.stdout.read(10)
         proc.stdout.close()  # the reader goes away while the output is being written
         err = proc.stderr.read().decode()
-        code = proc.wait(timeout=120)
+        code = proc.wait(timeout=HANG_CATCHER)
     assert code in (1, 2) and "Traceback" not in err, err  # 2 when the write itself failed
 
 
@@ -1021,7 +1022,7 @@ def _check_with_pythonpath(root: Path, site: Path, *extra: str) -> subprocess.Co
     return subprocess.run(
         [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--format", "json",
          *extra],
-        cwd=root, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=root, env=env, capture_output=True, text=True, timeout=HANG_CATCHER, check=False,
     )
 
 
@@ -1066,7 +1067,8 @@ def _loaded_by_check(cwd: Path, options: list[str], modules: tuple[str, ...]) ->
         f"code = main(['check', *{options!r}])\n"
         f"print(code, sorted(m for m in sys.modules if m.startswith({modules!r})), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True,
+                          timeout=HANG_CATCHER)
     return done.stdout, done.stderr.splitlines()[-1]
 
 
@@ -1076,7 +1078,7 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     model, its errors or the engine, in every format (the warm path is declared light in the
     repository's policy.toml too)."""
     command = [sys.executable, "-m", "flake8_importpolicy", "check", "--format", fmt]
-    cold = subprocess.run(command, cwd=basic, capture_output=True, text=True)
+    cold = subprocess.run(command, cwd=basic, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert cold.returncode == 1, cold.stderr
     heavy = (
         "flake8_importpolicy.analysis", "flake8_importpolicy.config.load",
@@ -1131,14 +1133,19 @@ def test_an_edit_in_any_subpackage_file_makes_the_warm_answer_miss(
         "print(code, 'flake8_importpolicy.analysis.engine' in sys.modules, file=sys.stderr)\n"
     )
     command = [sys.executable, "-c", probe]
-    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 True\n"
-    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 False\n"
+
+    def stderr() -> str:
+        return subprocess.run(command, cwd=basic, capture_output=True, text=True,
+                              timeout=HANG_CATCHER).stderr
+
+    assert stderr() == "1 True\n"
+    assert stderr() == "1 False\n"
     names = [name for name, _ in freshness.find_package_files()]
     assert "analysis/graph.py" in names and "model/policy.py" in names and "cli.py" in names
     with open(copy / "analysis" / "graph.py", "a") as edited:
         edited.write("# edited\n")
-    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 True\n"
-    assert subprocess.run(command, cwd=basic, capture_output=True, text=True).stderr == "1 False\n"
+    assert stderr() == "1 True\n"
+    assert stderr() == "1 False\n"
 
 
 # -- the README's command synopsis is the argument parser's ---------------------------------------

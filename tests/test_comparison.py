@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy import cli
 
@@ -102,7 +103,7 @@ def test_importpolicy(name: str) -> None:
 
 def _run(argv: list[str], root: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, cwd=root, env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
+        argv, cwd=root, env={**os.environ, **env}, capture_output=True, text=True, timeout=HANG_CATCHER,
         check=False,
     )
 

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import run_import
+from helpers import HANG_CATCHER, run_import
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
@@ -52,7 +52,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if mypyc is None:
         pytest.skip("mypyc is not installed")
     built = subprocess.run(
-        [mypyc, "fastpkg/__init__.py", "fastpkg/helper.py"], cwd=site, capture_output=True, text=True
+        [mypyc, "fastpkg/__init__.py", "fastpkg/helper.py"], cwd=site, capture_output=True, text=True,
+        timeout=HANG_CATCHER,
     )
     if built.returncode != 0:
         pytest.skip(f"mypyc could not compile (no C compiler?): {built.stderr[-300:]}")

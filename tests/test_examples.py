@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import HANG_CATCHER
+
 REPO = Path(__file__).resolve().parent.parent
 PRESET_EXAMPLE = REPO / "examples" / "cuda_preset"
 
@@ -22,7 +24,7 @@ def _check(policy: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     return subprocess.run(
         [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--policy", str(policy)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
     )
 
 

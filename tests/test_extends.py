@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.config.presets import preset_names, read_preset
@@ -36,7 +37,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     return subprocess.run([*IMPORTPOLICY, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_CATCHER)
 
 
 # -- the fixture: preset, file, pyproject base, precedence ---------------------------------------
@@ -77,7 +78,7 @@ def test_messages_and_why_name_the_source() -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}, "PYTHONPATH": env_path}
     why = subprocess.run([*IMPORTPOLICY, "why", "app.api", "--no-cache", "--policy",
                           str(FIXTURE / "policy.toml")], cwd=FIXTURE, env=env, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=HANG_CATCHER)
     assert why.returncode == 0, why.stderr
     assert "[from preset torch-cuda]" in why.stdout and "torch.cuda.current_device()" in why.stdout
     assert "[from shared/pyproject.toml]" in why.stdout

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Expectation, Reported, compare_expectations, read_expectations
+from helpers import HANG_CATCHER, Expectation, Reported, compare_expectations, read_expectations
 
 from flake8_importpolicy import cli
 from flake8_importpolicy.answers.per_file import PerFileChecker
@@ -90,7 +90,7 @@ def _flake8(
         )
         command = [sys.executable, "-c", program, *args]
     proc = subprocess.run(
-        command, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
+        command, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=HANG_CATCHER
     )
     return Run(tuple(args), proc.returncode, proc.stdout, proc.stderr)
 
@@ -384,7 +384,7 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
         "print([f.code for f in found], loaded, 'hashlib' in sys.modules)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=HANG_CATCHER
     ).stdout
     assert out == (
         "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.answers',"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import parse_workflow_command, runner_lines
+from helpers import HANG_CATCHER, parse_workflow_command, runner_lines
 
 from flake8_importpolicy import cli, codes
 from flake8_importpolicy.model.facts import SourceProblem
@@ -297,7 +297,7 @@ def test_dot_structure() -> None:
 def test_dot_renders_with_graphviz() -> None:
     done = subprocess.run(
         ["dot", "-Tsvg"], input=graphs.format_why_dot(_why(), relpath), capture_output=True, text=True,
-        timeout=60, check=False,
+        timeout=HANG_CATCHER, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""

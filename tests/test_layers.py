@@ -17,6 +17,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,7 +31,8 @@ def _lint_imports(
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     return subprocess.run(
-        [*command, str(config), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True
+        [*command, str(config), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=HANG_CATCHER,
     )
 
 

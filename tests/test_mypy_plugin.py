@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import Reported, compare_expectations, read_expectations
+from helpers import HANG_CATCHER, Reported, compare_expectations, read_expectations
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
@@ -108,7 +108,7 @@ def run_mypy(
         env["MYPYPATH"] = mypypath
     proc = subprocess.run(
         [python, "-m", "mypy", *(args or ("-p", "inferno"))],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        cwd=root, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
     )
     return proc.returncode, proc.stdout.splitlines(), proc.stderr
 
@@ -142,7 +142,7 @@ def test_message_is_the_engine_text_the_flake8_checker_shows(seed: Path) -> None
     assert IPL001 == f"{policy.relpath(violation.path)}:{violation.line}: error: {text}  [import-policy]"
     if importlib.util.find_spec("flake8_importpolicy.flake8_checker") is not None:
         flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL001", OPS_INIT],
-                                cwd=seed, capture_output=True, text=True, timeout=300)
+                                cwd=seed, capture_output=True, text=True, timeout=HANG_CATCHER)
         assert flake8.stdout == f"{OPS_INIT}:7:1: {text}\n"
 
 
@@ -292,13 +292,13 @@ def test_dmypy_stops_at_the_first_check(seed: Path) -> None:
     dmypy = [sys.executable, "-m", "mypy.dmypy", "--status-file", str(seed / ".dmypy.json")]
     try:
         run = subprocess.run([*dmypy, "run", "--", "-p", "inferno"], cwd=seed, env=env,
-                             capture_output=True, text=True, timeout=300)
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
         assert run.returncode == 2, run
         assert "error: flake8_importpolicy.mypy does not support dmypy: the daemon's updates drop " \
             "plugin-reported errors" in run.stdout + run.stderr
         assert "Success" not in run.stdout
     finally:
-        subprocess.run([*dmypy, "stop"], cwd=seed, env=env, capture_output=True, timeout=60)
+        subprocess.run([*dmypy, "stop"], cwd=seed, env=env, capture_output=True, timeout=HANG_CATCHER)
 
 
 # -- configuration -------------------------------------------------------------------------------
@@ -366,7 +366,7 @@ def test_a_project_s_own_mypy_plugin_module_is_not_shadowed(tmp_path: Path, comm
     for pythonpath in (str(tmp_path), None):
         run_env = dict(env, PYTHONPATH=pythonpath) if pythonpath else env
         done = subprocess.run([*argv, "m.py"], cwd=tmp_path, env=run_env, capture_output=True, text=True,
-                              timeout=300)
+                              timeout=HANG_CATCHER)
         output = done.stdout + done.stderr
         assert "importpolicy" not in output and "policy.toml" not in output, output
         if pythonpath or command != "mypy":
@@ -446,7 +446,8 @@ def test_a_warm_answer_does_not_import_the_engine(seed: Path) -> None:
     )
     policy = str((seed / "policy.toml").resolve())
     runs = [
-        subprocess.run([sys.executable, "-c", probe, policy], capture_output=True, text=True, check=True)
+        subprocess.run([sys.executable, "-c", probe, policy], capture_output=True, text=True, check=True,
+                       timeout=HANG_CATCHER)
         for _ in range(2)
     ]
     assert [run.stdout for run in runs] == [
@@ -481,7 +482,7 @@ def test_the_helper_answers_the_interpreter_query_itself(
     monkeypatch.chdir(cold_seed)
     policy = str((cold_seed / "policy.toml").resolve())
     helper = start_index_build(policy)
-    assert helper is not None and helper.wait() == 0
+    assert helper is not None and helper.wait(timeout=HANG_CATCHER) == 0
     assert len(made) == 1 and not os.path.exists(made[0])  # the helper removed its empty directory
     (entry,) = (cold_seed / ".importpolicy_cache" / "interpreters").iterdir()
     info = read_json_sealed(entry)["info"]  # type: ignore[index]

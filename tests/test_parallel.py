@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import fixture_dirs, run_import
+from helpers import HANG_CATCHER, fixture_dirs, run_import
 
 from flake8_importpolicy.analysis import parallel, resolve
 from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -312,7 +312,8 @@ def test_cli_leaves_no_started_query_behind(
     paths = [str(extra), *filter(None, [os.environ.get("PYTHONPATH")])]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(paths))
     assert main(["why", "extramod", "--no-cache"]) == 0, capsys.readouterr().err
-    subprocess.run([sys.executable, "-c", "import extramod"], check=True)  # the environment's answer
+    # the environment's answer
+    subprocess.run([sys.executable, "-c", "import extramod"], check=True, timeout=HANG_CATCHER)
 
 
 def test_query_started_before_the_policy_is_read_yields_to_the_policys_interpreter(

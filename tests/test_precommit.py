@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 pytest.importorskip("pre_commit")
 
@@ -37,7 +38,8 @@ _GIT_ENV = {
 
 def _git(cwd: Path, *args: str) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env=_GIT_ENV, check=True, capture_output=True, text=True
+        ["git", *args], cwd=cwd, env=_GIT_ENV, check=True, capture_output=True, text=True,
+        timeout=HANG_CATCHER,
     )
     return done.stdout.strip()
 
@@ -90,7 +92,7 @@ def package_index_problem(env: dict[str, str] | None = None) -> str | None:
             done = subprocess.run(
                 [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
                  "--retries", "0", "--timeout", "15", "--dest", directory, *INSTALL_NEEDS],
-                env=env, capture_output=True, text=True, timeout=120,
+                env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
             )
         except subprocess.TimeoutExpired:
             return "the package index cannot be reached (pip download timed out)"
@@ -164,7 +166,7 @@ def _run_hook(
     env.pop("GITHUB_WORKSPACE", None)
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        cwd=root, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
     )
 
 

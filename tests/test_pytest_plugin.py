@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from helpers import HANG_CATCHER
 
 pytest_plugins = ["pytester"]
 
@@ -65,7 +66,7 @@ def test_keyword_selection_and_policy_node(project: pytest.Pytester) -> None:
 
 
 def test_ini_option_enables_it(project: pytest.Pytester) -> None:
-    project.makeini("[pytest]\nimportpolicy = true\nimportpolicy_timeout = 20\n")
+    project.makeini(f"[pytest]\nimportpolicy = true\nimportpolicy_timeout = {HANG_CATCHER:g}\n")
     result = project.runpytest(*FAST, "-q")
     result.assert_outcomes(passed=2, failed=1)
 
@@ -151,7 +152,7 @@ def test_importing_the_plugin_is_cheap() -> None:
     )
     out = subprocess.run(
         [sys.executable, "-c", f"import pytest; {code}"],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, timeout=HANG_CATCHER,
     ).stdout
     assert out.strip() == "['flake8_importpolicy', 'flake8_importpolicy.pytest_plugin']"
 

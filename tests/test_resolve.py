@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_import
+from helpers import HANG_CATCHER, run_import
 
 from flake8_importpolicy.analysis import resolve
 from flake8_importpolicy.analysis.resolve import (
@@ -161,7 +161,8 @@ def test_a_fifo_named_like_a_module_is_found_and_never_read(tmp_path: Path) -> N
         read_source(root / "pkg/fifo.py")
     for name in ("pkg.fifo", "nsish"):
         completed = subprocess.run([sys.executable, "-c", f"import {name}; print({name}.__file__)"],
-                                   cwd=root, capture_output=True, text=True, timeout=30, check=False)
+                                   cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER,
+                                   check=False)
         assert ("ModuleNotFoundError" in completed.stderr) == (name == "pkg.fifo"), completed
         assert name == "pkg.fifo" or completed.stdout.strip() == "None"
 
@@ -221,7 +222,7 @@ def test_query_keeps_first_entry_under_safe_path(
     monkeypatch.setenv("PYTHONPATH", str(site))
     real = subprocess.run(
         [sys.executable, "-c", "import sys; print(sys.path)"], capture_output=True, text=True,
-        check=True,
+        check=True, timeout=HANG_CATCHER,
     ).stdout
     assert str(site) in real
     assert str(site) in query_interpreter().sys_path

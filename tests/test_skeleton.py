@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -289,7 +290,9 @@ def test_pep_701_fields_are_left_to_the_whole_parse(python: str) -> None:
     of the old rules would end the literal inside the field. Run by each newer Python found."""
     version = python.removeprefix("python")
     exe = shutil.which(python)
-    if exe is None or subprocess.run([exe, "-c", ""], capture_output=True).returncode != 0:
+    if exe is None or subprocess.run(
+        [exe, "-c", ""], capture_output=True, timeout=HANG_CATCHER
+    ).returncode != 0:
         # pyenv keeps versions that are installed but not selected out of PATH
         found = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{python}"))
         exe = str(found[-1]) if found else None
@@ -303,6 +306,6 @@ def test_pep_701_fields_are_left_to_the_whole_parse(python: str) -> None:
     plain = 'def f():\n    return f"{x[\'a\']}" + f"{{}}"\nimport real\n'
     result = subprocess.run(
         [exe, "-c", _PEP701_CHECK, str(REPO), json.dumps([plain])],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, timeout=HANG_CATCHER,
     )
     assert json.loads(result.stdout) == ["def f():\n    pass\nimport real\n"]

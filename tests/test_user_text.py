@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import parse_workflow_command, runner_lines
+from helpers import HANG_CATCHER, parse_workflow_command, runner_lines
 
 from flake8_importpolicy.model.files import POLICY_FILENAME
 
@@ -69,7 +69,8 @@ def _env() -> dict[str, str]:
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``python args`` in ``root``; the output is decoded as it was written (a ``\r`` stays)."""
-    done = subprocess.run([sys.executable, *args], cwd=root, env=_env(), capture_output=True, timeout=300)
+    done = subprocess.run([sys.executable, *args], cwd=root, env=_env(), capture_output=True,
+                          timeout=HANG_CATCHER)
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 

@@ -1,7 +1,8 @@
 """``importpolicy verify``: real subprocesses on the fixture trees under tests/fixtures_runtime/.
 
 Each scenario's policy is verified once (module-scoped fixtures); the tests then look at the
-results. The hang scenario uses a short timeout, so the whole module stays fast.
+results. The hang scenario gives its never-ending import a timeout of its own (``HANG_TIMEOUT``); every
+other run gets the suite's hang catcher, so no result depends on how busy the machine is.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy import cli
 from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -40,12 +41,14 @@ from flake8_importpolicy.runtime.verify import (
 )
 
 RUNTIME_FIXTURES = Path(__file__).parent / "fixtures_runtime"
-HANG_TIMEOUT = 3.0
+HANG_TIMEOUT = 10.0
+"""``verify``'s timeout in the scenario whose import never finishes: what it is given before it is
+stopped, long enough that even a loaded machine has started executing it by then."""
 
 
-def _verify(scenario: str, **kwargs: object) -> VerifyReport:
+def _verify(scenario: str, *, timeout: float = HANG_CATCHER, **kwargs: object) -> VerifyReport:
     policy = load_policy(RUNTIME_FIXTURES / scenario / "policy.toml")
-    return verify_policy(policy, **kwargs)  # type: ignore[arg-type]
+    return verify_policy(policy, timeout=timeout, **kwargs)  # type: ignore[arg-type]
 
 
 def _result(report: VerifyReport, light: str) -> LightResult:
@@ -94,14 +97,11 @@ PROGRESS: list[tuple[int, int, str]] = []
 
 
 @pytest.fixture(scope="module")
-def broken() -> tuple[VerifyReport, float]:
-    started = time.perf_counter()
-
+def broken() -> VerifyReport:
     def progress(done: int, total: int, result: LightResult) -> None:
         PROGRESS.append((done, total, result.light))
 
-    report = _verify("broken", timeout=HANG_TIMEOUT, progress=progress)
-    return report, time.perf_counter() - started
+    return _verify("broken", timeout=HANG_TIMEOUT, progress=progress)
 
 
 # -- the scenarios ---------------------------------------------------------------------------------
@@ -196,6 +196,7 @@ def test_lazy_loader_is_no_false_positive(lazy: VerifyReport) -> None:
         source_roots=[root],
         after_import=["'app.heavy' in sys.modules"],
         cwd=root,
+        timeout=HANG_CATCHER,
     )
     assert not proof.failed, proof.summary()
     assert proof.run.after_import[0].passed
@@ -234,8 +235,8 @@ def test_after_import_expressions(after_import: VerifyReport) -> None:
     assert after_import.exit_code == 1
 
 
-def test_import_that_raises(broken: tuple[VerifyReport, float]) -> None:
-    report, _ = broken
+def test_import_that_raises(broken: VerifyReport) -> None:
+    report = broken
     result = _result(report, "app.raises")
     assert result.run.outcome == "raised"
     assert result.run.error == "RuntimeError: boom at import time"
@@ -247,17 +248,16 @@ def test_import_that_raises(broken: tuple[VerifyReport, float]) -> None:
     assert [f.module for f in result.forbidden] == ["app.heavy"]
 
 
-def test_import_that_hangs(broken: tuple[VerifyReport, float]) -> None:
-    report, _ = broken
+def test_import_that_hangs(broken: VerifyReport) -> None:
+    report = broken
     result = _result(report, "app.hangs")
     assert result.run.outcome == "timeout" and result.failed
     assert result.run.running[-1] == "app.hangs"
     assert result.run.error == f"timed out after {HANG_TIMEOUT:g} s while executing app.hangs"
-    assert HANG_TIMEOUT <= result.run.seconds < HANG_TIMEOUT + 5
 
 
-def test_import_that_kills_the_interpreter(broken: tuple[VerifyReport, float]) -> None:
-    report, _ = broken
+def test_import_that_kills_the_interpreter(broken: VerifyReport) -> None:
+    report = broken
     result = _result(report, "app.dies")
     assert result.run.outcome == "crashed" and result.failed
     assert result.run.running[-1] == "app.dies"
@@ -267,15 +267,45 @@ def test_import_that_kills_the_interpreter(broken: tuple[VerifyReport, float]) -
         )
 
 
-def test_others_still_run_in_parallel(broken: tuple[VerifyReport, float]) -> None:
-    report, seconds = broken
+def test_a_hang_or_a_crash_does_not_stop_the_others(broken: VerifyReport) -> None:
+    report = broken
     assert not _result(report, "app.ok").failed
     assert [r.light for r in report.results] == ["app.dies", "app.hangs", "app.ok", "app.raises"]
-    assert seconds < HANG_TIMEOUT + 8  # not one timeout per module
     text = format_verify_text(report, str)
     assert "1 import raised, 1 timeout, 1 crash" in text
     assert [(done, total) for done, total, _ in PROGRESS] == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    assert PROGRESS[-1][2] == "app.hangs"  # the one that waited for the timeout ends last
+    assert sorted(light for _, _, light in PROGRESS) == [r.light for r in report.results]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="verify runs one import per CPU at a time")
+def test_light_modules_are_verified_side_by_side(tmp_path: Path) -> None:
+    """Two light modules whose imports each wait for the other to have started: one at a time, the
+    first would never finish (and time out); side by side both pass."""
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    wait = (
+        "import os, time\n"
+        "open(os.path.join({here!r}, __name__), 'w').close()\n"
+        "while not os.path.exists(os.path.join({here!r}, {other!r})):\n"
+        "    time.sleep(0.01)\n"
+    )
+    root = _tree(tmp_path / "tree", {
+        "policy.toml": """\
+            version = 1
+            [heavy]
+            "decimal" = "pretend it is heavy"
+            [light."first"]
+            reason = "waits for second"
+            [light."second"]
+            reason = "waits for first"
+            """,
+        "first.py": wait.format(here=str(barrier), other="second"),
+        "second.py": wait.format(here=str(barrier), other="first"),
+    })
+    report = verify_policy(load_policy(root / "policy.toml"), jobs=2, timeout=HANG_CATCHER)
+    assert [(r.light, r.run.outcome, r.failed) for r in report.results] == [
+        ("first", "imported", False), ("second", "imported", False)
+    ]
 
 
 # -- attribution details -------------------------------------------------------------------------
@@ -302,7 +332,7 @@ def test_static_miss_explained_by_external_setting(tmp_path: Path) -> None:
             """,
         "light.py": "import fractions\n",
     })
-    report = verify_policy(load_policy(root / "policy.toml"))
+    report = verify_policy(load_policy(root / "policy.toml"), timeout=HANG_CATCHER)
     [result] = report.results
     [missed] = result.static_missed
     assert [(h.module, h.imported) for h in missed.chain] == [
@@ -319,7 +349,8 @@ def test_import_from_a_function_of_a_start_up_module(tmp_path: Path) -> None:
     # codecs.lookup() imports encodings.idna from encodings' search function: the importing frame
     # belongs to a module loaded at start-up, so the hop comes from the light module's line.
     root = _tree(tmp_path, {"light.py": "import codecs\n\ncodecs.lookup('idna')\n"})
-    result = verify_import("light", ["stringprep"], source_roots=[root], cwd=root)
+    result = verify_import("light", ["stringprep"], source_roots=[root], cwd=root,
+                           timeout=HANG_CATCHER)
     [finding] = result.forbidden
     assert [(h.module, h.imported, h.line, h.shown_flags()) for h in finding.chain] == [
         ("light", "encodings.idna", 3, ("via encodings",)),
@@ -349,6 +380,7 @@ def test_stdout_and_sys_path_of_the_subprocess(tmp_path: Path) -> None:
                 "'elsewhere' not in sys.modules and all('other' not in p for p in sys.path)",
             ],
             cwd=root,
+            timeout=HANG_CATCHER,
         )
     finally:
         del os.environ["PYTHONPATH"]
@@ -380,7 +412,8 @@ def test_module_loaded_behind_the_recorders_back_counts(tmp_path: Path) -> None:
             import heavy_thing  # noqa: E402
             """,
     })
-    result = verify_import("sneaky", ["heavy_thing"], source_roots=[root], cwd=root)
+    result = verify_import("sneaky", ["heavy_thing"], source_roots=[root], cwd=root,
+                           timeout=HANG_CATCHER)
     [finding] = result.forbidden
     assert finding.module == "heavy_thing" and finding.flags == ("unrecorded",)
     assert "loaded without the recorder seeing it" in format_verify_text(
@@ -390,12 +423,13 @@ def test_module_loaded_behind_the_recorders_back_counts(tmp_path: Path) -> None:
 
 def test_assert_import_light_helper(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"pkg/__init__.py": "import json\n", "pkg/cli.py": "X = 1\n"})
-    result = assert_import_light("pkg.cli", ["decimal", "csv"], source_roots=[root], cwd=root)
+    result = assert_import_light("pkg.cli", ["decimal", "csv"], source_roots=[root], cwd=root,
+                                 timeout=HANG_CATCHER)
     assert result.forbidden == () and {"pkg", "pkg.cli", "json"} <= {
         m.name for m in result.run.executed
     }
     with pytest.raises(AssertionError) as excinfo:
-        assert_import_light("pkg.cli", ["json"], source_roots=[root], cwd=root)
+        assert_import_light("pkg.cli", ["json"], source_roots=[root], cwd=root, timeout=HANG_CATCHER)
     message = str(excinfo.value)
     assert "executed: json (forbidden by 'json')" in message
     assert "pkg/cli.py:1: pkg.cli -> pkg (parent-package)" in message
@@ -495,7 +529,7 @@ def _old_python() -> str | None:
             continue
         try:
             done = subprocess.run([candidate, "-c", "import sys; print(sys.version_info[:2])"],
-                                  capture_output=True, text=True, timeout=30, check=False)
+                                  capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
         except OSError:
             continue
         if done.returncode == 0 and done.stdout.strip() == "(3, 9)":
