@@ -1,4 +1,4 @@
-"""``[assume]``: facts about runtime conditions (issue 17, docs/policy.md).
+"""``[assume]``: facts about runtime conditions (docs/policy.md).
 
 The fixture ``tests/fixtures/x_assume`` runs every condition form against CPython (tests/test_fixtures.py);
 here: the loader's validation, extraction of each form without and with the assumption (what it rules

@@ -1,6 +1,6 @@
 """The on-disk facts cache (flake8_importpolicy.answers.facts_cache) and its use by the engine and the CLI.
 
-What the cache promises (issue 6): keyed by content hash + engine fingerprint + target, not by mtime;
+What the cache promises: keyed by content hash + engine fingerprint + target, not by mtime;
 JSON only; safe with concurrent writers (write to a temporary file, then rename); partial, corrupt or
 old-format entries are recomputed; a missing, read-only or unusable directory silently means no
 cache; ``CACHEDIR.TAG`` and ``.gitignore``; bounded by pruning; ``importpolicy cache clear``.

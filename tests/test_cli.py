@@ -477,7 +477,7 @@ CACHE_DIR_OF_ITS_OWN = '; the cache needs a directory of its own, e.g. ".importp
 
 
 def test_cache_dir_at_project_root_is_a_policy_error(run: Run, tmp_path: Path) -> None:
-    """Issue 15: ``cache clear`` with ``cache-dir = "."`` deleted project directories named like its
+    """``cache clear`` with ``cache-dir = "."`` deleted project directories named like its
     subdirectories (``facts``, ``answers``); the project root is no cache directory."""
     root = write(tmp_path / "proj", {**BASIC, "policy.toml": '[settings]\ncache-dir = "."\n' + POLICY,
                                      ".gitignore": "build/\n", "facts/__init__.py": ""})

@@ -1,4 +1,4 @@
-"""``extends``: built-in presets and base files merged into a policy (issue 17, docs/policy.md).
+"""``extends``: built-in presets and base files merged into a policy (docs/policy.md).
 
 The fixture ``tests/fixtures/x_extends`` (a preset, a base file and a ``pyproject.toml`` base, with
 precedence) is checked by tests/test_fixtures.py like every fixture; its ``broken/`` directory holds

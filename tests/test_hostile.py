@@ -1,4 +1,5 @@
-"""Hostile inputs of issue 15, beside tests/test_robustness.py (issue 8), whose helpers they use.
+"""Hostile inputs against the cache, the exit status and the adapters' limits, beside the corpus of
+tests/test_robustness.py, whose helpers they use.
 
 56 hostile inputs in 39 tests. The adapters: C = ``importpolicy`` (``check`` unless another command is
 named), F = ``flake8`` (default selection, IPL included), M = ``mypy`` with
@@ -9,16 +10,16 @@ means by it (no traceback, no "This is a bug", the expected exit status); a hang
 hang catcher (``helpers.HANG_CATCHER``): it catches a run that never ends, and the speed of the inputs
 that were slow is a matter for ``benchmarks/``, not a bound in a test.
 
-- The cache directory (item 1), C (``check`` and ``cache clear``) F M: ``cache-dir`` set to a source
+- The cache directory, C (``check`` and ``cache clear``) F M: ``cache-dir`` set to a source
   root, to the policy's directory, linked to a source root, to a project package, with a
   ``CACHEDIR.TAG`` that is a directory, and a filled cache whose tag became a directory (6): one policy
   error naming ``settings.cache-dir``, nothing deleted. ``cache clear`` beside a file of the user's, a
   file in ``facts/``, a link named like a shard, a link named like an entry, a self-looping link and an
   entry left half-written (6, C); a cache directory and a ``facts`` directory linked to themselves (2,
   C F M).
-- Stale answers (item 2): a file edited while each client's slow path reads it (3: C F M); pickled
+- Stale answers: a file edited while each client's slow path reads it (3: C F M); pickled
   facts caches that would prune the cache, and workers slower than the engine (2, E).
-- Corrupted and mixed entries (item 3), C F M: facts entries edited to ``"sites": []``, another
+- Corrupted and mixed entries, C F M: facts entries edited to ``"sites": []``, another
   checkout's entry, a sealed entry of another engine, ``1e400`` written by hand into every kind of
   entry, ``Infinity`` and ``null`` sealed again (5); facts of another parsing interpreter (1, C with a
   second Python, skipped without one).
@@ -182,7 +183,7 @@ PROJECT_PACKAGES: Files = {"src/facts/__init__.py": "X = 1\n", "src/answers/__in
 def test_cache_dir_that_is_not_the_caches_own_is_a_policy_error(
     tmp_path: Path, setting: str, extra: Files, problem: str
 ) -> None:
-    """Issue 15, item 1: with ``cache-dir = "src"`` (or ``"."``, or a cache directory linked to one)
+    """With ``cache-dir = "src"`` (or ``"."``, or a cache directory linked to one)
     ``check; cache clear`` deleted the project's ``src/facts`` and ``src/answers`` packages. Now every
     client refuses such a cache directory, naming ``settings.cache-dir``, and nothing is deleted."""
     policy = policy_text("zoo.light").replace("[settings]\n", f"[settings]\n{setting}\n")
@@ -291,7 +292,7 @@ def _empty_sites(data: dict[str, object]) -> None:
 
 
 def test_hand_edited_facts_entries_are_recomputed(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
-    """Issue 15, item 3: a facts entry edited to ``"sites": []`` was trusted on its source hash alone
+    """A facts entry edited to ``"sites": []`` was trusted on its source hash alone
     and hid the violation in check, flake8 and mypy. An entry carries a checksum of its own bytes."""
     root = _with_stdlib_cache(write(tmp_path, TREE), mypy_stdlib_cache)
     _fill_caches(root)
@@ -428,8 +429,8 @@ def test_facts_key_includes_the_parsing_interpreter(tmp_path: Path) -> None:
 def test_edit_while_checking_is_never_cached(
     tmp_path: Path, mypy_stdlib_cache: Path | None, monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
-    """Issue 15, item 2: ``zoo.mid`` gains ``import zoo.heavy`` right after the engine read it. The
-    answer of that run (clean) must not be kept: at d59b81c the whole answer was stored with the
+    """``zoo.mid`` gains ``import zoo.heavy`` right after the engine read it. The
+    answer of that run (clean) must not be kept: the whole answer used to be stored with the
     ``stat`` taken after the run next to the digest of the bytes read before it, so every later
     ``check`` (and the pre-commit hook) said OK while ``--no-cache`` and flake8 reported the violation.
     The edited file's mtime is an hour old, so that it is not compared by content as a racy file."""
@@ -474,7 +475,7 @@ def test_edit_while_checking_is_never_cached(
 def test_worker_processes_never_prune_the_facts_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 15: a parallel cold check on 10k files took 51 s against 7.9 s serial, because the facts
+    """A parallel cold check on 10k files took 51 s against 7.9 s serial, because the facts
     cache sent with each file to a worker listed every entry to prune it. Only the process that owns
     the cache prunes, once (benchmarks/parallel_cold.py measures the speed)."""
     from test_parallel import make_project
@@ -589,7 +590,7 @@ def _with_bug(root: Path, tool: str, *args: str, debug: bool = False) -> Run:
 
 
 def test_internal_error_exits_3_with_one_line(tmp_path: Path, mypy_stdlib_cache: Path | None) -> None:
-    """Issue 15: a traceback exited 1, the status of findings, so CI could not tell a crash from a
+    """A traceback exited 1, the status of findings, so CI could not tell a crash from a
     report. The command line exits 3 with one line saying it is a bug and how to report it; the
     traceback only with ``IMPORTPOLICY_DEBUG=1``. flake8 and mypy keep their conventions (flake8: an
     IPL900 at line 1 saying it is a bug, exit 1; mypy's one error line, exit 2), without a traceback

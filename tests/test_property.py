@@ -1,4 +1,4 @@
-"""Property-based differential test (issue 8): random package trees against CPython.
+"""Property-based differential test: random package trees against CPython.
 
 hypothesis generates package trees (depth <= 4, <= 30 modules: plain modules, regular packages and
 namespace packages, split over two source roots) whose modules import each other with random constructs

@@ -148,7 +148,7 @@ def test_a_fifo_named_like_a_module_is_found_and_never_read(tmp_path: Path) -> N
     """CPython's FileFinder (``_path_isfile``: stat + S_ISREG) skips a FIFO named ``x.py`` or
     ``__init__.py`` (``import pkg.fifo`` is a ModuleNotFoundError, ``nsish`` a namespace package).
     Path search keeps it, like a dangling symlink, so that the check reports it (IPL005: only regular
-    files are sources) instead of dropping it silently; reading it fails at once (issue 15)."""
+    files are sources) instead of dropping it silently; reading it fails at once."""
     root = tree(tmp_path, {"pkg/__init__.py": "", "nsish/x.py": ""})
     os.mkfifo(root / "pkg/fifo.py")
     os.mkfifo(root / "nsish/__init__.py")

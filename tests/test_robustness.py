@@ -1,9 +1,10 @@
-"""Robustness corpus (issue 8): hostile inputs, each with a clear message and no crash.
+"""Robustness corpus: hostile sources, policies and caches, each with a clear message and no crash.
 
 75 hostile inputs in 86 tests (C = ``importpolicy``, F = ``flake8``, M = ``mypy``, V = ``verify``): the
 zoo's 34 sources (one tree: C F, and V for four of its light modules), 5 sources of their own (C F),
 19 policies (C F; 5 of them also M), 12 kinds of cache damage (C F M, but 1 C only) and 5 sources
-through mypy alone (M). Issue 15's 56 more are in tests/test_hostile.py, which says the same of each.
+through mypy alone (M). 56 more (cache directories, stale and mixed answers, exit statuses, crashes,
+hangs, wrong answers) are in tests/test_hostile.py, which says the same of each.
 
 Every hostile input goes through the real adapters: ``importpolicy`` (``python -m flake8_importpolicy``),
 ``flake8`` (default selection, which includes IPL) and, for about fifteen of them, ``mypy`` with
