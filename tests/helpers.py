@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,16 @@ class Reported:
     code: str
     col: int | None
     message: str
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> Path:
+    """Write ``{relative path: text}`` under ``root`` (each text dedented, leading line breaks
+    dropped), making the directories; returns ``root``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
 
 
 def fixture_dirs() -> list[Path]:

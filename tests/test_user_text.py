@@ -14,11 +14,10 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import HANG_CATCHER, parse_workflow_command, runner_lines
+from helpers import HANG_CATCHER, parse_workflow_command, runner_lines, write_tree
 
 from flake8_importpolicy.model.files import POLICY_FILENAME
 
@@ -53,12 +52,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("user-text")
-    for name, text in FILES.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
+    return write_tree(tmp_path_factory.mktemp("user-text"), FILES)
 
 
 def _env() -> dict[str, str]:

@@ -3,8 +3,8 @@
 Standard library only; torch is never imported. The script reads ``torch/cuda/**/*.py`` (and
 ``torch/_utils.py``, through which ``torch.cuda._get_device_index`` finds the current device) straight
 out of a torch wheel (``--wheel``), an installed torch directory (``--torch-dir``) or, by default, the
-wheel of ``torch==--version`` fetched with ``pip download --no-deps`` into the benchmark cache
-(``fetch.cache_root()``/wheels). Nothing of torch is written into the repository.
+wheel of ``torch==--version`` fetched with ``pip download --no-deps`` into the wheel cache the
+benchmarks share (:func:`wheel_cache`). Nothing of torch is written into the repository.
 
 Outputs ``flake8_importpolicy/presets/torch-cuda.toml`` and ``torch-cuda-driver.toml``: a
 ``[heavy-calls]`` table each. ``--check`` re-derives and compares with the committed files (exit 1
@@ -72,6 +72,7 @@ import difflib
 import hashlib
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -79,9 +80,6 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional, Union
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch import cache_root  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PRESETS = REPO / "flake8_importpolicy" / "presets"
@@ -188,8 +186,18 @@ def find_cached_wheel(directory: Path, version: str) -> Optional[Path]:
     return None
 
 
+def wheel_cache() -> Path:
+    """Where downloaded wheels are kept: ``wheels/`` of ``$IMPORTPOLICY_BENCH_CACHE``, else of
+    ``~/.cache/flake8-importpolicy`` (the cache ``benchmarks/fetch.py`` uses, so a torch wheel is
+    downloaded once for both). May not exist yet."""
+    env = os.environ.get("IMPORTPOLICY_BENCH_CACHE")
+    root = Path(env) if env else Path.home() / ".cache" / "flake8-importpolicy"
+    return root.expanduser() / "wheels"
+
+
 def download_wheel(version: str) -> Path:
-    wheels = cache_root() / "wheels"
+    """The torch ``version`` wheel from :func:`wheel_cache`, downloaded there first if missing."""
+    wheels = wheel_cache()
     found = find_cached_wheel(wheels, version)
     if found is not None:
         return found
@@ -256,6 +264,10 @@ class LambdaV:
 
 
 Value = Union[ModuleV, FuncV, ClassV, InstanceV, SuperV, CFuncV, ConstV, LambdaV]
+Seen = frozenset[tuple[str, str]]
+"""(module, name) pairs a lookup has already followed: a cycle of aliases ends."""
+Conds = tuple[tuple[str, str, bool], ...]
+"""R7: (parameter, \"truth\"/\"none\", required value) of each enclosing test."""
 
 
 @dataclass
@@ -418,7 +430,7 @@ class Program:
             return module.all_names
         return [n for n in module.bindings if not n.startswith("_")]
 
-    def module_attr(self, mod: str, attr: str, seen: frozenset = frozenset()) -> list[Value]:
+    def module_attr(self, mod: str, attr: str, seen: Seen = frozenset()) -> list[Value]:
         """Values of ``mod.attr``."""
         sub = f"{mod}.{attr}"
         if sub in self.modules:
@@ -431,7 +443,7 @@ class Program:
             return [ModuleV(sub)]
         return []
 
-    def lookup(self, module: Module, name: str, seen: frozenset = frozenset()) -> list[Value]:
+    def lookup(self, module: Module, name: str, seen: Seen = frozenset()) -> list[Value]:
         key = (module.name, name)
         if key in seen:
             return []
@@ -462,7 +474,7 @@ class Program:
     def bases(self, cls: ClassV) -> list[ClassV]:
         module = self.modules[cls.module]
         ctx = Context(self, module, {}, (), None)
-        out = []
+        out: list[ClassV] = []
         for base in cls.node.bases:
             out.extend(v for v in ctx.resolve(base) if isinstance(v, ClassV))
         return out
@@ -487,8 +499,8 @@ class Program:
         return []
 
 
-def _unique(values: list) -> list:
-    out = []
+def _unique(values: list[Value]) -> list[Value]:
+    out: list[Value] = []
     for value in values:
         if value not in out:
             out.append(value)
@@ -506,7 +518,7 @@ class Context:
         self.local_defs = local_defs
         self.cls = cls
 
-    def resolve(self, expr: ast.expr, seen: frozenset = frozenset()) -> list[Value]:
+    def resolve(self, expr: ast.expr, seen: Seen = frozenset()) -> list[Value]:
         if isinstance(expr, ast.Constant):
             return [ConstV(expr.value)]
         if isinstance(expr, ast.Lambda):
@@ -529,7 +541,7 @@ class Context:
             return [SuperV(self.cls)]
         return []
 
-    def attribute(self, base: Value, attr: str, seen: frozenset) -> list[Value]:
+    def attribute(self, base: Value, attr: str, seen: Seen) -> list[Value]:
         if isinstance(base, ModuleV):
             return self.program.module_attr(base.name, attr, seen)
         if isinstance(base, (ClassV, InstanceV)):
@@ -612,7 +624,7 @@ def _simple_param_test(test: ast.expr, params: set[str]) -> bool:
     return bool(conds) and not isinstance(test, ast.BoolOp)
 
 
-def _violates(conds: tuple, params: dict) -> bool:
+def _violates(conds: Conds, params: dict[str, Value]) -> bool:
     """Does a bound parameter value contradict one of ``conds``? (R7)"""
     for name, what, want in conds:
         value = params.get(name)
@@ -650,7 +662,7 @@ class Walker:
         self.sites: list[CallSite] = []
         self.local_defs: dict[str, ast.AST] = {}
 
-    def body(self, stmts: list[ast.stmt], conds: tuple, notes: tuple) -> None:
+    def body(self, stmts: list[ast.stmt], conds: Conds, notes: tuple[str, ...]) -> None:
         for stmt in stmts:
             if isinstance(stmt, ast.If):
                 if _is_init_predicate(stmt.test):
@@ -695,13 +707,13 @@ class Walker:
                 for expr in _stmt_exprs(stmt):
                     self.expr(expr, conds, notes)
 
-    def conds(self, test: ast.expr, truth: bool) -> tuple:
+    def conds(self, test: ast.expr, truth: bool) -> Conds:
         return tuple(_param_conds(test, self.params, truth) or ())
 
-    def note(self, test: ast.expr, truth: bool) -> tuple:
+    def note(self, test: ast.expr, truth: bool) -> tuple[str, ...]:
         return () if _simple_param_test(test, self.params) else (_note(test, truth),)
 
-    def expr(self, node: ast.AST, conds: tuple, notes: tuple) -> None:
+    def expr(self, node: ast.AST, conds: Conds, notes: tuple[str, ...]) -> None:
         if isinstance(node, ast.Lambda):
             return  # R5
         if isinstance(node, ast.IfExp):
@@ -762,7 +774,7 @@ class Analysis:
     def __init__(self, program: Program, kind: str) -> None:
         self.program = program
         self.kind = kind
-        self.memo: dict[tuple, Optional[Witness]] = {}
+        self.memo: dict[tuple[int, tuple[tuple[str, Value], ...], int], Optional[Witness]] = {}
         self.sites_cache: dict[int, tuple[list[CallSite], dict[str, ast.AST]]] = {}
 
     def seed(self, value: Value) -> Optional[Seed]:
@@ -834,8 +846,8 @@ class Analysis:
                 if name in keywords:
                     if keywords[name] is not None:
                         bound[name] = keywords[name]  # type: ignore[assignment]
-                elif name in defaults and isinstance(defaults[name], ast.Constant):
-                    bound[name] = ConstV(defaults[name].value)  # type: ignore[union-attr]
+                elif name in defaults and isinstance(default := defaults[name], ast.Constant):
+                    bound[name] = ConstV(default.value)
         else:
             for name, value in keywords.items():
                 if value is not None:
@@ -849,7 +861,7 @@ class Analysis:
         """Bodies a call of ``value`` runs: (display name, node, module, parameters, class)."""
         out = []
         if isinstance(value, FuncV):
-            first = None
+            first: Optional[Value] = None
             if value.cls is not None and isinstance(value.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 cls = self._class(value)
                 first = InstanceV(cls) if cls is not None else None
@@ -1103,7 +1115,7 @@ def render(kind: str, entries: list[Entry], source: Source, version: str, comman
     out.write(f"# Generated by: {command}\n")
     out.write(f"# From torch {version} ({source.label}")
     out.write(f", sha256 {source.sha256})\n" if source.sha256 else ")\n")
-    out.write("# Do not edit: re-run the command; the rules are in benchmarks/derive_torch_cuda.py.\n")
+    out.write("# Do not edit: re-run the command; the rules are in tools/derive_torch_cuda.py.\n")
     out.write(f"# {len(entries)} entries.\n\n")
     out.write("[heavy-calls]\n")
     for entry in sorted(entries, key=lambda e: e.key):
@@ -1157,7 +1169,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.markdown:
         print(markdown(result, public_version(version)))
         return 0
-    command = f"python benchmarks/derive_torch_cuda.py --version {public_version(version)}"
+    command = f"python tools/derive_torch_cuda.py --version {public_version(version)}"
     out_dir = Path(args.output_dir)
     status = 0
     for kind in (LAZY, DRIVER):
