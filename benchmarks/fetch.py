@@ -68,6 +68,26 @@ def _download_wheel(name: str, version: str) -> Path:
     return found
 
 
+def build_once(dest: Path, build: Callable[[Path], str]) -> Path:
+    """Return *dest*, built by *build* unless it is already complete (it has the marker).
+
+    *build* receives a directory that does not exist yet (its parent does), fills it and returns
+    the marker's text; it is renamed to *dest* only then, so an interrupted build is started again
+    by the next run instead of being used half-made.
+    """
+    if (dest / MARKER).is_file():
+        return dest
+    tmp = dest.with_name(dest.name + ".partial")
+    for stale in (dest, tmp):
+        if stale.exists():
+            shutil.rmtree(stale)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    note = build(tmp)
+    (tmp / MARKER).write_text(note)
+    tmp.rename(dest)
+    return dest
+
+
 def fetch_wheel_tree(name: str, version: str) -> Path:
     """Download NAME==VERSION as a wheel (once) and unpack it (once).
 
@@ -75,21 +95,15 @@ def fetch_wheel_tree(name: str, version: str) -> Path:
     children are the top-level packages (usable as a source root).
     """
     tree = cache_root() / "trees" / f"{name}-{version}"
-    if (tree / MARKER).is_file():
-        return tree
-    whl = _download_wheel(name, version)
-    if tree.exists():
-        shutil.rmtree(tree)  # half-finished earlier attempt
-    tmp = tree.with_name(tree.name + ".partial")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    print(f"[fetch] unzipping {whl.name} -> {tree}", file=sys.stderr)
-    with zipfile.ZipFile(whl) as zf:
-        zf.extractall(tmp)
-    (tmp / MARKER).write_text(f"{whl.name}\n")
-    tmp.rename(tree)
-    return tree
+
+    def unpack(tmp: Path) -> str:
+        whl = _download_wheel(name, version)
+        print(f"[fetch] unzipping {whl.name} -> {tree}", file=sys.stderr)
+        with zipfile.ZipFile(whl) as zf:
+            zf.extractall(tmp)
+        return f"{whl.name}\n"
+
+    return build_once(tree, unpack)
 
 
 def seeded_copy(tree: Path, name: str, edit: Callable[[Path], None]) -> Path:
@@ -99,16 +113,9 @@ def seeded_copy(tree: Path, name: str, edit: Callable[[Path], None]) -> Path:
     copy is only built when it does not already exist with a completion marker,
     so change *name* whenever the edit changes.
     """
-    dest = cache_root() / "seeded" / name
-    if (dest / MARKER).is_file():
-        return dest
-    tmp = dest.with_name(dest.name + ".partial")
-    for p in (dest, tmp):
-        if p.exists():
-            shutil.rmtree(p)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(tree, tmp, ignore=shutil.ignore_patterns(MARKER, "__pycache__"))
-    edit(tmp)
-    (tmp / MARKER).write_text(f"seeded from {tree}\n")
-    tmp.rename(dest)
-    return dest
+    def copy(tmp: Path) -> str:
+        shutil.copytree(tree, tmp, ignore=shutil.ignore_patterns(MARKER, "__pycache__"))
+        edit(tmp)
+        return f"seeded from {tree}\n"
+
+    return build_once(cache_root() / "seeded" / name, copy)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -40,41 +39,20 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch import MARKER, cache_root, fetch_wheel_tree  # noqa: E402
+from common import CODEBASES, measure, render_policy, vllm_light  # noqa: E402
+from fetch import MARKER, build_once, cache_root, fetch_wheel_tree  # noqa: E402
+import vllm_seed  # noqa: E402
+from vllm_seed import NAME, SEED_LINE, VERSION, seed_edit  # noqa: E402
 
-NAME, VERSION = "vllm", "0.33.0"
 COPY = "vllm-0.33.0-flake8-overhead"
-OPS_INIT = "vllm/models/common/ops/__init__.py"
-ANCHOR = "from .fused_qk_rmsnorm import"
-SEED_LINE = "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm\n"
+OPS_INIT = str(vllm_seed.OPS_INIT)
 
-POLICY_TOML = """\
-# Import-time policy for the flake8 overhead benchmark: 5 light modules of vLLM 0.33.0.
-[settings]
-source-roots = ["."]
-external = "stop"
-
-[heavy]
-"vllm.config" = "imports torch and probes the platform"
-"vllm.compilation" = "pulls in torch._dynamo / inductor machinery"
-"vllm.lora" = "LoRA layers import the model executor and torch kernels"
-"vllm.multimodal" = "imports media decoders and the multimodal registry"
-
-[light."vllm.models.common.ops"]
-reason = "imported by the API server before EngineCore forks"
-
-[light."vllm.envs"]
-reason = "read by every process at start-up, including the CLI"
-
-[light."vllm.logger"]
-reason = "imported by every vllm module; must stay cheap"
-
-[light."vllm.platforms"]
-reason = "imported by every process to detect the device"
-
-[light."vllm.entrypoints.cli.main"]
-reason = "`vllm --help` must start fast"
-"""
+POLICY_TOML = render_policy(
+    vllm_light("vllm.models.common.ops", "vllm.envs", "vllm.logger", "vllm.platforms",
+               "vllm.entrypoints.cli.main"),
+    CODEBASES["vllm"].heavy,
+    header="Import-time policy for the flake8 overhead benchmark: 5 light modules of vLLM 0.33.0.",
+)
 
 FILES = {
     "(a) light __init__ (IPL001)": OPS_INIT,
@@ -87,11 +65,9 @@ def make_tree() -> Path:
     """The hard-linked, seeded copy with the policy (built once; files we edit are unlinked first,
     so the pristine tree is never modified)."""
     dest = cache_root() / "seeded" / COPY
-    if (dest / MARKER).is_file() and (dest / "policy.toml").read_text() == POLICY_TOML:
-        return dest
+    if (dest / MARKER).is_file() and (dest / "policy.toml").read_text() != POLICY_TOML:
+        shutil.rmtree(dest)  # made for another policy
     source = fetch_wheel_tree(NAME, VERSION)
-    if dest.exists():
-        shutil.rmtree(dest)
 
     def link(src: str, dst: str) -> None:
         try:
@@ -99,24 +75,20 @@ def make_tree() -> Path:
         except OSError:
             shutil.copy2(src, dst)
 
-    shutil.copytree(
-        source, dest, copy_function=link,
-        ignore=shutil.ignore_patterns(MARKER, "__pycache__", ".importpolicy_cache", "policy.toml"),
-    )
-    ops = dest / OPS_INIT
-    lines = ops.read_text().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(ANCHOR))
-    lines.insert(at + 1, SEED_LINE)
-    ops.unlink()  # break the hard link before writing
-    ops.write_text("".join(lines))
-    (dest / "policy.toml").write_text(POLICY_TOML)
-    (dest / MARKER).write_text(f"hard-linked from {source}\n")
-    return dest
+    def build(tmp: Path) -> str:
+        shutil.copytree(
+            source, tmp, copy_function=link,
+            ignore=shutil.ignore_patterns(MARKER, "__pycache__", ".importpolicy_cache", "policy.toml"),
+        )
+        ops = tmp / OPS_INIT
+        text = ops.read_text()
+        ops.unlink()  # break the hard link before the edit
+        ops.write_text(text)
+        seed_edit(tmp)
+        (tmp / "policy.toml").write_text(POLICY_TOML)
+        return f"hard-linked from {source}\n"
 
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return build_once(dest, build)
 
 
 def flake8(
@@ -125,14 +97,10 @@ def flake8(
     """Run flake8; return its wall time, its CPU time (user + system, which other load on the
     machine disturbs much less) and its output."""
     cmd = [sys.executable, "-m", "flake8", *args]
-    cpu = _children_cpu()
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    cpu = _children_cpu() - cpu
-    if proc.returncode not in (0, 1) or proc.stderr.strip():
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return elapsed, cpu, proc.stdout
+    run = measure(cmd, cwd=cwd, env=env, stdin=stdin, peak=False)
+    if run.returncode not in (0, 1) or run.stderr.strip():
+        raise SystemExit(f"{' '.join(cmd)} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
+    return run.wall, run.cpu, run.stdout
 
 
 _IN_PROCESS = """
@@ -171,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"warm-up (builds the caches unless present): {time.perf_counter() - started:.2f}s")
     print(out)
 
-    buffer = (tree / OPS_INIT).read_text().replace(SEED_LINE, "")
+    buffer = (tree / OPS_INIT).read_text().replace(SEED_LINE + "\n", "")
     cases: list[tuple[str, list[str], list[str], str | None]] = [
         (label, ["--select", "IPL", path], ["--select", "F", path], None)
         for label, path in FILES.items()

@@ -26,17 +26,14 @@ that execute when the module is imported.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import bench_env, prewarm_bytecode, script  # noqa: E402
+from common import Run, bench_env, measure, prewarm_bytecode, script  # noqa: E402
 from fetch import cache_root, fetch_wheel_tree, seeded_copy  # noqa: E402
 from vllm_seed import NAME, VERSION, seed_edit  # noqa: E402
 
@@ -65,27 +62,10 @@ def importlinter_config(exclude_type_checking: bool) -> str:
     return "\n".join(lines)
 
 
-def run_once(
-    argv: list[str], cwd: Path, env: dict
-) -> tuple[subprocess.CompletedProcess, float, float]:
-    """Run under GNU time (if present); return (proc, wall seconds, peak RSS MiB)."""
-    timefile = None
-    cmd = list(argv)
-    if os.path.exists("/usr/bin/time"):
-        fd, timefile = tempfile.mkstemp(prefix="li-time-", suffix=".txt")
-        os.close(fd)
-        cmd = ["/usr/bin/time", "-v", "-o", timefile] + cmd
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    peak = float("nan")
-    if timefile:
-        with open(timefile) as fh:
-            for line in fh:
-                if "Maximum resident set size" in line:
-                    peak = int(line.rsplit(":", 1)[1]) / 1024
-        os.unlink(timefile)
-    return proc, wall, peak
+def run_once(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[Run, float, float]:
+    """Run under GNU time (if present, :func:`common.measure`); return (run, wall s, peak RSS MiB)."""
+    run = measure(argv, cwd=cwd, env=env)
+    return run, run.wall, run.peak_mib
 
 
 def bench_tree(label: str, tree: Path, repeat: int, exclude_tc: bool, lint_imports: str) -> None:

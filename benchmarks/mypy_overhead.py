@@ -30,14 +30,14 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import measure  # noqa: E402
 
 PACKAGES = 10
 POLICY = """\
@@ -147,16 +147,11 @@ def run(root: Path, config: str, workers: int, package: str = "proj") -> tuple[f
         args += ["-n", str(workers)]
     # As installed: byte code is cached (a CI image may set PYTHONDONTWRITEBYTECODE for its own reasons).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=env)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    proc = measure(args, cwd=root, env=env, peak=False)
     expected = (proc.returncode == 1) == (config == "plugin.ini") or package != "proj"
     if proc.returncode not in (0, 1) or not expected:
         sys.exit(f"unexpected mypy result ({config}, exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return elapsed, cpu, proc.stdout.count("[import-policy]")
+    return proc.wall, proc.cpu, proc.stdout.count("[import-policy]")
 
 
 def clear(root: Path) -> None:

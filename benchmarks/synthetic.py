@@ -30,12 +30,11 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch import MARKER, cache_root  # noqa: E402
+from fetch import build_once, cache_root  # noqa: E402
 
 GENERATOR_VERSION = 1
 PACKAGE_SIZE = 100
@@ -117,12 +116,11 @@ def generate(modules: int, *, core: int = DEFAULT_CORE, seed: int = 0) -> Path:
     if modules < core + 10:
         raise ValueError(f"modules must be at least core + 10 = {core + 10}")
     root = cache_root() / "synthetic" / f"synth-{modules}-c{core}-s{seed}-v{GENERATOR_VERSION}"
-    if (root / MARKER).is_file():
-        return root
-    tmp = root.with_name(root.name + ".partial")
-    for stale in (root, tmp):
-        if stale.exists():
-            shutil.rmtree(stale)
+    return build_once(root, lambda tmp: _generate(tmp, modules, core, seed))
+
+
+def _generate(tmp: Path, modules: int, core: int, seed: int) -> str:
+    """Write the tree of :func:`generate` into ``tmp``; the marker's text."""
     rng = random.Random(seed)
     pkg = tmp / "synth"
 
@@ -173,9 +171,7 @@ def generate(modules: int, *, core: int = DEFAULT_CORE, seed: int = 0) -> Path:
             lazy = f"from synth.bulk.b{rng.randrange(packages):04d} import m000  # noqa: F401"
             _write(directory / f"m{m:03d}.py",
                    _module_source(rng, count, imports, lazy, rng.choice(bulk)))
-    (tmp / MARKER).write_text(f"synthetic tree: {modules} modules, core {core}, seed {seed}\n")
-    tmp.rename(root)
-    return root
+    return f"synthetic tree: {modules} modules, core {core}, seed {seed}\n"
 
 
 def count_py(root: Path) -> int:

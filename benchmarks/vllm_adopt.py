@@ -29,25 +29,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import script  # noqa: E402
+from common import measure, script  # noqa: E402
 from fetch import cache_root, fetch_wheel_tree  # noqa: E402
 from vllm_seed import NAME, OPS_INIT, SEED_LINE, VERSION, seed_edit, write_policy  # noqa: E402
 
 
 def run(cmd: list[str], cwd: Path) -> tuple[int, str, str, float]:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    return done.returncode, done.stdout, done.stderr, time.perf_counter() - started
+    done = measure(cmd, cwd=cwd, env=dict(os.environ), peak=False)
+    return done.returncode, done.stdout, done.stderr, done.wall
 
 
 def step(title: str, cmd: list[str], cwd: Path, expect: int | None = None) -> tuple[int, str]:

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import script  # noqa: E402
+from common import Run, measure, script  # noqa: E402
 from fetch import fetch_wheel_tree, seeded_copy  # noqa: E402
 
 NAME = "vllm"
@@ -99,10 +99,9 @@ def seed_line(root: Path) -> int:
     return next(n for n, line in enumerate(lines, 1) if "get_device_capability" in line)
 
 
-def run(cmd: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    return result, time.perf_counter() - started
+def run(cmd: list[str], cwd: Path) -> tuple[Run, float]:
+    result = measure(cmd, cwd=cwd, env=dict(os.environ), peak=False)
+    return result, result.wall
 
 
 def without_ipl006(text: str) -> tuple[str, int]:

@@ -25,17 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import shlex
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import script  # noqa: E402
+from common import CODEBASES, bench_env, measure, render_policy, script, vllm_light  # noqa: E402
 from fetch import fetch_wheel_tree, seeded_copy  # noqa: E402
 
 NAME = "vllm"
@@ -45,27 +41,10 @@ OPS_INIT = Path("vllm/models/common/ops/__init__.py")
 ANCHOR = "from .fused_qk_rmsnorm import"
 SEED_LINE = "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm"
 
-POLICY_TOML = """\
-# Import-time policy for the vLLM 0.33.0 real-input benchmark.
-[settings]
-source-roots = ["."]
-external = "stop"
-
-[heavy]
-"vllm.config" = "imports torch and probes the platform"
-"vllm.compilation" = "pulls in torch._dynamo / inductor machinery"
-"vllm.lora" = "LoRA layers import the model executor and torch kernels"
-"vllm.multimodal" = "imports media decoders and the multimodal registry"
-
-[light."vllm.models.common.ops"]
-reason = "imported by the API server before EngineCore forks"
-
-[light."vllm.envs"]
-reason = "read by every process at start-up, including the CLI"
-
-[light."vllm.logger"]
-reason = "imported by every vllm module; must stay cheap"
-"""
+POLICY_TOML = render_policy(
+    vllm_light("vllm.models.common.ops", "vllm.envs", "vllm.logger"), CODEBASES["vllm"].heavy,
+    header="Import-time policy for the vLLM 0.33.0 real-input benchmark.",
+)
 
 
 def write_policy(tree: Path) -> Path:
@@ -100,41 +79,15 @@ def seed_line_number(tree: Path) -> int:
 
 
 def run_measured(cmd: list[str], cwd: Path) -> dict:
-    """Run *cmd*, returning output, exit code, wall time and peak RSS.
-
-    Peak RSS comes from GNU time when it is installed (exact per-process), else
-    from RUSAGE_CHILDREN, which is the maximum over all children waited for so
-    far -- so it is only an upper bound after the first run.
-    """
-    argv = list(cmd)
-    time_file = None
-    if os.path.exists("/usr/bin/time"):
-        import tempfile
-
-        fd, time_file = tempfile.mkstemp(prefix="ip-time-", suffix=".txt")
-        os.close(fd)
-        argv = ["/usr/bin/time", "-v", "-o", time_file] + argv
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # every benchmark runs with bytecode caching on
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    peak_kib = None
-    if time_file:
-        with open(time_file) as fh:
-            for line in fh:
-                if "Maximum resident set size" in line:
-                    peak_kib = int(line.rsplit(":", 1)[1])
-        os.unlink(time_file)
-    if peak_kib is None:
-        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+    """Run *cmd* (:func:`common.measure`), returning output, exit code, wall time and peak RSS."""
+    run = measure(cmd, cwd=cwd, env=bench_env())
     return {
         "cmd": cmd,
-        "returncode": proc.returncode,
-        "stdout": proc.stdout,
-        "stderr": proc.stderr,
-        "wall_s": wall,
-        "peak_rss_mib": peak_kib / 1024,
+        "returncode": run.returncode,
+        "stdout": run.stdout,
+        "stderr": run.stderr,
+        "wall_s": run.wall,
+        "peak_rss_mib": run.peak_mib,
     }
 
 
