@@ -1,9 +1,9 @@
 """The ``importpolicy`` command line (also ``python -m flake8_importpolicy``).
 
-Exit codes: 0 clean, 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009), 2 usage, policy, baseline
-or interpreter error, 3 an internal error (a bug in importpolicy). Errors are one clear message on
-stderr, never a traceback (``IMPORTPOLICY_DEBUG=1`` prints the traceback of an internal error, which
-a bug report needs).
+The exit status is :data:`EXIT_STATUS`, which ``--help`` shows: 0 clean, 1 findings, 2 a usage,
+policy, baseline or interpreter error, 3 an internal error (which codes are findings is said there,
+once). Errors are one clear message on stderr, never a traceback (``IMPORTPOLICY_DEBUG=1`` prints the
+traceback of an internal error, which a bug report needs).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # without loading the policy or the engine; a cold one starts the interpreter query first and imports
 # the engine while it runs.
 
-__all__ = ["CHECK_FORMATS", "WHY_FORMATS", "build_parser", "main", "run"]
+__all__ = ["CHECK_FORMATS", "EXIT_STATUS", "WHY_FORMATS", "build_parser", "main", "run"]
 
 CHECK_FORMATS = ("text", "json", "github", "sarif")
 """The ``--format`` choices of ``importpolicy check``."""
@@ -42,11 +42,13 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
 
-_EPILOG = (
-    "exit status: 0 clean, 1 findings (IPL001-IPL009), 2 usage, policy, baseline or interpreter "
-    "error, 3 internal error (a bug in importpolicy: one line says how to report it; "
-    "IMPORTPOLICY_DEBUG=1 prints the traceback)"
+EXIT_STATUS = (
+    "Exit status: 0 clean; 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009, and IPL006 with "
+    'unresolved = "error"); 2 a usage, policy, baseline or interpreter error; 3 an internal error (a '
+    "bug in importpolicy: one line says how to report it, IMPORTPOLICY_DEBUG=1 prints the traceback)."
 )
+"""What each exit status of ``importpolicy`` means, written once: the ``--help`` epilog of the
+command and of ``check``; ``tests/test_cli.py`` holds it to what ``check`` does on every fixture."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="importpolicy",
         description="Keep Python packages light at import time: report every import-time chain "
         "from a light module to a heavy one, as declared in policy.toml.",
-        epilog=_EPILOG,
+        epilog=EXIT_STATUS,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -88,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser(
         "check", parents=[common], help="check every light module of the policy",
         description="Report every import-time chain from a light module to a forbidden module.",
-        epilog=_EPILOG,
+        epilog=EXIT_STATUS,
     )
     check.add_argument(
         "--format", choices=CHECK_FORMATS, default="text",

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HANG_CATCHER
+from helpers import HANG_CATCHER, fixture_dirs
 
 from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
-from flake8_importpolicy.cli import main
+from flake8_importpolicy.cli import EXIT_STATUS, build_parser, main
 
 POLICY = """
 [heavy]
@@ -225,6 +225,45 @@ def test_usage_errors_exit_2(run: Run, basic: Path, args: tuple[str, ...]) -> No
 def test_unknown_interpreter_exits_2(run: Run, basic: Path) -> None:
     code, out, err = run(basic, "check", "--no-cache", "--interpreter", str(basic / "no-python"))
     assert code == 2 and "cannot run interpreter" in err and "Traceback" not in err
+
+
+def _codes_of(text: str) -> set[str]:
+    """``IPL001, IPL003-IPL005`` -> {IPL001, IPL003, IPL004, IPL005}."""
+    found = set()
+    for first, last in re.findall(r"IPL(\d{3})(?:-IPL(\d{3}))?", text):
+        found |= {f"IPL{n:03d}" for n in range(int(first), int(last or first) + 1)}
+    return found
+
+
+def test_exit_status_text_is_what_check_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EXIT_STATUS, the one text of what each exit status means, is the --help epilog, and the codes
+    it says exit 1 are those that do: on every fixture, ``check`` exits 1 exactly when it reports one
+    of them (IPL006 only with ``--unresolved error``), 0 otherwise."""
+    help_text = " ".join(build_parser().format_help().split())
+    assert " ".join(EXIT_STATUS.split()) in help_text
+    findings = EXIT_STATUS.split("; 1 findings (")[1].split("); 2 ")[0]
+    always, conditional = findings.split(", and ")
+    failing, with_error = _codes_of(always), _codes_of(conditional)
+    assert (failing, with_error) == ({"IPL001", "IPL003", "IPL004", "IPL005", "IPL007", "IPL008",
+                                      "IPL009"}, {"IPL006"})
+    seen: set[str] = set()
+    for root in fixture_dirs():
+        site = root / "site-packages"
+        if site.is_dir():
+            monkeypatch.setenv("PYTHONPATH", str(site))
+        else:
+            monkeypatch.delenv("PYTHONPATH", raising=False)
+        for extra, fails in (([], failing), (["--unresolved", "error"], failing | with_error)):
+            code = main(["check", "--policy", str(root / "policy.toml"), "--no-cache",
+                         "--format", "json", *extra])
+            report = json.loads(capsys.readouterr().out)
+            reported = {f["code"] for key in ("violations", "problems", "unresolved")
+                        for f in report[key]}
+            seen |= reported
+            assert code == (1 if reported & fails else 0), (root.name, extra, sorted(reported))
+    assert seen >= failing | with_error  # every code the text names is met on some fixture
 
 
 # -- policy discovery ----------------------------------------------------------------------------
