@@ -1,8 +1,9 @@
 """The package's layers, checked by import-linter (the contracts are in setup.cfg).
 
 ``cli | flake8_checker | pytest_plugin`` > ``runtime`` > ``answers`` > ``output`` >
-``analysis | config`` > ``model`` > ``codes``: a module imports only from layers below its own.
-Imports inside functions count (import-linter sees every import statement), and so do imports under
+``analysis | config`` > ``model`` > ``codes`` > ``presets | schema`` (data): a module imports only
+from layers below its own, and every module of the package is in a layer (``exhaustive``). Imports
+inside functions count (import-linter sees every import statement), and so do imports under
 ``if TYPE_CHECKING:`` (a type from a higher layer is a dependency on it all the same). Modules of one
 package import each other without cycles. Each test runs the real ``lint-imports``.
 """
@@ -70,6 +71,15 @@ def test_a_wrong_way_import_breaks_the_layers(copy: Path, statement: str) -> Non
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Layers of flake8_importpolicy (dependencies flow one way) BROKEN" in result.stdout
     assert "flake8_importpolicy.model.facts -> flake8_importpolicy.analysis.extract" in result.stdout
+
+
+def test_a_module_outside_every_layer_breaks_the_layers(copy: Path) -> None:
+    """exhaustive: a new module of the package that no layer names is reported, not left unchecked."""
+    (copy / "flake8_importpolicy" / "stray.py").write_text("from flake8_importpolicy import cli  # noqa\n")
+    result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "The following modules are not listed as layers:" in result.stdout
+    assert "- flake8_importpolicy.stray" in result.stdout
 
 
 def test_an_import_cycle_breaks_the_contract(copy: Path) -> None:
