@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-from flake8.options.manager import OptionManager  # type: ignore[import-untyped]
-from flake8.style_guide import Decision, DecisionEngine  # type: ignore[import-untyped]
+from flake8.options.manager import OptionManager
+from flake8.style_guide import Decision, DecisionEngine
 
 from flake8_importpolicy.answers.per_file import PerFileChecker
 

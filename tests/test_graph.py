@@ -7,6 +7,8 @@ fresh interpreter really runs (``helpers.run_import``, the oracle). Where they d
 
 from __future__ import annotations
 
+import copy
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.graph import resolve_relative
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.facts import ImportSite
-from flake8_importpolicy.model.graph import Construct, HopKind
+from flake8_importpolicy.model.graph import CallNode, Construct, FunctionNode, HopKind
 
 POLICY = """
 [heavy]
@@ -274,3 +276,17 @@ def test_an_engine_is_freed_by_the_collector_not_when_its_last_reference_goes(tm
     finally:
         if enabled:
             gc.enable()
+
+
+@pytest.mark.parametrize("node", [
+    FunctionNode("app.mod", "C.__init__"), FunctionNode("app.mod", "__getattr__", "Model"),
+    CallNode("torch.cuda.init"),
+])
+def test_nodes_survive_the_trip_to_a_worker_and_copies(node: str) -> None:
+    """Worker processes receive nodes pickled (between the engine's own processes, never from disk):
+    the node comes back equal, of its class, with its parts."""
+    for again in (pickle.loads(pickle.dumps(node)), copy.copy(node), copy.deepcopy(node)):
+        assert (type(again), again) == (type(node), node)
+        if isinstance(node, FunctionNode):
+            assert (again.module, again.qualname, again.argument) == (
+                node.module, node.qualname, node.argument)

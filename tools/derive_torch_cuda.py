@@ -844,8 +844,8 @@ class Analysis:
                 if name in bound or (index < len(given) and index < len(positional)):
                     continue
                 if name in keywords:
-                    if keywords[name] is not None:
-                        bound[name] = keywords[name]  # type: ignore[assignment]
+                    if (keyword := keywords[name]) is not None:
+                        bound[name] = keyword
                 elif name in defaults and isinstance(default := defaults[name], ast.Constant):
                     bound[name] = ConstV(default.value)
         else:

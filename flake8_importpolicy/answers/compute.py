@@ -110,15 +110,16 @@ def run_engine(
     return EngineAnswer(policy, engine.interpreter, report, files, directories, baseline)
 
 
-def run_engine_for(policy_path: str, **options: object) -> EngineAnswer:
-    """:func:`run_engine` for the policy file at ``policy_path`` (loaded first).
+def run_engine_for(policy_path: str, *, overrides: Mapping[Path, bytes] | None = None) -> EngineAnswer:
+    """:func:`run_engine` for the policy file at ``policy_path`` (loaded first), with the defaults
+    but ``overrides`` (an editor's unsaved buffer).
 
     Raises:
         flake8_importpolicy.model.errors.PolicyError: if the policy (or its baseline) cannot be
             loaded.
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
-    return run_engine(load_policy(Path(policy_path)), **options)  # type: ignore[arg-type]
+    return run_engine(load_policy(Path(policy_path)), overrides=overrides)
 
 
 def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:

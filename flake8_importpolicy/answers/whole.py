@@ -10,7 +10,7 @@ index (:mod:`flake8_importpolicy.answers.warm_index`, directory ``answers``) wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -187,14 +187,15 @@ def _problem(row: list[object]) -> Problem:
                    Path(str(path)) if path else None, None if line is None else int(str(line)))
 
 
-def report_from_json(data: dict[str, object]) -> Report:
-    """Rebuild a report from :func:`report_to_json` output.
+def report_from_json(data: Mapping[str, Any]) -> Report:
+    """Rebuild a report from :func:`report_to_json` output (JSON: each value is checked by the
+    conversion that reads it).
 
     Raises:
         KeyError, TypeError, ValueError, IndexError: if ``data`` is malformed.
     """
     violations = []
-    for row in data["violations"]:  # type: ignore[attr-defined]
+    for row in data["violations"]:
         code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers, budget = row
         violations.append(Violation(
             light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
@@ -204,20 +205,20 @@ def report_from_json(data: dict[str, object]) -> Report:
             code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
             budget=None if budget is None else _budget_from_json(budget),
         ))
-    problems = [_problem(row) for row in data["problems"]]  # type: ignore[attr-defined]
+    problems = [_problem(row) for row in data["problems"]]
     return Report(
         violations=tuple(violations),
         problems=tuple(problems),
-        suppressed=int(data["suppressed"]),  # type: ignore[call-overload]
-        light_modules=tuple(data["light_modules"]),  # type: ignore[arg-type]
-        notes=tuple(_problem(row) for row in data["notes"]),  # type: ignore[attr-defined]
+        suppressed=int(data["suppressed"]),
+        light_modules=tuple(data["light_modules"]),
+        notes=tuple(_problem(row) for row in data["notes"]),
         unresolved=tuple(
             Unresolved(str(light), unresolved_code_from_row(site), tuple(_hop(h) for h in chain),
                        Path(str(light_path)) if light_path else None)
-            for light, site, chain, light_path in data["unresolved"]  # type: ignore[attr-defined]
+            for light, site, chain, light_path in data["unresolved"]
         ),
         unresolved_fails=bool(data["unresolved_fails"]),
-        baselined=int(data["baselined"]),  # type: ignore[call-overload]
+        baselined=int(data["baselined"]),
     )
 
 

@@ -74,9 +74,16 @@ def _read_toml(path: Path) -> dict[str, object]:
         return {}
 
 
+class _CaseKeepingParser(configparser.ConfigParser):
+    """Option names as written (``ConfigParser`` lowercases them): entry point names are
+    case-sensitive. Overriding ``optionxform`` is configparser's documented way."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
 def _read_ini(path: Path) -> configparser.ConfigParser | None:
-    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
-    parser.optionxform = str  # type: ignore[assignment, method-assign]
+    parser = _CaseKeepingParser(interpolation=None, delimiters=("=",))
     try:
         text = read_regular_file(path)[1].decode("utf-8")
         parser.read_string(text, source=str(path))

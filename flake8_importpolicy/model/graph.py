@@ -49,8 +49,10 @@ class FunctionNode(str):
         text = f"{module}:{qualname}" if argument is None else f"{module}:{qualname}({argument!r})"
         return super().__new__(cls, text)
 
-    def __getnewargs__(self) -> tuple[str, str, str | None]:  # type: ignore[override]
-        return self.module, self.qualname, self.argument
+    def __reduce__(self) -> tuple[type[FunctionNode], tuple[str, str, str | None]]:
+        """Rebuilt from its parts when a worker process receives it (pickle) or it is copied: the
+        constructor takes the parts, not the text (``str.__getnewargs__`` would pass the text)."""
+        return type(self), (self.module, self.qualname, self.argument)
 
     @property
     def module(self) -> str:

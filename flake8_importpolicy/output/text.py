@@ -7,7 +7,7 @@ function returns text and prints nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from flake8_importpolicy.model.findings import Problem, Report
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
@@ -171,11 +171,11 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
     resolved = why.resolved
     where = relpath(resolved.path) if resolved.path is not None else resolved.kind
     out = [f"{why.module} ({where})"]
-    tree: dict[Hop, dict[Hop, object]] = {}
+    tree: _Tree = {}
     for name, _rule in why.forbidden:
         node = tree
         for hop in why.closure[name]:
-            node = node.setdefault(hop, {})  # type: ignore[assignment]
+            node = node.setdefault(hop, {})
     reasons = {name: rule for name, rule in why.forbidden}
     _render_tree(tree, out, "", reasons, relpath)
     functions = sum(1 for name in why.closure if isinstance(name, FunctionNode))
@@ -192,8 +192,12 @@ def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
     return "\n".join(out) + "\n"
 
 
+_Tree: TypeAlias = dict[Hop, "_Tree"]
+"""``why``'s tree of chains: each hop to the hops after it."""
+
+
 def _render_tree(
-    tree: dict[Hop, dict[Hop, object]],
+    tree: _Tree,
     out: list[str],
     indent: str,
     reasons: Mapping[str, HeavyRule],
@@ -209,8 +213,7 @@ def _render_tree(
             mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
         out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
                    f"[{format_hop_kind(hop)} at {where}]{mark}")
-        _render_tree(children, out, indent + ("    " if last else "│   "),  # type: ignore[arg-type]
-                     reasons, relpath)
+        _render_tree(children, out, indent + ("    " if last else "│   "), reasons, relpath)
 
 
 def format_presets_text(presets: Sequence[Preset]) -> str:
