@@ -5,8 +5,9 @@ Usage::
 
     python benchmarks/instructions.py --engine-rev REV [--codebases vllm,transformers,torch]
 
-Wall-clock medians on a shared machine move by ±5 % from one series to the next (docs/performance.md,
-"Results": vLLM against ``b4f16de``), which hides a change of a few percent. Valgrind's callgrind
+Wall-clock medians on a shared machine move by ±5 % from one series to the next
+(docs/performance-history.md, 2026-12-01: vLLM against ``b4f16de``), which hides a change of a few
+percent. Valgrind's callgrind
 counts the instructions a process executes; for the same inputs the count repeats to within about
 0.1 %. For each codebase of ``compare.py`` (its policy of 5 light modules, under the bench cache),
 this runs ``importpolicy check --no-cache --jobs 1 --format json`` once per engine under
