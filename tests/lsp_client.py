@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from helpers import HANG_CATCHER
+
 
 class LspClient:
     """Start ``command`` (a language server on stdio) in ``cwd``; use as a context manager.
@@ -47,12 +49,12 @@ class LspClient:
     def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                self.request("shutdown", None, timeout=30)
+                self.request("shutdown", None)
                 self.notify("exit", None)
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=HANG_CATCHER)
             except Exception:
                 self.proc.kill()
-                self.proc.wait(timeout=30)
+                self.proc.wait(timeout=HANG_CATCHER)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
@@ -98,7 +100,7 @@ class LspClient:
 
     # -- requests -----------------------------------------------------------------------------------
 
-    def request(self, method: str, params: Any, timeout: float = 120) -> Any:
+    def request(self, method: str, params: Any, timeout: float = HANG_CATCHER) -> Any:
         self._next += 1
         number = self._next
         answers = self._responses.setdefault(number, queue.Queue())
@@ -133,7 +135,7 @@ class LspClient:
             "textDocument": {"uri": path.as_uri(), "version": version},
             "contentChanges": [{"text": text}]})
 
-    def wait_for_diagnostics(self, path: Path, timeout: float = 120,
+    def wait_for_diagnostics(self, path: Path, timeout: float = HANG_CATCHER,
                              where: Any = None) -> list[dict[str, Any]]:
         """The next diagnostics published for ``path`` (for which ``where(diagnostics)`` holds)."""
         deadline = time.monotonic() + timeout

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from helpers import HANG_CATCHER
+
 OLDEST = "2.4.0"
 """The oldest mypy the plugin supports (setup.cfg: ``mypy>=2.4,<3``)."""
 NEWEST_RANGE = "mypy>=2.4,<3"
@@ -45,7 +47,7 @@ def _pip(*args: str, python: Path | None = None) -> subprocess.CompletedProcess[
     target = ("--python", str(python)) if python is not None else ()
     return subprocess.run(
         [sys.executable, "-m", "pip", *target, *args, "--disable-pip-version-check", "-q"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=HANG_CATCHER,
     )
 
 
@@ -97,7 +99,7 @@ def find_variant(version: str, kind: str) -> Variant | str:
     if done.is_file() and python.exists():
         return Variant(python, json.loads(done.read_text())["version"], kind)
     subprocess.run([sys.executable, "-m", "venv", "--clear", "--without-pip", str(root)], check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=HANG_CATCHER)
     if kind == "pure":
         wheel = _download_pure(f"mypy=={version}", cache_root() / "wheels")
         if isinstance(wheel, str):
@@ -108,7 +110,7 @@ def find_variant(version: str, kind: str) -> Variant | str:
     if installed.returncode != 0:
         return f"cannot install mypy {version} ({kind}): {installed.stderr.strip()[-300:]}"
     shown = subprocess.run([str(python), "-m", "mypy", "--version"], capture_output=True, text=True,
-                           timeout=120).stdout.strip()
+                           timeout=HANG_CATCHER).stdout.strip()
     if f"compiled: {'yes' if kind == 'compiled' else 'no'}" not in shown:
         return f"mypy {version} installed as {kind!r} reports {shown!r}"
     done.write_text(json.dumps({"version": shown}))

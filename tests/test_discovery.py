@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.config.locate import find_policy
 
@@ -53,7 +54,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "MYPY"))}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_CATCHER)
 
 
 @pytest.mark.parametrize("foreign_beside", [False, True], ids=["in-a-parent", "beside-pyproject"])

@@ -215,14 +215,14 @@ def test_a_real_git_commit_is_checked_as_staged(
     env = {**_GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("GITHUB_WORKSPACE", None)
     subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=tmp_path, env=env, check=True,
-                   capture_output=True, text=True, timeout=120)
+                   capture_output=True, text=True, timeout=HANG_CATCHER)
     (tmp_path / "app" / "fast_impl.py").write_text("import app.heavy\n")  # untracked
     (tmp_path / "app" / "ops" / "light.py").write_text(light + "# touched\n")
 
     def commit(*paths: str) -> subprocess.CompletedProcess[str]:
-        subprocess.run(["git", "add", *paths], cwd=tmp_path, env=env, check=True)
+        subprocess.run(["git", "add", *paths], cwd=tmp_path, env=env, check=True, timeout=HANG_CATCHER)
         return subprocess.run(["git", "-c", "commit.gpgsign=false", "commit", "-m", "change"],
-                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_CATCHER)
 
     done = commit("app/ops/light.py")
     assert done.returncode == 0, done.stdout + done.stderr

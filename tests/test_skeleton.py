@@ -300,7 +300,7 @@ def test_pep_701_fields_are_left_to_the_whole_parse(python: str) -> None:
         pytest.skip(f"{python} is not installed")
     result = subprocess.run(
         [exe, "-c", _PEP701_CHECK, str(REPO), json.dumps(_PEP701)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, timeout=HANG_CATCHER,
     )
     assert json.loads(result.stdout) == [None] * len(_PEP701)
     plain = 'def f():\n    return f"{x[\'a\']}" + f"{{}}"\nimport real\n'

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 POLICY = """\
 version = 1
@@ -53,7 +54,7 @@ def _run(client: str, root: Path) -> tuple[int, str]:
     }[client]
     stdin = (root / "src" / "app" / "light.py").read_text() if client == "flake8-stdin" else None
     done = subprocess.run([sys.executable, *argv], cwd=root, env=env, input=stdin, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=HANG_CATCHER)
     return done.returncode, done.stdout
 
 
