@@ -242,6 +242,36 @@ def build_parser() -> argparse.ArgumentParser:
                      help="policy.toml or pyproject.toml for every document (default: found from each "
                      "document's directory)")
 
+    bisect = sub.add_parser(
+        "bisect", parents=[common],
+        help="find the commit that introduced each finding (reads git objects, never checks out)",
+        description="Search the commits between --good and --bad for the first commit at which "
+        "each finding of a light module shows (IPL001 per forbidden module, IPL008), with its "
+        "hash, subject and the hop it added. Trees are read from git's objects into a private "
+        "temporary directory: the working tree, index, HEAD and stash are never touched. The "
+        "policy is the one at --bad (or --policy, the file on disk). A commit where the light "
+        "module does not exist or a module does not parse is skipped, as git bisect skip does.",
+        epilog="exit status: 0 the first commit was found for every finding, 1 not found in the "
+        "range, 2 usage error (not a git repository, a revision that does not exist), 3 internal "
+        "error",
+    )
+    bisect.add_argument("--good", required=True, metavar="REV",
+                        help="a commit without the finding (any git revision)")
+    bisect.add_argument("--bad", default="HEAD", metavar="REV",
+                        help="a commit with the finding (default: HEAD)")
+    bisect.add_argument(
+        "--all-parents", action="store_true",
+        help="follow every parent of a merge, as git bisect does (default: first-parent history)",
+    )
+    bisect.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+    bisect.add_argument(
+        "lights", nargs="*", metavar="LIGHT",
+        help="light modules to search for (default: each light module with a finding at --bad "
+        "that does not show at --good)",
+    )
+    bisect.set_defaults(handler=None)
+
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     clear = cache_sub.add_parser(
@@ -293,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _settle_working_directory(args)
         _say_skipped_policies(args)
+        if args.command == "bisect":
+            return _run_bisect(args)
         code = _run_suggest(args) if args.command == "suggest" else None
         if code is None and args.command == "check":
             code = _run_cached_check(args)
@@ -801,6 +833,41 @@ def _run_suggest(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {len(suggestion.light)} light and {len(suggestion.heavy)} heavy "
           "candidates", file=sys.stderr)
     return EXIT_CLEAN
+
+
+def _run_bisect(args: argparse.Namespace) -> int:
+    """``importpolicy bisect``: reads the policy and the trees from git (never the working tree's
+    files but ``--policy``); SIGTERM ends it as SIGINT does, the temporary tree removed."""
+    import signal
+
+    from flake8_importpolicy.history.bisect import bisect_findings
+    from flake8_importpolicy.output.bisect import format_bisect_json, format_bisect_text
+    from flake8_importpolicy.output.status import open_status_line
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    status = open_status_line(sys.stderr)
+    try:
+        result = bisect_findings(
+            Path.cwd(), good=args.good, bad=args.bad, policy_file=args.policy,
+            lights=args.lights, first_parent=not args.all_parents, interpreter=args.interpreter,
+            target_versions=args.target_version, use_cache=not args.no_cache,
+            jobs=_jobs(args) if args.jobs is not None else 1,
+            progress=(lambda text: status.show(text)) if status is not None else None,
+        )
+    except KeyboardInterrupt:
+        print("importpolicy: bisect interrupted; nothing in the repository was changed",
+              file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if status is not None:
+            status.clear()
+    text = format_bisect_json(result) if args.format == "json" else format_bisect_text(result)
+    sys.stdout.write(text)
+    return result.exit_code
 
 
 def _run_presets(args: argparse.Namespace) -> int:

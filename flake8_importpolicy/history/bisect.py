@@ -1,0 +1,408 @@
+"""``importpolicy bisect``: the first commit at which each finding of a light module shows.
+
+The policy is read once, from ``--bad`` (or ``--policy``, the file on disk); each commit the search
+tests is mirrored from git's objects into a private temporary directory
+(:class:`~flake8_importpolicy.history.git.TreeMirror`) and checked there by the engine, with the
+project's facts cache (keyed by file bytes, so a commit costs only the files it changed). The
+repository's working tree, index, HEAD and stash are never touched; the temporary directory is
+removed when the search ends, also when it is interrupted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flake8_importpolicy import codes
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.analysis.resolve import query_interpreter
+from flake8_importpolicy.answers.compute import find_interpreter_info
+from flake8_importpolicy.answers.facts_cache import open_facts_cache
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.config.locate import find_policy
+from flake8_importpolicy.history.git import GitRepository, TreeMirror
+from flake8_importpolicy.history.search import search_first_bad
+from flake8_importpolicy.model.errors import PolicyError
+from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
+from flake8_importpolicy.model.findings import Report, Violation
+from flake8_importpolicy.model.graph import Hop
+from flake8_importpolicy.model.history import (
+    BisectFinding,
+    BisectResult,
+    BisectStatus,
+    Commit,
+    HistoryError,
+    SkippedCommit,
+)
+from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.ports import FactsCache
+from flake8_importpolicy.model.reading import read_regular_file
+
+__all__ = ["bisect_findings"]
+
+FindingKey = tuple[str, str, str]
+"""``(code, light module, forbidden module or "max-modules=N")``."""
+
+
+@dataclass
+class _Checked:
+    """What checking one commit found."""
+
+    findings: dict[FindingKey, Violation]
+    lights: frozenset[str]
+    problems: dict[str, str] = field(default_factory=dict)  # IPL005: module -> message
+
+
+def bisect_findings(
+    start: Path,
+    *,
+    good: str,
+    bad: str = "HEAD",
+    policy_file: Path | None = None,
+    lights: Sequence[str] = (),
+    first_parent: bool = True,
+    interpreter: str | None = None,
+    target_versions: Iterable[tuple[int, int]] = (),
+    use_cache: bool = True,
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> BisectResult:
+    """Search ``good..bad`` for the first commit of each finding.
+
+    Args:
+        start: a directory inside the repository (the working directory).
+        good, bad: revisions (gitrevisions(7)); ``good`` must be an ancestor of ``bad``.
+        policy_file: ``--policy``: a policy file on disk inside the repository, used as it is;
+            None: the policy found from ``start`` (as ``check`` finds it), read at ``bad``.
+        lights: light modules to search for (default: each light module with a finding at ``bad``;
+            its findings that already show at ``good`` are not searched).
+        first_parent: follow only first parents (default); False: every parent, as ``git bisect``.
+        interpreter, target_versions, jobs: as for ``importpolicy check``.
+        use_cache: use the policy's facts cache (``settings.cache-dir`` as it is in the working
+            tree, shared with ``check``; nothing else is written outside the temporary directory).
+        progress: called with a line of text before each commit is checked.
+
+    Returns:
+        The :class:`BisectResult`.
+
+    Raises:
+        HistoryError: not a git repository, a revision that names no commit, ``good`` not an
+            ancestor of ``bad``, no policy at ``bad``, a source root outside the repository, a
+            name that is not a light module of the policy.
+        flake8_importpolicy.model.errors.InterpreterError: the interpreter cannot be queried.
+    """
+    with GitRepository(start) as repository:
+        good_commit = repository.resolve_commit(good, "--good")
+        bad_commit = repository.resolve_commit(bad, "--bad")
+        if not repository.is_ancestor(good_commit.hash, bad_commit.hash):
+            raise HistoryError(f"--good {good} ({good_commit.short}) is not an ancestor of --bad "
+                               f"{bad} ({bad_commit.short})")
+        scratch = Path(tempfile.mkdtemp(prefix="importpolicy-bisect-")).resolve()
+        try:
+            return _Bisect(
+                repository, scratch / "tree", good_commit, bad_commit, first_parent=first_parent,
+                interpreter=interpreter, target_versions=tuple(target_versions),
+                use_cache=use_cache, jobs=jobs, progress=progress,
+            ).run(start, policy_file, lights)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _Bisect:
+    def __init__(self, repository: GitRepository, root: Path, good: Commit, bad: Commit, *,
+                 first_parent: bool, interpreter: str | None,
+                 target_versions: tuple[tuple[int, int], ...], use_cache: bool, jobs: int,
+                 progress: Callable[[str], None] | None) -> None:
+        self.repository = repository
+        self.root = root
+        self.good = good
+        self.bad = bad
+        self.first_parent = first_parent
+        self.interpreter = interpreter
+        self.target_versions = target_versions
+        self.use_cache = use_cache
+        self.jobs = jobs
+        self.progress = progress
+        # the whole tree at first, with the TOML files the policy may extend
+        self.mirror = TreeMirror(repository, root, (), contents=(".py", ".toml"))
+        self.checked: dict[str, _Checked] = {}
+        self.skips: dict[str, str] = {}
+        self.policy: Policy | None = None
+        self.info: InterpreterInfo | None = None
+        self.cache: FactsCache | None = None
+
+    # -- set-up ------------------------------------------------------------------------------------
+
+    def run(self, start: Path, policy_file: Path | None, lights: Sequence[str]) -> BisectResult:
+        relative, text, origin = self._find_policy(start, policy_file)
+        policy = self._load_policy(relative, text)
+        for light in lights:
+            if not policy.rules_for(light).light:
+                raise HistoryError(f"{light!r} is not a light module of {relative}")
+        self.policy = policy
+        self.info = self._interpreter_info(policy)
+        self.cache = open_facts_cache(policy) if self.use_cache else None
+
+        at_bad = self._check(self.bad.hash)
+        wanted = sorted(at_bad.findings) if not lights else sorted(
+            key for key in at_bad.findings if key[1] in lights
+        )
+        asked = set(lights)
+        if lights:
+            self.policy = _restricted(policy, asked)
+        else:
+            self.policy = _restricted(policy, {key[1] for key in wanted})
+        results: list[BisectFinding] = []
+        if wanted:
+            at_good = self._check(self.good.hash)
+            for key in wanted:
+                if key in at_good.findings:
+                    if lights:
+                        results.append(self._finding(key, BisectStatus.AT_GOOD, at_bad))
+                    continue
+                results.append(self._search(key))
+        for light in sorted(asked - {key[1] for key in wanted}):
+            results.append(BisectFinding(codes.IPL001.id, light, "", BisectStatus.NOT_AT_BAD))
+        ordered = self._order
+        skipped = tuple(
+            SkippedCommit(self._commit(commit), self.skips[commit])
+            for commit in sorted(self.skips, key=lambda c: ordered.get(c, -1))
+        )
+        return BisectResult(
+            good=self.good, bad=self.bad, policy=relative, policy_origin=origin,
+            first_parent=self.first_parent, commits=len(self._range), checked=len(self.checked),
+            findings=tuple(sorted(results, key=lambda f: (f.light, f.code, f.heavy))),
+            skipped=skipped,
+        )
+
+    def _find_policy(self, start: Path, given: Path | None) -> tuple[str, bytes, str]:
+        """``(path relative to the top, bytes, origin)`` of the policy to use."""
+        top = self.repository.top
+        if given is not None:
+            path = given.absolute().resolve()
+            relative = _inside(top, path)
+            if relative is None:
+                raise HistoryError(f"--policy {given}: not a file of the repository {top} (bisect "
+                                   "reads the source roots from the repository's commits)")
+            try:
+                return relative, read_regular_file(path)[1], "--policy"
+            except OSError as exc:
+                raise HistoryError(f"--policy {given}: {exc.strerror or exc}") from None
+        found = find_policy(start)
+        candidates = [_inside(top, found)] if found is not None else []
+        candidates += [POLICY_FILENAME, PYPROJECT_FILENAME]
+        tree = self.repository.list_tree(self.bad.hash, [c for c in candidates if c])
+        for relative in candidates:
+            if relative and relative in tree:
+                return relative, self.repository.read_blob(tree[relative].oid), "--bad"
+        shown = candidates[0] or POLICY_FILENAME
+        raise HistoryError(f"no policy file {shown} at --bad {self.bad.short}; pass --policy")
+
+    def _load_policy(self, relative: str, text: bytes) -> Policy:
+        """Load the policy as a file of ``--bad``'s tree (its bases too), with its cache directory
+        and interpreter where they are in the working tree."""
+        self.mirror.switch(self.bad.hash)  # the whole tree once: the policy may extend its files
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+        try:
+            policy = load_policy(path)
+        except PolicyError as exc:
+            message = str(exc).replace(str(self.root) + os.sep, "")
+            raise HistoryError(f"the policy at --bad {self.bad.short}: {message}") from None
+        prefixes = []
+        for source_root in policy.settings.source_roots:
+            inside = _inside(self.root, source_root)
+            if inside is None:
+                raise HistoryError(f"source root {source_root} is outside the repository: bisect "
+                                   "reads only the repository's commits")
+            prefixes.append(inside if inside != "." else "")
+        if "" in prefixes:
+            prefixes = []
+        if prefixes:
+            prefixes.append(relative)
+        self.mirror.narrow(prefixes, (".py",))
+        self.mirror.switch(self.bad.hash)  # now only the source roots
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text)
+        settings = policy.settings
+        settings = dataclasses.replace(
+            settings,
+            cache_dir=self._in_working_tree(settings.cache_dir),
+            interpreter=self._in_working_tree(settings.interpreter) if settings.interpreter else None,
+            baseline=None,  # a finding the baseline accepts today still has a first commit
+        )
+        return dataclasses.replace(policy, settings=settings)
+
+    def _in_working_tree(self, path: Path) -> Path:
+        """A path of the mirror as the same path in the working tree (others as they are)."""
+        inside = _inside(self.root, path)
+        return path if inside is None else self.repository.top / inside
+
+    def _interpreter_info(self, policy: Policy) -> InterpreterInfo:
+        """The interpreter's facts, without the path entries that are first-party source roots of
+        the working tree (an editable install): the commit's sources must come from the commit."""
+        executable = policy.settings.interpreter_executable(self.interpreter)
+        info = find_interpreter_info(policy, executable) if self.use_cache else query_interpreter(executable)
+        own = [self._in_working_tree(root) for root in policy.settings.source_roots]
+        kept = tuple(entry for entry in info.sys_path
+                     if not any(_inside(root, Path(entry)) is not None for root in own))
+        return dataclasses.replace(info, sys_path=kept)
+
+    # -- the search --------------------------------------------------------------------------------
+
+    @property
+    def _range(self) -> dict[str, tuple[str, ...]]:
+        found: dict[str, tuple[str, ...]] | None = getattr(self, "_range_memo", None)
+        if found is None:
+            found = self.repository.find_range(self.good.hash, self.bad.hash,
+                                               first_parent=self.first_parent)
+            self._range_memo = found
+        return found
+
+    @property
+    def _order(self) -> dict[str, int]:
+        return {commit: number for number, commit in enumerate(self._range)}
+
+    def _search(self, key: FindingKey) -> BisectFinding:
+        def judge(commit: str) -> bool | None:
+            checked = self._check(commit)
+            if key in checked.findings:
+                return True
+            if key[1] not in checked.lights:
+                self.skips[commit] = f"light module {key[1]} does not exist"
+                return None
+            new = sorted(set(checked.problems) - set(self.checked[self.bad.hash].problems))
+            if new:
+                self.skips[commit] = checked.problems[new[0]]
+                return None
+            return False
+
+        commits = self._range
+        found = search_first_bad(list(commits), commits, self.bad.hash, judge)
+        if len(found) > 1:
+            return BisectFinding(*key, BisectStatus.AMBIGUOUS,
+                                 candidates=tuple(self._commit(c) for c in found),
+                                 chain=self._chain(self.checked[self.bad.hash], key))
+        return self._finding(key, BisectStatus.FOUND, self.checked[found[0]], found[0])
+
+    def _finding(self, key: FindingKey, status: BisectStatus, checked: _Checked,
+                 commit: str | None = None) -> BisectFinding:
+        chain = self._chain(checked, key)
+        added = None
+        if commit is not None and chain:
+            parent = self._parent(commit)
+            lines = self.repository.find_added_lines(parent, commit)
+            added = next((hop for hop in chain if hop.path is not None and any(
+                first <= hop.line < first + count for first, count in lines.get(hop.path.as_posix(), ())
+            )), None)
+        return BisectFinding(*key, status, commit=self._commit(commit) if commit else None,
+                             chain=chain, added=added)
+
+    def _chain(self, checked: _Checked, key: FindingKey) -> tuple[Hop, ...]:
+        violation = checked.findings.get(key)
+        if violation is None:
+            return ()
+        return tuple(self._repository_hop(hop) for hop in violation.chain)
+
+    def _repository_hop(self, hop: Hop) -> Hop:
+        """``hop`` with its path relative to the repository's top (a file of the mirror)."""
+        if hop.path is None:
+            return hop
+        inside = self.mirror.to_repository_path(hop.path)
+        return hop if inside is None else dataclasses.replace(hop, path=Path(inside))
+
+    def _parent(self, commit: str) -> str:
+        """The parent ``commit``'s diff is taken against: its first parent (git's empty tree for a
+        root commit)."""
+        parents = self._range.get(commit, ())
+        if parents:
+            return parents[0]
+        try:
+            return self.repository.resolve_commit(commit + "^1", "parent").hash
+        except HistoryError:
+            return _EMPTY_TREE
+
+    def _commit(self, commit: str) -> Commit:
+        if commit == self.bad.hash:
+            return self.bad
+        if commit == self.good.hash:
+            return self.good
+        described: dict[str, Commit] = getattr(self, "_described", {})
+        if commit not in described:
+            described.update(self.repository.describe_many([commit, *self.skips, *self.checked]))
+            self._described = described
+        return described.get(commit, Commit(commit, ""))
+
+    def _check(self, commit: str) -> _Checked:
+        found = self.checked.get(commit)
+        if found is not None:
+            return found
+        if self.progress is not None:
+            self.progress(f"checking {commit[:12]} ({len(self.checked) + 1} checked)")
+        self.mirror.switch(commit)
+        assert self.policy is not None
+        with PolicyEngine(
+            self.policy,
+            interpreter=self.interpreter,
+            target_versions=self.target_versions,
+            facts_cache=self.cache,
+            interpreter_info=self.info,
+            jobs=self.jobs,
+        ) as engine:
+            report = engine.check()
+        found = _checked(report, self.root)
+        self.checked[commit] = found
+        return found
+
+
+def _checked(report: Report, root: Path) -> _Checked:
+    findings: dict[FindingKey, Violation] = {}
+    for violation in report.violations:
+        if violation.budget is not None:
+            findings[(codes.IPL008.id, violation.light,
+                      f"max-modules={violation.budget.limit}")] = violation
+            continue
+        findings.setdefault((codes.IPL001.id, violation.light, str(violation.heavy)), violation)
+        for other in violation.also:
+            findings.setdefault((codes.IPL001.id, violation.light, other), violation)
+    problems: dict[str, str] = {}
+    for problem in report.problems:
+        if problem.code is codes.IPL005:
+            arguments = dict(problem.arguments)
+            where = _inside(root, problem.path) if problem.path is not None else None
+            problems[arguments.get("module", "")] = (
+                f"{where or arguments.get('module', '?')}: {arguments.get('problem', '')}"
+            )
+    return _Checked(findings, frozenset(report.light_modules), problems)
+
+
+def _restricted(policy: Policy, lights: set[str]) -> Policy:
+    """``policy`` with only the ``[light]`` rules that name one of ``lights`` (the other light
+    modules need not be checked at every commit)."""
+    rules = tuple(rule for rule in policy.light
+                  if any(rule.pattern.matches_exactly(light) for light in lights))
+    return dataclasses.replace(policy, light=rules)
+
+
+def _inside(top: Path, path: Path) -> str | None:
+    """``path`` relative to ``top`` with ``/`` separators (``"."`` for ``top`` itself), or None when
+    it is outside."""
+    try:
+        relative = path.relative_to(top)
+    except ValueError:
+        try:
+            relative = path.resolve().relative_to(top)
+        except (ValueError, OSError):
+            return None
+    return relative.as_posix()
+
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree (``git hash-object -t tree /dev/null``): what a root commit is compared with."""

@@ -1,0 +1,320 @@
+"""Reading a repository's history through the git binary, never touching the user's checkout.
+
+Everything here reads objects: ``git rev-parse``, ``rev-list``, ``ls-tree``, ``diff`` between two
+trees and one long-running ``git cat-file --batch`` for file contents (gitrevisions(7),
+git-cat-file(1)). Nothing checks out, writes the index, moves HEAD or stashes, and every command
+runs with ``--no-optional-locks`` (git(1): no lock on the index is taken, not even to refresh it),
+so the working tree, the index, HEAD and the stash of the repository stay as they were, also when a
+run is interrupted.
+
+:class:`TreeMirror` writes the files of one commit into a private temporary directory, by blob id:
+going from one commit to another rewrites only the files whose blob changed, and the engine reads
+the directory as it would a checkout (its facts cache is keyed by the bytes' SHA-256, so every
+commit that shares a file shares its facts).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_importpolicy.model.history import Commit, HistoryError
+
+__all__ = ["GitRepository", "TreeEntry", "TreeMirror"]
+
+_GIT = ("git", "--no-optional-locks", "-c", "core.quotePath=false")
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One file of a commit's tree (git-ls-tree(1)): ``mode`` (``100644``, ``100755``, ``120000`` for
+    a symbolic link, ``160000`` for a submodule) and the object id of its blob."""
+
+    mode: str
+    oid: str
+
+
+class GitRepository:
+    """A git repository, read through the ``git`` binary.
+
+    Args:
+        start: a directory inside the repository's working tree.
+
+    Attributes:
+        top: the top directory of the working tree (absolute, resolved).
+
+    Raises:
+        HistoryError: ``start`` is not inside a git working tree, or git cannot be run.
+    """
+
+    def __init__(self, start: Path) -> None:
+        self._batch: subprocess.Popen[bytes] | None = None
+        try:
+            done = subprocess.run(
+                [*_GIT, "-C", str(start), "rev-parse", "--show-toplevel"],
+                capture_output=True, stdin=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            raise HistoryError(f"cannot run git: {exc.strerror or exc}") from None
+        if done.returncode != 0:
+            raise HistoryError(f"{start} is not inside a git repository (git rev-parse: "
+                               f"{_first_line(done.stderr)})")
+        self.top = Path(os.fsdecode(done.stdout.rstrip(b"\n"))).resolve()
+
+    def close(self) -> None:
+        """Stop the ``git cat-file`` process, if one was started."""
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            try:
+                if batch.stdin is not None:
+                    batch.stdin.close()
+                batch.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                batch.kill()
+                batch.wait()
+            finally:
+                if batch.stdout is not None:
+                    batch.stdout.close()
+
+    def __enter__(self) -> GitRepository:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _run(self, *args: str) -> bytes:
+        done = subprocess.run([*_GIT, "-C", str(self.top), *args], capture_output=True,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise HistoryError(f"git {args[0]} failed: {_first_line(done.stderr)}")
+        return done.stdout
+
+    def resolve_commit(self, revision: str, option: str) -> Commit:
+        """The commit a revision names (``HEAD~3``, a tag, a hash).
+
+        Args:
+            revision: the revision (gitrevisions(7)).
+            option: the option it was given to, for the message (``"--good"``).
+
+        Raises:
+            HistoryError: it names no commit.
+        """
+        if not revision or revision.startswith("-"):
+            raise HistoryError(f"{option} {revision!r} is not a revision")
+        done = subprocess.run(
+            [*_GIT, "-C", str(self.top), "rev-parse", "--verify", "--quiet", "--end-of-options",
+             f"{revision}^{{commit}}"],
+            capture_output=True, stdin=subprocess.DEVNULL,
+        )
+        if done.returncode != 0:
+            raise HistoryError(f"{option} {revision!r}: no such commit in {self.top}")
+        return self.describe(done.stdout.decode().strip())
+
+    def describe(self, commit: str) -> Commit:
+        """The commit ``commit`` (a full hash) with its subject line."""
+        subject = self._run("log", "-1", "--format=%s", commit, "--").decode("utf-8", "replace")
+        return Commit(commit, subject.strip())
+
+    def describe_many(self, commits: Iterable[str]) -> dict[str, Commit]:
+        """:meth:`describe` for many commits with one ``git log``."""
+        wanted = list(dict.fromkeys(commits))
+        if not wanted:
+            return {}
+        out = self._run("log", "--no-walk=unsorted", "--format=%H%x00%s", *wanted, "--")
+        found: dict[str, Commit] = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            commit, _, subject = line.partition("\0")
+            found[commit] = Commit(commit, subject)
+        return found
+
+    def find_range(self, good: str, bad: str, *, first_parent: bool) -> dict[str, tuple[str, ...]]:
+        """The commits reachable from ``bad`` and not from ``good`` (``git rev-list good..bad``),
+        each with its parents inside that set, parents before children (``--topo-order``).
+
+        Args:
+            first_parent: follow only the first parent of a merge (``--first-parent``); else every
+                parent, as ``git bisect`` does.
+        """
+        args = ["rev-list", "--topo-order", "--reverse", "--parents"]
+        if first_parent:
+            args.append("--first-parent")
+        out = self._run(*args, f"^{good}", bad, "--").decode()
+        found: dict[str, tuple[str, ...]] = {}
+        for line in out.splitlines():
+            commit, *parents = line.split()
+            if first_parent:
+                parents = parents[:1]
+            found[commit] = tuple(parents)
+        return {c: tuple(p for p in parents if p in found) for c, parents in found.items()}
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        """Whether ``ancestor`` is reachable from ``commit`` (``git merge-base --is-ancestor``)."""
+        done = subprocess.run(
+            [*_GIT, "-C", str(self.top), "merge-base", "--is-ancestor", ancestor, commit],
+            capture_output=True, stdin=subprocess.DEVNULL,
+        )
+        return done.returncode == 0
+
+    def list_tree(self, commit: str, prefixes: Sequence[str] = ()) -> dict[str, TreeEntry]:
+        """Every file of ``commit``'s tree under ``prefixes`` (all of it when empty): ``{path
+        relative to the top, with / separators: entry}``."""
+        out = self._run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *prefixes)
+        entries: dict[str, TreeEntry] = {}
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, _kind, oid = meta.split(b" ")
+            entries[os.fsdecode(name)] = TreeEntry(mode.decode(), oid.decode())
+        return entries
+
+    def read_blob(self, oid: str) -> bytes:
+        """The bytes of the blob ``oid``, through one long-running ``git cat-file --batch``.
+
+        Raises:
+            HistoryError: the object is missing (a shallow or partial clone without it) or not a
+                blob.
+        """
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = subprocess.Popen(
+                [*_GIT, "-C", str(self.top), "cat-file", "--batch"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )
+        assert batch.stdin is not None and batch.stdout is not None
+        batch.stdin.write(oid.encode() + b"\n")
+        batch.stdin.flush()
+        header = batch.stdout.readline()
+        parts = header.split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            raise HistoryError(f"git cat-file: object {oid} is {header.decode(errors='replace').strip()}")
+        size = int(parts[2])
+        data = batch.stdout.read(size + 1)
+        return data[:size]
+
+    def find_added_lines(self, parent: str, commit: str,
+                         prefixes: Sequence[str] = ()) -> dict[str, list[tuple[int, int]]]:
+        """The lines ``commit`` adds relative to ``parent`` (``git diff -U0``): ``{path: [(first
+        line, line count), ...]}`` in the commit's numbering, for files under ``prefixes``."""
+        out = self._run("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+                        "--no-renames", parent, commit, "--", *prefixes)
+        added: dict[str, list[tuple[int, int]]] = {}
+        current: str | None = None
+        for line in out.split(b"\n"):
+            if line.startswith(b"+++ "):
+                name = line[4:]
+                current = os.fsdecode(name[2:]) if name.startswith(b"b/") else None
+            elif line.startswith(b"@@") and current is not None:
+                match = _HUNK.match(line)
+                if match is not None:
+                    count = int(match.group(2)) if match.group(2) is not None else 1
+                    if count:
+                        added.setdefault(current, []).append((int(match.group(1)), count))
+        return added
+
+
+class TreeMirror:
+    """The files of one commit under a private directory, written from git's blobs.
+
+    Python sources (``.py``) are written with their bytes; every other file is written empty (path
+    search looks only at names: an extension module, a ``.pyc``, a directory's other files), so a
+    directory holds what a checkout of the commit would hold. Going to another commit writes only
+    the files whose blob differs and removes the files and the directories that are gone.
+
+    Args:
+        repository: where the blobs come from.
+        root: an empty private directory (the mirror's top: the repository's top directory).
+        prefixes: the paths (relative to the top) to mirror: the source roots and the policy's files.
+        contents: the name endings of the files written with their bytes.
+    """
+
+    def __init__(self, repository: GitRepository, root: Path, prefixes: Sequence[str],
+                 contents: tuple[str, ...] = (".py",)) -> None:
+        self.repository = repository
+        self.root = root
+        self.prefixes = tuple(prefixes)
+        self._contents = contents
+        self._files: dict[str, TreeEntry] = {}
+        self.commit: str | None = None
+
+    def narrow(self, prefixes: Sequence[str], contents: tuple[str, ...]) -> None:
+        """Mirror only ``prefixes`` from the next :meth:`switch` on (what is outside is removed
+        then), with the bytes of the files whose names end in ``contents``."""
+        self.prefixes = tuple(prefixes)
+        self._contents = contents
+        self._files = {path: entry for path, entry in self._files.items()
+                       if path.endswith(contents) or not entry.mode.startswith("100")}
+
+    def switch(self, commit: str) -> None:
+        """Make the directory hold ``commit``'s files."""
+        wanted = self.repository.list_tree(commit, self.prefixes)
+        gone = [path for path in self._files if path not in wanted]
+        for path in gone:
+            self._remove(path)
+        _prune_directories(self.root, gone)
+        for path, entry in wanted.items():
+            if self._files.get(path) == entry:
+                continue
+            if path in self._files:
+                self._remove(path)
+            self._write(path, entry)
+        self.commit = commit
+
+    def _remove(self, path: str) -> None:
+        del self._files[path]
+        target = self.root / path
+        try:
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _write(self, path: str, entry: TreeEntry) -> None:
+        target = self.root / path
+        if ".." in Path(path).parts or Path(path).is_absolute():
+            return  # git refuses such paths in trees; never write outside the mirror
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.realpath(target.parent).startswith(str(self.root)):
+            return  # a directory of the tree is a symbolic link: git never writes through one
+        if entry.mode == "160000":  # a submodule: an empty directory, as in a fresh clone
+            target.mkdir(exist_ok=True)
+        elif entry.mode == "120000":
+            os.symlink(os.fsdecode(self.repository.read_blob(entry.oid)), target)
+        elif path.endswith(self._contents):
+            target.write_bytes(self.repository.read_blob(entry.oid))
+        else:
+            target.write_bytes(b"")
+        self._files[path] = entry
+
+    def to_repository_path(self, path: Path) -> str | None:
+        """A path of the mirror as a path relative to the repository's top (``/`` separators), or
+        None when it is outside the mirror."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+
+def _prune_directories(root: Path, removed: Iterable[str]) -> None:
+    """Remove the directories left empty by removing ``removed`` (a checkout has none)."""
+    parents = {Path(path).parent for path in removed}
+    for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        while parent.parts:
+            try:
+                (root / parent).rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+
+def _first_line(stderr: bytes) -> str:
+    text = stderr.decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if text else "no message"

@@ -1,0 +1,347 @@
+"""``importpolicy bisect`` on real git repositories made by the tests (``git init`` in a temporary
+directory): the first commit of each finding, the hop it added, skips, merges, usage errors, and the
+proof that the working tree, the index, HEAD and the stash are never touched, also when the run is
+interrupted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy.history.search import search_first_bad
+
+POLICY = """\
+[settings]
+source-roots = ["src"]
+external = "stop"
+
+[heavy]
+"pkg.config" = "imports torch and probes CUDA"
+
+[light."pkg.ops"]
+reason = "imported by the API server before the engine forks"
+"""
+
+BASE = {
+    "policy.toml": POLICY,
+    "src/pkg/__init__.py": "",
+    "src/pkg/config.py": "import torch\n",
+    "src/pkg/ops/__init__.py": "from .layernorm import rms_norm\n",
+    "src/pkg/ops/layernorm.py": "def rms_norm(x):\n    return x\n",
+    "src/pkg/ops/fused.py": "from pkg.config import CUDA\n\n\ndef fused(x):\n    return x\n",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00", "GIT_COMMITTER_DATE":
+           "2026-01-01T00:00:00"}
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True, env=env)
+    return done.stdout.strip()
+
+
+def write(repo: Path, files: dict[str, str | None]) -> None:
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def commit(repo: Path, message: str, files: dict[str, str | None] | None = None) -> str:
+    write(repo, files or {})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    git(path, "config", "commit.gpgsign", "false")
+    commit(path, "initial", BASE)  # type: ignore[arg-type]
+    return path
+
+
+def noise(repo: Path, count: int, start: int = 0) -> None:
+    for number in range(start, start + count):
+        commit(repo, f"docs: note {number}", {f"notes/{number}.txt": f"{number}\n"})
+
+
+def bisect(repo: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "bisect", *args],
+        cwd=cwd or repo, capture_output=True, text=True,
+    )
+
+
+REEXPORT = "from .layernorm import rms_norm\nfrom .fused import fused\n"
+
+
+@pytest.fixture()
+def incident(tmp_path: Path) -> tuple[Path, str, str]:
+    """A history of 12 commits whose 6th adds the re-export (``from .fused import fused``) that
+    makes the light package ``pkg.ops`` import ``pkg.config``."""
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 5)
+    culprit = commit(repo, "ops: re-export fused for convenience",
+                     {"src/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 6, start=5)
+    return repo, good, culprit
+
+
+def test_finds_the_commit_its_subject_and_the_hop_it_added(incident: tuple[Path, str, str]) -> None:
+    repo, good, culprit = incident
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} ops: re-export fused for convenience" in done.stdout
+    assert "it added: src/pkg/ops/__init__.py:2: pkg.ops -> pkg.ops.fused (from-import)" in done.stdout
+    assert f"policy: policy.toml at --bad {git(repo, 'rev-parse', 'HEAD')[:12]}" in done.stdout
+    assert "12 commits (first-parent history)" in done.stdout
+
+
+def test_json(incident: tuple[Path, str, str]) -> None:
+    repo, good, culprit = incident
+    done = bisect(repo, "--good", good, "--format", "json", "pkg.ops")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    [finding] = data["findings"]
+    assert finding["status"] == "found"
+    assert finding["commit"] == {"hash": culprit, "subject": "ops: re-export fused for convenience"}
+    assert finding["added"]["path"] == "src/pkg/ops/__init__.py"
+    assert finding["added"]["line"] == 2
+    assert [hop["imported"] for hop in finding["chain"]] == ["pkg.ops.fused", "pkg.config"]
+    assert data["policy"] == {"path": "policy.toml", "from": "--bad"}
+    assert data["commits"] == 12
+    assert data["checked"] <= 7  # --bad, --good and about log2(12) steps
+
+
+def _state(repo: Path) -> dict[str, object]:
+    """Everything of the repository a user could lose: every file of the working tree (bytes and
+    mode, untracked ones too), the index file, HEAD, every ref, the stash and git status."""
+    files: dict[str, tuple[str, int]] = {}
+    for directory, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if d not in (".git", ".importpolicy_cache")]
+        for name in names:
+            path = Path(directory, name)
+            files[str(path.relative_to(repo))] = (
+                hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mode
+            )
+    return {
+        "files": files,
+        "index": hashlib.sha256((repo / ".git" / "index").read_bytes()).hexdigest(),
+        "HEAD": (repo / ".git" / "HEAD").read_text(),
+        "refs": git(repo, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "stash": git(repo, "stash", "list", "--format=%H %s"),
+        "status": git(repo, "status", "--porcelain=v2", "--branch", "--untracked-files=all"),
+        "worktrees": git(repo, "worktree", "list", "--porcelain"),
+    }
+
+
+def _dirty(repo: Path) -> None:
+    """A stash entry, a staged change, an unstaged change and an untracked file."""
+    (repo / "src/pkg/ops/layernorm.py").write_text("def rms_norm(x):\n    return 2 * x\n")
+    git(repo, "stash", "push", "-q", "-m", "work in progress")
+    (repo / "src/pkg/__init__.py").write_text("STAGED = 1\n")
+    git(repo, "add", "src/pkg/__init__.py")
+    (repo / "src/pkg/ops/__init__.py").write_text("# unstaged edit\n")
+    (repo / "scratch.py").write_text("import pkg.ops\n")
+
+
+def test_never_touches_the_working_tree_index_head_or_stash(incident: tuple[Path, str, str]) -> None:
+    repo, good, _ = incident
+    git(repo, "checkout", "-q", "HEAD~3")  # a detached HEAD inside the range
+    _dirty(repo)
+    before = _state(repo)
+    done = bisect(repo, "--good", good, "--bad", "main")
+    assert done.returncode == 0, done.stderr
+    assert _state(repo) == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_an_interrupted_run_leaves_the_repository_as_it_was(
+    tmp_path: Path, signum: int
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    for number in range(40):  # enough commits that the run is still going when the signal comes
+        body = "".join(f"def f{i}():\n    return {i}\n" for i in range(number * 20))
+        commit(repo, f"grow {number}", {f"src/pkg/grow{number}.py": body})
+    commit(repo, "re-export", {"src/pkg/ops/__init__.py": REEXPORT})
+    _dirty(repo)
+    before = _state(repo)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "flake8_importpolicy", "bisect", "--no-cache", "--good", good,
+         "--bad", "main"],
+        cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(scratch.glob("importpolicy-bisect-*/tree/src")) and time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        time.sleep(0.002)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=60)
+    if signum == signal.SIGKILL:
+        assert process.returncode == -signal.SIGKILL
+    else:
+        assert process.returncode == 130, stderr
+        assert "bisect interrupted; nothing in the repository was changed" in stderr
+        assert not list(scratch.iterdir())  # the temporary tree is removed too
+    assert _state(repo) == before
+
+
+def test_a_commit_where_the_light_module_is_missing_or_does_not_parse_is_skipped(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    missing = commit(repo, "move ops away", OPS_GONE)
+    commit(repo, "ops back", {name: BASE[name] for name in OPS_GONE})
+    broken = commit(repo, "ops: a typo", {"src/pkg/ops/__init__.py": "from .layernorm import (x\n"})
+    commit(repo, "ops: fix the typo", {"src/pkg/ops/__init__.py": BASE["src/pkg/ops/__init__.py"]})
+    culprit = commit(repo, "re-export fused", {"src/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 3, start=2)
+    done = bisect(repo, "--good", good, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["findings"][0]["commit"]["hash"] == culprit
+    reasons = {entry["commit"]["hash"]: entry["reason"] for entry in data["skipped"]}
+    assert reasons[broken] == "src/pkg/ops/__init__.py: line 1: '(' was never closed"
+    assert reasons.get(missing, "light module pkg.ops does not exist") == (
+        "light module pkg.ops does not exist")
+
+
+OPS_GONE: dict[str, str | None] = {
+    "src/pkg/ops/__init__.py": None, "src/pkg/ops/layernorm.py": None, "src/pkg/ops/fused.py": None,
+}
+
+
+def test_skips_that_leave_the_answer_open_name_the_candidates(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    commit(repo, "drop ops", OPS_GONE)
+    commit(repo, "still no ops")
+    commit(repo, "ops back with the re-export",
+           {**{name: BASE[name] for name in OPS_GONE}, "src/pkg/ops/__init__.py": REEXPORT})
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 1, done.stderr
+    assert "skipped commits leave the first commit open; it is one of:" in done.stdout
+    assert "light module pkg.ops does not exist" in done.stdout
+
+
+def test_all_parents_follows_the_merged_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    noise(repo, 2)
+    culprit = commit(repo, "feature: re-export fused", {"src/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 2, start=2)
+    git(repo, "checkout", "-q", "main")
+    noise(repo, 3, start=10)
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch feature", "feature")
+    merge = git(repo, "rev-parse", "HEAD")
+    first_parent = json.loads(bisect(repo, "--good", good, "--format", "json").stdout)
+    assert first_parent["findings"][0]["commit"]["hash"] == merge
+    assert first_parent["first_parent"] is True
+    done = bisect(repo, "--good", good, "--all-parents", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["findings"][0]["commit"]["hash"] == culprit
+    assert data["commits"] == 9
+
+
+def test_a_budget_finding_is_searched_too(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "budget", {"policy.toml": POLICY + "max-modules = 4\n"})
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "ops: more kernels", {
+        "src/pkg/ops/__init__.py": "from .layernorm import rms_norm\nfrom . import a, b, c\n",
+        "src/pkg/ops/a.py": "", "src/pkg/ops/b.py": "", "src/pkg/ops/c.py": "",
+    })
+    done = bisect(repo, "--good", good, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    [finding] = json.loads(done.stdout)["findings"]
+    assert (finding["code"], finding["heavy"]) == ("IPL008", "max-modules=4")
+    assert finding["commit"]["hash"] == culprit
+
+
+def test_nothing_new_in_the_range_exits_1(incident: tuple[Path, str, str]) -> None:
+    repo, _, culprit = incident
+    done = bisect(repo, "--good", culprit)
+    assert done.returncode == 1
+    assert "no finding at --bad" in done.stdout
+    named = bisect(repo, "--good", culprit, "pkg.ops", "--format", "json")
+    assert named.returncode == 1
+    assert json.loads(named.stdout)["findings"][0]["status"] == "at-good"
+
+
+def test_the_policy_at_bad_is_used_unless_policy_is_given(incident: tuple[Path, str, str]) -> None:
+    repo, good, _ = incident
+    (repo / "policy.toml").write_text(POLICY.replace('"pkg.config"', '"pkg.other"'))
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr  # the working tree's edit does not count
+    mine = bisect(repo, "--good", good, "--policy", "policy.toml")
+    assert mine.returncode == 1
+    assert "policy: policy.toml from --policy (the file on disk)" in mine.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--good", "no-such-rev"], "--good 'no-such-rev': no such commit"),
+    (["--good", "HEAD", "--bad", "HEAD~1"], "is not an ancestor of --bad"),
+    (["--good", "HEAD~1", "not.light"], "'not.light' is not a light module of policy.toml"),
+    (["--good", "HEAD~1", "--policy", "/etc/hostname"], "not a file of the repository"),
+])
+def test_usage_errors_exit_2(incident: tuple[Path, str, str], args: list[str], message: str) -> None:
+    repo, _, _ = incident
+    done = bisect(repo, *args)
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_not_a_git_repository_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "policy.toml").write_text(POLICY)
+    done = bisect(tmp_path, "--good", "HEAD", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "is not inside a git repository" in done.stderr
+
+
+def test_a_source_root_outside_the_repository_is_a_usage_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "absolute root", {"policy.toml": POLICY.replace('["src"]', f'["{tmp_path}"]')})
+    done = bisect(repo, "--good", "HEAD~1")
+    assert done.returncode == 2
+    assert "is outside the repository" in done.stderr
+
+
+def test_the_search_tests_the_commit_that_halves_the_candidates() -> None:
+    order = [f"c{i}" for i in range(16)]
+    parents = {c: (order[i - 1],) if i else () for i, c in enumerate(order)}
+    tested: list[str] = []
+
+    def judge(commit: str) -> bool:
+        tested.append(commit)
+        return order.index(commit) >= 11
+
+    assert search_first_bad(order, parents, "c15", judge) == ["c11"]
+    assert len(tested) == 4  # log2(16)
