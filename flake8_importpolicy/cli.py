@@ -270,7 +270,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="light modules to search for (default: each light module with a finding at --bad "
         "that does not show at --good)",
     )
-    bisect.set_defaults(handler=None)
+    bisect.set_defaults(handler=None)  # it reads its policy from git (_run_bisect)
+
+    fix = sub.add_parser(
+        "fix", parents=[common],
+        help="write the change that removes a heavy re-export (a diff; --apply writes it)",
+        description="For each IPL001 whose first hop is a re-export in a light package's "
+        "__init__.py, write the fix: a lazy re-export (module __getattr__ with an explicit map, "
+        "or PEP 810 lazy from ... import when every target version is 3.15+) or direct imports "
+        "(the re-export removed, every first-party importer rewritten). The engine checks the "
+        "patched tree in memory first; a fix that would not clear the finding or would break an "
+        "importer is not offered. Prints a unified diff (git apply takes it) unless --apply.",
+        epilog="exit status: 0 every finding asked for was fixed, 1 a finding could not be fixed "
+        "(or none can), 2 usage or policy error, 3 internal error",
+    )
+    fix.add_argument(
+        "--kind", choices=("lazy", "direct"), default="lazy",
+        help="lazy: the name stays importable from the package, loaded on first access; direct: "
+        "the re-export is removed and its importers import the submodule (default: lazy)",
+    )
+    fix.add_argument("--apply", action="store_true", help="write the files instead of a diff")
+    fix.add_argument(
+        "--force", action="store_true",
+        help="apply the fix even when it lists importers it cannot keep working (a getattr(pkg, "
+        "name) with a computed name, an installed module outside the project)",
+    )
+    fix.add_argument(
+        "targets", nargs="*", metavar="LIGHT|FILE:LINE",
+        help="only the findings of these light modules, or of the statement at FILE:LINE "
+        "(default: every finding whose first hop is a re-export)",
+    )
+    fix.set_defaults(handler=_run_fix, format="text")
 
     cache = sub.add_parser("cache", help="manage the on-disk facts cache")
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
@@ -833,6 +863,62 @@ def _run_suggest(args: argparse.Namespace) -> int:
     print(f"wrote {args.output}: {len(suggestion.light)} light and {len(suggestion.heavy)} heavy "
           "candidates", file=sys.stderr)
     return EXIT_CLEAN
+
+
+def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
+    """``importpolicy fix``: plan and verify in memory, then print the diff or write the files."""
+    from flake8_importpolicy.analysis.fixes import fix_findings
+    from flake8_importpolicy.model.fixes import FixKind
+    from flake8_importpolicy.model.reading import read_regular_file
+    from flake8_importpolicy.output.fixes import format_fix_diff, format_fix_summary
+
+    cache = None
+    if not args.no_cache:
+        from flake8_importpolicy.answers.facts_cache import open_facts_cache
+
+        cache = open_facts_cache(policy)
+    kind = FixKind.LAZY_REEXPORT if args.kind == "lazy" else FixKind.DIRECT_IMPORTS
+    outcomes, patched = fix_findings(
+        policy, targets=args.targets, kind=kind, force=args.force, facts_cache=cache,
+        interpreter=args.interpreter, target_versions=args.target_version,
+    )
+    for outcome in outcomes:
+        sys.stderr.write(format_fix_summary(outcome.violation, outcome.fix, outcome.reason,
+                                            outcome.offered, policy.relpath))
+    if not outcomes:
+        print("importpolicy: no finding whose first hop is a re-export in a light package's "
+              "__init__.py" + (" among " + ", ".join(args.targets) if args.targets else ""),
+              file=sys.stderr)
+        return EXIT_FINDINGS
+    changes = {path: (read_regular_file(path)[1], data) for path, data in sorted(patched.items())}
+    if args.apply:
+        for path, (_, data) in changes.items():
+            _write_preserving_mode(path, data)
+        print(f"importpolicy: wrote {len(changes)} file(s)", file=sys.stderr)
+    else:
+        sys.stdout.write(format_fix_diff(changes, policy.relpath))
+    return EXIT_CLEAN if all(o.fix is not None for o in outcomes) else EXIT_FINDINGS
+
+
+def _write_preserving_mode(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it, renamed into place, with the
+    file's mode kept (an interrupted write never leaves half a source file)."""
+    import stat
+    import tempfile
+
+    mode = stat.S_IMODE(path.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
 
 
 def _run_bisect(args: argparse.Namespace) -> int:

@@ -1,0 +1,981 @@
+"""Planning and verifying the fixes of a heavy re-export (``importpolicy fix``, editors' code actions).
+
+For an IPL001 whose first hop is a re-export in a light package's ``__init__.py``
+(:func:`~flake8_importpolicy.model.fixes.find_reexport_hop`):
+
+- **lazy re-export**: the statement is replaced by an explicit map, and a PEP 562 module
+  ``__getattr__`` loads a name on first access (merged into the package's own ``__getattr__`` when it
+  has one; a ``__dir__`` is added when it has none, so ``dir(pkg)`` still lists the names;
+  ``__all__`` is kept). When every target version is 3.15 or newer the statement becomes
+  ``lazy from .x import name`` (PEP 810) instead. Not offered when the package's own code uses a
+  name (a module's global lookups do not call its ``__getattr__``: PEP 562), or when a first-party
+  ``from pkg import *`` would lose it (no ``__all__``).
+- **direct imports**: the statement is removed (and its names from a literal ``__all__``), and
+  every first-party importer is rewritten: ``from pkg import name`` to ``from pkg.x import name``,
+  ``pkg.name`` after ``import pkg`` to ``pkg.x.name`` with ``import pkg.x`` added. Importers that
+  cannot be rewritten (``getattr(pkg, name)`` with a name that is not a literal, an installed module
+  outside the source roots and the project) are listed in :attr:`Fix.blockers`.
+
+Every edit is a replacement of a range of the original text: formatting, comments and the rest of
+each file stay byte-identical. Before a fix is returned the engine checks the patched tree in memory
+(the sources as editor buffers, :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`'s
+``overrides``): a fix after which the finding still shows, or that adds a finding or a module that
+does not parse, is not offered.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import sys
+import tokenize
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.model.findings import Report, Violation
+from flake8_importpolicy.model.fixes import (
+    Fix,
+    FixKind,
+    Importer,
+    TextEdit,
+    find_reexport_hop,
+)
+from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.ports import FactsCache
+from flake8_importpolicy.model.reading import read_regular_file
+
+__all__ = ["FixOutcome", "apply_edits", "find_fixes", "fix_findings"]
+
+_SKIPPED_DIRECTORIES = frozenset({
+    "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",
+})
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """A replacement of ``text[start:end]`` in one file (character offsets)."""
+
+    path: Path
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True)
+class _Moved:
+    """A name the re-export binds: where it comes from."""
+
+    name: str  # the name bound in the package
+    module: str  # the submodule it is loaded from
+    attribute: str | None  # the attribute of that module, None: the module itself
+
+
+class _Source:
+    """One file's text, its syntax tree and the conversions between ast positions and offsets."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.text = data.decode("utf-8")
+        self.tree = ast.parse(data, str(path), feature_version=sys.version_info[:2])
+        self.newline = "\r\n" if "\r\n" in self.text else "\n"
+        self._starts = [0]
+        for match in re.finditer(r"\r\n|\r|\n", self.text):
+            self._starts.append(match.end())
+        self._lines = self.text.splitlines(keepends=True) or [""]
+
+    def offset(self, line: int, col_bytes: int) -> int:
+        """The character offset of an ast position (1-based line, UTF-8 byte column)."""
+        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
+        return self._starts[line - 1] + len(text.encode("utf-8")[:col_bytes].decode("utf-8", "replace"))
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """``(1-based line, 0-based character column)`` of a character offset."""
+        low, high = 0, len(self._starts) - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._starts[middle] <= offset:
+                low = middle
+            else:
+                high = middle - 1
+        return low + 1, offset - self._starts[low]
+
+    def line_start(self, line: int) -> int:
+        return self._starts[line - 1] if line - 1 < len(self._starts) else len(self.text)
+
+    def span(self, node: ast.stmt | ast.expr) -> tuple[int, int]:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        return (self.offset(node.lineno, node.col_offset),
+                self.offset(node.end_lineno, node.end_col_offset))
+
+    def whole_lines(self, node: ast.stmt) -> tuple[int, int] | None:
+        """The offsets of the lines a statement takes, line breaks included, when nothing else is on
+        them (a comment after it goes with it); None when it shares a line."""
+        start, end = self.span(node)
+        first = self.line_start(node.lineno)
+        assert node.end_lineno is not None
+        after = self.line_start(node.end_lineno + 1)
+        if self.text[first:start].strip():
+            return None
+        rest = self.text[end:after].strip()
+        if rest and not rest.startswith("#"):
+            return None
+        return first, after
+
+    def indent(self, node: ast.stmt) -> str:
+        return self.text[self.line_start(node.lineno):self.offset(node.lineno, node.col_offset)]
+
+
+def find_fixes(
+    policy: Policy,
+    violation: Violation,
+    *,
+    report: Report | None = None,
+    overrides: Mapping[Path, bytes] | None = None,
+    facts_cache: FactsCache | None = None,
+    interpreter_info: InterpreterInfo | None = None,
+    interpreter: str | None = None,
+    target_versions: Iterable[tuple[int, int]] = (),
+    verify: bool = True,
+) -> list[Fix]:
+    """The fixes that remove ``violation`` (an IPL001 of ``policy``), verified; the code actions of
+    an editor. Empty when its first hop is not a re-export in a light package's ``__init__.py``.
+
+    Args:
+        policy: the policy the violation was found with.
+        violation: the finding.
+        report: the report it belongs to (computed when None): the patched tree's report is
+            compared with it.
+        overrides: ``{path: bytes}`` of unsaved editor buffers, read instead of the files.
+        facts_cache, interpreter_info, interpreter, target_versions: as for
+            :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`.
+        verify: check the patched tree with the engine (a fix that fails is left out).
+
+    Returns:
+        A lazy re-export fix first when one applies, then the direct-imports fix; the latter is
+        returned with its :attr:`~flake8_importpolicy.model.fixes.Fix.blockers` when importers
+        cannot be rewritten (and is then not verified).
+
+    Raises:
+        flake8_importpolicy.model.errors.InterpreterError: the interpreter cannot be queried.
+    """
+    if find_reexport_hop(violation) is None:
+        return []
+    options: dict[str, object] = {
+        "interpreter": interpreter, "target_versions": tuple(target_versions),
+        "facts_cache": facts_cache, "interpreter_info": interpreter_info,
+    }
+    with PolicyEngine(policy, overrides=overrides, **options) as engine:  # type: ignore[arg-type]
+        planner = _Planner(policy, engine, dict(overrides or {}))
+        fixes = planner.plan(violation)
+        if not verify or not fixes:
+            return fixes
+        if report is None:
+            report = engine.check()
+        info = engine.interpreter
+    options["interpreter_info"] = info
+    verified = []
+    for fix in fixes:
+        if fix.blockers:
+            verified.append(fix)
+        elif _verify(policy, violation, report, fix, planner.read, overrides or {}, options):
+            verified.append(_replace_verified(fix))
+    return verified
+
+
+def _replace_verified(fix: Fix) -> Fix:
+    import dataclasses
+
+    return dataclasses.replace(fix, verified=True)
+
+
+def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
+            read: _Reader, overrides: Mapping[Path, bytes], options: Mapping[str, object]) -> bool:
+    """Whether the patched tree clears the finding and adds no finding and no unanalysable module."""
+    patched = dict(overrides)
+    patched.update(apply_edits(fix.edits, read))
+    lazy_keyword = fix.kind is FixKind.LAZY_REEXPORT and any(
+        edit.new_text == "lazy " for edit in fix.edits)
+    for path, data in patched.items():
+        if path in overrides and overrides[path] == data:
+            continue
+        if lazy_keyword and sys.version_info < (3, 15):
+            continue  # the engine's own parse (it removes the soft keyword) is the check
+        try:
+            compile(data, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
+    with PolicyEngine(policy, overrides=patched, **options) as engine:  # type: ignore[arg-type]
+        after = engine.check()
+    first = violation.chain[0].imported
+    for found in after.violations:
+        if found.light == violation.light and found.chain and found.chain[0].imported == first \
+                and found.path == violation.path:
+            return False
+    before = {(v.code.id, v.light, str(v.heavy)) for v in report.violations}
+    if any((v.code.id, v.light, str(v.heavy)) not in before for v in after.violations):
+        return False
+    problems = {p.identity for p in report.problems}
+    return all(p.identity in problems for p in after.problems)
+
+
+class _Reader:
+    """Files as the fix sees them: editor buffers first, then the disk (cached)."""
+
+    def __init__(self, overrides: Mapping[Path, bytes]) -> None:
+        self._overrides = {Path(p).resolve(): data for p, data in overrides.items()}
+        self._sources: dict[Path, _Source | None] = {}
+
+    def __call__(self, path: Path) -> bytes:
+        found = self._overrides.get(path.resolve())
+        return found if found is not None else read_regular_file(path)[1]
+
+    def source(self, path: Path) -> _Source | None:
+        if path not in self._sources:
+            try:
+                self._sources[path] = _Source(path, self(path))
+            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+                self._sources[path] = None
+        return self._sources[path]
+
+
+def apply_edits(edits: Iterable[TextEdit], read: _Reader | None = None) -> dict[Path, bytes]:
+    """The files ``edits`` change, with the edits applied: ``{path: new bytes}``.
+
+    Args:
+        edits: non-overlapping edits (:class:`~flake8_importpolicy.model.fixes.TextEdit`).
+        read: how a file is read (default: from disk).
+
+    Raises:
+        OSError: a file cannot be read. UnicodeDecodeError: it is not UTF-8.
+    """
+    reader = read or _Reader({})
+    by_file: dict[Path, list[TextEdit]] = {}
+    for edit in edits:
+        by_file.setdefault(edit.path, []).append(edit)
+    changed: dict[Path, bytes] = {}
+    for path, file_edits in by_file.items():
+        source = reader.source(path)
+        text = source.text if source is not None else reader(path).decode("utf-8")
+        starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+        def offset(position: tuple[int, int]) -> int:
+            line, col = position
+            return (starts[line - 1] if line - 1 < len(starts) else len(text)) + col
+
+        for edit in sorted(file_edits, key=lambda e: e.start, reverse=True):
+            text = text[:offset(edit.start)] + edit.new_text + text[offset(edit.end):]
+        changed[path] = text.encode("utf-8")
+    return changed
+
+
+class _Planner:
+    def __init__(self, policy: Policy, engine: PolicyEngine, overrides: Mapping[Path, bytes]) -> None:
+        self.policy = policy
+        self.engine = engine
+        self.read = _Reader(overrides)
+
+    # -- the re-export -----------------------------------------------------------------------------
+
+    def plan(self, violation: Violation) -> list[Fix]:
+        self._light = violation.light
+        source = self.read.source(violation.path)
+        hop = violation.chain[0]
+        if source is None:
+            return []
+        statement = next((node for node in source.tree.body if isinstance(node, ast.ImportFrom)
+                          and node.lineno == hop.line and node.col_offset == hop.col), None)
+        if statement is None:
+            return []  # not at the module's top level (under an if, in a try): left to a person
+        moved = self._moved_names(violation.light, statement)
+        if not moved:
+            return []
+        fixes = []
+        lazy = self._plan_lazy(violation, source, statement, moved)
+        if lazy is not None:
+            fixes.append(lazy)
+        direct = self._plan_direct(violation, source, statement, moved)
+        if direct is not None:
+            fixes.append(direct)
+        return fixes
+
+    def _moved_names(self, light: str, node: ast.ImportFrom) -> list[_Moved]:
+        """What the statement binds, and from where; empty when it cannot be listed (a star import
+        of a module without a literal ``__all__`` or readable source)."""
+        base = _resolve_from(light, node)
+        if base is None or not base.startswith(light + ".") and base != light:
+            return []
+        moved: list[_Moved] = []
+        for alias in node.names:
+            if alias.name == "*":
+                names = self._public_names(base)
+                if names is None:
+                    return []
+                moved.extend(self._moved(base, name, name) for name in names)
+            else:
+                moved.append(self._moved(base, alias.name, alias.asname or alias.name))
+        return moved
+
+    def _moved(self, base: str, name: str, bound: str) -> _Moved:
+        """``from base import name as bound``: a submodule when ``base`` does not bind ``name``
+        and ``base.name`` exists (docs/semantics.md rule 2), else an attribute of ``base``."""
+        submodule = f"{base}.{name}"
+        if self.engine.index.resolve_module(submodule).kind != "unresolved" and (
+                base == self._light or not self._binds(base, name)):
+            return _Moved(bound, submodule, None)
+        return _Moved(bound, base, name)
+
+    def _binds(self, module: str, name: str) -> bool:
+        path = self.engine.index.resolve_module(module).path
+        source = self.read.source(path) if path is not None else None
+        return source is not None and name in _top_level_bindings(source.tree)
+
+    def _public_names(self, module: str) -> list[str] | None:
+        path = self.engine.index.resolve_module(module).path
+        source = self.read.source(path) if path is not None else None
+        if source is None:
+            return None
+        declared = _literal_all(source.tree)
+        if declared is not None:
+            return declared[0]
+        if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+               for n in source.tree.body):
+            return None  # what a star import of it binds depends on another module
+        return sorted(name for name in _top_level_bindings(source.tree) if not name.startswith("_"))
+
+    # -- lazy re-export ----------------------------------------------------------------------------
+
+    def _plan_lazy(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
+                   moved: list[_Moved]) -> Fix | None:
+        names = [m.name for m in moved]
+        lines = source.whole_lines(statement)
+        if lines is None:
+            return None
+        blockers = self._own_uses(violation, source, statement, names)
+        if _literal_all(source.tree) is None:
+            blockers += [
+                Importer(path, line, self._module_name(path) or "",
+                         f"from {violation.light} import * would no longer bind the names (the "
+                         "package has no __all__)")
+                for path, line in self._star_importers(violation.light)
+            ]
+        versions = self.engine.target.versions
+        is_star = any(alias.name == "*" for alias in statement.names)
+        title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        if versions and min(versions) >= (3, 15) and not is_star:
+            start = source.offset(statement.lineno, statement.col_offset)
+            edit = _Edit(source.path, start, start, "lazy ")
+            return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
+                             f"... import {title_names}", violation, statement, names, [edit], source,
+                             blockers=blockers)
+        return self._plan_getattr(violation, source, statement, moved, lines, title_names, blockers)
+
+    def _own_uses(self, violation: Violation, source: _Source, statement: ast.stmt,
+                  names: Sequence[str]) -> list[Importer]:
+        """The package's own reads of the names: a module's global lookups never call its
+        ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
+        uses = _used_names(source.tree, statement)
+        return [Importer(source.path, uses[name], violation.light,
+                         f"the package itself uses {name}") for name in names if name in uses]
+
+    def _plan_getattr(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
+                      moved: list[_Moved], lines: tuple[int, int], title_names: str,
+                      blockers: list[Importer]) -> Fix | None:
+        tree = source.tree
+        bound = _top_level_bindings(tree)
+        getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+        if len(getattrs) > 1 or "__getattr__" in bound and not getattrs:
+            return None  # bound some other way, or twice: left to a person
+        nl = source.newline
+        map_name = _unused_name("_LAZY_IMPORTS", bound)
+        modules_map = _unused_name("_LAZY_SUBMODULES", bound | {map_name})
+        attributes = [m for m in moved if m.attribute is not None]
+        submodules = [m for m in moved if m.attribute is None]
+        if any(m.attribute != m.name for m in attributes):
+            return None  # an alias (from .x import a as b): the map would need a second column
+        table = []
+        if attributes:
+            table.append(f"{map_name} = {{{nl}" + "".join(
+                f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in attributes) + f"}}{nl}")
+        if submodules:
+            table.append(f"{modules_map} = {{{nl}" + "".join(
+                f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in submodules) + f"}}{nl}")
+        comment = f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
+        edits = [_Edit(source.path, lines[0], lines[1], comment + "".join(table))]
+        if getattrs:
+            existing = getattrs[0]
+            parameter = existing.args.posonlyargs + existing.args.args
+            if not parameter:
+                return None
+            indent = source.indent(existing.body[0]) if existing.body else "    "
+            first = existing.body[0]
+            if _is_docstring(first) and len(existing.body) > 1:
+                first = existing.body[1]
+            block = _getattr_block(parameter[0].arg, map_name if attributes else None,
+                                   modules_map if submodules else None, indent, nl)
+            at = source.line_start(first.lineno)
+            edits.append(_Edit(source.path, at, at, block))
+        else:
+            block = (f"{nl}{nl}def __getattr__(name: str) -> object:{nl}"
+                     + _getattr_block("name", map_name if attributes else None,
+                                      modules_map if submodules else None, "    ", nl)
+                     + f"    raise AttributeError(f\"module {{__name__!r}} has no attribute "
+                       f"{{name!r}}\"){nl}")
+            end = len(source.text)
+            if source.text and not source.text.endswith(("\n", "\r")):
+                block = nl + block
+            edits.append(_Edit(source.path, end, end, block))
+        note = ""
+        has_dir = any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body)
+        if has_dir:
+            note = "the package's own __dir__ is kept as it is"
+        else:
+            pairs = ((map_name, attributes), (modules_map, submodules))
+            maps = " | ".join(f"set({m})" for m, used in pairs if used)
+            block = (f"{nl}{nl}def __dir__() -> list[str]:{nl}"
+                     f"    return sorted(set(globals()) | {maps}){nl}")
+            end = len(source.text)
+            if edits[-1].start == end:
+                edits[-1] = _Edit(source.path, end, end, edits[-1].new_text + block)
+            else:
+                if source.text and not source.text.endswith(("\n", "\r")):
+                    block = nl + block
+                edits.append(_Edit(source.path, end, end, block))
+        return self._fix(FixKind.LAZY_REEXPORT, f"re-export {title_names} lazily (module "
+                         "__getattr__, PEP 562)", violation, statement,
+                         [m.name for m in moved], edits, source, note=note, blockers=blockers)
+
+    # -- direct imports ----------------------------------------------------------------------------
+
+    def _plan_direct(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
+                     moved: list[_Moved]) -> Fix | None:
+        light = violation.light
+        names = {m.name: m for m in moved}
+        edits: list[_Edit] = []
+        removal = source.whole_lines(statement)
+        if removal is None:
+            return None
+        replacement = ""
+        if len(source.tree.body) == 1:
+            replacement = ""  # an empty __init__.py is a valid package
+        edits.append(_Edit(source.path, removal[0], removal[1], replacement))
+        declared = _literal_all(source.tree)
+        if declared is not None:
+            for element in declared[1]:
+                if isinstance(element.value, str) and element.value in names:
+                    edits.append(_list_element_removal(source, element, declared[1]))
+        blockers = self._own_uses(violation, source, statement, list(names))
+        for path in self._project_files(exclude={violation.path}):
+            self._rewrite_importer(path, light, names, edits, blockers)
+        blockers.extend(self._outside_importers(light, names))
+        title = (f"import {', '.join(sorted(names)[:3])}{', ...' if len(names) > 3 else ''} "
+                 f"from {moved[0].module if moved[0].attribute else light} where it is used, and "
+                 "remove the re-export")
+        return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statement, sorted(names), edits,
+                         source, blockers=blockers)
+
+    def _project_files(self, exclude: set[Path]) -> Iterator[Path]:
+        """Every ``.py`` file of the source roots and of the policy's directory (virtual
+        environments, hidden directories, the cache and build directories left out), once."""
+        seen: set[Path] = set(p.resolve() for p in exclude)
+        cache = os.path.realpath(self.policy.settings.cache_dir)
+        for top in (*self.policy.settings.source_roots, self.policy.root):
+            for directory, dirs, files in os.walk(top):
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
+                    and os.path.realpath(os.path.join(directory, d)) != cache
+                    and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
+                )
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        path = Path(directory, name).resolve()
+                        if path not in seen:
+                            seen.add(path)
+                            yield path
+
+    def _module_name(self, path: Path) -> str | None:
+        for root in self.policy.settings.source_roots:
+            try:
+                relative = path.relative_to(root)
+            except ValueError:
+                continue
+            parts = list(relative.with_suffix("").parts)
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts) if parts else None
+        return None
+
+    def _rewrite_importer(self, path: Path, light: str, names: Mapping[str, _Moved],
+                          edits: list[_Edit], blockers: list[Importer]) -> None:
+        try:
+            data = self.read(path)
+        except OSError:
+            return
+        if not any(name.encode() in data for name in names):
+            return
+        source = self.read.source(path)
+        if source is None:
+            return
+        module = self._module_name(path)
+        is_package = path.name == "__init__.py"
+        light_names: set[str] = set()  # names bound to the light package in this module
+        for node in ast.walk(source.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve_from(module or "", node, is_package=is_package)
+                if base == light:
+                    self._rewrite_from(source, node, names, edits, blockers, module or "")
+                elif base is not None and base == light.rpartition(".")[0]:
+                    light_names.update(a.asname or a.name for a in node.names
+                                       if f"{base}.{a.name}" == light)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == light and alias.asname:
+                        light_names.add(alias.asname)
+                    elif (alias.name == light or alias.name.startswith(light + ".")) and not alias.asname:
+                        light_names.add(light)  # a dotted use: pkg.ops.name
+        if light_names:
+            self._rewrite_attributes(source, light, light_names, names, edits, blockers, module or "")
+
+    def _rewrite_from(self, source: _Source, node: ast.ImportFrom, names: Mapping[str, _Moved],
+                      edits: list[_Edit], blockers: list[Importer], module: str) -> None:
+        # a submodule stays importable from the package (the import system loads it): only
+        # the names of a submodule's attributes move
+        ours = [a for a in node.names if a.name in names and names[a.name].attribute is not None]
+        star = any(a.name == "*" for a in node.names)
+        if star:
+            used = set(_used_names(source.tree, node)) & {n for n, m in names.items() if m.attribute}
+            if not used:
+                return
+            ours = [ast.alias(name=name) for name in sorted(used)]
+        if not ours:
+            return
+        module_text = _from_module_text(source, node)
+        lines = source.whole_lines(node)
+        if module_text is None or lines is None:
+            blockers.append(Importer(source.path, node.lineno, module,
+                                     "the import shares its line with another statement"))
+            return
+        indent = source.indent(node)
+        nl = source.newline
+        light = self._light
+        by_module: dict[str, list[ast.alias]] = {}
+        for alias in ours:
+            by_module.setdefault(names[alias.name].module, []).append(alias)
+        new_lines = [
+            f"{indent}from {_relative_text(module_text, light, target)} import "
+            + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in aliases) + nl
+            for target, aliases in sorted(by_module.items())
+        ]
+        if star or len(ours) < len(node.names):
+            # the other names stay where they are; the moved ones get a statement of their own
+            if not star:
+                for alias in ours:
+                    edits.append(_alias_removal(source, node, alias))
+            edits.append(_Edit(source.path, lines[1], lines[1], "".join(new_lines)))
+        else:
+            start = source.offset(node.lineno, node.col_offset)
+            edits.append(_Edit(source.path, start, lines[1], "".join(new_lines)[len(indent):]))
+
+    def _rewrite_attributes(self, source: _Source, light: str, bound: set[str],
+                            names: Mapping[str, _Moved], edits: list[_Edit],
+                            blockers: list[Importer], module: str) -> None:
+        needed: set[str] = set()
+        for node in ast.walk(source.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "hasattr", "setattr", "delattr") and node.args:
+                if _dotted(node.args[0]) in bound and not (
+                        len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                        and isinstance(node.args[1].value, str)
+                        and node.args[1].value not in names):
+                    blockers.append(Importer(source.path, node.lineno, module,
+                                             f"{node.func.id}({_dotted(node.args[0])}, ...): an "
+                                             "access the fix cannot rewrite"))
+            if not isinstance(node, ast.Attribute) or node.attr not in names:
+                continue
+            owner = _dotted(node.value)
+            if owner not in bound:
+                continue
+            target = names[node.attr]
+            prefix = source.offset(node.value.lineno, node.value.col_offset)
+            end = source.span(node)[1]
+            if owner == light:
+                if target.attribute is not None:
+                    edits.append(_Edit(source.path, prefix, end,
+                                       f"{target.module}.{target.attribute}"))
+                needed.add(target.module)
+            else:
+                blockers.append(Importer(source.path, node.lineno, module,
+                                         f"{owner}.{node.attr} through an alias of {light}"))
+        for needed_module in sorted(needed):
+            anchor = next((n for n in source.tree.body if isinstance(n, ast.Import)
+                           and any(a.name == light or a.name.startswith(light + ".")
+                                   for a in n.names)), None)
+            lines = source.whole_lines(anchor) if anchor is not None else None
+            if anchor is None or lines is None:
+                blockers.append(Importer(source.path, 1, module,
+                                         f"uses {light} without a top-level import of it"))
+                continue
+            edits.append(_Edit(source.path, lines[1], lines[1],
+                               f"{source.indent(anchor)}import {needed_module}{source.newline}"))
+
+    def _star_importers(self, light: str) -> list[tuple[Path, int]]:
+        """``(file, line)`` of every first-party ``from light import *``."""
+        found = []
+        for path in self._project_files(exclude=set()):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if b"*" not in data:
+                continue
+            source = self.read.source(path)
+            if source is None:
+                continue
+            module = self._module_name(path) or ""
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) \
+                        and _resolve_from(module, node, is_package=path.name == "__init__.py") == light:
+                    found.append((path, node.lineno))
+        return found
+
+    def _outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """Installed modules (on the interpreter's path, outside the source roots and the project)
+        that import a moved name from the light package: they cannot be rewritten."""
+        info = self.engine.interpreter
+        stdlib = tuple(os.path.realpath(d) for d in info.stdlib_dirs)
+        project = (os.path.realpath(self.policy.root),
+                   *(os.path.realpath(r) for r in self.policy.settings.source_roots))
+        top = light.partition(".")[0].encode()
+        wanted = [n.encode() for n in names]
+        found: list[Importer] = []
+        for entry in info.sys_path:
+            real = os.path.realpath(entry)
+            if not os.path.isdir(real) or real.startswith(stdlib) and not _is_site(real):
+                continue
+            if any(real == p or real.startswith(p + os.sep) for p in project):
+                continue
+            for directory, dirs, files in os.walk(real):
+                dirs[:] = [d for d in dirs if d != "__pycache__" and not d.endswith(".dist-info")]
+                for name in files:
+                    if not name.endswith(".py"):
+                        continue
+                    path = Path(directory, name)
+                    try:
+                        data = read_regular_file(path)[1]
+                    except OSError:
+                        continue
+                    if top not in data or not any(w in data for w in wanted):
+                        continue
+                    for line_number, text in enumerate(data.splitlines(), 1):
+                        if (light.encode() in text or b"from ." in text) and any(w in text for w in wanted) \
+                                and b"import" in text:
+                            found.append(Importer(path, line_number, "",
+                                                  "an installed module outside the source roots "
+                                                  "and the project"))
+                            break
+        return found
+
+    # -- shared ------------------------------------------------------------------------------------
+
+    def _fix(self, kind: FixKind, title: str, violation: Violation, statement: ast.ImportFrom,
+             names: Sequence[str], edits: list[_Edit], source: _Source, *,
+             blockers: Sequence[Importer] = (), note: str = "") -> Fix | None:
+        converted = []
+        for edit in sorted(edits, key=lambda e: (str(e.path), e.start, e.end)):
+            positions = source if edit.path == source.path else self.read.source(edit.path)
+            assert positions is not None
+            converted.append(TextEdit(edit.path, positions.position(edit.start),
+                                      positions.position(edit.end), edit.new_text))
+        for earlier, later in zip(converted, converted[1:]):
+            if earlier.path == later.path and later.start < earlier.end:
+                return None  # two rewrites of one place: left to a person
+        return Fix(kind, title, violation.light, violation.path, statement.lineno,
+                   tuple(names), tuple(converted), tuple(blockers), note=note)
+
+
+# -- syntax helpers ----------------------------------------------------------------------------------
+
+
+def _resolve_from(module: str, node: ast.ImportFrom, *, is_package: bool = True) -> str | None:
+    """The absolute module a from-import names, in ``module`` (a package's ``__init__`` when
+    ``is_package``; PEP 328 / ``importlib._bootstrap._resolve_name``)."""
+    if not node.level:
+        return node.module
+    if not module:
+        return None
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if node.level - 1 > len(parts) - (0 if parts else 0) or (node.level - 1 and len(parts) < node.level - 1):
+        return None
+    base = parts[:len(parts) - (node.level - 1)]
+    if not base:
+        return None
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _top_level_bindings(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    names.add(alias.asname or alias.name.partition(".")[0])
+        else:
+            for child in ast.walk(node):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                    names.add(child.id)
+    return names
+
+
+def _literal_all(tree: ast.Module) -> tuple[list[str], list[ast.Constant]] | None:
+    """A top-level ``__all__ = [...]`` / ``(...)`` of string literals: (names, elements)."""
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                if isinstance(value, (ast.List, ast.Tuple)) and all(
+                        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+                    elements = [e for e in value.elts if isinstance(e, ast.Constant)]
+                    return [str(e.value) for e in elements], elements
+                return None
+    return None
+
+
+def _used_names(tree: ast.Module, skip: ast.stmt) -> dict[str, int]:
+    """The names a module reads or deletes anywhere (function bodies too), but in ``skip``, each
+    with the line of its first use."""
+    used: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if node is skip:
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+            used[node.id] = min(used.get(node.id, node.lineno), node.lineno)
+        elif isinstance(node, ast.Global):
+            for name in node.names:
+                used[name] = min(used.get(name, node.lineno), node.lineno)
+    return used
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+        and isinstance(node.value.value, str)
+
+
+def _unused_name(name: str, taken: set[str]) -> str:
+    candidate, number = name, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}_{number}"
+    return candidate
+
+
+def _quote(text: str) -> str:
+    return '"' + text + '"'
+
+
+def _getattr_block(parameter: str, attributes: str | None, submodules: str | None, indent: str,
+                   nl: str) -> str:
+    """The lines that serve the lazy names in a ``__getattr__`` (the form the engine follows: a
+    constant map's ``.get`` and a literal-free ``importlib.import_module``)."""
+    out = []
+    inner = indent + "    "
+    if submodules is not None:
+        out.append(f"{indent}if (module := {submodules}.get({parameter})) is not None:{nl}"
+                   f"{inner}import importlib{nl}{nl}"
+                   f"{inner}return importlib.import_module(module){nl}")
+    if attributes is not None:
+        out.append(f"{indent}if (module := {attributes}.get({parameter})) is not None:{nl}"
+                   f"{inner}import importlib{nl}{nl}"
+                   f"{inner}return getattr(importlib.import_module(module), {parameter}){nl}")
+    return "".join(out)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = _dotted(node.value)
+        return f"{owner}.{node.attr}" if owner is not None else None
+    return None
+
+
+def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
+    """The text between ``from`` and ``import`` of a from-import (``.``, ``..pkg``, ``pkg.ops``)."""
+    start, end = source.span(node)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source.text[start:end]).readline))
+    except (tokenize.TokenError, IndentationError):
+        return None
+    parts = []
+    for token in tokens[1:]:
+        if token.type == tokenize.NAME and token.string == "import":
+            break
+        if token.type in (tokenize.NAME, tokenize.OP):
+            parts.append(token.string)
+    return "".join(parts) or None
+
+
+def _relative_text(module_text: str, light: str, target: str) -> str:
+    """The module text of a rewritten import: ``target`` (``light`` or inside it) written as the
+    original ``module_text`` named ``light`` (relative stays relative)."""
+    remainder = target[len(light) + 1:] if target != light else ""
+    if not remainder:
+        return module_text
+    return module_text + remainder if module_text.endswith(".") else f"{module_text}.{remainder}"
+
+
+def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _Edit:
+    """Remove one alias of a from-import with the comma that goes with it."""
+    start = source.offset(alias.lineno, alias.col_offset)
+    assert alias.end_lineno is not None and alias.end_col_offset is not None
+    end = source.offset(alias.end_lineno, alias.end_col_offset)
+    text = source.text
+    after = re.match(r"\s*,[ \t]*", text[end:])
+    if after is not None:
+        return _Edit(source.path, start, end + after.end(), "")
+    before = re.search(r",\s*$", text[:start])
+    assert before is not None
+    return _Edit(source.path, before.start(), end, "")
+
+
+def _list_element_removal(source: _Source, element: ast.Constant,
+                          elements: Sequence[ast.Constant]) -> _Edit:
+    """Remove one string of a literal ``__all__`` with its comma: its whole line when it has one of
+    its own (a comment after it goes too), else just the element."""
+    start, end = source.span(element)
+    text = source.text
+    own_line = re.match(r"[ \t]*,?[ \t]*(#[^\r\n]*)?(\r\n|\n|\r)", text[end:])
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    if own_line is not None and not text[line_start:start].strip():
+        return _Edit(source.path, line_start, end + own_line.end(), "")
+    after = re.match(r"\s*,[ \t]*", text[end:])
+    if after is not None:
+        return _Edit(source.path, start, end + after.end(), "")
+    before = re.search(r",\s*$", text[:start])
+    if before is not None and len(elements) > 1:
+        return _Edit(source.path, before.start(), end, "")
+    return _Edit(source.path, start, end, "")
+
+
+def _is_site(path: str) -> bool:
+    return "site-packages" in path or "dist-packages" in path
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    """What ``importpolicy fix`` did for one finding.
+
+    Attributes:
+        violation: the finding (as first reported, before any fix).
+        fix: the fix chosen (applied in memory), or None.
+        reason: why no fix was chosen (``""`` when one was), or why it was forced.
+        offered: every fix found for it (verified ones, and the direct-imports fix with blockers).
+    """
+
+    violation: Violation
+    fix: Fix | None
+    reason: str
+    offered: tuple[Fix, ...] = ()
+
+
+def fix_findings(
+    policy: Policy,
+    *,
+    targets: Sequence[str] = (),
+    kind: FixKind = FixKind.LAZY_REEXPORT,
+    force: bool = False,
+    facts_cache: FactsCache | None = None,
+    interpreter: str | None = None,
+    target_versions: Iterable[tuple[int, int]] = (),
+) -> tuple[list[FixOutcome], dict[Path, bytes]]:
+    """Fix the policy's re-export findings one after the other, in memory.
+
+    Each fix is planned and verified on the tree the earlier ones patched (a second re-export of
+    the same package is merged into the ``__getattr__`` the first one wrote).
+
+    Args:
+        policy: the loaded policy.
+        targets: which findings: light modules, or ``path:line`` of their statements (paths as
+            given, relative to the working directory or absolute); empty: every finding whose first
+            hop is a re-export.
+        kind: the fix to use.
+        force: apply a fix even when it lists importers it cannot keep working (its blockers).
+        facts_cache, interpreter, target_versions: as for ``importpolicy check``.
+
+    Returns:
+        ``(outcomes, patched)``: one outcome per finding tried, and the new bytes of every file the
+        chosen fixes change.
+    """
+    patched: dict[Path, bytes] = {}
+    tried: set[tuple[str, ...]] = set()
+    outcomes: list[FixOutcome] = []
+    info: InterpreterInfo | None = None
+    versions = tuple(target_versions)
+    while True:
+        with PolicyEngine(policy, overrides=patched, facts_cache=facts_cache, interpreter=interpreter,
+                          target_versions=versions, interpreter_info=info) as engine:
+            report = engine.check()
+            info = engine.interpreter
+        pending = [v for v in report.violations
+                   if find_reexport_hop(v) is not None and _statement_identity(v) not in tried
+                   and _is_target(v, targets)]
+        if not pending:
+            break
+        violation = pending[0]
+        tried.add(_statement_identity(violation))
+        offered = find_fixes(policy, violation, report=report, overrides=patched,
+                             facts_cache=facts_cache, interpreter_info=info,
+                             interpreter=interpreter, target_versions=versions)
+        chosen = next((f for f in offered if f.kind is kind), None)
+        reason = ""
+        if chosen is None:
+            others = [f.kind for f in offered if not f.blockers]
+            reason = f"no {kind} fix passes verification" + (
+                f" (importpolicy fix --kind {_OPTION[others[0]]} does)" if others else "")
+        elif chosen.blockers and not force:
+            others = [f.kind for f in offered if not f.blockers]
+            reason = "importers cannot be kept working (--force applies the fix anyway" + (
+                f"; importpolicy fix --kind {_OPTION[others[0]]} keeps them)" if others else ")")
+            chosen = None
+        elif chosen.blockers:
+            reason = "forced: importers that cannot be rewritten remain"
+        outcomes.append(FixOutcome(violation, chosen, reason, tuple(offered)))
+        if chosen is not None:
+            reader = _Reader(patched)
+            patched.update(apply_edits(chosen.edits, reader))
+    return outcomes, patched
+
+
+_OPTION = {FixKind.LAZY_REEXPORT: "lazy", FixKind.DIRECT_IMPORTS: "direct"}
+"""The ``--kind`` value of each fix."""
+
+
+def _statement_identity(violation: Violation) -> tuple[str, ...]:
+    """A finding's statement across edits that move lines: the light module and the node its
+    first hop runs."""
+    return (violation.light, str(violation.chain[0].imported) if violation.chain else "")
+
+
+def _is_target(violation: Violation, targets: Sequence[str]) -> bool:
+    if not targets:
+        return True
+    for target in targets:
+        if target == violation.light:
+            return True
+        path, _, line = target.rpartition(":")
+        if path and line.isdigit() and int(line) == violation.line:
+            try:
+                if Path(path).resolve() == violation.path.resolve():
+                    return True
+            except OSError:
+                continue
+    return False

@@ -1,0 +1,63 @@
+"""What ``importpolicy fix`` prints: the unified diff of the changes (``git apply`` takes it) and one
+line per finding saying which fix was chosen, or why none (docs/bisect-and-fix.md). Functions return
+text and print nothing."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from flake8_importpolicy.model.findings import Violation
+from flake8_importpolicy.model.fixes import Fix, Importer
+from flake8_importpolicy.output.render import PathFormatter, format_where
+
+__all__ = ["format_fix_diff", "format_fix_summary"]
+
+
+def format_fix_diff(changes: Mapping[Path, tuple[bytes, bytes]], relpath: PathFormatter) -> str:
+    """A unified diff (``a/`` and ``b/`` prefixes, as ``git diff`` writes them) of ``{path: (old
+    bytes, new bytes)}``, files sorted; a last line without a line break is marked as git marks it
+    (``\\ No newline at end of file``)."""
+    out: list[str] = []
+    for path in sorted(changes, key=lambda p: relpath(p)):
+        old, new = changes[path]
+        if old == new:
+            continue
+        shown = relpath(path)
+        lines = difflib.unified_diff(
+            old.decode("utf-8").splitlines(keepends=True),
+            new.decode("utf-8").splitlines(keepends=True),
+            f"a/{shown}", f"b/{shown}",
+        )
+        for line in lines:
+            if line.endswith(("\n", "\r")):
+                out.append(line)
+            else:
+                out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def format_fix_summary(violation: Violation, fix: Fix | None, reason: str,
+                       offered: Sequence[Fix], relpath: PathFormatter) -> str:
+    """``path:line: light -> heavy: <what was done or why not>``, with the importers that cannot be
+    rewritten and what each offered fix would do."""
+    where = format_where(violation.path, violation.line, relpath)
+    head = f"{where}: {violation.light} -> {violation.heavy}: "
+    lines = []
+    if fix is not None:
+        state = "verified" if fix.verified else "not verified"
+        lines.append(head + f"{fix.title} [{fix.kind}, {state}]")
+        if fix.note:
+            lines.append(f"    note: {fix.note}")
+        if reason:
+            lines.append(f"    {reason}")
+    else:
+        lines.append(head + f"not fixed: {reason}")
+        for other in offered:
+            lines.append(f"    offered: {other.title} [{other.kind}]")
+    blockers: list[Importer] = [b for f in ([fix] if fix else offered) for b in f.blockers]
+    for blocker in blockers:
+        lines.append(f"    cannot keep {format_where(blocker.path, blocker.line, relpath)} working: "
+                     f"{blocker.why}")
+    return "\n".join(lines) + "\n"

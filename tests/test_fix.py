@@ -1,0 +1,180 @@
+"""``importpolicy fix`` on the ``tests/fixtures/x_fix_*`` trees: the diff of each fix is compared with
+the fixture's ``fix-lazy.diff`` / ``fix-direct.diff`` byte for byte (so nothing else of any file
+changes), ``--apply`` writes the same change, the check is clean afterwards, and a fresh interpreter
+is the oracle: the light package no longer runs the heavy module, and every importer still imports
+and runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flake8_importpolicy.analysis.fixes import apply_edits, find_fixes
+from flake8_importpolicy.analysis.engine import PolicyEngine
+from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.fixes import FixKind, TextEdit, offered_fix_kinds
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# What each fixture's importers do once fixed: run in a fresh interpreter with the source roots on
+# sys.path (the fixture's own tests/ directory too); it must print "ok".
+PROBES = {
+    "x_fix_incident": """
+        import app.worker, app.models.llama, app.engine
+        assert app.worker.step(1) == 1 and app.models.llama.forward(2) == 2 and app.engine.run(3) == 3
+    """,
+    "x_fix_existing_getattr": """
+        import warnings
+        warnings.simplefilter("ignore")
+        import app.worker
+        assert app.worker.step(4) == 4
+    """,
+    "x_fix_star": """
+        import app.worker, app.star_user
+        assert app.star_user.build() is not None
+    """,
+    "x_fix_roots": """
+        import ext.kernels, test_ops
+        test_ops.test_fused()
+        assert ext.kernels.KERNELS[0](5) == 5
+    """,
+    "x_fix_getattr_access": """
+        import app.registry
+        assert app.registry.kernel("fused_allreduce_rms_norm")(6) == 6
+    """,
+}
+
+GOLDEN = sorted((path.parent.name, path.stem.removeprefix("fix-"))
+                for path in FIXTURES.glob("x_fix_*/fix-*.diff"))
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root, ignore=shutil.ignore_patterns("*.diff", "__pycache__"))
+    return root
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flake8_importpolicy", *args], cwd=root,
+                          capture_output=True, text=True)
+
+
+def _probe(root: Path, name: str) -> subprocess.CompletedProcess[str]:
+    policy = load_policy(root / "policy.toml")
+    paths = [str(p) for p in policy.settings.source_roots] + [str(root / "tests")]
+    code = (f"import sys\nsys.path[0:0] = {paths!r}\nimport app.ops\n"
+            "assert 'app.config' not in sys.modules, 'the light package still runs app.config'\n"
+            + textwrap.dedent(PROBES[name]) + "print('ok')\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("name, kind", GOLDEN)
+def test_the_diff_is_the_fixtures_and_applying_it_makes_the_tree_light(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    root = _copy(name, tmp_path)
+    before = _probe(root, name)
+    assert "the light package still runs app.config" in before.stderr  # the finding is real
+    shown = _cli(root, "fix", "--no-cache", "--kind", kind)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == (FIXTURES / name / f"fix-{kind}.diff").read_text()
+    assert "verified" in shown.stderr
+    untouched = _copy(name, tmp_path / "again")
+    applied_by_git = subprocess.run(["git", "apply", "-"], input=shown.stdout, cwd=untouched,
+                                    capture_output=True, text=True)
+    assert applied_by_git.returncode == 0, applied_by_git.stderr
+    done = _cli(root, "fix", "--no-cache", "--kind", kind, "--apply")
+    assert done.returncode == 0, done.stderr
+    for path in untouched.rglob("*.py"):  # --apply writes what git apply makes of the diff
+        assert (root / path.relative_to(untouched)).read_bytes() == path.read_bytes()
+    check = _cli(root, "check", "--no-cache")
+    assert check.returncode == 0, check.stdout
+    after = _probe(root, name)
+    assert after.stdout == "ok\n", after.stderr
+
+
+def test_an_importer_through_getattr_blocks_direct_imports_unless_forced(tmp_path: Path) -> None:
+    root = _copy("x_fix_getattr_access", tmp_path)
+    refused = _cli(root, "fix", "--no-cache", "--kind", "direct")
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert ("cannot keep src/app/registry.py:7 working: getattr(app.ops, ...): an access the fix "
+            "cannot rewrite") in refused.stderr
+    assert "importpolicy fix --kind lazy keeps them" in refused.stderr
+    forced = _cli(root, "fix", "--no-cache", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    assert _cli(root, "check", "--no-cache").returncode == 0
+    assert "AttributeError" in _probe(root, "x_fix_getattr_access").stderr  # what --force risks
+
+
+def test_a_star_importer_of_a_package_without_all_blocks_the_lazy_fix(tmp_path: Path) -> None:
+    root = _copy("x_fix_star", tmp_path)
+    refused = _cli(root, "fix", "--no-cache")
+    assert refused.returncode == 1
+    assert ("cannot keep src/app/star_user.py:1 working: from app.ops import * would no longer bind "
+            "the names (the package has no __all__)") in refused.stderr
+    assert "importpolicy fix --kind direct keeps them" in refused.stderr
+
+
+def test_pep_810_lazy_from_when_every_target_version_has_it(tmp_path: Path) -> None:
+    root = _copy("x_fix_incident", tmp_path)
+    done = _cli(root, "fix", "--no-cache", "--target-version", "3.15")
+    assert done.returncode == 0, done.stderr
+    assert ("-from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n"
+            "+lazy from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n") in done.stdout
+    mixed = _cli(root, "fix", "--no-cache", "--target-version", "3.14", "--target-version", "3.15")
+    assert "def __getattr__(name: str) -> object:" in mixed.stdout
+
+
+def test_a_name_the_package_itself_uses_is_not_made_lazy(tmp_path: Path) -> None:
+    root = _copy("x_fix_incident", tmp_path)
+    init = root / "src/app/ops/__init__.py"
+    init.write_text(init.read_text() + "\nDEFAULT = fused_allreduce_rms_norm\n")
+    done = _cli(root, "fix", "--no-cache")
+    assert done.returncode == 1
+    assert "the package itself uses fused_allreduce_rms_norm" in done.stderr
+
+
+def test_crlf_line_breaks_and_a_file_without_a_final_newline_are_kept(tmp_path: Path) -> None:
+    root = _copy("x_fix_roots", tmp_path)
+    init = root / "src/app/ops/__init__.py"
+    init.write_bytes(b'"""Ops."""\r\nfrom .fused_allreduce import fused_allreduce_rms_norm\r\nX = 1')
+    done = _cli(root, "fix", "--no-cache", "--apply")
+    assert done.returncode == 0, done.stderr
+    data = init.read_bytes()
+    assert data.startswith(b'"""Ops."""\r\n# Loaded on first access')
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert b"X = 1\r\n" in data
+    assert _probe(root, "x_fix_roots").stdout == "ok\n"
+
+
+def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
+    root = _copy("x_fix_incident", tmp_path)
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        report = engine.check()
+    [violation] = report.violations
+    assert offered_fix_kinds(violation) == (FixKind.LAZY_REEXPORT, FixKind.DIRECT_IMPORTS)
+    fixes = find_fixes(policy, violation, report=report)
+    assert [fix.kind for fix in fixes] == [FixKind.LAZY_REEXPORT, FixKind.DIRECT_IMPORTS]
+    assert all(fix.verified for fix in fixes)
+    lazy = fixes[0]
+    init = (root / "src/app/ops/__init__.py").resolve()
+    assert lazy.edits[0] == TextEdit(
+        init, (4, 0), (5, 0),
+        '# Loaded on first access (PEP 562, module __getattr__ below): name -> module.\n'
+        '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n',
+    )
+    # an unsaved buffer wins over the file: the fix is planned on what the editor shows
+    buffer = init.read_bytes().replace(b"from .layernorm import rms_norm\n", b"")
+    [edited] = [v for v in PolicyEngine(policy, overrides={init: buffer}).check().violations]
+    from_buffer = find_fixes(policy, edited, overrides={init: buffer}, verify=False)
+    assert from_buffer[0].edits[0].start == (3, 0)
+    patched = apply_edits(fixes[1].edits)
+    assert set(patched) == {init, *(root / "src/app" / p for p in
+                                    ("worker.py", "models/llama.py", "engine.py"))}
