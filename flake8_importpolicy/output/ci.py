@@ -38,6 +38,7 @@ from flake8_importpolicy.output.render import (
 
 if TYPE_CHECKING:  # a broken policy only: a warm check never loads the policy errors
     from flake8_importpolicy.model.errors import PolicyProblem
+    from flake8_importpolicy.model.fixes import Fix
 
 __all__ = [
     "SARIF_SCHEMA",
@@ -202,7 +203,8 @@ def format_policy_error_github(problems: Sequence[PolicyProblem], path: str | No
 # SARIF 2.1.0
 
 
-def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
+def format_report_sarif(report: Report, relpath: PathFormatter,
+                        fixes: Mapping[Violation, Sequence[Fix]] | None = None) -> str:
     """The report as a minimal SARIF 2.1.0 log (one run, JSON, 2-space indent)::
 
         {"$schema", "version": "2.1.0", "runs": [{"tool": {"driver": {"name", "version",
@@ -218,6 +220,8 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
     Args:
         report: the report of ``importpolicy check``.
         relpath: formats each path; see :func:`workspace_relpath`.
+        fixes: the verified fixes of violations (``importpolicy fix``), as each result's SARIF
+            ``fixes`` (an artifact change per file, a replacement per edit).
     """
     rules = [code for code in codes.CODES if code.finding]
     index = {code.id: number for number, code in enumerate(rules)}
@@ -238,6 +242,8 @@ def format_report_sarif(report: Report, relpath: PathFormatter) -> str:
             del result["codeFlows"]
         if violation.also:
             result["properties"] = {"also": list(violation.also)}
+        if fixes and fixes.get(violation):
+            result["fixes"] = [_sarif_fix(fix, relpath) for fix in fixes[violation]]
         if violation.covers:
             covered = format_covers(violation)
             result["relatedLocations"] = [
@@ -368,6 +374,24 @@ def _sarif_location(shown: str, line: int | None, column: int | None) -> dict[st
             region["startColumn"] = column
         physical["region"] = region
     return {"physicalLocation": physical}
+
+
+def _sarif_fix(fix: Fix, relpath: PathFormatter) -> dict[str, object]:
+    """A SARIF ``fix``: its title, and per file the replacements (columns 1-based code points)."""
+    files: dict[Path, list[dict[str, object]]] = {}
+    for edit in fix.edits:
+        files.setdefault(edit.path, []).append({
+            "deletedRegion": {"startLine": edit.start[0], "startColumn": edit.start[1] + 1,
+                              "endLine": edit.end[0], "endColumn": edit.end[1] + 1},
+            "insertedContent": {"text": edit.new_text},
+        })
+    return {
+        "description": {"text": fix.title},
+        "artifactChanges": [
+            {"artifactLocation": {"uri": _sarif_uri(relpath(path))}, "replacements": replacements}
+            for path, replacements in files.items()
+        ],
+    }
 
 
 def _sarif_hop(hop: Hop, relpath: PathFormatter) -> dict[str, object]:

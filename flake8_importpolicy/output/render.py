@@ -27,6 +27,7 @@ __all__ = [
     "format_covers",
     "find_error_line",
     "format_error_diagnostic",
+    "format_fix_offer",
     "format_error_line",
     "format_hop_kind",
     "format_hop_line",
@@ -113,6 +114,19 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     (the header alone for a finding without a chain: IPL008's budget)."""
     header = format_violation_header(violation)
     return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
+
+
+def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
+    """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
+    in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
+    re-export or direct imports (importpolicy fix path:line; --kind direct)``."""
+    from flake8_importpolicy.model.fixes import find_reexport_hop  # a finding's shape, no engine
+
+    if find_reexport_hop(violation) is None:
+        return ""
+    where = format_where(violation.path, violation.line, relpath)
+    return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
+            "the first, --kind direct the second; each is verified before it is offered)")
 
 
 def format_covers(violation: Violation) -> str:

@@ -14,6 +14,7 @@ from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
     format_covers,
+    format_fix_offer,
     format_hop_kind,
     format_hop_line,
     format_problem,
@@ -60,7 +61,8 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
     then a summary line."""
     out: list[str] = []
     blocks = [
-        (violation.light, len(violation.chain), bool(violation.also) + bool(violation.covers))
+        (violation.light, len(violation.chain),
+         bool(violation.also) + bool(violation.covers) + bool(format_fix_offer(violation, relpath)))
         for violation in report.violations
     ] + [(unresolved.light, len(unresolved.chain), 0) for unresolved in report.unresolved]
     allowed, untold = _plan_lines(blocks)
@@ -83,6 +85,9 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
             out.append(f"    also reaches: {', '.join(violation.also)}")
         if violation.covers:
             out.append(f"    {format_covers(violation)}")
+        offer = format_fix_offer(violation, relpath)
+        if offer:
+            out.append(f"    {offer}")
         untold_line(number, violation.light)
         out.append("")
     for offset, unresolved in enumerate(report.unresolved, start=len(report.violations)):
