@@ -119,14 +119,15 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
 def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
     """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
-    re-export or direct imports (importpolicy fix path:line; --kind direct)``."""
+    re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
+    second)``; ``fix`` verifies each before it offers it."""
     from flake8_importpolicy.model.fixes import find_reexport_hop  # a finding's shape, no engine
 
     if find_reexport_hop(violation) is None:
         return ""
     where = format_where(violation.path, violation.line, relpath)
     return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
-            "the first, --kind direct the second; each is verified before it is offered)")
+            "the first, --kind direct the second)")
 
 
 def format_covers(violation: Violation) -> str:
