@@ -345,3 +345,37 @@ def test_the_search_tests_the_commit_that_halves_the_candidates() -> None:
 
     assert search_first_bad(order, parents, "c15", judge) == ["c11"]
     assert len(tested) == 4  # log2(16)
+
+
+def test_going_to_another_commit_rewrites_only_the_blobs_that_differ(tmp_path: Path) -> None:
+    from flake8_importpolicy.history.git import GitRepository, TreeMirror
+
+    repo = make_repo(tmp_path / "repo")
+    first = git(repo, "rev-parse", "HEAD")
+    second = commit(repo, "re-export", {"src/pkg/ops/__init__.py": REEXPORT,
+                                        "src/pkg/ops/fused.py": None})
+    mirror_root = tmp_path / "mirror"
+    mirror_root.mkdir()
+    with GitRepository(repo) as repository:
+        mirror = TreeMirror(repository, mirror_root.resolve(), ["src"])
+        mirror.switch(first)
+        kept = (mirror_root / "src/pkg/config.py").stat()
+        mirror.switch(second)
+        again = (mirror_root / "src/pkg/config.py").stat()
+        assert (again.st_ino, again.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)
+        assert (mirror_root / "src/pkg/ops/__init__.py").read_text() == REEXPORT
+        assert not (mirror_root / "src/pkg/ops/fused.py").exists()
+        assert not (mirror_root / "policy.toml").exists()  # outside the prefixes
+        mirror.switch(first)
+        assert (mirror_root / "src/pkg/ops/__init__.py").read_text() == BASE["src/pkg/ops/__init__.py"]
+        assert (mirror_root / "src/pkg/ops/fused.py").read_text() == BASE["src/pkg/ops/fused.py"]
+
+
+def test_a_second_search_is_answered_from_the_facts_cache(incident: tuple[Path, str, str]) -> None:
+    repo, good, _ = incident
+    assert bisect(repo, "--good", good).returncode == 0
+    facts = repo / ".importpolicy_cache" / "facts"
+    entries = sorted(p.name for p in facts.rglob("*.json"))
+    assert entries  # every file of every commit checked, keyed by its bytes
+    assert bisect(repo, "--good", good).returncode == 0
+    assert sorted(p.name for p in facts.rglob("*.json")) == entries  # nothing new was parsed

@@ -229,3 +229,17 @@ def test_an_aliased_re_export_gets_direct_imports_of_the_submodules_own_name(tmp
     assert (root / "tests/ops_check.py").read_text().startswith(
         "from app.ops.fused_allreduce import fused_allreduce_rms_norm as f\n")
     assert _probe(root, "x_fix_roots").stdout == "ok\n"
+
+
+def test_a_dotted_use_after_importing_a_parent_package_is_rewritten(tmp_path: Path) -> None:
+    root = _copy("x_fix_incident", tmp_path)
+    (root / "src/app/engine.py").write_text(
+        "import app\nimport app.ops\n\n\ndef run(x):\n    return app.ops.fused_allreduce_rms_norm(x)\n")
+    (root / "src/app/late.py").write_text(
+        "import app\n\n\ndef run(x):\n    return app.ops.fused_allreduce_rms_norm(x)\n")
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/late.py").read_text() == (
+        "import app\nimport app.ops.fused_allreduce\n\n\ndef run(x):\n"
+        "    return app.ops.fused_allreduce.fused_allreduce_rms_norm(x)\n")
+    assert _probe(root, "x_fix_incident").stdout == "ok\n"

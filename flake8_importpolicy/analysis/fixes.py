@@ -537,7 +537,7 @@ class _Planner:
                 for alias in node.names:
                     if alias.name == light and alias.asname:
                         light_names.add(alias.asname)
-                    elif (alias.name == light or alias.name.startswith(light + ".")) and not alias.asname:
+                    elif not alias.asname and _related(alias.name, light):
                         light_names.add(light)  # a dotted use: pkg.ops.name
         if light_names:
             self._rewrite_attributes(source, light, light_names, names, edits, blockers, module or "")
@@ -614,8 +614,7 @@ class _Planner:
                                          f"{owner}.{node.attr} through an alias of {light}"))
         for needed_module in sorted(needed):
             anchor = next((n for n in source.tree.body if isinstance(n, ast.Import)
-                           and any(a.name == light or a.name.startswith(light + ".")
-                                   for a in n.names)), None)
+                           and any(_related(a.name, light) for a in n.names)), None)
             lines = source.whole_lines(anchor) if anchor is not None else None
             if anchor is None or lines is None:
                 blockers.append(Importer(source.path, 1, module,
@@ -798,6 +797,13 @@ def _getattr_block(parameter: str, attributes: str | None, submodules: str | Non
                    f"{inner}import importlib{nl}{nl}"
                    f"{inner}return getattr(importlib.import_module(module), {parameter}){nl}")
     return "".join(out)
+
+
+def _related(imported: str, light: str) -> bool:
+    """Whether ``import imported`` binds a name through which ``light.name`` can be read: the light
+    package, one of its submodules or one of its parent packages (``import pkg``, then
+    ``pkg.ops.name``)."""
+    return imported == light or imported.startswith(light + ".") or light.startswith(imported + ".")
 
 
 def _alias_text(alias: ast.alias, moved: _Moved) -> str:
