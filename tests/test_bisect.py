@@ -379,3 +379,16 @@ def test_a_second_search_is_answered_from_the_facts_cache(incident: tuple[Path, 
     assert entries  # every file of every commit checked, keyed by its bytes
     assert bisect(repo, "--good", good).returncode == 0
     assert sorted(p.name for p in facts.rglob("*.json")) == entries  # nothing new was parsed
+
+
+def test_a_forbidden_submodule_counts_as_its_pattern(tmp_path: Path) -> None:
+    from flake8_importpolicy.history.bisect import _checked
+    from flake8_importpolicy.config.load import policy_from_text
+    from flake8_importpolicy.model.findings import Report, Violation
+
+    policy = policy_from_text(POLICY.replace('"pkg.config" =', '"pkg.other" = "x"\n"pkg.config" ='),
+                              tmp_path / "policy.toml")
+    violation = Violation("pkg.ops", "pkg.config.cuda", "pkg.config", "r", tmp_path / "x.py", 1, 0,
+                          "import", ("pkg.config.other", "pkg.other.deep"), ())
+    found = _checked(Report((violation,), ()), tmp_path, policy).findings
+    assert sorted(found) == [("IPL001", "pkg.ops", "pkg.config"), ("IPL001", "pkg.ops", "pkg.other")]

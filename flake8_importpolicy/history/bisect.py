@@ -47,7 +47,7 @@ from flake8_importpolicy.model.reading import read_regular_file
 __all__ = ["bisect_findings"]
 
 FindingKey = tuple[str, str, str]
-"""``(code, light module, forbidden module or "max-modules=N")``."""
+"""``(code, light module, the forbidden pattern (its ``[heavy]`` key) or "max-modules=N")``."""
 
 
 @dataclass
@@ -357,21 +357,27 @@ class _Bisect:
             jobs=self.jobs,
         ) as engine:
             report = engine.check()
-        found = _checked(report, self.root)
+        found = _checked(report, self.root, self.policy)
         self.checked[commit] = found
         return found
 
 
-def _checked(report: Report, root: Path) -> _Checked:
+def _checked(report: Report, root: Path, policy: Policy) -> _Checked:
+    """The findings of a commit's report, keyed as the search keys them: IPL001 once per forbidden
+    pattern a light module reaches (the nearest module of a statement and those it also reaches:
+    ``vllm.config.ec_manager_config`` counts as ``vllm.config``), IPL008 per budget."""
     findings: dict[FindingKey, Violation] = {}
     for violation in report.violations:
         if violation.budget is not None:
             findings[(codes.IPL008.id, violation.light,
                       f"max-modules={violation.budget.limit}")] = violation
             continue
-        findings.setdefault((codes.IPL001.id, violation.light, str(violation.heavy)), violation)
+        findings.setdefault((codes.IPL001.id, violation.light, violation.pattern), violation)
+        rules = policy.rules_for(violation.light)
         for other in violation.also:
-            findings.setdefault((codes.IPL001.id, violation.light, other), violation)
+            rule = rules.forbidden_rule(other)
+            pattern = rule.pattern.text if rule is not None else other
+            findings.setdefault((codes.IPL001.id, violation.light, pattern), violation)
     problems: dict[str, str] = {}
     for problem in report.problems:
         if problem.code is codes.IPL005:

@@ -65,8 +65,9 @@ class BisectFinding:
     Attributes:
         code: ``"IPL001"`` or ``"IPL008"``.
         light: the light module.
-        heavy: the forbidden module (or ``[heavy-calls]`` call node) for IPL001; ``"max-modules=N"``
-            for IPL008.
+        heavy: for IPL001 the forbidden pattern reached (the ``[heavy]`` or ``[heavy-calls]`` key,
+            or the ``forbid`` entry: a submodule of ``vllm.config`` counts as ``vllm.config``);
+            ``"max-modules=N"`` for IPL008.
         status: how the search ended.
         commit: the first commit that shows it (``found``), else None.
         candidates: with ``ambiguous``, the commits it could be (oldest first).
