@@ -386,6 +386,7 @@ def test_a_forbidden_submodule_counts_as_its_pattern(tmp_path: Path) -> None:
     from flake8_importpolicy.config.load import policy_from_text
     from flake8_importpolicy.model.findings import Report, Violation
 
+    (tmp_path / "src").mkdir()
     policy = policy_from_text(POLICY.replace('"pkg.config" =', '"pkg.other" = "x"\n"pkg.config" ='),
                               tmp_path / "policy.toml")
     violation = Violation("pkg.ops", "pkg.config.cuda", "pkg.config", "r", tmp_path / "x.py", 1, 0,
