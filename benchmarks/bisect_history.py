@@ -20,14 +20,16 @@ Two histories, built once under ``<bench cache>/history/`` (never inside the rep
   whose first-party closure grew heavy over these releases: five real findings to trace.
 
 Each run is a fresh ``importpolicy bisect`` process; cold runs delete the policy's cache directory
-first (facts and interpreter facts), warm runs keep what the previous run wrote. Medians are printed
-with the spread and the exit status.
+first (facts and interpreter facts), warm runs keep what the previous run wrote. Medians of the wall
+time and of the CPU time (the process and the git processes it ran: on a shared, loaded machine the
+wall time is mostly waiting) are printed with the spread and the exit status.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -162,36 +164,43 @@ def build_releases() -> Path:
     return repo
 
 
-def _run(repo: Path, good: str, lights: list[str]) -> tuple[float, int, str]:
+def _run(repo: Path, good: str, lights: list[str]) -> tuple[float, float, int, str]:
+    """One ``importpolicy bisect`` process: ``(wall seconds, CPU seconds of it and of the git
+    processes it ran, exit status, output)``."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([script("importpolicy"), "bisect", "--good", good, "--bad", "HEAD",
                            *lights], cwd=repo, capture_output=True, text=True, env=env)
-    return time.perf_counter() - started, done.returncode, done.stdout + done.stderr
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, done.returncode, done.stdout + done.stderr
 
 
 def measure(name: str, repo: Path, runs: int, lights: list[str]) -> None:
     good = _git(repo, "rev-list", "--max-parents=0", "HEAD")
     count = _git(repo, "rev-list", "--count", f"{good}..HEAD")
     cache = repo / ".importpolicy_cache"
-    cold: list[float] = []
-    warm: list[float] = []
+    walls: dict[str, list[float]] = {"cold": [], "warm": []}
+    cpus: dict[str, list[float]] = {"cold": [], "warm": []}
     output = ""
     codes: set[int] = set()
+    load = load_average()
     for _ in range(runs):
         shutil.rmtree(cache, ignore_errors=True)
-        seconds, code, output = _run(repo, good, lights)
-        cold.append(seconds)
-        codes.add(code)
-        seconds, code, output = _run(repo, good, lights)
-        warm.append(seconds)
-        codes.add(code)
-    print(f"## {name}: {count} commits after --good, {runs} runs each, load {load_average()}")
-    print(f"cold (no cache): median {statistics.median(cold):.2f} s "
-          f"(min {min(cold):.2f}, max {max(cold):.2f})")
-    print(f"warm (facts cache of the previous run): median {statistics.median(warm):.2f} s "
-          f"(min {min(warm):.2f}, max {max(warm):.2f})")
+        for kind in ("cold", "warm"):  # warm: the facts cache the cold run just wrote
+            wall, cpu, code, output = _run(repo, good, lights)
+            walls[kind].append(wall)
+            cpus[kind].append(cpu)
+            codes.add(code)
+    print(f"## {name}: {count} commits after --good, {runs} runs each, load {load} .. "
+          f"{load_average()}")
+    for kind in ("cold", "warm"):
+        print(f"{kind}: wall median {statistics.median(walls[kind]):.2f} s (min "
+              f"{min(walls[kind]):.2f}, max {max(walls[kind]):.2f}); CPU median "
+              f"{statistics.median(cpus[kind]):.2f} s (bisect and its git processes)")
     print(f"exit status {sorted(codes)}; last output:\n{output}")
 
 
