@@ -393,3 +393,28 @@ def test_a_forbidden_submodule_counts_as_its_pattern(tmp_path: Path) -> None:
                           "import", ("pkg.config.other", "pkg.other.deep"), ())
     found = _checked(Report((violation,), ()), tmp_path, policy).findings
     assert sorted(found) == [("IPL001", "pkg.ops", "pkg.config"), ("IPL001", "pkg.ops", "pkg.other")]
+
+
+def test_searches_share_the_commits_another_search_checked() -> None:
+    order = [f"c{i}" for i in range(32)]
+    parents = {c: (order[i - 1],) if i else () for i, c in enumerate(order)}
+    first: list[str] = []
+    verdicts: dict[str, bool] = {}
+
+    def judge_a(commit: str) -> bool:
+        first.append(commit)
+        verdicts[commit] = order.index(commit) >= 20
+        return verdicts[commit]
+
+    assert search_first_bad(order, parents, "c31", judge_a) == ["c20"]
+    second: list[str] = []
+
+    def judge_b(commit: str) -> bool:
+        second.append(commit)
+        return order.index(commit) >= 21
+
+    def known(commit: str) -> bool | None:  # what checking a's commits told about b's finding
+        return None if commit == "c20" else verdicts.get(commit)
+
+    assert search_first_bad(order, parents, "c31", judge_b, known) == ["c21"]
+    assert second == ["c20"]  # the one commit a's search did not settle for b

@@ -243,3 +243,28 @@ def test_a_dotted_use_after_importing_a_parent_package_is_rewritten(tmp_path: Pa
         "import app\nimport app.ops.fused_allreduce\n\n\ndef run(x):\n"
         "    return app.ops.fused_allreduce.fused_allreduce_rms_norm(x)\n")
     assert _probe(root, "x_fix_incident").stdout == "ok\n"
+
+
+def test_a_re_exported_submodule(tmp_path: Path) -> None:
+    root = _copy("x_fix_roots", tmp_path)
+    (root / "src/app/ops/__init__.py").write_text("from . import fused_allreduce  # the module\n")
+    (root / "plugins/ext/kernels.py").write_text(
+        "import app.ops\n\nKERNELS = [app.ops.fused_allreduce.fused_allreduce_rms_norm]\n")
+    (root / "tests/ops_check.py").write_text(
+        "from app.ops import fused_allreduce\n\n\ndef check_fused():\n"
+        "    assert fused_allreduce.fused_allreduce_rms_norm(3) == 3\n")
+    for kind in ("lazy", "direct"):
+        work = _copy("x_fix_roots", tmp_path / kind)
+        for name in ("src/app/ops/__init__.py", "plugins/ext/kernels.py", "tests/ops_check.py"):
+            (work / name).write_bytes((root / name).read_bytes())
+        done = _cli(work, "fix", "--kind", kind, "--apply")
+        assert done.returncode == 0, done.stderr
+        assert _cli(work, "check").returncode == 0
+        assert _probe(work, "x_fix_roots").stdout == "ok\n"
+    lazy = (tmp_path / "lazy/x_fix_roots/src/app/ops/__init__.py").read_text()
+    assert '_LAZY_SUBMODULES = {\n    "fused_allreduce": "app.ops.fused_allreduce",\n}' in lazy
+    assert "return importlib.import_module(module)" in lazy
+    direct = tmp_path / "direct/x_fix_roots"
+    assert (direct / "plugins/ext/kernels.py").read_text().startswith(
+        "import app.ops\nimport app.ops.fused_allreduce\n")
+    assert (direct / "tests/ops_check.py").read_text() == (root / "tests/ops_check.py").read_text()

@@ -473,9 +473,11 @@ class _Planner:
         for path in self._project_files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
         blockers.extend(self._outside_importers(light, names))
-        title = (f"import {', '.join(sorted(names)[:3])}{', ...' if len(names) > 3 else ''} "
-                 f"from {moved[0].module if moved[0].attribute else light} where it is used, and "
-                 "remove the re-export")
+        shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
+        title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
+                 if moved[0].attribute is not None else
+                 f"import {moved[0].module} where {light}.{moved[0].name} is used, and remove the "
+                 "re-export")
         return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statement, sorted(names), edits,
                          source, blockers=blockers)
 

@@ -278,19 +278,34 @@ class _Bisect:
             if key[1] not in checked.lights:
                 self.skips[commit] = f"light module {key[1]} does not exist"
                 return None
-            new = sorted(set(checked.problems) - set(self.checked[self.bad.hash].problems))
+            new = self._new_problems(checked)
             if new:
                 self.skips[commit] = checked.problems[new[0]]
                 return None
             return False
 
+        def known(commit: str) -> bool | None:
+            """The verdict of a commit another finding's search checked already."""
+            checked = self.checked.get(commit)
+            if checked is None:
+                return None
+            if key in checked.findings:
+                return True
+            if key[1] not in checked.lights or self._new_problems(checked):
+                return None
+            return False
+
         commits = self._range
-        found = search_first_bad(list(commits), commits, self.bad.hash, judge)
+        found = search_first_bad(list(commits), commits, self.bad.hash, judge, known)
         if len(found) > 1:
             return BisectFinding(*key, BisectStatus.AMBIGUOUS,
                                  candidates=tuple(self._commit(c) for c in found),
                                  chain=self._chain(self.checked[self.bad.hash], key))
         return self._finding(key, BisectStatus.FOUND, self.checked[found[0]], found[0])
+
+    def _new_problems(self, checked: _Checked) -> list[str]:
+        """The modules that do not parse at a commit but parse at ``--bad``."""
+        return sorted(set(checked.problems) - set(self.checked[self.bad.hash].problems))
 
     def _finding(self, key: FindingKey, status: BisectStatus, checked: _Checked,
                  commit: str | None = None) -> BisectFinding:

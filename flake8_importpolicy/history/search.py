@@ -21,6 +21,7 @@ def search_first_bad(
     parents: Mapping[str, Sequence[str]],
     bad: str,
     judge: Callable[[str], bool | None],
+    known: Callable[[str], bool | None] | None = None,
 ) -> list[str]:
     """The first bad commit of a range, or the candidates left when skips keep it open.
 
@@ -31,6 +32,9 @@ def search_first_bad(
         bad: a commit of the range known to be bad (``--bad``).
         judge: True for a bad commit, False for a good one, None to skip it; called at most once
             per commit by this search.
+        known: the verdict of a commit when it is known already at no cost (another search of the
+            same range checked it), else None; applied before each step, so searches that share
+            their commits' checks (every finding of one run) test fewer commits.
 
     Returns:
         ``[first bad commit]``, or the candidates (in ``order``) when skipped commits leave several.
@@ -46,6 +50,15 @@ def search_first_bad(
     latest_bad = bad
     skipped: set[str] = set()
     while True:
+        if known is not None:
+            for commit in order:
+                if alive >> index[commit] & 1 and commit != latest_bad and commit not in skipped:
+                    verdict = known(commit)
+                    if verdict is True and ancestors[commit] & alive != alive:
+                        alive &= ancestors[commit]
+                        latest_bad = commit
+                    elif verdict is False:
+                        alive &= ~ancestors[commit]
         count = alive.bit_count()
         if count <= 1:
             return [latest_bad]
