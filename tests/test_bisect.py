@@ -418,3 +418,31 @@ def test_searches_share_the_commits_another_search_checked() -> None:
 
     assert search_first_bad(order, parents, "c31", judge_b, known) == ["c21"]
     assert second == ["c20"]  # the one commit a's search did not settle for b
+
+
+def test_the_incident_walk_bisect_then_fix_then_check(incident: tuple[Path, str, str]) -> None:
+    """docs/bisect-and-fix.md's walk on a git repository: bisect names the commit, fix's diff is
+    what --apply writes (git diff shows the same change), check is clean afterwards."""
+    repo, good, culprit = incident
+    commit(repo, "use the kernel", {"src/pkg/worker.py": "from pkg.ops import fused\n\nSTEP = fused\n"})
+    found = json.loads(bisect(repo, "--good", good, "--format", "json").stdout)
+    assert found["findings"][0]["commit"]["hash"] == culprit
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "flake8_importpolicy", *args], cwd=repo,
+                              capture_output=True, text=True)
+
+    shown = run("fix", "--kind", "direct")
+    assert shown.returncode == 0, shown.stderr
+    assert run("fix", "--kind", "direct", "--apply").returncode == 0
+    assert _same_change(git(repo, "diff", "--no-color"), shown.stdout)
+    assert run("check").returncode == 0
+    assert (repo / "src/pkg/worker.py").read_text().startswith("from pkg.ops.fused import fused\n")
+
+
+def _same_change(git_diff: str, ours: str) -> bool:
+    """The two diffs change the same lines (git's has index lines and hunk context of its own)."""
+    def changed(text: str) -> list[str]:
+        return [line for line in text.splitlines()
+                if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
+    return changed(git_diff) == changed(ours)

@@ -313,7 +313,9 @@ class _Bisect:
         added = None
         if commit is not None and chain:
             parent = self._parent(commit)
-            lines = self.repository.find_added_lines(parent, commit)
+            # only the chain's files: a release's diff against the last one is megabytes
+            files = sorted({hop.path.as_posix() for hop in chain if hop.path is not None})
+            lines = self.repository.find_added_lines(parent, commit, files)
             added = next((hop for hop in chain if hop.path is not None and any(
                 first <= hop.line < first + count for first, count in lines.get(hop.path.as_posix(), ())
             )), None)

@@ -27,7 +27,7 @@ from flake8_importpolicy.model.history import Commit, HistoryError
 
 __all__ = ["GitRepository", "TreeEntry", "TreeMirror"]
 
-_GIT = ("git", "--no-optional-locks", "-c", "core.quotePath=false")
+_GIT = ("git", "--no-optional-locks", "--literal-pathspecs", "-c", "core.quotePath=false")
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
