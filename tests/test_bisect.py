@@ -306,7 +306,8 @@ def test_the_policy_at_bad_is_used_unless_policy_is_given(incident: tuple[Path, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--good", "no-such-rev"], "--good 'no-such-rev': no such commit"),
+    (["--good", "no-such-rev"], "--good 'no-such-rev' names no commit of "),
+    (["--good", "HEAD~1", "--bad", "HEAD^{tree}"], "--bad 'HEAD^{tree}' names no commit of "),
     (["--good", "HEAD", "--bad", "HEAD~1"], "is not an ancestor of --bad"),
     (["--good", "HEAD~1", "not.light"], "'not.light' is not a light module of policy.toml"),
     (["--good", "HEAD~1", "--policy", "/etc/hostname"], "not a file of the repository"),

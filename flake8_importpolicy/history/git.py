@@ -113,7 +113,7 @@ class GitRepository:
             capture_output=True, stdin=subprocess.DEVNULL,
         )
         if done.returncode != 0:
-            raise HistoryError(f"{option} {revision!r}: no such commit in {self.top}")
+            raise HistoryError(f"{option} {revision!r} names no commit of {self.top}")
         return self.describe(done.stdout.decode().strip())
 
     def describe(self, commit: str) -> Commit:
