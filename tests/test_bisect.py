@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.history.search import search_first_bad
 
@@ -45,7 +46,7 @@ def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00", "GIT_COMMITTER_DATE":
            "2026-01-01T00:00:00"}
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True, env=env)
+                          check=True, env=env, timeout=HANG_CATCHER)
     return done.stdout.strip()
 
 
@@ -84,7 +85,7 @@ def noise(repo: Path, count: int, start: int = 0) -> None:
 def bisect(repo: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flake8_importpolicy", "bisect", *args],
-        cwd=cwd or repo, capture_output=True, text=True,
+        cwd=cwd or repo, capture_output=True, text=True, timeout=HANG_CATCHER,
     )
 
 
@@ -192,13 +193,12 @@ def test_an_interrupted_run_leaves_the_repository_as_it_was(
         cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 60
-    while not any(scratch.glob("importpolicy-bisect-*/tree/src")) and time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
+    # the signal comes once the mirror exists (the run is then reading trees); a run that ended
+    # first would fail the exit status check below, never pass it vacuously
+    while not any(scratch.glob("importpolicy-bisect-*/tree/src")) and process.poll() is None:
         time.sleep(0.002)
     process.send_signal(signum)
-    _, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=HANG_CATCHER)
     if signum == signal.SIGKILL:
         assert process.returncode == -signal.SIGKILL
     else:
@@ -431,7 +431,7 @@ def test_the_incident_walk_bisect_then_fix_then_check(incident: tuple[Path, str,
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "flake8_importpolicy", *args], cwd=repo,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, timeout=HANG_CATCHER)
 
     shown = run("fix", "--kind", "direct")
     assert shown.returncode == 0, shown.stderr

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import HANG_CATCHER
 
 from flake8_importpolicy.analysis.fixes import apply_edits, find_fixes
 from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -61,7 +62,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "flake8_importpolicy", *args], cwd=root,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=HANG_CATCHER)
 
 
 def _probe(root: Path, name: str) -> subprocess.CompletedProcess[str]:
@@ -70,7 +71,8 @@ def _probe(root: Path, name: str) -> subprocess.CompletedProcess[str]:
     code = (f"import sys\nsys.path[0:0] = {paths!r}\nimport app.ops\n"
             "assert 'app.config' not in sys.modules, 'the light package still runs app.config'\n"
             + textwrap.dedent(PROBES[name]) + "print('ok')\n")
-    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          timeout=HANG_CATCHER)
 
 
 @pytest.mark.parametrize("name, kind", GOLDEN)
@@ -86,7 +88,7 @@ def test_the_diff_is_the_fixtures_and_applying_it_makes_the_tree_light(
     assert "verified" in shown.stderr
     untouched = _copy(name, tmp_path / "again")
     applied_by_git = subprocess.run(["git", "apply", "-"], input=shown.stdout, cwd=untouched,
-                                    capture_output=True, text=True)
+                                    capture_output=True, text=True, timeout=HANG_CATCHER)
     assert applied_by_git.returncode == 0, applied_by_git.stderr
     done = _cli(root, "fix", "--kind", kind, "--apply")
     assert done.returncode == 0, done.stderr
@@ -125,8 +127,9 @@ def test_pep_810_lazy_from_when_every_target_version_has_it(tmp_path: Path) -> N
     root = _copy("x_fix_incident", tmp_path)
     done = _cli(root, "fix", "--target-version", "3.15")
     assert done.returncode == 0, done.stderr
-    assert ("-from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n"
-            "+lazy from .fused_allreduce import fused_allreduce_rms_norm  # IPL001\n") in done.stdout
+    assert ("-from .fused_allreduce import fused_allreduce_rms_norm  # IPL001: 0 app.config\n"
+            "+lazy from .fused_allreduce import fused_allreduce_rms_norm  # IPL001: 0 app.config\n"
+            ) in done.stdout
     mixed = _cli(root, "fix", "--target-version", "3.14", "--target-version", "3.15")
     assert "def __getattr__(name: str) -> object:" in mixed.stdout
 
@@ -206,7 +209,7 @@ def test_check_names_the_fixes_in_text_and_gives_them_in_sarif(tmp_path: Path) -
     assert lazy["replacements"][0]["deletedRegion"] == {
         "startLine": 4, "startColumn": 1, "endLine": 5, "endColumn": 1}
     flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL", "src/app/ops"],
-                            cwd=root, capture_output=True, text=True)
+                            cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert flake8.stdout.count("IPL001") == 1 and "use instead" not in flake8.stdout  # one line
 
 
