@@ -1121,6 +1121,9 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
     assert cold.returncode == 1, cold.stderr
     heavy = (
         "flake8_importpolicy.analysis", "flake8_importpolicy.config.load",
+        "flake8_importpolicy.config.keys", "flake8_importpolicy.config.fields",
+        "flake8_importpolicy.config.read", "flake8_importpolicy.config.validate",
+        "flake8_importpolicy.config.merge", "flake8_importpolicy.config.reference",
         "flake8_importpolicy.answers.compute", "flake8_importpolicy.model.policy",
         "flake8_importpolicy.model.facts", "flake8_importpolicy.model.interpreter",
         "flake8_importpolicy.model.errors",
@@ -1137,12 +1140,13 @@ def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
     """A cold check of a policy without ``[assume]``, ``extends`` or ``[[ignore]]``, and with no
     problem to hint at, creates none of the value classes it does not need (each frozen dataclass
     costs its creation at every import: docs/performance.md) and does not import ``difflib``, the
-    ``cache clear`` code or the scanner of the policy's key positions (which only places problems on
-    their lines)."""
+    ``cache clear`` code, the scanner of the policy's key positions (which only places problems on
+    their lines), the ``extends`` merge, or the JSON Schema and docs generator of the declaration."""
     unused = (
         "difflib", "flake8_importpolicy.model.assume", "flake8_importpolicy.model.bases",
         "flake8_importpolicy.answers.cache_clear", "flake8_importpolicy.model.why",
         "flake8_importpolicy.config.positions", "flake8_importpolicy.model.ignore",
+        "flake8_importpolicy.config.merge", "flake8_importpolicy.config.reference",
     )
     _, loaded = _loaded_by_check(basic, ["--no-cache", "--format", "json"], unused)
     assert loaded == "1 []"

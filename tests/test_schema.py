@@ -1,8 +1,8 @@
 """The JSON Schema of policy.toml (``flake8_importpolicy/schema/policy.schema.json``) for TOML editors.
 
-It must accept every policy the project ships, know every key that ``flake8_importpolicy.config.load``
-accepts (and no other), and reject what the loader rejects for the common mistakes (the loader's own
-messages stay the ones users see from importpolicy).
+It is made from the declaration of the keys (``flake8_importpolicy/config/keys.py``), as the loader's
+validation is; it must accept every policy the project ships and reject what the loader rejects for the
+common mistakes (the loader's own messages stay the ones users see from importpolicy).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from flake8_importpolicy.config import load as policy_module
+from flake8_importpolicy.config.keys import IGNORE, LIGHT, POLICY, SETTINGS
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.config.reference import format_schema
 from flake8_importpolicy.model.errors import PolicyError
 from flake8_importpolicy.model.files import DEFAULT_CACHE_DIR
 
@@ -85,21 +86,27 @@ def test_the_example_in_docs_policy_md_is_valid(validator: Any) -> None:
     assert _errors(validator, data) == []
 
 
-def test_every_key_the_loader_accepts_is_in_the_schema(schema: dict[str, Any]) -> None:
+def test_the_shipped_schema_is_made_from_the_declaration() -> None:
+    """Every key, its type, default and doc are declared once (config/keys.py); the shipped file is
+    what config/reference.py makes of that declaration (``python tools/regenerate.py`` writes it)."""
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == format_schema(), \
+        "policy.schema.json is stale: run python tools/regenerate.py"
+
+
+def test_the_schema_knows_every_key_the_loader_accepts(schema: dict[str, Any]) -> None:
     defs = schema["$defs"]
-    assert set(schema["properties"]) == set(policy_module._TOP_LEVEL_KEYS)
-    assert set(defs["settings"]["properties"]) == set(policy_module._SETTINGS_KEYS)
-    assert set(defs["light"]["properties"]) == set(policy_module._LIGHT_KEYS)
-    assert set(defs["ignore"]["properties"]) == set(policy_module._IGNORE_KEYS)
-    # ... with the loader's choices and defaults
+    assert list(schema["properties"]) == list(POLICY.names)
+    assert list(defs["settings"]["properties"]) == list(SETTINGS.names)
+    assert list(defs["light"]["properties"]) == list(LIGHT.names)
+    assert list(defs["ignore"]["properties"]) == list(IGNORE.names)
     settings = defs["settings"]["properties"]
-    assert tuple(settings["external"]["enum"]) == policy_module.EXTERNAL_VALUES
-    assert tuple(settings["lazy-imports"]["enum"]) == policy_module.LAZY_IMPORTS_VALUES
-    assert settings["external"]["default"] == policy_module.EXTERNAL_VALUES[0]
-    assert settings["lazy-imports"]["default"] == policy_module.LAZY_IMPORTS_VALUES[0]
+    assert settings["external"]["enum"] == ["auto", "follow", "stop"]
+    assert settings["external"]["default"] == "auto"
+    assert settings["lazy-imports"]["enum"] == ["normal", "all", "none"]
     assert settings["cache-dir"]["default"] == DEFAULT_CACHE_DIR
-    assert settings["call-depth"]["default"] == policy_module.DEFAULT_CALL_DEPTH
-    assert schema["properties"]["version"]["const"] == policy_module.SUPPORTED_VERSION
+    assert settings["call-depth"]["default"] == 3
+    assert schema["properties"]["version"]["const"] == 1
+    assert defs["light"]["required"] == ["reason"] == defs["ignore"]["required"]
 
 
 def test_every_property_is_described(schema: dict[str, Any]) -> None:
