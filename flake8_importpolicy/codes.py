@@ -1,8 +1,9 @@
 """The one table of diagnostic codes, shared by the CLI, the flake8 checker and the mypy plugin.
 
 Each :class:`Code` carries its id (``IPL001``), a slug (``light-imports-heavy``), a message template
-(``str.format`` fields named in the template), a one-line summary used by ``docs/codes.md``, and its
-help: the code's section of ``docs/codes.md``, for SARIF rules.
+(``str.format`` fields named in the template) and a one-line summary. Its help, for SARIF rules, is its
+section of ``docs/codes.md``, written there only (:mod:`flake8_importpolicy.codes_help` is generated
+from it and loaded only when asked).
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ class Code:
             that make it exit 2 (usage or policy errors).
         call_template: the template used instead when the ``heavy`` field is a call
             (``"torch.cuda.init()"``, from ``[heavy-calls]``); empty if the code has none.
-        help: the code's section of ``docs/codes.md`` (Markdown, without its heading; a test keeps
-            the two equal): SARIF rules carry it as ``help`` and its "What it does" paragraph as
-            ``fullDescription``.
     """
 
     id: str
@@ -35,7 +33,15 @@ class Code:
     summary: str
     finding: bool = True
     call_template: str = ""
-    help: str = ""
+
+    @property
+    def help(self) -> str:
+        """The code's section of ``docs/codes.md`` (Markdown, without its heading; ``""`` if it has
+        none): SARIF rules carry it as ``help`` and its "What it does" paragraph as
+        ``fullDescription``."""
+        from flake8_importpolicy.codes_help import HELP  # SARIF only: the docs' text is long
+
+        return HELP.get(self.id, "")
 
     def format(self, *, call: bool = False, **fields: object) -> str:
         """Return ``"<id> <message>"`` with the template filled from ``fields``.
@@ -51,366 +57,69 @@ class Code:
         return f"{self.id} {template.format(**fields)}"
 
 
-_IPL001_HELP: Final = """\
-**What it does.** Reports a statement in a light module whose execution at import time leads — directly
-or through any chain of imports, parent packages included — to a forbidden module. One report per
-(light module, first-hop statement), at that statement's first line, with the nearest forbidden module,
-its reason from `policy.toml`, and the shortest chain. Other forbidden modules reachable from the same
-statement are listed as "also reaches". One cause, one report: CPython runs a module once, so a statement
-whose every forbidden module an earlier statement already ran (the light module's parent packages
-first, then the statements in order) is not reported on its own; its line is listed under the earlier
-report ("same cause: lines 11, 12 reach only what this statement already ran"), and a `# noqa` on that
-report's line does not bring it back.
-
-The chain follows everything CPython runs on import: parent packages' `__init__`, `from p import name`
-submodules, star imports through `__all__`, literal `importlib.import_module` calls, the bodies of
-first-party functions *called* at import time (module-level calls, decorators, class statements with
-their metaclasses and `__init_subclass__`), PEP 562 `__getattr__` triggers, and PEP 810 lazy imports
-whose names import-time code uses. A call to a `[heavy-calls]` function ends a chain too; the message
-then says "calls `torch.cuda.init()` at import time".
-
-**Why it matters.** Importing a "light" package should be cheap and free of side effects. In the
-incident behind this tool, a one-line convenience re-export in `vllm/models/common/ops/__init__.py`
-pulled in config modules whose import initialised CUDA; every process that imported the ops package
-before forking its engine worker then died with *Cannot re-initialize CUDA in forked subprocess*.
-
-**Example.**
-
-```python
-# src/inferno/models/common/ops/__init__.py   (light)
-from .fused_allreduce_rms_norm import fused_allreduce_rms_norm   # IPL001: ... -> inferno.config
-```
-
-**Use instead.**
-- Import the submodule at the call site (`from inferno.models.common.ops.fused_allreduce_rms_norm import
-  fused_allreduce_rms_norm` where it is used) instead of re-exporting it from the light package.
-- Move the import into the function that needs it (a deferred import).
-- For names needed only in annotations, import under `if TYPE_CHECKING:`.
-- Re-export lazily with a PEP 562 module `__getattr__`, or, on Python 3.15+, `lazy import` (PEP 810).
-- `importpolicy fix` writes the first or the last of these for a re-export in a light package's
-  `__init__.py`, verified before it is offered; `importpolicy bisect` names the commit that added it
-  ([bisect and fix](bisect-and-fix.md)).
-
-**Options.** `[heavy]`, `[heavy-calls]`, `[light."…"]` (`forbid`, `allow`), `[[ignore]]`,
-`settings.external`, `settings.call-depth`, `settings.lazy-imports`; suppress one report with
-`# noqa: IPL001` on the reported line.
-
-**Known limits.** See [design.md](design.md#known-limits): what extension modules import, `exec` of
-strings that are not constants, meta-path hooks other than setuptools' and values computed at runtime
-are invisible statically; they are reported as IPL006 where they are met, and `importpolicy verify`
-checks at runtime."""
 IPL001: Final = Code(
     "IPL001",
     "light-imports-heavy",
     "light module {light} imports {heavy} at import time ({reason})",
     "A light module imports a forbidden (heavy) module, or calls a heavy function, at import time.",
     call_template="light module {light} calls {heavy} at import time ({reason})",
-    help=_IPL001_HELP,
 )
-_IPL002_HELP: Final = """\
-**What it does.** flake8 only. In a first-party module that lies on a chain reported as IPL001, reports
-this module's hop of that chain, naming the light module(s) it makes heavy.
-
-**Why it matters.** The person who just typed `import heavy_thing` in a deep module sees, in the editor,
-that this line makes a light package heavy — not only the maintainer of the light package.
-
-**Example.**
-
-```python
-# src/inferno/distributed/parallel_state.py
-from inferno.config import CONFIG   # IPL002 this import makes light module inferno.models.common.ops ...
-```
-
-**Use instead.** As for IPL001: defer the import into the function that needs it, or import under
-`if TYPE_CHECKING:` when only annotations need it.
-
-**Options.** The same policy; `# noqa: IPL002` on the line.
-
-**Known limits.** Only the chains that `importpolicy check` reports (the shortest per first-hop
-statement) are marked, not every path. The mypy plugin does not report IPL002 (it would go stale on warm
-runs)."""
 IPL002: Final = Code(
     "IPL002",
     "continues-heavy-chain",
     "this import makes light module {lights} import {heavy} at import time ({reason})",
     "An import in this module continues a reported chain from a light module to a forbidden one.",
     call_template="this makes light module {lights} call {heavy} at import time ({reason})",
-    help=_IPL002_HELP,
 )
-_IPL003_HELP: Final = """\
-**What it does.** Reports a `[light."…"]` pattern of the policy that matches no module.
-
-**Why it matters.** A renamed or deleted package silently turns a light-module rule into a no-op.
-
-**Example.** `[light."mypkg.model.ops"]` after `mypkg/models/ops` was renamed.
-
-**Use instead.** Fix the name, or delete the entry.
-
-**Known limits.** Only modules found by path search count (not modules created at runtime)."""
 IPL003: Final = Code(
     "IPL003",
     "stale-light-pattern",
     "light pattern {pattern!r} matches no module",
     "A [light] pattern of the policy matches no module.",
-    help=_IPL003_HELP,
 )
-_IPL004_HELP: Final = """\
-**What it does.** Reports an `[[ignore]]` entry that removed no import in any light module's import-time
-closure.
-
-**Why it matters.** Stale exceptions hide future regressions and make the policy harder to trust.
-
-**Example.** `import = "mypkg.a -> mypkg.b"` after `mypkg.a` stopped importing `mypkg.b`.
-
-**Use instead.** Delete the entry.
-
-**Known limits.** Ignores are matched against import-time edges only (not deferred imports)."""
 IPL004: Final = Code(
     "IPL004",
     "unused-ignore",
     "[[ignore]] entry {import_!r} matches no import in any light module's import-time closure",
     "An [[ignore]] entry of the policy removes no import.",
-    help=_IPL004_HELP,
 )
-_IPL005_HELP: Final = """\
-**What it does.** Reports a module in a light module's import-time closure whose source cannot be read
-or parsed by the running Python (syntax error, invalid encoding, NUL byte, unreadable file, syntax
-newer than the running interpreter), with the file and line. Only regular files of at most 10 MiB are
-read as sources: a FIFO, a device or a symbolic link loop named like a module, a file over 10 MiB, and
-a first-party module found only as a `.pyc` are reported too.
-
-**Why it matters.** A module that cannot be parsed is never silently treated as import-free: the check
-is incomplete, and the chain stops there. `importpolicy why` shows where.
-
-**Example.** `vendor/mod.py:3: invalid syntax` deep in a chain.
-
-**Use instead.** Fix the file, or run importpolicy with a Python that can parse it.
-
-**Known limits.** Extension modules are leaves, reported as IPL006 (`extension-module`), not here.
-Function bodies are not parsed with their module: a syntax error only inside a function body is
-reported when import-time code calls that function (its body is parsed then), and otherwise not
-(CPython refuses to import the module; flake8 reports E999 in that file). Either way the module's
-own import-time imports are still followed. See
-[design.md](design.md#function-bodies-are-not-parsed)."""
 IPL005: Final = Code(
     "IPL005",
     "unanalysable-module",
     "cannot analyse {module} ({problem}); its imports are unknown and the check is incomplete",
     "A module in a light module's import-time closure cannot be read or parsed.",
-    help=_IPL005_HELP,
 )
-_IPL006_HELP: Final = """\
-**What it does.** Reports import-time code on a light module's import-time path that the engine cannot
-resolve, so it cannot tell what that code imports. Each report names the construct, its source text
-and the chain from the light module:
-
-- `dynamic-import`: `importlib.import_module`, `__import__` or `importlib.__import__` of a name that
-  is not computable; the same for the standard-library functions that import the module they are
-  given: `importlib.util.find_spec` (it imports the parent package), the `importlib.resources`
-  functions and `pkgutil.resolve_name`; a loader's `exec_module` or `load_module` (except a
-  `LazyLoader`'s in the lazy-import recipe), `runpy.run_module`/`run_path`, and an `import_module`
-  reached through something the engine cannot name (`sys.modules["importlib"].import_module(n)`);
-- `getattr-import`: a dynamic import inside a `__getattr__`; a module-level `__getattr__` bound by
-  name (`__getattr__ = _lazy`) or imported from another module; a module that replaces itself in
-  `sys.modules` with an object built from a structure that is not constant; a read of a lazy module
-  object whose module is not computable, because the argument is not a constant or because its
-  class does not show which module it imports (a dataclass field, `object.__setattr__`, an f-string);
-- `exec`: `exec`/`eval` of a string that is not a constant;
-- `call-through-variable`: a call of a variable, parameter, container item or call result
-  (`__builtins__["__import__"](...)` and `C.__dict__["f"]()` included), of a class attribute bound
-  to a value (`C.load = staticmethod(importlib.import_module)`), and of a function whose decorator
-  may have replaced it (the decorator's result runs, not the body; `functools.cache`,
-  `lru_cache`, `wraps`, `staticmethod`, `classmethod`, `contextmanager`, the typing decorators and
-  a decorator of the same module that returns its argument are known to keep the body);
-- `call-depth`: a function called deeper than `settings.call-depth`; it is not followed, and is
-  reported at the call;
-- `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`, and
-  `sys.path` or `sys.modules` bound to another name;
-- `extension-module`: a compiled module without a `.py` twin;
-- `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
-  forbidden module could be reached through it (once per light module).
-
-It is information by default: the exit status does not change, and the summary never says "OK"
-while such sites exist ("No violations in 4 light modules; 12 import-time sites not resolved
-(IPL006)"). `[settings] unresolved = "error"` or `--unresolved=error` makes them fail the check.
-The command line reports each at its site; flake8 and mypy, which lint first-party files, report it
-at the light module's statement that leads there, with the site in the message. flake8 shows it
-only when `IPL006` itself is in `select` or `extend-select` (the prefix `IPL` does not turn it on);
-mypy shows it as a note.
-
-**Why it matters.** A clean verdict is a proof only where the engine sees everything. Lazy-import
-machinery and dynamic code are exactly where heavy imports hide; without this report the check would
-print "OK" over a blind spot.
-
-**Example.**
-
-```python
-# mypkg/plugins.py   (imported by the light module mypkg.cli)
-for name in discover_plugins():
-    importlib.import_module(name)      # IPL006 dynamic-import
-```
-
-**Use instead.**
-- Make the name computable: a literal, a module-level constant (also a tuple, list or dict of
-  literals, or a comprehension over them), `__name__ + ".x"`, or a loop over such a constant.
-- Write what the engine follows: `def __getattr__(name):` in the module itself; `sys.path.append(d)`
-  with a computable `d` instead of `site.addsitedir(d)` when `d` holds no `.pth` file; for
-  `call-depth`, a larger `settings.call-depth`.
-- Move the dynamic code out of import time (into the function that needs it).
-- Accept a site you have checked: `# noqa: IPL006` on its line in first-party code (or on the
-  light module's reported line), or `[[ignore]] unresolved = "mypkg.plugins"` with a `reason` (the
-  module whose code it is; for `extension-module` and `unfollowed-package`, that module). An entry
-  that accepts nothing is IPL004.
-- `importpolicy verify` proves the light module at runtime.
-
-**Known limits.** Method calls on objects (`obj.setup()`, `@obj.method`) are not followed and not
-reported; a function bound to a module-level variable and called from a function body is not
-reported. A lazy module object is not recognised, and not reported, when its class inherits its
-`__getattr__`, imports through a property or imports a fixed module, or when it is bound by tuple
-unpacking, a walrus, in a class body, or copied to another name or module. Methods that Python
-calls implicitly are not followed beyond instantiation (`__new__`, `__init__`, `__post_init__`),
-`with` (`__enter__`, `__exit__`) and class creation: operators, iteration, descriptors and
-properties, `__class_getitem__`, `__mro_entries__`, a metaclass's `__call__`, Enum members' hooks,
-a dataclass field's `default_factory`. A module `__getattr__` installed through `globals()`,
-`setattr`, a star import or a `__class__` swap is not seen. docs/semantics.md, "What the engine
-cannot resolve", lists every blind spot known. A `call-depth` site is reported
-whether or not the function it calls imports anything. A `sys.path` directory that is computable is
-searched after every other entry from the moment the module is analysed (docs/semantics.md rule 7).
-Only constructs on a light module's import-time path are reported: code that is never reached at
-import time is not."""
 IPL006: Final = Code(
     "IPL006",
     "unresolved-import-time-code",
     "light module {light} runs import-time code that cannot be resolved: {construct} {detail}",
     "Import-time code on a light module's path cannot be resolved statically.",
-    help=_IPL006_HELP,
 )
-_IPL007_HELP: Final = """\
-**What it does.** Reports a `forbid` or `allow` entry of a `[light."…"]` rule that names no `[heavy]` or
-`[heavy-calls]` key and no module (for a wildcard pattern: its part before the first wildcard names no
-module), at the entry's line in the policy, with a "did you mean" when a known module name is close.
-An entry whose top-level package is simply not installed for the interpreter (heavy GPU packages on
-a CI machine) is a note, not a finding: it does not change the exit status.
-
-**Why it matters.** A misspelt `forbid` entry (`"reqeusts"`) forbids nothing, and the check passes
-without a word; a misspelt `allow` entry allows nothing.
-
-**Example.** `forbid = ["mypkg.confg"]` when the module is `mypkg.config`:
-`IPL007 light."mypkg.ops".forbid[0] entry 'mypkg.confg' names no [heavy] or [heavy-calls] key and no
-module; did you mean 'mypkg.config'?`
-
-**Use instead.** Fix the name, name a `[heavy]` key, or delete the entry.
-
-**Known limits.** Only modules found by path search count; a pattern that starts with a wildcard is
-not checked. A function meant for `[heavy-calls]` but written only in `forbid` is a module pattern,
-and is reported when no module has its name."""
 IPL007: Final = Code(
     "IPL007",
     "stale-forbid-entry",
     "{key} entry {entry!r} names no [heavy] or [heavy-calls] key and no module{hint}",
     "A forbid or allow entry of a [light] rule names no [heavy] key and no module.",
-    help=_IPL007_HELP,
 )
-_IPL008_HELP: Final = """\
-**What it does.** Reports a light module whose predicted import-time closure is larger than the
-`max-modules` of its `[light."…"]` rule. The closure is counted as every first-party module that
-runs (the light module and its parent packages included) plus each top-level third-party or
-standard-library package reached (`numpy` counts once however many of its submodules run); modules
-already imported at interpreter start-up do not count. The report gives the count, the budget and
-the first hops (the light module's own statements) that bring in the most counted modules. It is
-reported at line 1 of the light module's file. `importpolicy verify` counts what really executed
-the same way and fails the light module when that count is over the budget too.
-
-**Why it matters.** A forbidden-module list catches the heavy imports you know of; a budget catches
-the slow growth nobody names: each new convenience import adds a few modules, and after a year
-`import mypkg.cli` takes a second. transformers' CI fails when `import transformers` loads more
-than a fixed number of modules for the same reason.
-
-**Example.**
-
-```toml
-[light."mypkg.cli"]
-reason = "the command line must start fast"
-max-modules = 40
-```
-
-`mypkg/cli.py:1:1: IPL008 light module mypkg.cli runs 57 modules at import time, over its budget of
-max-modules = 40; most through: mypkg.plugins (31), json (2), mypkg.config (1)`
-
-**Use instead.**
-- Defer the imports that bring in the most modules (the first hops the message names) into the
-  functions that use them.
-- Raise `max-modules` when the growth is wanted; `importpolicy why mypkg.cli --format json` gives
-  today's count (`count`).
-- Record today's overrun in the baseline (`importpolicy check --write-baseline`) while you work it
-  down.
-
-**Options.** `max-modules` in `[light."…"]`; `# noqa: IPL008` on line 1 of the light module's file.
-
-**Known limits.** The static count follows what `check` follows: with `external = "stop"` (or
-`auto` when no forbidden pattern names a third-party module) the standard-library packages that
-third-party code imports are not seen, so `verify`'s count, taken from what executed, can be
-higher. Conservative hops (`guarded`, `conditional`) count as running."""
 IPL008: Final = Code(
     "IPL008",
     "import-budget-exceeded",
     "light module {light} runs {count} modules at import time, over its budget of "
     "max-modules = {limit}; most through: {contributors}",
     "A light module's import-time closure is larger than its max-modules budget.",
-    help=_IPL008_HELP,
 )
-_IPL009_HELP: Final = """\
-**What it does.** Reports an entry of the baseline file (`[settings] baseline`, `--baseline`) that
-matches no finding any more: the violation it recorded was fixed, or the code moved so that the
-finding is a different one (another forbidden module, another first hop). It is reported at the
-entry's line in the baseline file and is a finding: `importpolicy check` exits 1.
-
-**Why it matters.** A baseline is a list of accepted debts. An entry that outlives its finding
-would silently accept the same finding when it comes back; reporting it makes the file only shrink.
-
-**Example.** The baseline holds `{"code": "IPL001", "first-hop": "app.ops.fused", "forbidden":
-"app.config", "light": "app.ops"}` and `app/ops/__init__.py` no longer re-exports from
-`app.ops.fused`: `importpolicy-baseline.json:4: IPL009 baseline entry IPL001 app.ops -> app.config
-(first hop app.ops.fused) no longer occurs; remove it with importpolicy check --write-baseline`.
-
-**Use instead.** Run `importpolicy check --write-baseline`: it rewrites the file without the stale
-entries (it never adds one unless given `--add`).
-
-**Known limits.** Entries match by the finding's identity (code, light module, forbidden module or
-call, the module the first hop imports), never by line, so moving code keeps them; renaming the
-light module, the forbidden module or the first hop's module makes the entry stale and the finding
-new. The flake8 checker does not report IPL009 (it is about a JSON file, not a Python one)."""
 IPL009: Final = Code(
     "IPL009",
     "stale-baseline-entry",
     "baseline entry {entry} no longer occurs; remove it with importpolicy check --write-baseline",
     "An entry of the baseline file matches no finding any more.",
-    help=_IPL009_HELP,
 )
-_IPL900_HELP: Final = """\
-**What it does.** The policy cannot be loaded: missing, not TOML, or invalid. Every problem is listed at
-once with its key path and a "did you mean" for unknown keys; `importpolicy` exits 2.
-
-**Why it matters.** A broken policy must never pass silently, and never crash flake8 or mypy with a
-traceback.
-
-**Example.**
-
-```
-policy.toml is not valid (1 problem):
-  settings.externl: unknown key; did you mean 'external'?
-```
-
-**Use instead.** Fix the key named in the message; see [policy.md](policy.md).
-
-**Known limits.** —"""
 IPL900: Final = Code(
     "IPL900",
     "policy-error",
     "{message}",
     "The policy cannot be loaded (missing, not TOML, or invalid).",
     finding=False,
-    help=_IPL900_HELP,
 )
 
 CODES: Final[tuple[Code, ...]] = (

@@ -1127,6 +1127,7 @@ def test_a_warm_check_imports_no_analysis_module(basic: Path, fmt: str) -> None:
         "flake8_importpolicy.answers.compute", "flake8_importpolicy.model.policy",
         "flake8_importpolicy.model.facts", "flake8_importpolicy.model.interpreter",
         "flake8_importpolicy.model.errors",
+        *(() if fmt == "sarif" else ("flake8_importpolicy.codes_help",)),  # SARIF rules carry it
     )
     out, loaded = _loaded_by_check(basic, ["--format", fmt], heavy)
     assert loaded == "1 []"
@@ -1141,12 +1142,14 @@ def test_a_cold_check_loads_only_what_its_policy_uses(basic: Path) -> None:
     problem to hint at, creates none of the value classes it does not need (each frozen dataclass
     costs its creation at every import: docs/performance.md) and does not import ``difflib``, the
     ``cache clear`` code, the scanner of the policy's key positions (which only places problems on
-    their lines), the ``extends`` merge, or the JSON Schema and docs generator of the declaration."""
+    their lines), the ``extends`` merge, the JSON Schema and docs generator of the declaration, or the
+    codes' help text (SARIF only)."""
     unused = (
         "difflib", "flake8_importpolicy.model.assume", "flake8_importpolicy.model.bases",
         "flake8_importpolicy.answers.cache_clear", "flake8_importpolicy.model.why",
         "flake8_importpolicy.config.positions", "flake8_importpolicy.model.ignore",
         "flake8_importpolicy.config.merge", "flake8_importpolicy.config.reference",
+        "flake8_importpolicy.codes_help",
     )
     _, loaded = _loaded_by_check(basic, ["--no-cache", "--format", "json"], unused)
     assert loaded == "1 []"

@@ -1,8 +1,10 @@
-"""Each policy key is written once; the rest is made from it.
+"""Each policy key and each code's text is written once; the rest is made from it.
 
-The keys of ``policy.toml`` are declared in ``flake8_importpolicy/config/keys.py`` (name, type,
-default, doc and check). The validation walks that declaration; the JSON Schema (tests/test_schema.py)
-and docs/policy.md's key tables are made from it.
+- The keys of ``policy.toml`` are declared in ``flake8_importpolicy/config/keys.py`` (name, type,
+  default, doc and check). The validation walks that declaration; the JSON Schema
+  (tests/test_schema.py) and docs/policy.md's key tables are made from it.
+- Each code's help is its section of docs/codes.md; ``flake8_importpolicy/codes_help.py`` is made
+  from it (tests/test_codes.py checks the text).
 
 ``python tools/regenerate.py`` writes the made files; these tests fail when one is stale.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -81,7 +84,7 @@ def test_regenerate_names_and_rewrites_a_stale_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     regenerate = _regenerate()
-    for name in ("SCHEMA", "POLICY_DOC"):
+    for name in ("SCHEMA", "POLICY_DOC", "CODES_HELP"):
         copy = tmp_path / getattr(regenerate, name).name
         shutil.copy(getattr(regenerate, name), copy)
         monkeypatch.setattr(regenerate, name, copy)
@@ -115,10 +118,17 @@ def _classes(path: Path) -> list[tuple[str, int, int]]:
 
 @pytest.mark.parametrize(
     "path",
-    sorted((REPO / "flake8_importpolicy" / "config").glob("*.py")),
+    [*sorted((REPO / "flake8_importpolicy" / "config").glob("*.py")),
+     REPO / "flake8_importpolicy" / "codes.py"],
     ids=lambda path: path.name,
 )
-def test_no_class_of_the_config_is_over_400_lines_or_15_attributes(path: Path) -> None:
+def test_no_class_of_the_config_or_the_codes_is_over_400_lines_or_15_attributes(path: Path) -> None:
     for name, lines, attributes in _classes(path):
         assert lines <= 400 and attributes <= 15, \
             f"{path.name}: {name} ({lines} lines, {attributes} attributes)"
+
+
+def test_codes_py_holds_no_help_text() -> None:
+    """The help is docs/codes.md's, made into codes_help.py: codes.py keeps no second copy."""
+    source = (REPO / "flake8_importpolicy" / "codes.py").read_text(encoding="utf-8")
+    assert not re.search(r"\*\*(What it does|Why it matters|Use instead)\.\*\*", source)
