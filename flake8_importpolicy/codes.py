@@ -8,13 +8,16 @@ from it and loaded only when asked).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NoReturn
 
 
-@dataclass(frozen=True)
 class Code:
-    """One diagnostic code.
+    """One diagnostic code. There is one instance per code, the constants below (so identity is
+    equality); it is read-only.
+
+    A plain class, not a frozen dataclass: every check, warm or cold, imports the table, and creating
+    a frozen dataclass costs more than the rest of this module (docs/performance.md, "What the cold
+    path avoids").
 
     Attributes:
         id: the code as users type it in ``--select`` and ``# noqa:`` (``"IPL001"``).
@@ -27,12 +30,36 @@ class Code:
             (``"torch.cuda.init()"``, from ``[heavy-calls]``); empty if the code has none.
     """
 
+    __slots__ = ("id", "slug", "template", "summary", "finding", "call_template")
+
     id: str
     slug: str
     template: str
     summary: str
-    finding: bool = True
-    call_template: str = ""
+    finding: bool
+    call_template: str
+
+    def __init__(
+        self, id: str, slug: str, template: str, summary: str, *, finding: bool = True,
+        call_template: str = "",
+    ) -> None:
+        for name, value in (("id", id), ("slug", slug), ("template", template),
+                            ("summary", summary), ("finding", finding),
+                            ("call_template", call_template)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __repr__(self) -> str:
+        return f"Code({self.id!r}, {self.slug!r})"
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        """Copied or pickled, a code is the table's own instance."""
+        return _code_by_id, (self.id,)
 
     @property
     def help(self) -> str:
@@ -128,3 +155,7 @@ CODES: Final[tuple[Code, ...]] = (
 """Every code, in id order."""
 
 BY_ID: Final[dict[str, Code]] = {code.id: code for code in CODES}
+
+
+def _code_by_id(id: str) -> Code:
+    return BY_ID[id]

@@ -55,3 +55,20 @@ def test_policy_error_fixture_lists_every_problem_and_exits_2(capsys: pytest.Cap
     assert "settings.externl: unknown key; did you mean 'external'?" in err
     assert 'quote the module name: "torch.cuda" = ...' in err
     assert 'light."app.light".reason: missing' in err
+
+
+def test_a_code_is_read_only_and_the_table_s_own() -> None:
+    """One instance per code (identity is equality), read-only; a copy is the table's instance."""
+    import copy
+    import pickle
+
+    code = BY_ID["IPL001"]
+    with pytest.raises(AttributeError, match="read-only"):
+        code.id = "IPL999"
+    with pytest.raises(AttributeError, match="read-only"):
+        del code.slug
+    assert copy.copy(code) is code and copy.deepcopy(code) is code
+    assert pickle.loads(pickle.dumps(code)) is code
+    assert repr(code) == "Code('IPL001', 'light-imports-heavy')"
+    assert code.format(light="a", heavy="b", reason="r") == \
+        "IPL001 light module a imports b at import time (r)"
