@@ -71,9 +71,6 @@ __all__ = [
     "Check",
     "Entry",
     "Key",
-    "Merge",
-    "Missing",
-    "Parse",
     "Table",
     "child",
     "describe",
@@ -329,12 +326,13 @@ class Key:
         name: the key as written in TOML (``"call-depth"``).
         attr: the model's attribute for it (``"call_depth"``): :class:`~flake8_importpolicy.model.
             policy.Settings` and :class:`~flake8_importpolicy.model.policy.LightRule` have one per
-            key of their table (tests/test_schema.py).
+            key of their table (tests/test_declaration.py).
         parse: checks a given value (:data:`Parse`).
         default: the TOML value an absent key means (``3``, ``"auto"``, ``[]``), checked by
             :attr:`parse` as a given one would be; None for none.
-        missing: when the key is absent and has no :attr:`default`: its value in words of the
-            model (:data:`Missing`), or None for None.
+        missing: when the key is absent and has no :attr:`default`: what gives its value
+            (:data:`Missing`: computed, like ``source-roots``'s, or a problem for a required key),
+            or None for the value None.
         required: the key must be given (:attr:`missing` records the problem).
         doc: what the key means, Markdown: docs/policy.md's "meaning", the JSON Schema's description.
         type_doc: the value's type in words, Markdown (``integer ≥ 0``).
@@ -380,7 +378,7 @@ class Key:
             return entry.check.choice(key, value, values)
 
         return Key(name, parse, doc=doc, default=values[0], schema={"enum": list(values)},
-                   type_doc=", ".join(f"`{quote(value)}`" for value in values))
+                   type_doc=", ".join(f'`"{value}"`' for value in values))
 
     @staticmethod
     def integer(
@@ -454,7 +452,7 @@ class Table:
         for key in self.keys:
             if key.attr in values:
                 continue
-            name = key.name  # a bare key (tests/test_schema.py): its key path needs no quotes
+            name = key.name  # a bare key (tests/test_declaration.py): its path needs no quotes
             if name in raw:
                 values[key.attr] = key.parse(entry, prefix + name, raw[name])
             elif key.default is not None:
@@ -464,14 +462,3 @@ class Table:
             else:
                 values[key.attr] = None
         return values
-
-    def by_name(self, name: str) -> Key:
-        """The key named ``name``.
-
-        Raises:
-            KeyError: the table declares no such key.
-        """
-        for key in self.keys:
-            if key.name == name:
-                return key
-        raise KeyError(name)

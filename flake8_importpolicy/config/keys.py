@@ -8,7 +8,7 @@ with a "did you mean", then every key in the order declared here); the JSON Sche
 both to what this declares).
 
 Adding a key to ``[settings]`` or to a ``[light."…"]`` table is one :class:`~flake8_importpolicy.config.
-fields.Key` here (a check of its own in :mod:`~flake8_importpolicy.config.values` unless
+fields.Key` here (a check of its own in :mod:`~flake8_importpolicy.config.validate` unless
 :meth:`~flake8_importpolicy.config.fields.Key.choice` or :meth:`~flake8_importpolicy.config.fields.
 Key.integer` says it) and the attribute :class:`~flake8_importpolicy.model.policy.Settings` or
 :class:`~flake8_importpolicy.model.policy.LightRule` gives its readers; then run ``python
