@@ -26,6 +26,7 @@ does not parse, is not offered.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import os
 import re
@@ -165,11 +166,8 @@ def find_fixes(
     """
     if find_reexport_hop(violation) is None:
         return []
-    options: dict[str, object] = {
-        "interpreter": interpreter, "target_versions": tuple(target_versions),
-        "facts_cache": facts_cache, "interpreter_info": interpreter_info,
-    }
-    with PolicyEngine(policy, overrides=overrides, **options) as engine:  # type: ignore[arg-type]
+    options = _EngineOptions(interpreter, tuple(target_versions), facts_cache, interpreter_info)
+    with options.engine(policy, overrides) as engine:
         planner = _Planner(policy, engine, dict(overrides or {}))
         fixes = planner.plan(violation)
         if not verify or not fixes:
@@ -177,7 +175,7 @@ def find_fixes(
         if report is None:
             report = engine.check()
         info = engine.interpreter
-    options["interpreter_info"] = info
+    options = dataclasses.replace(options, interpreter_info=info)
     verified = []
     for fix in fixes:
         if fix.blockers:
@@ -188,13 +186,27 @@ def find_fixes(
 
 
 def _replace_verified(fix: Fix) -> Fix:
-    import dataclasses
-
     return dataclasses.replace(fix, verified=True)
 
 
+@dataclass(frozen=True)
+class _EngineOptions:
+    """What every engine of one ``find_fixes`` call shares: the finding's and the patched tree's."""
+
+    interpreter: str | None
+    target_versions: tuple[tuple[int, int], ...]
+    facts_cache: FactsCache | None
+    interpreter_info: InterpreterInfo | None
+
+    def engine(self, policy: Policy, overrides: Mapping[Path, bytes] | None) -> PolicyEngine:
+        return PolicyEngine(
+            policy, overrides=overrides, interpreter=self.interpreter,
+            target_versions=self.target_versions, facts_cache=self.facts_cache,
+            interpreter_info=self.interpreter_info)
+
+
 def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
-            read: _Reader, overrides: Mapping[Path, bytes], options: Mapping[str, object]) -> bool:
+            read: _Reader, overrides: Mapping[Path, bytes], options: _EngineOptions) -> bool:
     """Whether the patched tree clears the finding and adds no finding and no unanalysable module."""
     patched = dict(overrides)
     patched.update(apply_edits(fix.edits, read))
@@ -209,7 +221,7 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             compile(data, str(path), "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             return False
-    with PolicyEngine(policy, overrides=patched, **options) as engine:  # type: ignore[arg-type]
+    with options.engine(policy, patched) as engine:
         after = engine.check()
     first = violation.chain[0].imported
     for found in after.violations:
@@ -274,11 +286,111 @@ def apply_edits(edits: Iterable[TextEdit], read: _Reader | None = None) -> dict[
     return changed
 
 
+class _Project:
+    """The project's own files and the installed modules that import from it: where importers of a
+    moved name are looked for."""
+
+    def __init__(self, policy: Policy, engine: PolicyEngine, read: _Reader) -> None:
+        self.policy = policy
+        self.engine = engine
+        self.read = read
+
+    def files(self, exclude: set[Path]) -> Iterator[Path]:
+        """Every ``.py`` file of the source roots and of the policy's directory (virtual
+        environments, hidden directories, the cache and build directories left out), once."""
+        seen: set[Path] = set(p.resolve() for p in exclude)
+        cache = os.path.realpath(self.policy.settings.cache_dir)
+        for top in (*self.policy.settings.source_roots, self.policy.root):
+            for directory, dirs, files in os.walk(top):
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
+                    and os.path.realpath(os.path.join(directory, d)) != cache
+                    and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
+                )
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        path = Path(directory, name).resolve()
+                        if path not in seen:
+                            seen.add(path)
+                            yield path
+
+    def module_name(self, path: Path) -> str | None:
+        for root in self.policy.settings.source_roots:
+            try:
+                relative = path.relative_to(root)
+            except ValueError:
+                continue
+            parts = list(relative.with_suffix("").parts)
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts) if parts else None
+        return None
+
+    def star_importers(self, light: str) -> list[tuple[Path, int]]:
+        """``(file, line)`` of every first-party ``from light import *``."""
+        found = []
+        for path in self.files(exclude=set()):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if b"*" not in data:
+                continue
+            source = self.read.source(path)
+            if source is None:
+                continue
+            module = self.module_name(path) or ""
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) \
+                        and _resolve_from(module, node, is_package=path.name == "__init__.py") == light:
+                    found.append((path, node.lineno))
+        return found
+
+    def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """Installed modules (on the interpreter's path, outside the source roots and the project)
+        that import a moved name from the light package: they cannot be rewritten."""
+        info = self.engine.interpreter
+        stdlib = tuple(os.path.realpath(d) for d in info.stdlib_dirs)
+        project = (os.path.realpath(self.policy.root),
+                   *(os.path.realpath(r) for r in self.policy.settings.source_roots))
+        top = light.partition(".")[0].encode()
+        wanted = [n.encode() for n in names]
+        found: list[Importer] = []
+        for entry in info.sys_path:
+            real = os.path.realpath(entry)
+            if not os.path.isdir(real) or real.startswith(stdlib) and not _is_site(real):
+                continue
+            if any(real == p or real.startswith(p + os.sep) for p in project):
+                continue
+            for directory, dirs, files in os.walk(real):
+                dirs[:] = [d for d in dirs if d != "__pycache__" and not d.endswith(".dist-info")]
+                for name in files:
+                    if not name.endswith(".py"):
+                        continue
+                    path = Path(directory, name)
+                    try:
+                        data = read_regular_file(path)[1]
+                    except OSError:
+                        continue
+                    if top not in data or not any(w in data for w in wanted):
+                        continue
+                    for line_number, text in enumerate(data.splitlines(), 1):
+                        if (light.encode() in text or b"from ." in text) and any(w in text for w in wanted) \
+                                and b"import" in text:
+                            found.append(Importer(path, line_number, "",
+                                                  "an installed module outside the source roots "
+                                                  "and the project"))
+                            break
+        return found
+
+
 class _Planner:
     def __init__(self, policy: Policy, engine: PolicyEngine, overrides: Mapping[Path, bytes]) -> None:
         self.policy = policy
         self.engine = engine
         self.read = _Reader(overrides)
+        self.project = _Project(policy, engine, self.read)
 
     # -- the re-export -----------------------------------------------------------------------------
 
@@ -359,10 +471,10 @@ class _Planner:
         blockers = self._own_uses(violation, source, statement, names)
         if _literal_all(source.tree) is None:
             blockers += [
-                Importer(path, line, self._module_name(path) or "",
+                Importer(path, line, self.project.module_name(path) or "",
                          f"from {violation.light} import * would no longer bind the names (the "
                          "package has no __all__)")
-                for path, line in self._star_importers(violation.light)
+                for path, line in self.project.star_importers(violation.light)
             ]
         versions = self.engine.target.versions
         is_star = any(alias.name == "*" for alias in statement.names)
@@ -470,9 +582,9 @@ class _Planner:
                 if isinstance(element.value, str) and element.value in names:
                     edits.append(_list_element_removal(source, element, declared[1]))
         blockers = self._own_uses(violation, source, statement, list(names))
-        for path in self._project_files(exclude={violation.path}):
+        for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
-        blockers.extend(self._outside_importers(light, names))
+        blockers.extend(self.project.outside_importers(light, names))
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
                  if moved[0].attribute is not None else
@@ -480,38 +592,6 @@ class _Planner:
                  "re-export")
         return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statement, sorted(names), edits,
                          source, blockers=blockers)
-
-    def _project_files(self, exclude: set[Path]) -> Iterator[Path]:
-        """Every ``.py`` file of the source roots and of the policy's directory (virtual
-        environments, hidden directories, the cache and build directories left out), once."""
-        seen: set[Path] = set(p.resolve() for p in exclude)
-        cache = os.path.realpath(self.policy.settings.cache_dir)
-        for top in (*self.policy.settings.source_roots, self.policy.root):
-            for directory, dirs, files in os.walk(top):
-                dirs[:] = sorted(
-                    d for d in dirs
-                    if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
-                    and os.path.realpath(os.path.join(directory, d)) != cache
-                    and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
-                )
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        path = Path(directory, name).resolve()
-                        if path not in seen:
-                            seen.add(path)
-                            yield path
-
-    def _module_name(self, path: Path) -> str | None:
-        for root in self.policy.settings.source_roots:
-            try:
-                relative = path.relative_to(root)
-            except ValueError:
-                continue
-            parts = list(relative.with_suffix("").parts)
-            if parts and parts[-1] == "__init__":
-                parts.pop()
-            return ".".join(parts) if parts else None
-        return None
 
     def _rewrite_importer(self, path: Path, light: str, names: Mapping[str, _Moved],
                           edits: list[_Edit], blockers: list[Importer]) -> None:
@@ -524,7 +604,7 @@ class _Planner:
         source = self.read.source(path)
         if source is None:
             return
-        module = self._module_name(path)
+        module = self.project.module_name(path)
         is_package = path.name == "__init__.py"
         light_names: set[str] = set()  # names bound to the light package in this module
         for node in ast.walk(source.tree):
@@ -624,63 +704,6 @@ class _Planner:
                 continue
             edits.append(_Edit(source.path, lines[1], lines[1],
                                f"{source.indent(anchor)}import {needed_module}{source.newline}"))
-
-    def _star_importers(self, light: str) -> list[tuple[Path, int]]:
-        """``(file, line)`` of every first-party ``from light import *``."""
-        found = []
-        for path in self._project_files(exclude=set()):
-            try:
-                data = self.read(path)
-            except OSError:
-                continue
-            if b"*" not in data:
-                continue
-            source = self.read.source(path)
-            if source is None:
-                continue
-            module = self._module_name(path) or ""
-            for node in ast.walk(source.tree):
-                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) \
-                        and _resolve_from(module, node, is_package=path.name == "__init__.py") == light:
-                    found.append((path, node.lineno))
-        return found
-
-    def _outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
-        """Installed modules (on the interpreter's path, outside the source roots and the project)
-        that import a moved name from the light package: they cannot be rewritten."""
-        info = self.engine.interpreter
-        stdlib = tuple(os.path.realpath(d) for d in info.stdlib_dirs)
-        project = (os.path.realpath(self.policy.root),
-                   *(os.path.realpath(r) for r in self.policy.settings.source_roots))
-        top = light.partition(".")[0].encode()
-        wanted = [n.encode() for n in names]
-        found: list[Importer] = []
-        for entry in info.sys_path:
-            real = os.path.realpath(entry)
-            if not os.path.isdir(real) or real.startswith(stdlib) and not _is_site(real):
-                continue
-            if any(real == p or real.startswith(p + os.sep) for p in project):
-                continue
-            for directory, dirs, files in os.walk(real):
-                dirs[:] = [d for d in dirs if d != "__pycache__" and not d.endswith(".dist-info")]
-                for name in files:
-                    if not name.endswith(".py"):
-                        continue
-                    path = Path(directory, name)
-                    try:
-                        data = read_regular_file(path)[1]
-                    except OSError:
-                        continue
-                    if top not in data or not any(w in data for w in wanted):
-                        continue
-                    for line_number, text in enumerate(data.splitlines(), 1):
-                        if (light.encode() in text or b"from ." in text) and any(w in text for w in wanted) \
-                                and b"import" in text:
-                            found.append(Importer(path, line_number, "",
-                                                  "an installed module outside the source roots "
-                                                  "and the project"))
-                            break
-        return found
 
     # -- shared ------------------------------------------------------------------------------------
 

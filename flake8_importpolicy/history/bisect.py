@@ -105,30 +105,34 @@ def bisect_findings(
                                f"{bad} ({bad_commit.short})")
         scratch = Path(tempfile.mkdtemp(prefix="importpolicy-bisect-", dir=_scratch_parent())).resolve()
         try:
-            return _Bisect(
-                repository, scratch / "tree", good_commit, bad_commit, first_parent=first_parent,
-                interpreter=interpreter, target_versions=tuple(target_versions),
-                use_cache=use_cache, jobs=jobs, progress=progress,
-            ).run(start, policy_file, lights)
+            options = _Options(first_parent, interpreter, tuple(target_versions), use_cache, jobs,
+                               progress)
+            return _Bisect(repository, scratch / "tree", good_commit, bad_commit,
+                           options).run(start, policy_file, lights)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The command line's choices, the same for every commit checked."""
+
+    first_parent: bool
+    interpreter: str | None
+    target_versions: tuple[tuple[int, int], ...]
+    use_cache: bool
+    jobs: int
+    progress: Callable[[str], None] | None
+
+
 class _Bisect:
-    def __init__(self, repository: GitRepository, root: Path, good: Commit, bad: Commit, *,
-                 first_parent: bool, interpreter: str | None,
-                 target_versions: tuple[tuple[int, int], ...], use_cache: bool, jobs: int,
-                 progress: Callable[[str], None] | None) -> None:
+    def __init__(self, repository: GitRepository, root: Path, good: Commit, bad: Commit,
+                 options: _Options) -> None:
         self.repository = repository
         self.root = root
         self.good = good
         self.bad = bad
-        self.first_parent = first_parent
-        self.interpreter = interpreter
-        self.target_versions = target_versions
-        self.use_cache = use_cache
-        self.jobs = jobs
-        self.progress = progress
+        self.options = options
         # the TOML files at first (the policy and the files it may extend), then the source roots
         self.mirror = TreeMirror(repository, root, only=(".toml",))
         self.checked: dict[str, _Checked] = {}
@@ -147,7 +151,7 @@ class _Bisect:
                 raise HistoryError(f"{light!r} is not a light module of {relative}")
         self.policy = policy
         self.info = self._interpreter_info(policy)
-        self.cache = open_facts_cache(policy) if self.use_cache else None
+        self.cache = open_facts_cache(policy) if self.options.use_cache else None
 
         at_bad = self._check(self.bad.hash)
         wanted = sorted(at_bad.findings) if not lights else sorted(
@@ -176,7 +180,7 @@ class _Bisect:
         )
         return BisectResult(
             good=self.good, bad=self.bad, policy=relative, policy_origin=origin,
-            first_parent=self.first_parent, commits=len(self._range), checked=len(self.checked),
+            first_parent=self.options.first_parent, commits=len(self._range), checked=len(self.checked),
             findings=tuple(sorted(results, key=lambda f: (f.light, f.code, f.heavy))),
             skipped=skipped,
         )
@@ -248,8 +252,9 @@ class _Bisect:
     def _interpreter_info(self, policy: Policy) -> InterpreterInfo:
         """The interpreter's facts, without the path entries that are first-party source roots of
         the working tree (an editable install): the commit's sources must come from the commit."""
-        executable = policy.settings.interpreter_executable(self.interpreter)
-        info = find_interpreter_info(policy, executable) if self.use_cache else query_interpreter(executable)
+        executable = policy.settings.interpreter_executable(self.options.interpreter)
+        info = (find_interpreter_info(policy, executable) if self.options.use_cache
+                else query_interpreter(executable))
         own = [self._in_working_tree(root) for root in policy.settings.source_roots]
         kept = tuple(entry for entry in info.sys_path
                      if not any(_inside(root, Path(entry)) is not None for root in own))
@@ -262,7 +267,7 @@ class _Bisect:
         found: dict[str, tuple[str, ...]] | None = getattr(self, "_range_memo", None)
         if found is None:
             found = self.repository.find_range(self.good.hash, self.bad.hash,
-                                               first_parent=self.first_parent)
+                                               first_parent=self.options.first_parent)
             self._range_memo = found
         return found
 
@@ -361,17 +366,17 @@ class _Bisect:
         found = self.checked.get(commit)
         if found is not None:
             return found
-        if self.progress is not None:
-            self.progress(f"checking {commit[:12]} ({len(self.checked) + 1} checked)")
+        if self.options.progress is not None:
+            self.options.progress(f"checking {commit[:12]} ({len(self.checked) + 1} checked)")
         self.mirror.switch(commit)
         assert self.policy is not None
         with PolicyEngine(
             self.policy,
-            interpreter=self.interpreter,
-            target_versions=self.target_versions,
+            interpreter=self.options.interpreter,
+            target_versions=self.options.target_versions,
             facts_cache=self.cache,
             interpreter_info=self.info,
-            jobs=self.jobs,
+            jobs=self.options.jobs,
         ) as engine:
             report = engine.check()
         found = _checked(report, self.root, self.policy)
