@@ -75,9 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
         "policy's target-versions, else the interpreter's version)",
     )
     common.add_argument(
-        "--interpreter", metavar="PATH",
-        help="interpreter whose sys.path locates installed modules (default: the policy's "
-        "interpreter, else the one running importpolicy)",
+        "--interpreter", metavar="PATH", type=_interpreter,
+        help="interpreter whose sys.path locates installed modules: a path (relative to the "
+        "working directory) or a command on PATH (default: the policy's interpreter, else the one "
+        "running importpolicy)",
     )
     common.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
@@ -186,8 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml to use"
     )
     verify.add_argument(
-        "--python", "--interpreter", dest="interpreter", metavar="INTERPRETER",
-        help="interpreter to run (default: the policy's interpreter, else this one)",
+        "--python", "--interpreter", dest="interpreter", metavar="INTERPRETER", type=_interpreter,
+        help="interpreter to run: a path (relative to the working directory) or a command on PATH "
+        "(default: the policy's interpreter, else this one)",
     )
     verify.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: text)"
@@ -587,6 +589,17 @@ def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
         return
     if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
         start_interpreter_query(policy.settings.interpreter_executable(args.interpreter))
+
+
+def _interpreter(text: str) -> str:
+    """``--interpreter``: a path is relative to the working directory, as every command line's
+    paths are (the interpreter is queried from another directory); a command name stays one."""
+    if os.sep in text or (os.altsep and os.altsep in text):
+        try:
+            return os.path.abspath(text)
+        except OSError:  # no working directory: reported as usual
+            return text
+    return text
 
 
 def _seconds(text: str) -> float:

@@ -392,7 +392,8 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
         " 'flake8_importpolicy.answers.per_file',"
         " 'flake8_importpolicy.answers.warm_index', 'flake8_importpolicy.config',"
         " 'flake8_importpolicy.config.locate', 'flake8_importpolicy.model',"
-        " 'flake8_importpolicy.model.files', 'flake8_importpolicy.model.reading']"
+        " 'flake8_importpolicy.model.environment', 'flake8_importpolicy.model.files',"
+        " 'flake8_importpolicy.model.reading']"
         " False\n"
     )
 

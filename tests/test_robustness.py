@@ -59,7 +59,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,32 +116,43 @@ class Run:
             assert marker not in self.output, self
 
 
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MYPY")}
+def _env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MYPY")}
+    for name, value in (extra or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
-def run(args: Sequence[str], cwd: Path, timeout: float = HANG_CATCHER) -> Run:
+def run(
+    args: Sequence[str], cwd: Path, timeout: float = HANG_CATCHER, *,
+    env: Mapping[str, str | None] | None = None, python: str = sys.executable, stdin: str | None = None,
+) -> Run:
+    """``python *args`` in ``cwd``; ``env``: variables to set (a string) or unset (None)."""
     proc = subprocess.run(
-        [sys.executable, *args],
+        [python, *args],
         cwd=cwd,
-        env=_env(),
+        env=_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,
+        input=stdin,
     )
     return Run(tuple(args), proc.returncode, proc.stdout, proc.stderr)
 
 
-def cli(cwd: Path, *args: str, timeout: float = HANG_CATCHER) -> Run:
-    return run(["-m", "flake8_importpolicy", *args], cwd, timeout)
+def cli(cwd: Path, *args: str, timeout: float = HANG_CATCHER, **options: Any) -> Run:
+    return run(["-m", "flake8_importpolicy", *args], cwd, timeout, **options)
 
 
-def flake8(cwd: Path, *args: str, timeout: float = HANG_CATCHER) -> Run:
-    return run(["-m", "flake8", "--no-show-source", *args], cwd, timeout)
+def flake8(cwd: Path, *args: str, timeout: float = HANG_CATCHER, **options: Any) -> Run:
+    return run(["-m", "flake8", "--no-show-source", *args], cwd, timeout, **options)
 
 
-def mypy(cwd: Path, *args: str) -> Run:
-    return run(["-m", "mypy", "--cache-dir", str(cwd / ".mypy_cache"), *args], cwd)
+def mypy(cwd: Path, *args: str, **options: Any) -> Run:
+    return run(["-m", "mypy", "--cache-dir", str(cwd / ".mypy_cache"), *args], cwd, **options)
 
 
 def assert_flake8_ipl900(run: Run, message: str, checked: str = "src/zoo/light.py") -> None:

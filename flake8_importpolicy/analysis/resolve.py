@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -31,8 +32,9 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+from flake8_importpolicy.model.environment import interpreter_key, query_environment, running_flags
 from flake8_importpolicy.model.errors import InterpreterError
 from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.interpreter import (
@@ -44,10 +46,13 @@ from flake8_importpolicy.model.interpreter import (
 from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
+    "QUERY_TIMEOUT",
     "ModuleIndex",
+    "kill_process_group",
     "query_interpreter",
     "query_is_running",
     "query_script",
+    "query_timeout",
     "read_source",
     "read_source_stamped",
     "remember_interpreter",
@@ -77,6 +82,11 @@ answer = {
     "preloaded": preloaded,
     "stdlib_dirs": [paths["stdlib"], paths["platstdlib"]],
     "extension_suffixes": list(importlib.machinery.EXTENSION_SUFFIXES),
+    "prefix": sys.prefix,
+    "user_site": (
+        sys.modules["site"].getusersitepackages()
+        if getattr(sys.modules.get("site"), "ENABLE_USER_SITE", False) else None
+    ),
     "meta_path": [
         c.__module__ + "." + c.__qualname__
         for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
@@ -106,29 +116,88 @@ FINDER_REDIRECTS: Final[Mapping[str, Mapping[str, str]]] = {
 """Meta-path finders known to answer a top-level name with another module: ``{finder class:
 {name: module it returns}}``. Finders are recognised by class, never run (docs/semantics.md rule 7)."""
 
-_QUERY_CACHE: dict[tuple[str, str], InterpreterInfo] = {}
-_STARTED: dict[tuple[str, str], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]] = {}
+QUERY_TIMEOUT: Final = 30.0
+"""Seconds an interpreter has to answer the query by default (:func:`query_timeout`); a real one
+answers in tens of milliseconds."""
+
+_QUERY_CACHE: dict[tuple[str, ...], InterpreterInfo] = {}
+_STARTED: dict[
+    tuple[str, ...], tuple[subprocess.Popen[str], tempfile.TemporaryDirectory[str]]
+] = {}
 
 
-def _query_environment() -> dict[str, str]:
-    """The query's environment: ours, with relative ``PYTHONPATH`` entries made absolute (the
-    query runs in an empty directory, where they would name nothing; the interpreter a user
-    starts here resolves them against here)."""
-    env = dict(os.environ)
-    entries = env.get("PYTHONPATH", "")
-    if entries:
+def _query_key(executable: str | None) -> tuple[str, ...]:
+    """What decides a query's answer besides the files it reads
+    (:func:`~flake8_importpolicy.model.environment.interpreter_key`)."""
+    return interpreter_key(executable)
+
+
+def _query_command(executable: str | None) -> list[str]:
+    """The query's command: the interpreter running us is started with its own flags (``-s``,
+    ``-I``...), which change its ``sys.path``; another one as given."""
+    exe = executable or sys.executable
+    return [exe, *(running_flags() if exe == sys.executable else ()), "-c", _QUERY]
+
+
+def query_timeout() -> float:
+    """Seconds an interpreter has to answer the query: :data:`QUERY_TIMEOUT`, or
+    ``IMPORTPOLICY_INTERPRETER_TIMEOUT`` when that is a positive number."""
+    try:
+        value = float(os.environ.get("IMPORTPOLICY_INTERPRETER_TIMEOUT", ""))
+    except ValueError:
+        return QUERY_TIMEOUT
+    return value if 0 < value < float("inf") else QUERY_TIMEOUT
+
+
+def _start(command: list[str], cwd: str) -> subprocess.Popen[str]:
+    """Start a query in a session of its own, so that it and whatever it starts can be killed."""
+    return subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=query_environment(),
+        start_new_session=os.name == "posix",
+    )
+
+
+def _finish(process: subprocess.Popen[str], timeout: float | None) -> tuple[str, str]:
+    """The query's output once it has exited.
+
+    Raises:
+        subprocess.TimeoutExpired: it did not exit within ``timeout`` seconds: its whole process
+            group is killed, and its pipes are closed unread (a process it started in a session of
+            its own could keep them open for ever).
+    """
+    try:
+        return process.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(process)
+        raise
+
+
+def kill_process_group(process: subprocess.Popen[Any]) -> None:
+    """Kill ``process`` and, on POSIX, every process of its process group (a process started with
+    ``start_new_session`` leads one: what it started goes too, once it has exited as well)."""
+    if os.name == "posix":
         try:
-            env["PYTHONPATH"] = os.pathsep.join(
-                os.path.abspath(entry or os.curdir) for entry in entries.split(os.pathsep)
-            )
-        except OSError:  # no working directory: relative entries name nothing anywhere
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
-    return env
+    try:
+        process.kill()
+    except ProcessLookupError:
+        pass
 
 
-def _query_key(executable: str | None) -> tuple[str, str]:
-    """What decides a query's answer: the interpreter, and the ``PYTHONPATH`` it inherits."""
-    return executable or sys.executable, os.environ.get("PYTHONPATH", "")
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    kill_process_group(process)
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+    process.wait()
 
 
 def start_interpreter_query(executable: str | None = None) -> None:
@@ -139,7 +208,6 @@ def start_interpreter_query(executable: str | None = None) -> None:
     are left for :func:`query_interpreter` to report (it starts the process again).
     """
     key = _query_key(executable)
-    exe = key[0]
     if key in _QUERY_CACHE or key in _STARTED:
         return
     try:
@@ -147,14 +215,7 @@ def start_interpreter_query(executable: str | None = None) -> None:
     except OSError:  # no writable temporary directory: query_interpreter says so, with exit 2
         return
     try:
-        process = subprocess.Popen(
-            [exe, "-c", _QUERY],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=empty.name,
-            env=_query_environment(),
-        )
+        process = _start(_query_command(executable), empty.name)
     except (OSError, subprocess.SubprocessError):
         empty.cleanup()
         return
@@ -205,8 +266,7 @@ def stop_started_queries() -> None:
     while _STARTED:
         _, (process, empty) = _STARTED.popitem()
         try:
-            process.kill()
-            process.communicate()
+            _kill_group(process)
         except (OSError, subprocess.SubprocessError):
             pass
         finally:
@@ -217,35 +277,39 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     """Ask an interpreter for its module search path and start-up modules.
 
     Runs ``executable -c <stdlib-only script>`` (a fresh process, with the environment of this one, so
-    ``PYTHONPATH`` and ``.pth`` files count as they would for ``python -c "import x"``). The answer is
-    cached per executable and ``PYTHONPATH`` for the life of this process.
+    ``PYTHONPATH`` and ``.pth`` files count as they would for ``python -c "import x"``; the
+    interpreter running us gets its own flags, such as ``-s``). The answer is cached for the life of
+    this process per :func:`~flake8_importpolicy.model.environment.interpreter_key`.
 
     Args:
         executable: path of the interpreter; ``None`` means the one running this code. It runs in
             an empty temporary directory, so no project module can shadow the query's imports.
 
     Raises:
-        InterpreterError: if the interpreter cannot be started or answers nonsense.
+        InterpreterError: if the interpreter cannot be started, does not answer within
+            :func:`query_timeout` seconds (it is killed with every process it started), or answers
+            nonsense.
     """
     key = _query_key(executable)
-    exe = key[0]
+    exe = executable or sys.executable
     cached = _QUERY_CACHE.get(key)
     if cached is not None:
         return cached
+    timeout = query_timeout()
     try:
-        completed = _collect_started(key)
+        completed = _collect_started(key, timeout)
         if completed is None:
             # An empty working directory: the query must not import a project's json.py or sys.py.
             with tempfile.TemporaryDirectory(prefix="importpolicy-") as empty:
-                completed = subprocess.run(
-                    [exe, "-c", _QUERY],
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    cwd=empty,
-                    env=_query_environment(),
-                    check=False,
-                )
+                process = _start(_query_command(executable), empty)
+                stdout, stderr = _finish(process, timeout)
+                completed = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    except subprocess.TimeoutExpired:
+        raise InterpreterError(
+            f"interpreter {exe} did not answer the query of its sys.path within {timeout:g} s "
+            "(IMPORTPOLICY_INTERPRETER_TIMEOUT sets the limit); is it a Python interpreter that "
+            "starts?"
+        ) from None
     except (OSError, subprocess.SubprocessError) as exc:
         raise InterpreterError(f"cannot run interpreter {exe}: {exc}") from exc
     if completed.returncode != 0:
@@ -261,19 +325,20 @@ def query_interpreter(executable: str | None = None) -> InterpreterInfo:
     return info
 
 
-def _collect_started(key: tuple[str, str]) -> subprocess.CompletedProcess[str] | None:
-    """The finished query started by :func:`start_interpreter_query`, or None if none was started."""
+def _collect_started(
+    key: tuple[str, ...], timeout: float
+) -> subprocess.CompletedProcess[str] | None:
+    """The finished query started by :func:`start_interpreter_query`, or None if none was started.
+
+    Raises:
+        subprocess.TimeoutExpired: it did not answer within ``timeout`` seconds (it is killed).
+    """
     started = _STARTED.pop(key, None)
     if started is None:
         return None
     process, empty = started
     try:
-        try:
-            stdout, stderr = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise
+        stdout, stderr = _finish(process, timeout)
     finally:
         empty.cleanup()
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
+from flake8_importpolicy.answers.jsonfile import expect_list, expect_object, expect_str
+from flake8_importpolicy.answers.warm_index import Finding, load_index, parse_finding, store_index
 from flake8_importpolicy.config.locate import find_policy
 
 if TYPE_CHECKING:
@@ -263,12 +264,14 @@ def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
 
     The helper is a fresh interpreter of the same executable and environment, which is what the engine's
     interpreter query (:func:`flake8_importpolicy.analysis.resolve.query_interpreter`) starts: so it starts
-    as the query does (``python -c``, in an empty directory), answers the query first, then moves to
+    as the query does (``python -c`` with this interpreter's flags, in an empty directory, with the
+    query's environment), answers the query first, then moves to
     this process's directory and imports this copy of the package (one interpreter start, not two).
     """
     import tempfile
 
     from flake8_importpolicy.analysis.resolve import query_script
+    from flake8_importpolicy.model.environment import query_environment, running_flags
 
     package_parent = str(Path(__file__).resolve().parents[2])  # the directory holding the package
     try:
@@ -277,8 +280,10 @@ def start_index_build(policy_path: str) -> subprocess.Popen[bytes] | None:
         return None
     try:
         return subprocess.Popen(
-            [sys.executable, "-c", query_script(_HELPER), policy_path, package_parent, os.getcwd()],
+            [sys.executable, *running_flags(), "-c", query_script(_HELPER), policy_path,
+             package_parent, os.getcwd()],
             cwd=empty, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=query_environment(),
         )
     except OSError:
         os.rmdir(empty)
@@ -311,10 +316,14 @@ def _load_index(policy_path: str) -> ModuleFindings | None:
 
 def _parse_index(entry: Any) -> ModuleFindings:
     findings = {
-        str(module): [Finding(int(line), int(col), str(code), str(text)) for line, col, code, text in rows]
-        for module, rows in entry["findings"].items()
+        module: [parse_finding(row) for row in expect_list(rows)]
+        for module, rows in expect_object(entry["findings"]).items()
     }
-    return ModuleFindings(findings, dict(entry["digests"]), dict(entry["files_of"]))
+    return ModuleFindings(
+        findings,
+        {module: expect_str(digest) for module, digest in expect_object(entry["digests"]).items()},
+        {module: expect_str(path) for module, path in expect_object(entry["files_of"]).items()},
+    )
 
 
 # -- the slow path: the engine --------------------------------------------------------------------

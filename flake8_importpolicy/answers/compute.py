@@ -9,7 +9,6 @@ answer index (:mod:`flake8_importpolicy.answers.warm_index`).
 from __future__ import annotations
 
 import json
-import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,9 +19,10 @@ from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.facts_cache import open_facts_cache
-from flake8_importpolicy.answers.freshness import stamp_paths
+from flake8_importpolicy.answers.freshness import interpreter_paths, stamp_paths
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.model.environment import interpreter_key
 from flake8_importpolicy.model.facts import SourceRead
 from flake8_importpolicy.model.findings import Report
 from flake8_importpolicy.model.interpreter import InterpreterInfo
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EngineAnswer", "find_interpreter_info", "run_engine", "run_engine_for"]
 
-_INTERPRETERS_FORMAT = 2
+_INTERPRETERS_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -123,22 +123,23 @@ def run_engine_for(policy_path: str, *, overrides: Mapping[Path, bytes] | None =
 
 
 def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:
-    """The facts of the interpreter ``executable``, from the policy's cache directory while the
-    interpreter's and its path entries' stamps are unchanged, else queried and stored.
+    """The facts of the interpreter ``executable``, from the policy's cache directory while what
+    decides them is unchanged (the entry's key: the interpreter as located, its flags and the
+    environment it is queried in, :func:`~flake8_importpolicy.model.environment.interpreter_key`;
+    its stamps: :func:`~flake8_importpolicy.answers.freshness.interpreter_paths`), else queried and
+    stored.
 
     Raises:
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
-    key = json.dumps([
-        _INTERPRETERS_FORMAT, os.path.realpath(executable), os.environ.get("PYTHONPATH", ""),
-    ])
+    key = json.dumps([_INTERPRETERS_FORMAT, *interpreter_key(executable)])
     entry = policy.settings.cache_dir / "interpreters" / f"{zlib.crc32(key.encode()):08x}.json"
     try:
         data: Any = read_json_sealed(entry)
-        if data["key"] == key and data["paths"] == stamp_paths(
-            [executable, *data["info"]["sys_path"]]
-        ):
-            return InterpreterInfo.from_json(data["info"])
+        if data["key"] == key:
+            cached = InterpreterInfo.from_json(data["info"])
+            if data["paths"] == stamp_paths(interpreter_paths(cached)):
+                return cached
     except MALFORMED:
         pass
     info = query_interpreter(executable)
@@ -148,7 +149,7 @@ def find_interpreter_info(policy: Policy, executable: str) -> InterpreterInfo:
         return info
     write_json_atomic(entry, {
         "key": key,
-        "paths": stamp_paths([executable, *info.sys_path]),
+        "paths": stamp_paths(interpreter_paths(info)),
         "info": info.to_json(),
     })
     return info

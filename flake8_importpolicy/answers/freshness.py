@@ -10,7 +10,8 @@
   timestamp tick would keep its ``stat``): its bytes are always compared. Only regular files are
   opened, so a FIFO or device where a module was never blocks a reader.
 - :func:`stamp_path`: a directory listed by path search, an interpreter, a ``sys.path`` entry, as
-  ``[mtime_ns, size]`` (``None`` when missing).
+  ``[mtime_ns, size]`` (``None`` when missing); :func:`interpreter_paths`: what an interpreter's
+  answer is read from (its file, ``pyvenv.cfg``, its user site and ``sys.path``).
 
 Standard library only and cheap to import (``hashlib`` is imported only when bytes are compared): the
 warm paths of the command line, the flake8 checker and the mypy plugin check freshness before
@@ -27,13 +28,17 @@ from typing import TYPE_CHECKING, Final
 from flake8_importpolicy import __version__
 from flake8_importpolicy.model.reading import read_regular_file
 
+from flake8_importpolicy.model.environment import locate_interpreter
+
 if TYPE_CHECKING:
     from flake8_importpolicy.model.facts import SourceRead
+    from flake8_importpolicy.model.interpreter import InterpreterInfo
 
 __all__ = [
     "RACY_NS",
     "code_stamp",
     "find_package_files",
+    "interpreter_paths",
     "is_file_unchanged",
     "sha256",
     "stamp_file",
@@ -167,3 +172,22 @@ def stamp_path(path: str) -> list[int] | None:
 def stamp_paths(paths: Iterable[str]) -> list[list[object]]:
     """``[path, stamp_path(path)]`` of each path, in order."""
     return [[path, stamp_path(path)] for path in paths]
+
+
+def interpreter_paths(info: InterpreterInfo) -> list[str]:
+    """Every path whose change can change what the interpreter ``info`` describes reports, for
+    :func:`stamp_paths`: the interpreter (a venv's link is stamped through to its target), the
+    ``pyvenv.cfg`` a venv's interpreter is found by (beside it or one level up, present or not), its
+    user site directory while enabled (``site`` puts it on ``sys.path`` once it exists), and its
+    ``sys.path`` entries (a ``.pth`` file added to a site directory changes that directory's
+    stamp)."""
+    executable = locate_interpreter(info.executable)
+    directory = os.path.dirname(executable)
+    paths = [
+        executable, os.path.join(directory, "pyvenv.cfg"),
+        os.path.join(os.path.dirname(directory), "pyvenv.cfg"),
+    ]
+    if info.user_site is not None:
+        paths.append(info.user_site)
+    paths.extend(info.sys_path)
+    return paths

@@ -9,8 +9,11 @@
   The checksum guards against accidents, not forgers: whoever recomputes it on purpose is out of
   scope (docs/design.md, "Caches").
 
-:func:`write_text_atomic` writes any other file the same way, unsealed (the baseline). Stdlib only
-and cheap to import (``zlib``, not ``hashlib``): the flake8 checker's warm path uses it.
+:func:`write_text_atomic` writes any other file the same way, unsealed (the baseline). The
+``expect_*`` functions read an entry's values back by type and range: a value of another type (a
+list where a string belongs, ``true`` for a number) or out of range (a negative line, a number of
+5,000 digits) is a miss, never an answer (docs/design.md, "Caches"). Stdlib only and cheap to import
+(``zlib``, not ``hashlib``): the flake8 checker's warm path uses it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,21 @@ import zlib
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.model.reading import read_regular_file
+from flake8_importpolicy.model.reading import MAX_FILE_BYTES, read_regular_file
 
-__all__ = ["MALFORMED", "read_json_sealed", "write_json_atomic", "write_text_atomic"]
+__all__ = [
+    "MALFORMED",
+    "MAX_POSITION",
+    "expect_bool",
+    "expect_int",
+    "expect_list",
+    "expect_object",
+    "expect_optional_str",
+    "expect_str",
+    "read_json_sealed",
+    "write_json_atomic",
+    "write_text_atomic",
+]
 
 MALFORMED: Final = (
     OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError, OverflowError,
@@ -31,9 +46,79 @@ MALFORMED: Final = (
 """What reading and rebuilding a cache entry raises when the entry is missing, damaged or of another
 shape (``int(1e400)`` is an OverflowError, ``None.items()`` an AttributeError): every one is a miss."""
 
+MAX_POSITION: Final = MAX_FILE_BYTES + 1
+"""The largest line or column (or count of them) an entry may hold: no file the tool reads has more
+lines or columns than its 10 MiB limit has bytes."""
+
 _HEAD: Final = b'{"crc32":"'
 _MIDDLE: Final = b'","entry":'
 _BODY_START: Final = len(_HEAD) + 8 + len(_MIDDLE)
+
+
+def expect_str(value: object) -> str:
+    """``value`` if it is a string.
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def expect_optional_str(value: object) -> str | None:
+    """``value`` if it is a string or ``null``.
+
+    Raises:
+        TypeError: it is neither.
+    """
+    return None if value is None else expect_str(value)
+
+
+def expect_int(value: object, low: int = 0, high: int = MAX_POSITION) -> int:
+    """``value`` if it is an integer (not a boolean) from ``low`` to ``high``.
+
+    Raises:
+        TypeError: it is not an integer; ValueError: it is out of range.
+    """
+    if type(value) is not int:
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    if not low <= value <= high:
+        raise ValueError(f"{value} is out of range {low}..{high}")
+    return value
+
+
+def expect_bool(value: object) -> bool:
+    """``value`` if it is ``true`` or ``false``.
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a boolean, got {type(value).__name__}")
+    return value
+
+
+def expect_list(value: object) -> list[object]:
+    """``value`` if it is an array.
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(value, list):
+        raise TypeError(f"expected an array, got {type(value).__name__}")
+    return value
+
+
+def expect_object(value: object) -> dict[str, object]:
+    """``value`` if it is an object (its keys are strings, as JSON's are).
+
+    Raises:
+        TypeError: it is not.
+    """
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    return value
 
 
 def _seal(body: bytes) -> bytes:

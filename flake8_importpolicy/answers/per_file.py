@@ -32,7 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flake8_importpolicy.answers.warm_index import Finding, load_index, store_index
+from flake8_importpolicy.answers.jsonfile import expect_list, expect_str
+from flake8_importpolicy.answers.warm_index import Finding, load_index, parse_finding, store_index
 from flake8_importpolicy.config.locate import find_policy
 from flake8_importpolicy.model.reading import read_regular_file
 
@@ -214,11 +215,12 @@ def _load_index(policy_path: str) -> _Index | None:
 
 def _parse_index(entry: Any) -> _Index:
     findings: dict[str, list[Finding]] = {}
-    for path, line, col, code, text in entry["findings"]:
-        findings.setdefault(path, []).append(Finding(int(line), int(col), str(code), str(text)))
+    for row in expect_list(entry["findings"]):
+        path, line, col, code, text = expect_list(row)
+        findings.setdefault(expect_str(path), []).append(parse_finding([line, col, code, text]))
     return _Index(
-        tuple(str(root) for root in entry["roots"]),
-        frozenset(str(row[0]) for row in entry["files"]),
+        tuple(expect_str(root) for root in expect_list(entry["roots"])),
+        frozenset(expect_str(expect_list(row)[0]) for row in expect_list(entry["files"])),
         {path: tuple(items) for path, items in findings.items()},
     )
 

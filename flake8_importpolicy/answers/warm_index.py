@@ -8,7 +8,8 @@ than everything else a warm run does, so an index is read with the standard libr
 
 - its location: the policy's ``settings.cache-dir``
   (:func:`~flake8_importpolicy.config.locate.find_cache_dir`), and a key of what besides the policy
-  decides the answers (the interpreter running us, ``PYTHONPATH``, the caller's options);
+  decides the answers (the interpreter running us as started, with its ``sys.prefix`` and flags,
+  the environment variables that change an interpreter's ``sys.path``, the caller's options);
 - it is valid only while nothing it depends on changed (:mod:`flake8_importpolicy.answers.freshness`):
   the policy's bytes and those of every base file and preset it ``extends``, the baseline's bytes
   (``settings.baseline``: the answers are filtered by it), this package's
@@ -31,14 +32,22 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from flake8_importpolicy.answers.freshness import (
     code_stamp,
+    interpreter_paths,
     is_file_unchanged,
     stamp_file,
     stamp_path,
     stamp_paths,
     stamp_read,
 )
-from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed
+from flake8_importpolicy.answers.jsonfile import (
+    MALFORMED,
+    expect_int,
+    expect_list,
+    expect_str,
+    read_json_sealed,
+)
 from flake8_importpolicy.config.locate import find_cache_dir, has_cache_tag
+from flake8_importpolicy.model.environment import interpreter_key
 from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
@@ -50,7 +59,7 @@ if TYPE_CHECKING:
     from flake8_importpolicy.model.interpreter import InterpreterInfo
     from flake8_importpolicy.model.policy import Policy
 
-__all__ = ["Finding", "load_index", "store_index"]
+__all__ = ["Finding", "load_index", "parse_finding", "store_index"]
 
 _T = TypeVar("_T")
 
@@ -72,11 +81,28 @@ class Finding(NamedTuple):
     text: str
 
 
+def parse_finding(row: object) -> Finding:
+    """A :class:`Finding` from its row in an index, ``[line, col, code, text]``, checked by type and
+    range: a line from 1, a column from 0, a code ``IPL`` and three digits that the text starts with.
+
+    Raises:
+        TypeError, ValueError: if ``row`` is malformed.
+    """
+    line, col, code, text = expect_list(row)
+    code, text = expect_str(code), expect_str(text)
+    if not (len(code) == 6 and code.startswith("IPL") and code[3:].isdigit() and text.startswith(code)):
+        raise ValueError(f"not a finding: {code!r}")
+    return Finding(expect_int(line, 1), expect_int(col), code, text)
+
+
 def _index_key(fmt: int, policy_path: str, options: Sequence[object]) -> str:
-    """What besides the policy decides the answers: the interpreter running us (the default
-    target, and the parser of every source), ``PYTHONPATH`` and the caller's options."""
+    """What besides the policy and the files it stamps decides the answers: the interpreter running
+    us (the default target, and the parser of every source) as started, not the base interpreter a
+    venv's links to (its path, version, ``sys.prefix``, its flags and the environment it and any
+    other target are queried in: :func:`~flake8_importpolicy.model.environment.interpreter_key`),
+    and the caller's options."""
     return json.dumps([
-        fmt, policy_path, os.path.realpath(sys.executable), sys.version, os.environ.get("PYTHONPATH", ""),
+        fmt, policy_path, sys.version, sys.prefix, sys.exec_prefix, *interpreter_key(),
         list(options),
     ])
 
@@ -198,7 +224,7 @@ def store_index(
         baseline_row = stamp_file(str(baseline.path), baseline.digest)
         if baseline_row is None:
             return False  # the baseline changed while the policy was checked
-    paths = (*map(str, directories), policy.settings.interpreter_executable(), *info.sys_path)
+    paths = (*map(str, directories), *interpreter_paths(info))
     key = _index_key(fmt, policy_path, options)
     try:
         location = _index_location(policy_path, read_regular_file(policy_path)[1], index_dir, key)

@@ -10,11 +10,19 @@ index (:mod:`flake8_importpolicy.answers.warm_index`, directory ``answers``) wit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy import codes
+from flake8_importpolicy.answers.jsonfile import (
+    expect_bool,
+    expect_int,
+    expect_list,
+    expect_object,
+    expect_optional_str,
+    expect_str,
+)
 from flake8_importpolicy.answers.warm_index import load_index, store_index
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Construct, Flag, Hop, HopKind, UnresolvedCode, parse_node
@@ -27,6 +35,8 @@ __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "rep
 
 _FORMAT = 7
 _INDEX_DIR = "answers"
+_MAX_COUNT = 2**63 - 1
+"""The largest count (of modules, suppressed findings...) an entry may hold."""
 
 
 def _options(
@@ -120,14 +130,24 @@ def _hop_row(hop: Hop) -> list[object]:
             hop.imported, [str(flag) for flag in hop.flags], hop.via, list(hop.assumed)]
 
 
-def _hop(row: list[object]) -> Hop:
-    module, path, line, col, kind, imported, flags, via, assumed = row
-    if not isinstance(flags, list) or not isinstance(assumed, list):
-        raise TypeError("flags")
-    return Hop(parse_node(str(module)), Path(str(path)) if path else None, int(str(line)),
-               int(str(col)), HopKind(str(kind)), parse_node(str(imported)),
-               tuple(Flag(str(f)) for f in flags), None if via is None else str(via),
-               tuple(str(a) for a in assumed))
+def _hop(row: object) -> Hop:
+    module, path, line, col, kind, imported, flags, via, assumed = expect_list(row)
+    return Hop(parse_node(expect_str(module)), _path(path), expect_int(line), expect_int(col),
+               HopKind(expect_str(kind)), parse_node(expect_str(imported)), _flags(flags),
+               expect_optional_str(via), tuple(expect_str(a) for a in expect_list(assumed)))
+
+
+def _path(value: object) -> Path | None:
+    text = expect_optional_str(value)
+    return Path(text) if text else None
+
+
+def _flags(value: object) -> tuple[Flag, ...]:
+    return tuple(Flag(expect_str(flag)) for flag in expect_list(value))
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(expect_str(item) for item in expect_list(value))
 
 
 def report_to_json(report: Report) -> dict[str, object]:
@@ -164,14 +184,12 @@ def unresolved_code_from_row(row: object) -> UnresolvedCode:
     """Inverse of :func:`unresolved_code_row`.
 
     Raises:
-        TypeError, ValueError: if ``row`` is malformed.
+        TypeError, ValueError: if ``row`` is malformed (a value of another type, or out of range).
     """
-    if not isinstance(row, list):
-        raise TypeError("unresolved site")
-    module, path, line, col, construct, detail, flags = row
-    return UnresolvedCode(parse_node(str(module)), Path(str(path)) if path else None,
-                          int(line), int(col), Construct(str(construct)), str(detail),
-                          tuple(Flag(str(f)) for f in flags))
+    module, path, line, col, construct, detail, flags = expect_list(row)
+    return UnresolvedCode(parse_node(expect_str(module)), _path(path), expect_int(line),
+                          expect_int(col), Construct(expect_str(construct)), expect_str(detail),
+                          _flags(flags))
 
 
 def _problem_row(problem: Problem) -> list[object]:
@@ -179,52 +197,63 @@ def _problem_row(problem: Problem) -> list[object]:
             str(problem.path) if problem.path else None, problem.line]
 
 
-def _problem(row: list[object]) -> Problem:
-    code, arguments, path, line = row
-    if not isinstance(arguments, list):
-        raise TypeError("arguments")
-    return Problem(codes.BY_ID[str(code)], tuple((str(k), str(v)) for k, v in arguments),
-                   Path(str(path)) if path else None, None if line is None else int(str(line)))
+def _problem(row: object) -> Problem:
+    code, arguments, path, line = expect_list(row)
+    pairs = []
+    for pair in expect_list(arguments):
+        key, value = expect_list(pair)
+        pairs.append((expect_str(key), expect_str(value)))
+    return Problem(codes.BY_ID[expect_str(code)], tuple(pairs), _path(path),
+                   None if line is None else expect_int(line))
 
 
-def report_from_json(data: Mapping[str, Any]) -> Report:
-    """Rebuild a report from :func:`report_to_json` output (JSON: each value is checked by the
-    conversion that reads it).
+def report_from_json(data: object) -> Report:
+    """Rebuild a report from :func:`report_to_json` output, every value checked by type and range.
 
     Raises:
         KeyError, TypeError, ValueError, IndexError: if ``data`` is malformed.
     """
+    data = expect_object(data)
     violations = []
-    for row in data["violations"]:
-        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers, budget = row
+    for row in expect_list(data["violations"]):
+        code, light, heavy, pattern, reason, path, line, col, kind, also, chain, covers, budget = (
+            expect_list(row))
+        kind = expect_str(kind)
         violations.append(Violation(
-            light=str(light), heavy=parse_node(str(heavy)), pattern=str(pattern),
-            reason=str(reason), path=Path(path), line=int(line), col=int(col),
-            kind=HopKind(kind) if kind else "",
-            also=tuple(str(a) for a in also), chain=tuple(_hop(h) for h in chain),
-            code=codes.BY_ID[code], covers=tuple(int(c) for c in covers),
+            light=expect_str(light), heavy=parse_node(expect_str(heavy)),
+            pattern=expect_str(pattern), reason=expect_str(reason), path=Path(expect_str(path)),
+            line=expect_int(line), col=expect_int(col), kind=HopKind(kind) if kind else "",
+            also=_strings(also), chain=tuple(_hop(h) for h in expect_list(chain)),
+            code=codes.BY_ID[expect_str(code)],
+            covers=tuple(expect_int(c) for c in expect_list(covers)),
             budget=None if budget is None else _budget_from_json(budget),
         ))
-    problems = [_problem(row) for row in data["problems"]]
+    unresolved = []
+    for row in expect_list(data["unresolved"]):
+        light, site, chain, light_path = expect_list(row)
+        unresolved.append(Unresolved(expect_str(light), unresolved_code_from_row(site),
+                                     tuple(_hop(h) for h in expect_list(chain)), _path(light_path)))
     return Report(
         violations=tuple(violations),
-        problems=tuple(problems),
-        suppressed=int(data["suppressed"]),
-        light_modules=tuple(data["light_modules"]),
-        notes=tuple(_problem(row) for row in data["notes"]),
-        unresolved=tuple(
-            Unresolved(str(light), unresolved_code_from_row(site), tuple(_hop(h) for h in chain),
-                       Path(str(light_path)) if light_path else None)
-            for light, site, chain, light_path in data["unresolved"]
-        ),
-        unresolved_fails=bool(data["unresolved_fails"]),
-        baselined=int(data["baselined"]),
+        problems=tuple(_problem(row) for row in expect_list(data["problems"])),
+        suppressed=expect_int(data["suppressed"], high=_MAX_COUNT),
+        light_modules=_strings(data["light_modules"]),
+        notes=tuple(_problem(row) for row in expect_list(data["notes"])),
+        unresolved=tuple(unresolved),
+        unresolved_fails=expect_bool(data["unresolved_fails"]),
+        baselined=expect_int(data["baselined"], high=_MAX_COUNT),
     )
 
 
-def _budget_from_json(row: Any) -> Budget:
+def _budget_from_json(row: object) -> Budget:
     """An IPL008 violation's budget, ``[count, limit, [[first hop, modules], ...]]`` (the module is
     imported only for a report that has one)."""
     from flake8_importpolicy.model.budget import Budget
 
-    return Budget(int(row[0]), int(row[1]), tuple((str(n), int(c)) for n, c in row[2]))
+    count, limit, contributors = expect_list(row)
+    pairs = []
+    for pair in expect_list(contributors):
+        name, modules = expect_list(pair)
+        pairs.append((expect_str(name), expect_int(modules, high=_MAX_COUNT)))
+    return Budget(expect_int(count, high=_MAX_COUNT), expect_int(limit, high=_MAX_COUNT),
+                  tuple(pairs))

@@ -35,6 +35,10 @@ class InterpreterInfo:
         meta_path: the class of each finder on ``sys.meta_path`` at start-up (``module.qualname``),
             in order: a ``.pth`` file may install one that redirects a top-level name (setuptools'
             ``_distutils_hack.DistutilsMetaFinder``, docs/semantics.md rule 7).
+        prefix: its ``sys.prefix`` (a venv's directory for a venv's interpreter).
+        user_site: its user site directory when the user site is enabled (``site.ENABLE_USER_SITE``),
+            whether or not it exists: ``site`` adds it to ``sys.path`` once it does, so caches watch
+            it; None when disabled (``-s``, ``PYTHONNOUSERSITE``, a venv).
     """
 
     executable: str
@@ -47,6 +51,8 @@ class InterpreterInfo:
     stdlib_dirs: tuple[str, ...]
     extension_suffixes: tuple[str, ...]
     meta_path: tuple[str, ...] = ()
+    prefix: str = ""
+    user_site: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """A JSON-able dict (for the on-disk cache)."""
@@ -61,6 +67,8 @@ class InterpreterInfo:
             "stdlib_dirs": list(self.stdlib_dirs),
             "extension_suffixes": list(self.extension_suffixes),
             "meta_path": list(self.meta_path),
+            "prefix": self.prefix,
+            "user_site": self.user_site,
         }
 
     @classmethod
@@ -77,13 +85,23 @@ class InterpreterInfo:
                 raise TypeError(key)
             return tuple(value)
 
+        def string(key: str) -> str:
+            value = data[key]
+            if not isinstance(value, str):
+                raise TypeError(key)
+            return value
+
         version = data["version"]
-        if not isinstance(version, list) or len(version) != 2:
+        if (not isinstance(version, list) or len(version) != 2
+                or not all(type(part) is int and 0 <= part < 1000 for part in version)):
             raise TypeError("version")
+        user_site = data.get("user_site")
+        if user_site is not None and not isinstance(user_site, str):
+            raise TypeError("user_site")
         return cls(
-            executable=str(data["executable"]),
-            version=(int(version[0]), int(version[1])),
-            platform=str(data["platform"]),
+            executable=string("executable"),
+            version=(version[0], version[1]),
+            platform=string("platform"),
             sys_path=strings("sys_path"),
             builtin=frozenset(strings("builtin")),
             frozen=frozenset(strings("frozen")),
@@ -91,6 +109,8 @@ class InterpreterInfo:
             stdlib_dirs=strings("stdlib_dirs"),
             extension_suffixes=strings("extension_suffixes"),
             meta_path=strings("meta_path") if "meta_path" in data else (),
+            prefix=string("prefix") if "prefix" in data else "",
+            user_site=user_site,
         )
 
 
