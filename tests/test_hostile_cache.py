@@ -3,9 +3,9 @@
 Every cache entry is read back by type and range (docs/design.md, "Caches"): a value of another JSON
 type where a string, a number, a list or an object belongs, or a number out of range, is a miss,
 never an answer. The readers are asked in this process, for every value of an entry of every kind
-(the command line's answers, flake8's per-file index, mypy's index, interpreter facts), and the
-three cases the attack found go through the clients too: C = ``importpolicy``, F = ``flake8``, M =
-``mypy`` (tests/test_hostile.py's ``adapters``).
+(the command line's answers, flake8's per-file index, mypy's index, interpreter facts, per-file
+facts), and the three cases the attack found go through the clients too: C = ``importpolicy``, F =
+``flake8``, M = ``mypy`` (tests/test_hostile.py's ``adapters``).
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ def test_every_value_of_every_entry_is_read_by_type_and_range(tmp_path: Path) ->
     accepted and changed the answer. Every value of every kind of entry is now checked: each
     mutation of its type, and of each number's range, is a miss or the same answer."""
     from flake8_importpolicy.answers import by_module, per_file
+    from flake8_importpolicy.answers.facts_cache import facts_from_json
     from flake8_importpolicy.answers.whole import find_cached_report
     from flake8_importpolicy.model.interpreter import InterpreterInfo
 
@@ -110,6 +111,12 @@ def test_every_value_of_every_entry_is_read_by_type_and_range(tmp_path: Path) ->
     tried += _assert_miss_or_same(
         interpreters, lambda: InterpreterInfo.from_json(sealed(interpreters)["info"])
     )
+    modules = [path for path in sorted((root / CACHE / "facts").rglob("*.json"))
+               if sealed(path)["key"][3] == "module"]
+    assert modules
+    for facts in modules:
+        tried += _assert_miss_or_same(facts, lambda facts=facts: facts_from_json(
+            sealed(facts)["facts"]))
     assert tried > 1000, tried
 
 

@@ -21,12 +21,22 @@ import hashlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, get_args
+from typing import Final, cast, get_args
 
 from flake8_importpolicy import __version__
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
-from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
+from flake8_importpolicy.answers.jsonfile import (
+    MALFORMED,
+    expect_bool,
+    expect_int,
+    expect_list,
+    expect_object,
+    expect_optional_str,
+    expect_str,
+    read_json_sealed,
+    write_json_atomic,
+)
 from flake8_importpolicy.model.facts import (
     AttributeRead,
     CallBinding,
@@ -227,20 +237,26 @@ def _site_row(site: ImportSite) -> list[object]:
 
 
 def _site(row: object) -> ImportSite:
-    if not isinstance(row, list):
-        raise TypeError("site")
     (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
-     guard_resolves, assumed) = row
+     guard_resolves, assumed) = expect_list(row)
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
-        line=int(line), col=int(col), kind=kind,
-        target=None if target is None else str(target), level=int(level), anchor=str(anchor),
-        names=tuple(str(n) for n in names), flags=tuple(Flag(str(f)) for f in flags), detail=str(detail),
-        lazy_use_line=None if lazy_use_line is None else int(lazy_use_line),
-        guard=tuple(str(g) for g in guard), guard_resolves=bool(guard_resolves),
-        assumed=tuple(str(a) for a in assumed),
+        line=expect_int(line), col=expect_int(col), kind=kind,
+        target=expect_optional_str(target), level=expect_int(level), anchor=expect_str(anchor),
+        names=_strings(names), flags=_flags(flags), detail=expect_str(detail),
+        lazy_use_line=None if lazy_use_line is None else expect_int(lazy_use_line),
+        guard=_strings(guard), guard_resolves=expect_bool(guard_resolves),
+        assumed=_strings(assumed),
     )
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(expect_str(item) for item in expect_list(value))
+
+
+def _flags(value: object) -> tuple[Flag, ...]:
+    return tuple(Flag(expect_str(flag)) for flag in expect_list(value))
 
 
 def _call_row(call: CallSite) -> list[object]:
@@ -253,13 +269,11 @@ _CALL_KINDS: Final = frozenset(get_args(CallKind))
 
 
 def _call(row: object) -> CallSite:
-    if not isinstance(row, list):
-        raise TypeError("call")
-    line, col, callee, local, kind, flags, assumed = row
+    line, col, callee, local, kind, flags, assumed = expect_list(row)
     if kind not in _CALL_KINDS:
         raise ValueError(kind)
-    return CallSite(int(line), int(col), str(callee), bool(local), kind,
-                    tuple(Flag(str(f)) for f in flags), tuple(str(a) for a in assumed))
+    return CallSite(expect_int(line), expect_int(col), expect_str(callee), expect_bool(local),
+                    cast(CallKind, kind), _flags(flags), _strings(assumed))
 
 
 def _read_row(read: AttributeRead) -> list[object]:
@@ -267,11 +281,10 @@ def _read_row(read: AttributeRead) -> list[object]:
 
 
 def _read(row: object) -> AttributeRead:
-    if not isinstance(row, list):
-        raise TypeError("attribute read")
-    line, col, name, target, attr, flags, deleted = row
-    return AttributeRead(int(line), int(col), str(name), None if target is None else str(target),
-                         str(attr), tuple(Flag(str(f)) for f in flags), bool(deleted))
+    line, col, name, target, attr, flags, deleted = expect_list(row)
+    return AttributeRead(expect_int(line), expect_int(col), expect_str(name),
+                         expect_optional_str(target), expect_str(attr), _flags(flags),
+                         expect_bool(deleted))
 
 
 def _unresolved_row(site: UnresolvedSite) -> list[object]:
@@ -279,11 +292,9 @@ def _unresolved_row(site: UnresolvedSite) -> list[object]:
 
 
 def _unresolved(row: object) -> UnresolvedSite:
-    if not isinstance(row, list):
-        raise TypeError("unresolved site")
-    line, col, construct, detail, flags = row
-    return UnresolvedSite(int(line), int(col), Construct(str(construct)), str(detail),
-                          tuple(Flag(str(f)) for f in flags))
+    line, col, construct, detail, flags = expect_list(row)
+    return UnresolvedSite(expect_int(line), expect_int(col), Construct(expect_str(construct)),
+                          expect_str(detail), _flags(flags))
 
 
 def functions_to_json(functions: Mapping[str, FunctionFacts]) -> dict[str, object]:
@@ -303,23 +314,25 @@ def functions_from_json(data: object) -> dict[str, FunctionFacts]:
     Raises:
         KeyError, TypeError, ValueError, IndexError: if ``data`` is malformed.
     """
-    if not isinstance(data, dict):
-        raise TypeError("functions")
     functions = {}
-    for name, row in data.items():
+    for name, row in expect_object(data).items():
         (line, sites, calls, returns, reads, self_imports, self_calls, self_params, lazy_params,
-         unresolved) = row
-        functions[str(name)] = FunctionFacts(
-            line=int(line), sites=tuple(_site(s) for s in sites),
-            calls=tuple(_call(c) for c in calls), returns=tuple(str(r) for r in returns),
-            attribute_reads=tuple(_read(r) for r in reads),
-            self_imports=tuple(str(a) for a in self_imports),
-            self_calls=tuple(str(c) for c in self_calls),
-            self_params=tuple((str(a), int(i)) for a, i in self_params),
-            lazy_params=tuple(int(i) for i in lazy_params),
-            unresolved=tuple(_unresolved(u) for u in unresolved),
+         unresolved) = expect_list(row)
+        functions[name] = FunctionFacts(
+            line=expect_int(line), sites=tuple(_site(s) for s in expect_list(sites)),
+            calls=tuple(_call(c) for c in expect_list(calls)), returns=_strings(returns),
+            attribute_reads=tuple(_read(r) for r in expect_list(reads)),
+            self_imports=_strings(self_imports), self_calls=_strings(self_calls),
+            self_params=tuple(_param(pair) for pair in expect_list(self_params)),
+            lazy_params=tuple(expect_int(i) for i in expect_list(lazy_params)),
+            unresolved=tuple(_unresolved(u) for u in expect_list(unresolved)),
         )
     return functions
+
+
+def _param(pair: object) -> tuple[str, int]:
+    attribute, index = expect_list(pair)
+    return expect_str(attribute), expect_int(index)
 
 
 def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
@@ -354,50 +367,68 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
 
 
 def facts_from_json(data: object) -> ModuleFacts:
-    """Rebuild :class:`ModuleFacts` from :func:`facts_to_json` output.
+    """Rebuild :class:`ModuleFacts` from :func:`facts_to_json` output, every value checked by type
+    and range.
 
     Raises:
         KeyError, TypeError, ValueError, IndexError: if ``data`` is malformed.
     """
-    if not isinstance(data, dict):
-        raise TypeError("not an object")
+    data = expect_object(data)
     problem = data["problem"]
     all_names = data["all"]
     functions = functions_from_json(data["functions"])
-    aliases = data["aliases"]
-    if not isinstance(aliases, dict):
-        raise TypeError("aliases")
+    attach = data["attach"]
     return ModuleFacts(
-        sites=tuple(_site(row) for row in data["sites"]),
-        bindings=frozenset(str(b) for b in data["bindings"]),
-        all_names=None if all_names is None else tuple(str(n) for n in all_names),
-        defines_getattr=bool(data["getattr"]),
-        all_conditional=bool(data["all_conditional"]),
-        binding_lines={str(k): int(v) for k, v in data["binding_lines"].items()},
-        problem=None if problem is None else SourceProblem(int(problem[0]), str(problem[1])),
-        calls=tuple(_call(row) for row in data["calls"]),
+        sites=tuple(_site(row) for row in expect_list(data["sites"])),
+        bindings=frozenset(_strings(data["bindings"])),
+        all_names=None if all_names is None else _strings(all_names),
+        defines_getattr=expect_bool(data["getattr"]),
+        all_conditional=expect_bool(data["all_conditional"]),
+        binding_lines={k: expect_int(v) for k, v in expect_object(data["binding_lines"]).items()},
+        problem=None if problem is None else _problem(problem),
+        calls=tuple(_call(row) for row in expect_list(data["calls"])),
         functions=functions,
-        function_names=frozenset(str(n) for n in data["function_names"]),
-        classes=frozenset(str(c) for c in data["classes"]),
-        class_bases={str(k): tuple(str(b) for b in v) for k, v in data["class_bases"].items()},
-        aliases={str(k): str(v) for k, v in aliases.items()},
-        attribute_reads=tuple(_read(r) for r in data["reads"]),
+        function_names=frozenset(_strings(data["function_names"])),
+        classes=frozenset(_strings(data["classes"])),
+        class_bases={k: _strings(v) for k, v in expect_object(data["class_bases"]).items()},
+        aliases={k: expect_str(v) for k, v in expect_object(data["aliases"]).items()},
+        attribute_reads=tuple(_read(r) for r in expect_list(data["reads"])),
         call_bindings={
-            str(name): CallBinding(
-                int(line), str(callee), bool(local),
-                tuple(None if a is None else str(a) for a in args),
-                tuple((str(k), str(v)) for k, v in keywords),
-            )
-            for name, (line, callee, local, args, keywords) in data["call_bindings"].items()
+            name: _call_binding(row) for name, row in expect_object(data["call_bindings"]).items()
         },
-        lazy_attach=None if data["attach"] is None else LazyAttach(
-            tuple(str(s) for s in data["attach"][0]),
-            {str(sub): tuple(str(n) for n in names) for sub, names in data["attach"][1].items()},
-            bool(data["attach"][2]),
-        ),
-        unresolved=tuple(_unresolved(u) for u in data["unresolved"]),
-        path_changes=tuple(
-            PathChange(int(line), int(col), int(up), tuple(str(p) for p in parts))
-            for line, col, up, parts in data["path_changes"]
-        ),
+        lazy_attach=None if attach is None else _lazy_attach(attach),
+        unresolved=tuple(_unresolved(u) for u in expect_list(data["unresolved"])),
+        path_changes=tuple(_path_change(row) for row in expect_list(data["path_changes"])),
     )
+
+
+def _problem(row: object) -> SourceProblem:
+    line, message = expect_list(row)
+    return SourceProblem(expect_int(line), expect_str(message))
+
+
+def _call_binding(row: object) -> CallBinding:
+    line, callee, local, args, keywords = expect_list(row)
+    return CallBinding(
+        expect_int(line), expect_str(callee), expect_bool(local),
+        tuple(expect_optional_str(a) for a in expect_list(args)),
+        tuple(_keyword(pair) for pair in expect_list(keywords)),
+    )
+
+
+def _keyword(pair: object) -> tuple[str, str]:
+    name, value = expect_list(pair)
+    return expect_str(name), expect_str(value)
+
+
+def _lazy_attach(row: object) -> LazyAttach:
+    submodules, attrs, scan_package = expect_list(row)
+    return LazyAttach(
+        _strings(submodules), {sub: _strings(names) for sub, names in expect_object(attrs).items()},
+        expect_bool(scan_package),
+    )
+
+
+def _path_change(row: object) -> PathChange:
+    line, col, up, parts = expect_list(row)
+    return PathChange(expect_int(line), expect_int(col), expect_int(up), _strings(parts))
