@@ -376,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from flake8_importpolicy.config.load import discover_policy
 
                 policy = discover_policy(Path.cwd(), args.policy)
+                if args.command in ("why", "cache"):  # check and verify read it themselves
+                    _check_baseline(policy)
                 _start_query_early(args, policy)
                 code = _run_handler(args, policy)
             finally:
@@ -438,6 +440,19 @@ def _settle_working_directory(args: argparse.Namespace) -> None:
 
 class _UsageError(Exception):
     pass
+
+
+def _check_baseline(policy: Policy) -> None:
+    """Read the policy's baseline, so that every command that reads the policy fails alike (exit
+    status 2) when its ``settings.baseline`` cannot be used.
+
+    Raises:
+        flake8_importpolicy.model.errors.BaselineError: the baseline cannot be used.
+    """
+    if policy.settings.baseline is not None:
+        from flake8_importpolicy.config.baseline import load_policy_baseline
+
+        load_policy_baseline(policy)
 
 
 def _format_error(output_format: str, error: Exception) -> str:
@@ -862,6 +877,7 @@ def _run_suggest(args: argparse.Namespace) -> int:
             raise _UsageError("--source-root is for a project without a policy; the policy's "
                               "settings.source-roots are used")
         policy = load_policy(found)
+        _check_baseline(policy)
         if output is not None and output.resolve() == policy.path:
             raise _UsageError(f"the draft extends {args.output}: write it to another file")
         root = policy.root

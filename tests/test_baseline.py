@@ -113,7 +113,7 @@ def test_a_broken_baseline_is_a_clear_error(capsys: pytest.CaptureFixture[str]) 
     assert "Traceback" not in err
     assert err.splitlines() == [
         "importpolicy: " + str(Path(os.path.relpath(broken / "importpolicy-baseline.json")))
-        + " is not valid (3 problems):",
+        + " (settings.baseline in policy.toml) is not valid (3 problems):",
         '  entries[0].code: "IPL002" is not a code a baseline records (expected "IPL001" or '
         '"IPL008")',
         "  entries[1].firsthop: unknown key; did you mean 'first-hop'?",

@@ -67,9 +67,11 @@ def run_engine(
     use_cache: bool = True,
     jobs: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
+    baseline: str | None = None,
 ) -> EngineAnswer:
     """Check ``policy`` with the engine, and filter the report by its baseline
-    (``settings.baseline``; :func:`~flake8_importpolicy.model.baseline.apply_baseline`).
+    (:func:`~flake8_importpolicy.config.baseline.load_policy_baseline`;
+    :func:`~flake8_importpolicy.model.baseline.apply_baseline`).
 
     Args:
         policy: the loaded policy.
@@ -79,17 +81,19 @@ def run_engine(
         use_cache: False: neither the facts cache nor the cached interpreter facts (``--no-cache``).
         jobs: processes extracting facts in parallel on a cold run.
         progress: passed to :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.check`.
+        baseline: None: the policy's ``settings.baseline``; a path (``--baseline FILE``) that file
+            instead; ``""`` none.
 
     Raises:
         flake8_importpolicy.model.errors.BaselineError: if the baseline cannot be read or is not
             valid (read before anything is checked).
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
-    baseline = None
-    if policy.settings.baseline:  # imported here: most policies have no baseline
-        from flake8_importpolicy.config.baseline import load_baseline
+    accepted = None
+    if baseline or (baseline is None and policy.settings.baseline):  # most policies have none
+        from flake8_importpolicy.config.baseline import load_policy_baseline
 
-        baseline = load_baseline(policy.settings.baseline)
+        accepted = load_policy_baseline(policy, baseline)
     executable = policy.settings.interpreter_executable(interpreter)
     info = find_interpreter_info(policy, executable) if use_cache else None
     with PolicyEngine(
@@ -103,11 +107,11 @@ def run_engine(
     ) as engine:
         report = engine.check(progress)
     files, directories = engine.find_dependencies()
-    if baseline is not None:
+    if accepted is not None:
         from flake8_importpolicy.model.baseline import apply_baseline
 
-        report = apply_baseline(report, baseline)
-    return EngineAnswer(policy, engine.interpreter, report, files, directories, baseline)
+        report = apply_baseline(report, accepted)
+    return EngineAnswer(policy, engine.interpreter, report, files, directories, accepted)
 
 
 def run_engine_for(policy_path: str, *, overrides: Mapping[Path, bytes] | None = None) -> EngineAnswer:

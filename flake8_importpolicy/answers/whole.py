@@ -94,11 +94,6 @@ def check_policy_cached(
         flake8_importpolicy.model.errors.InterpreterError: if the interpreter cannot be queried.
     """
     versions = tuple(target_versions)
-    if baseline is not None:
-        import dataclasses
-
-        settings = dataclasses.replace(policy.settings, baseline=Path(baseline) if baseline else None)
-        policy = dataclasses.replace(policy, settings=settings)
     path = str(policy.path)
     if use_cache:
         cached = find_cached_report(
@@ -110,7 +105,7 @@ def check_policy_cached(
 
     answer = run_engine(
         policy, interpreter=interpreter, target_versions=versions, use_cache=use_cache,
-        jobs=jobs, progress=progress,
+        jobs=jobs, progress=progress, baseline=baseline,
     )
     if use_cache:
         store_index(

@@ -27,9 +27,11 @@ from typing import Final
 
 from flake8_importpolicy.model.baseline import BASELINE_CODES, Baseline, BaselineEntry
 from flake8_importpolicy.model.errors import BaselineError, PolicyProblem, find_close_match
-from flake8_importpolicy.model.reading import read_regular_file
+from flake8_importpolicy.model.files import PYPROJECT_FILENAME, PYPROJECT_TABLE
+from flake8_importpolicy.model.policy import Policy
+from flake8_importpolicy.model.reading import MAX_ENTRIES, read_regular_file
 
-__all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline"]
+__all__ = ["BASELINE_VERSION", "format_baseline", "load_baseline", "load_policy_baseline"]
 
 BASELINE_VERSION: Final = 1
 _ABOUT: Final = (
@@ -38,27 +40,53 @@ _ABOUT: Final = (
     "code, light module, forbidden module and first hop, never by line. Rewrite it with "
     "importpolicy check --write-baseline (new findings need --add)."
 )
+_DEEPEST: Final = 900
+"""The deepest nesting a baseline may have (it needs 3): deeper is "nested too deeply" whatever
+the recursion limit of the process reading it (mypy raises it, so its parser goes deeper)."""
+_LONGEST_KEY_SHOWN: Final = 60
+"""An unknown key longer than this is shown cut, and gets no "did you mean"."""
 _TOP_KEYS: Final = ("version", "about", "entries")
 _ENTRY_KEYS: Final = ("code", "light", "forbidden", "first-hop")
 
 
-def load_baseline(path: Path) -> Baseline:
+def load_policy_baseline(policy: Policy, override: str | None = None) -> Baseline | None:
+    """The baseline that filters the reports of ``policy``: ``override`` (``--baseline FILE``;
+    ``""``: none), else the policy's ``settings.baseline``; None when there is none. Every command
+    that reads the policy reads it (a baseline that cannot be used fails them all alike).
+
+    Raises:
+        BaselineError: as :func:`load_baseline`, naming what named the file (``--baseline``, or
+            the policy's ``settings.baseline`` key).
+    """
+    if override is not None:
+        return load_baseline(Path(override), named_by="--baseline") if override else None
+    if policy.settings.baseline is None:
+        return None
+    prefix = f"{PYPROJECT_TABLE}." if policy.path.name == PYPROJECT_FILENAME else ""
+    return load_baseline(
+        policy.settings.baseline, named_by=f"{prefix}settings.baseline in {policy.path.name}"
+    )
+
+
+def load_baseline(path: Path, *, named_by: str | None = None) -> Baseline:
     """Read and validate a baseline file.
 
     Args:
         path: the file.
+        named_by: what named it, for messages (``settings.baseline in policy.toml``).
 
     Returns:
         The :class:`~flake8_importpolicy.model.baseline.Baseline`, each entry with its line.
 
     Raises:
         BaselineError: the file cannot be read, is not UTF-8 or JSON, or is not a baseline (every
-            problem at once, with its JSON key path, e.g. ``entries[2].code``).
+            problem at once, with its JSON key path, e.g. ``entries[2].code``), or it holds more
+            than :data:`~flake8_importpolicy.model.reading.MAX_ENTRIES` entries.
     """
     path = Path(os.path.abspath(path))
 
     def fail(message: str, line: int | None = None, column: int | None = None) -> BaselineError:
-        return BaselineError(path, [PolicyProblem("", message, line, column)])
+        return BaselineError(path, [PolicyProblem("", message, line, column)], named_by)
 
     try:
         raw = read_regular_file(path)[1]  # a regular file of at most 10 MiB, never waited for
@@ -76,6 +104,10 @@ def load_baseline(path: Path) -> Baseline:
         raise fail(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise fail("invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # a number of more digits than int() converts (sys.int_info)
+        raise fail(f"invalid JSON: {' '.join(str(exc).split(';')[0].split())}") from None
+    if _depth(data) > _DEEPEST:  # what the parser refuses at Python's default recursion limit
+        raise fail("invalid JSON: nested too deeply")
     problems: list[PolicyProblem] = []
     entries: list[BaselineEntry] = []
     if not isinstance(data, dict):
@@ -91,6 +123,8 @@ def load_baseline(path: Path) -> Baseline:
         found = "missing" if "entries" not in data else f"got {_describe(raw_entries)}"
         problems.append(PolicyProblem("entries", f"expected an array of entries, {found}"))
         raw_entries = []
+    if len(raw_entries) > MAX_ENTRIES:
+        raise fail(f"{len(raw_entries):,} entries; a baseline holds at most {MAX_ENTRIES:,}")
     lines = _entry_lines(text, len(raw_entries))
     seen: dict[tuple[str, str, str, str], int] = {}
     for index, item in enumerate(raw_entries):
@@ -106,7 +140,7 @@ def load_baseline(path: Path) -> Baseline:
         seen[entry.identity] = index
         entries.append(entry)
     if problems:
-        raise BaselineError(path, problems)
+        raise BaselineError(path, problems, named_by)
     return Baseline(path, tuple(entries), hashlib.sha256(raw).hexdigest())
 
 
@@ -170,12 +204,26 @@ def _entry_lines(text: str, count: int) -> list[int | None]:
     return list(found)
 
 
+def _depth(data: object) -> int:
+    """How deeply arrays and objects nest in ``data`` (0 for a scalar), without recursion."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
 def _json_key(key: str) -> str:
+    if len(key) > _LONGEST_KEY_SHOWN:
+        key = key[:_LONGEST_KEY_SHOWN] + "..."
     return key if key.replace("-", "").replace("_", "").isalnum() else json.dumps(key)
 
 
 def _unknown(key: str, allowed: tuple[str, ...]) -> str:
-    close = find_close_match(key, allowed)
+    close = find_close_match(key, allowed) if len(key) <= _LONGEST_KEY_SHOWN else None
     return f"unknown key; did you mean {close!r}?" if close else (
         "unknown key; expected one of: " + ", ".join(allowed))
 

@@ -168,10 +168,23 @@ class PolicyNotFound(PolicyError):
 class BaselineError(PolicyError):
     """The baseline file (``[settings] baseline``, ``--baseline``) cannot be used: unreadable, not
     JSON, or not a baseline. ``str(err)`` renders like :class:`PolicyError`'s, the key paths being
-    JSON paths (``entries[2].code``); every client reports it as it reports a broken policy (exit
-    status 2 on the command line).
+    JSON paths (``entries[2].code``), the file followed by what named it
+    (``b.json (settings.baseline in policy.toml): ...``); every client reports it as it reports a
+    broken policy (exit status 2 on the command line).
 
     Attributes:
         path: the baseline file (as given).
         problems: every problem found.
+        named_by: what named the file (``settings.baseline in policy.toml``, ``--baseline``), or
+            None.
+        location: the file and what named it, as messages show them.
     """
+
+    def __init__(
+        self, path: Path, problems: Iterable[PolicyProblem], named_by: str | None = None
+    ) -> None:
+        super().__init__(path, problems)
+        self.named_by = named_by
+        self.location = display_path(path) + (f" ({named_by})" if named_by else "")
+        self.message = _render(self.location, self.problems)
+        self.args = (self.message,)

@@ -14,10 +14,15 @@ import os
 import stat
 from typing import Final
 
-__all__ = ["MAX_FILE_BYTES", "describe_file_type", "read_regular_file"]
+__all__ = ["MAX_ENTRIES", "MAX_FILE_BYTES", "describe_file_type", "read_regular_file"]
 
 MAX_FILE_BYTES: Final = 10 * 1024 * 1024
 """The largest policy, source file or cache entry the tool reads (10 MiB)."""
+
+MAX_ENTRIES: Final = 50_000
+"""The most entries a policy file (keys and array items of all its tables) or a baseline may hold:
+beyond it a file is refused with one message before it is validated, so that no client spends
+minutes on it (a real policy holds tens to hundreds; 50,000 load in about a second)."""
 
 _TOO_LARGE: Final = "larger than 10 MiB, the limit for the files importpolicy reads"
 

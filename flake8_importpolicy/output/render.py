@@ -294,7 +294,8 @@ def format_error_line(error: Exception, location: str) -> str:
 
     Args:
         error: a :class:`~flake8_importpolicy.model.errors.ImportPolicyError` (or any exception).
-        location: the file the error is about, as shown.
+        location: the file the error is about, as shown (a baseline's error names its own file, and
+            what named it: :attr:`~flake8_importpolicy.model.errors.BaselineError.location`).
     """
     where, text = _error_parts(error, location)
     return f"{where}: error: {text}"
@@ -309,6 +310,7 @@ def format_error_diagnostic(error: Exception, location: str) -> str:
 
 
 def _error_parts(error: Exception, location: str) -> tuple[str, str]:
+    location = getattr(error, "location", None) or location  # a baseline's: its file, what named it
     problems = getattr(error, "problems", None)
     if not problems:
         return location, single_line(str(error))

@@ -24,6 +24,7 @@ from typing import TextIO
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.analysis.resolve import query_interpreter
+from flake8_importpolicy.config.baseline import load_policy_baseline
 from flake8_importpolicy.model.budget import count_units
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
@@ -151,6 +152,7 @@ class Verifier:
     The static prediction is made for the interpreter's own version and the policy's platform.
 
     Raises:
+        BaselineError: if the policy's ``settings.baseline`` cannot be used (as for ``check``).
         InterpreterError: if the interpreter cannot be queried.
         ValueError: if ``timeout`` is not positive.
     """
@@ -168,6 +170,7 @@ class Verifier:
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        load_policy_baseline(policy)  # a baseline that cannot be used fails verify as it fails check
         self.policy = policy
         self.python = policy.settings.interpreter_executable(python) or sys.executable
         self.timeout = timeout
