@@ -10,6 +10,9 @@ policy), never a traceback and never a run that goes on without it.
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,3 +133,35 @@ def test_a_baseline_that_is_not_one_fails_every_client_alike(
     assert_fails_alike(results, f"b.json {NAMED_BY}")
     for result in results:
         assert problem in " ".join(result.output.split()), result
+
+
+# -- writing a baseline ------------------------------------------------------------------------------
+
+
+def _entries(path: Path) -> list[dict[str, str]]:
+    data = json.loads(path.read_text())
+    assert isinstance(data["entries"], list)
+    return data["entries"]
+
+
+def test_write_baseline_writes_through_a_link_and_keeps_the_mode(tmp_path: Path) -> None:
+    """Issue 32: ``--write-baseline FILE`` where FILE is a symbolic link replaced the link by a file
+    (the shared baseline it pointed to was not updated), and rewriting a baseline reset its mode to
+    0600. The link's target is rewritten and the link stays; a file keeps its mode; a new one gets
+    the mode the umask gives any new file."""
+    root = write(tmp_path / "project", TREE)
+    shared = tmp_path / "shared" / "b.json"
+    shared.parent.mkdir()
+    first = cli(root, "check", "--write-baseline", str(shared))
+    assert first.returncode == 0, first
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o666 & ~umask
+    shared.chmod(0o640)
+    os.symlink(shared, root / "link.json")
+    (root / "src/zoo/mid.py").write_text("X = 1\n")  # the finding is fixed: the entry goes
+    rewritten = cli(root, "check", "--write-baseline", "link.json")
+    assert rewritten.returncode == 0 and "0 entries (0 added, 1 removed)" in rewritten.stdout
+    assert os.path.islink(root / "link.json") and os.readlink(root / "link.json") == str(shared)
+    assert _entries(shared) == []
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640

@@ -18,8 +18,10 @@ list where a string belongs, ``true`` for a number) or out of range (a negative 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Final
@@ -172,14 +174,34 @@ def write_text_atomic(location: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8, ``\\n`` line ends) to ``location`` through a temporary file in the same
     directory renamed into place, so that a reader sees the old file or the new one, never a part.
 
+    As writing the file in place would: a symbolic link is written through (its target is
+    replaced and the link stays, so a baseline shared by a link is updated), an existing file keeps
+    its permission bits, and a new one gets those the umask leaves of ``0o666``.
+
     Raises:
-        OSError: if the directory is not usable or the file cannot be replaced.
+        OSError: if the directory is not usable, the file cannot be replaced, or ``location`` is a
+            symbolic link loop (``ELOOP``).
     """
-    _write_atomic(location, text.encode("utf-8"))
+    target = os.path.realpath(location)
+    if os.path.islink(target):  # realpath stops at a loop
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(location))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    _write_atomic(target, text.encode("utf-8"), mode)
 
 
-def _write_atomic(location: str | Path, data: bytes) -> None:
-    """``data`` to ``location`` through a temporary file beside it, renamed into place.
+def _umask() -> int:
+    """The process's umask (read by setting it, then putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomic(location: str | Path, data: bytes, mode: int | None = None) -> None:
+    """``data`` to ``location`` through a temporary file beside it, renamed into place; the file
+    gets ``mode`` if given (else the temporary file's ``0o600``).
 
     Raises:
         OSError: if the directory is not usable or the file cannot be replaced.
@@ -190,6 +212,8 @@ def _write_atomic(location: str | Path, data: bytes) -> None:
                                suffix=".json")
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             handle.write(data)
         os.replace(tmp, location)
     except BaseException:
