@@ -1045,6 +1045,10 @@ def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
     shown = policy.relpath(directory)
     if not cleared.found:
         print(f"no cache at {shown}")
+    elif cleared.link is not None:
+        print(f"kept {shown}: it is a symbolic link (to {cleared.link}), and cache clear deletes "
+              "nothing through a link (its target may be another project's cache); clear that "
+              "cache with its own policy, or remove the link")
     elif not cleared.kept:
         print(f"removed {shown}")
     else:

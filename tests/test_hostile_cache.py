@@ -1,4 +1,5 @@
-"""Hostile caches: entries of the right key but the wrong shape (issue 32).
+"""Hostile caches: an entry of the right key but the wrong shape, and cache directories that are not
+what they seem (issue 32).
 
 Every cache entry is read back by type and range (docs/design.md, "Caches"): a value of another JSON
 type where a string, a number, a list or an object belongs, or a number out of range, is a miss,
@@ -10,12 +11,13 @@ facts), and the three cases the attack found go through the clients too: C = ``i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from test_hostile import TREE, adapters, assert_violation_found, mypy_stdlib_cache
-from test_robustness import CACHE, MYPY_SKIP, _fill_caches, _with_stdlib_cache, write
+from test_hostile import TREE, adapters, assert_violation_found, files_under, mypy_stdlib_cache
+from test_robustness import CACHE, MYPY_SKIP, _fill_caches, _with_stdlib_cache, cli, write
 
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 
@@ -153,3 +155,28 @@ def test_the_attacks_three_entries_are_misses_in_every_client(
     checked, linted, typed = adapters(root)
     assert "[[]]" not in checked.stdout
     assert_violation_found(checked, linted, typed)
+
+
+# -- cache directories that are not what they seem -------------------------------------------------
+
+
+def test_cache_clear_deletes_nothing_through_a_linked_cache_directory(tmp_path: Path) -> None:
+    """Issue 32: with a ``cache-dir`` that is a link to a tagged directory elsewhere (another
+    project's cache), ``cache clear`` deleted that directory's entries. It deletes nothing through
+    a link, keeps the link and says why; the other project's answers stay warm."""
+    other = write(tmp_path / "other", TREE)
+    assert cli(other, "check").returncode == 1
+    before = files_under(other / CACHE)
+    project = write(tmp_path / "project", TREE)
+    os.symlink(other / CACHE, project / CACHE)
+    checked = cli(project, "check")
+    assert checked.returncode == 1, checked
+    cleared = cli(project, "cache", "clear")
+    assert (cleared.returncode, cleared.stderr) == (0, ""), cleared
+    assert cleared.stdout == (
+        f"kept {CACHE}: it is a symbolic link (to {other / CACHE}), and cache clear deletes nothing "
+        "through a link (its target may be another project's cache); clear that cache with its own "
+        "policy, or remove the link\n"
+    )
+    assert os.path.islink(project / CACHE)
+    assert set(files_under(other / CACHE)) >= set(before)

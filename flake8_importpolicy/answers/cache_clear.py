@@ -40,11 +40,14 @@ class Cleared:
         removed: the entries deleted.
         kept: what was left because the tool did not write it (paths relative to the directory,
             ``/`` separators, sorted): the directory itself is then kept too.
+        link: the directory is a symbolic link, to this target: nothing was deleted through it
+            (it may be another project's cache), and the link is kept; else None.
     """
 
     found: bool
     removed: int = 0
     kept: tuple[str, ...] = ()
+    link: str | None = None
 
 
 def clear_cache(directory: Path) -> Cleared:
@@ -54,10 +57,18 @@ def clear_cache(directory: Path) -> Cleared:
     Only a directory holding the tool's ``CACHEDIR.TAG`` is touched. In it, only files named as the
     tool names its entries are deleted, in the subdirectories of :data:`ENTRY_DIRS`; a symbolic link
     is never followed (one named like an entry is removed itself, any other is kept); the tag and
-    ``.gitignore`` are removed last, when nothing else is left. Never raises ``OSError``.
+    ``.gitignore`` are removed last, when nothing else is left. A ``directory`` that is itself a
+    symbolic link is not followed either: its target may be the cache of another project. Never
+    raises ``OSError``.
     """
     if not has_cache_tag(directory):
         return Cleared(False)
+    if os.path.islink(directory):
+        try:
+            target = os.readlink(directory)
+        except OSError:
+            target = "?"
+        return Cleared(True, link=target)
     removed = 0
     kept: list[str] = []
     for name in ENTRY_DIRS:
