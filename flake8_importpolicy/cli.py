@@ -602,7 +602,7 @@ def _start_query_early(args: argparse.Namespace, policy: Policy) -> None:
 
     if args.command not in ("check", "why", "suggest"):
         return
-    if args.no_cache or not (policy.settings.cache_dir / "interpreters").is_dir():
+    if args.no_cache or not os.path.isdir(policy.settings.cache_dir / "interpreters"):
         start_interpreter_query(policy.settings.interpreter_executable(args.interpreter))
 
 

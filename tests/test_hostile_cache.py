@@ -17,7 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from test_hostile import TREE, adapters, assert_violation_found, files_under, mypy_stdlib_cache
-from test_robustness import CACHE, MYPY_SKIP, _fill_caches, _with_stdlib_cache, cli, write
+from test_robustness import (
+    CACHE,
+    MYPY_SKIP,
+    Run,
+    _fill_caches,
+    _with_stdlib_cache,
+    cli,
+    flake8,
+    mypy,
+    run_all,
+    write,
+)
 
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 
@@ -180,3 +191,38 @@ def test_cache_clear_deletes_nothing_through_a_linked_cache_directory(tmp_path: 
     )
     assert os.path.islink(project / CACHE)
     assert set(files_under(other / CACHE)) >= set(before)
+
+
+LONG = "a" * 300  # longer than a file name may be (255 bytes on Linux file systems)
+
+
+def test_a_cache_dir_too_long_for_the_file_system_means_no_cache(
+    tmp_path: Path, mypy_stdlib_cache: Path | None
+) -> None:
+    """Issue 32: a ``cache-dir`` path too long for the file system was an internal error (exit 3)
+    in ``check``, ``why`` and ``suggest``. It can never be made, so it means no cache, as an
+    unwritable directory does: every command and client answers (C F M)."""
+    policy = TREE["policy.toml"].replace("[settings]\n", f'[settings]\ncache-dir = "{LONG}"\n')
+    root = _with_stdlib_cache(write(tmp_path, {**TREE, "policy.toml": policy}), mypy_stdlib_cache)
+    jobs: list[Callable[[], Run]] = [
+        lambda: cli(root, "check", "--no-cache"),
+        lambda: cli(root, "why", "zoo.light"),
+        lambda: cli(root, "suggest"),
+        lambda: cli(root, "cache", "clear"),
+        lambda: cli(root, "verify"),
+        lambda: flake8(root, "src/zoo/light.py"),
+    ]
+    if not MYPY_SKIP:
+        jobs.append(lambda: mypy(root, "-p", "zoo"))
+    results = run_all(*jobs)
+    for result in results:
+        result.assert_no_crash()
+        assert "internal error" not in result.output, result
+    no_cache, why, suggest, cleared, verified, linted, *typed = results
+    assert why.returncode == 0 and "zoo.heavy" in why.stdout, why
+    assert suggest.returncode == 0 and "[light." in suggest.stdout, suggest
+    assert cleared.returncode == 0 and cleared.stdout == f"no cache at {LONG}\n", cleared
+    assert verified.returncode == 1 and "forbidden module executed: zoo.heavy" in verified.stdout
+    assert no_cache.returncode == 1, no_cache
+    assert_violation_found(cli(root, "check"), linted, typed[0] if typed else None)
+    assert not any(name.startswith("a" * 100) for name in os.listdir(root))
