@@ -816,6 +816,16 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
                 f"module {module!r} not found in the source roots or on the interpreter's sys.path"
             )
         why = engine.find_why(module, heavy)
+    if args.format == "json" and heavy is None:
+        from flake8_importpolicy.output.json_report import WHY_CLOSURE_HOPS, count_closure_hops
+
+        hops = count_closure_hops(why)
+        if hops > WHY_CLOSURE_HOPS:
+            raise _UsageError(
+                f"the import-time closure of {module} has chains of {hops:,} hops in all, more than "
+                f"the {WHY_CLOSURE_HOPS:,} that --format json lists; pass --heavy PATTERN for one "
+                "chain per forbidden module, or use --format text"
+            )
     if args.format == "json":
         sys.stdout.write(format_why_json(why, policy.relpath, closure=heavy is None))
     elif args.format == "dot":

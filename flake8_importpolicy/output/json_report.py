@@ -17,7 +17,13 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
     from flake8_importpolicy.model.bases import Preset
     from flake8_importpolicy.model.why import WhyResult
 
-__all__ = ["format_policy_error_json", "format_report_json", "format_why_json"]
+__all__ = [
+    "WHY_CLOSURE_HOPS",
+    "count_closure_hops",
+    "format_policy_error_json",
+    "format_report_json",
+    "format_why_json",
+]
 
 
 def format_report_json(report: Report, relpath: PathFormatter) -> str:
@@ -129,6 +135,18 @@ def format_policy_error_json(problems: Sequence[PolicyProblem], path: str | None
         "unresolved": [],
     }
     return json.dumps(data, indent=2) + "\n"
+
+
+WHY_CLOSURE_HOPS = 200_000
+"""The most hops ``why --format json`` lists for a whole closure (each module with its chain):
+beyond it the output would grow with the square of the closure's depth (a 3,000-module chain is
+4.5 million hops, a gigabyte), so the command says so instead (``--heavy`` lists one chain per
+forbidden module)."""
+
+
+def count_closure_hops(why: WhyResult) -> int:
+    """How many hops :func:`format_why_json` lists for ``why``'s whole closure."""
+    return sum(len(chain) for chain in why.closure.values())
 
 
 def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) -> str:

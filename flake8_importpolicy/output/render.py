@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # a check never loads what only why shows, nor a warm one the
 
 __all__ = [
     "PathFormatter",
+    "COMPACT_CHAIN_HOPS",
     "format_chain_compact",
     "format_covers",
     "find_error_line",
@@ -99,14 +100,30 @@ def format_hop_line(hop: Hop, relpath: PathFormatter) -> str:
     return f"{where}: {hop.module} -> {hop.imported} ({format_hop_kind(hop)})"
 
 
+COMPACT_CHAIN_HOPS: Final = 20
+"""The most hops a one-line chain shows (flake8's and mypy's messages): a longer chain keeps its
+first and last hops around ``... N more hops ...``, so that a 10,000-hop chain is not a message of
+a megabyte on each of its files (``importpolicy check --format json`` lists every hop)."""
+
+
 def format_chain_compact(chain: Sequence[Hop], relpath: PathFormatter) -> str:
     """One-line chain: ``a -> b (path:line) -> c (path:line)``; each ``(path:line)`` is the hop's
-    statement in the importing module."""
+    statement in the importing module. At most :data:`COMPACT_CHAIN_HOPS` hops are shown."""
     if not chain:
         return ""
-    parts = [chain[0].module]
-    parts.extend(f"{hop.imported} ({format_where(hop.path, hop.line, relpath)})" for hop in chain)
-    return " -> ".join(parts)
+
+    def hops(part: Sequence[Hop]) -> list[str]:
+        return [f"{hop.imported} ({format_where(hop.path, hop.line, relpath)})" for hop in part]
+
+    if len(chain) <= COMPACT_CHAIN_HOPS:
+        return " -> ".join([chain[0].module, *hops(chain)])
+    head = COMPACT_CHAIN_HOPS // 2
+    tail = COMPACT_CHAIN_HOPS - head
+    left_out = len(chain) - head - tail
+    return " -> ".join([
+        chain[0].module, *hops(chain[:head]), f"... {left_out:,} more hops ...",
+        *hops(chain[len(chain) - tail:]),
+    ])
 
 
 def format_violation_message(violation: Violation, relpath: PathFormatter) -> str:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
 
 __all__ = [
     "LINES_PER_LIGHT_MODULE",
+    "WHY_INDENT_LEVELS",
+    "WHY_RUN_HOPS",
     "format_baseline_refused",
     "format_baseline_written",
     "format_chain_lines",
@@ -201,6 +203,14 @@ _Tree: TypeAlias = dict[Hop, "_Tree"]
 """``why``'s tree of chains: each hop to the hops after it."""
 
 
+WHY_RUN_HOPS = 20
+"""``why``'s tree shows at most this many hops of a run of hops without a branch: a longer run
+keeps its first and last hops around ``... N more hops`` (``--format json`` lists them all)."""
+WHY_INDENT_LEVELS = 40
+"""``why``'s tree indents at most this many levels; deeper hops are drawn at that depth, each
+marked with its level, so that a tree thousands of hops deep stays linear in size."""
+
+
 def _render_tree(
     tree: _Tree,
     out: list[str],
@@ -208,17 +218,56 @@ def _render_tree(
     reasons: Mapping[str, HeavyRule],
     relpath: PathFormatter,
 ) -> None:
-    items = sorted(tree.items(), key=lambda item: item[0].sort_key())
-    for number, (hop, children) in enumerate(items):
-        last = number == len(items) - 1
-        where = format_where(hop.path, hop.line, relpath) if hop.path is not None else "?"
-        mark = ""
-        rule = reasons.get(hop.imported)
-        if rule is not None and not children:
-            mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
-        out.append(f"{indent}{'└── ' if last else '├── '}{hop.imported}  "
-                   f"[{format_hop_kind(hop)} at {where}]{mark}")
-        _render_tree(children, out, indent + ("    " if last else "│   "), reasons, relpath)
+    """Draw ``tree`` (hop -> its subtree) into ``out``, without recursion (a chain may be thousands
+    of hops long): runs longer than :data:`WHY_RUN_HOPS` are shortened, indentation stops at
+    :data:`WHY_INDENT_LEVELS`."""
+    # each entry: (hop, children, last among its siblings, indent, level)
+    stack: list[tuple[Hop, _Tree, bool, str, int]] = []
+
+    def push(children: _Tree, at: str, level: int) -> None:
+        items = sorted(children.items(), key=lambda item: item[0].sort_key())
+        for number in range(len(items) - 1, -1, -1):
+            hop, below = items[number]
+            stack.append((hop, below, number == len(items) - 1, at, level))
+
+    push(tree, indent, 0)
+    while stack:
+        hop, children, last, at, level = stack.pop()
+        run: list[tuple[Hop, _Tree]] = [(hop, children)]
+        while len(children) == 1:  # a run of hops without a branch
+            hop, children = next(iter(children.items()))
+            run.append((hop, children))
+        shown: list[tuple[Hop, _Tree] | None] = list(run)
+        if len(run) > WHY_RUN_HOPS:
+            tail = WHY_RUN_HOPS // 2
+            shown = [*run[:WHY_RUN_HOPS - tail], None, *run[len(run) - tail:]]
+        for item in shown:
+            branch = "└── " if last else "├── "
+            depth = f"[level {level + 1}] " if level >= WHY_INDENT_LEVELS else ""
+            if item is None:
+                left_out = len(run) - WHY_RUN_HOPS
+                out.append(f"{at}{branch}{depth}... {left_out:,} more hops (--format json lists "
+                           "them all)")
+                level += left_out - 1
+            else:
+                node, below = item
+                out.append(f"{at}{branch}{depth}{_tree_line(node, bool(below), reasons, relpath)}")
+            if level < WHY_INDENT_LEVELS:
+                at += "    " if last else "│   "
+            level += 1
+            last = True  # a run's later hops are each the only child of the one before
+        push(children, at, level)
+
+
+def _tree_line(
+    hop: Hop, branches: bool, reasons: Mapping[str, HeavyRule], relpath: PathFormatter
+) -> str:
+    where = format_where(hop.path, hop.line, relpath) if hop.path is not None else "?"
+    mark = ""
+    rule = reasons.get(hop.imported)
+    if rule is not None and not branches:
+        mark = f"  FORBIDDEN: {single_line(rule.shown_reason)}"
+    return f"{hop.imported}  [{format_hop_kind(hop)} at {where}]{mark}"
 
 
 def format_presets_text(presets: Sequence[Preset]) -> str:
