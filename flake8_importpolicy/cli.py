@@ -203,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="subprocesses at a time (default and most: the number of CPUs)",
     )
     verify.add_argument(
+        "--max-memory", type=int, metavar="MIB",
+        help="data limit of each light module's subprocess, in MiB: an import that allocates more "
+        "fails with MemoryError (Linux; 0: no limit; default: 4096)",
+    )
+    verify.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the on-disk facts cache"
     )
     verify.add_argument(
@@ -842,6 +847,11 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
 
     if args.runs < 1:
         raise _UsageError(f"--runs must be at least 1, got {args.runs}")
+    from flake8_importpolicy.runtime.run import DEFAULT_MEMORY_MIB
+
+    memory = DEFAULT_MEMORY_MIB if args.max_memory is None else args.max_memory
+    if memory < 0:
+        raise _UsageError(f"--max-memory must be at least 0, got {memory}")
     cache = None
     if not args.no_cache:
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
@@ -852,7 +862,7 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
             policy, python=args.interpreter, timeout=args.timeout, jobs=_jobs(args),
             modules=args.modules, output_format=args.format, facts_cache=cache,
             stdout=sys.stdout, stderr=sys.stderr, import_time=args.import_time, runs=args.runs,
-            fail_on_time=args.fail_on_time,
+            fail_on_time=args.fail_on_time, memory_mib=memory,
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc

@@ -16,6 +16,7 @@ This runs project code by design; ``check``, ``why``, flake8 and mypy never do.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -24,20 +25,25 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import IO, Final, Literal
 
+from flake8_importpolicy.analysis.resolve import kill_process_group
 from flake8_importpolicy.model.errors import InterpreterError
 
 __all__ = [
+    "DEFAULT_MEMORY_MIB",
     "DEFAULT_TIMEOUT",
+    "STDERR_KEPT",
     "AfterImportCheck",
+    "Confined",
     "ExecutedModule",
     "Outcome",
     "RuntimeRun",
     "recorder_path",
+    "run_confined",
     "run_import",
 ]
 
@@ -48,6 +54,15 @@ DEFAULT_TIMEOUT: Final = 60.0
 RECORDER_NAME: Final = "recorder.py"
 
 _STDERR_TAIL_LINES: Final = 8
+_STDERR_LINE_CHARACTERS: Final = 300
+
+DEFAULT_MEMORY_MIB: Final = 4096
+"""The data limit of one light module's subprocess (``RLIMIT_DATA``, Linux), in MiB: an import that
+allocates more fails with ``MemoryError`` instead of taking the machine's memory (importing torch
+needs about 250 MiB). ``verify --max-memory`` sets it."""
+STDERR_KEPT: Final = 64 * 1024
+"""Bytes of a light module's stderr kept, from its end: a module that writes more costs verify no
+memory and no time (the rest is read and dropped)."""
 
 Outcome = Literal["imported", "raised", "timeout", "crashed"]
 """How a light module's subprocess ended: the import succeeded, raised, ran out of time, or the
@@ -154,6 +169,7 @@ def run_import(
     after_import: Sequence[str] = (),
     timeout: float = DEFAULT_TIMEOUT,
     cwd: Path | None = None,
+    memory_mib: int = DEFAULT_MEMORY_MIB,
 ) -> RuntimeRun:
     """Import ``module`` in a fresh interpreter under the recorder and collect what executed.
 
@@ -162,8 +178,9 @@ def run_import(
         python: the interpreter (default: the one running this code).
         source_roots: directories put first on the subprocess's ``sys.path`` (in order).
         after_import: Python expressions evaluated after a successful import.
-        timeout: seconds before the subprocess (and its process group) is killed.
+        timeout: seconds before the subprocess (and everything it started) is killed.
         cwd: working directory of the subprocess (default: this process's).
+        memory_mib: the subprocess's data limit in MiB (:data:`DEFAULT_MEMORY_MIB`; 0: none).
 
     Returns:
         The :class:`RuntimeRun`. A failing, hanging or dying import is a result, not an exception.
@@ -180,42 +197,179 @@ def run_import(
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="importpolicy-verify-") as tmp:
-        stderr_path = Path(tmp) / "stderr.txt"
         events = _Events(Path(tmp))
         argv[3] = events.argument
-        with open(stderr_path, "wb") as stderr:
-            try:
-                process = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=stderr,
-                    cwd=cwd,
-                    env=env,
-                    start_new_session=os.name == "posix",
-                    pass_fds=events.pass_fds,
-                )
-            except OSError as exc:
-                events.close()
-                raise InterpreterError(f"cannot run interpreter {exe}: {exc}") from exc
-            events.started()
-            timed_out = False
-            try:
-                returncode: int | None = process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill(process)
-                returncode = process.wait()
-            except BaseException:
-                _kill(process)
-                process.wait()
-                events.close()
-                raise
-            _kill(process)  # what the import forked and left running goes with it
+        try:
+            done = run_confined(
+                argv, timeout=timeout, cwd=cwd, env=env, pass_fds=events.pass_fds,
+                memory_mib=memory_mib, started=events.started,
+            )
+        finally:
+            recorded = events.collect()
         seconds = time.perf_counter() - started
-        recorded = events.collect()
-        stderr_tail = _tail(stderr_path)
-    return _build_run(module, exe, recorded, timed_out, timeout, returncode, seconds, stderr_tail)
+    run = _build_run(module, exe, recorded, done.timed_out, timeout, done.returncode, seconds,
+                     _tail(done))
+    if memory_mib and run.error is not None and run.error.startswith("MemoryError"):
+        run = dataclasses.replace(run, error=f"{run.error} (verify's memory limit is {memory_mib} "
+                                  "MiB of data per light module; --max-memory sets it)")
+    return run
+
+
+@dataclass(frozen=True)
+class Confined:
+    """How a subprocess of :func:`run_confined` ended.
+
+    Attributes:
+        returncode: its exit status (negative: killed by that signal).
+        timed_out: it ran out of time and was killed.
+        stderr: what it wrote to stderr: the first ``stderr_head`` and the last ``stderr_tail``
+            bytes (the rest is dropped as it is read, so a flood costs no memory).
+        stderr_bytes: how many bytes it wrote to stderr in all.
+    """
+
+    returncode: int
+    timed_out: bool
+    stderr: bytes
+    stderr_bytes: int
+
+
+def run_confined(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    cwd: Path | None,
+    env: dict[str, str],
+    memory_mib: int,
+    pass_fds: Sequence[int] = (),
+    stderr_head: int = 0,
+    stderr_tail: int = STDERR_KEPT,
+    started: Callable[[], None] | None = None,
+) -> Confined:
+    """Run ``argv`` (an interpreter running project code) so that nothing outlives it, its memory
+    and its stderr are bounded, and its time limit holds.
+
+    On Linux it runs under ``reaper.py`` (its subreaper, with ``RLIMIT_DATA`` of ``memory_mib``
+    MiB): a daemon the code forks, even one that left the session, is killed and reaped when the
+    process ends or times out. Elsewhere its process group is killed. stdin and stdout are
+    ``/dev/null`` (the imported code owns them); stderr is read as it comes, keeping only its head
+    and tail.
+
+    Args:
+        argv: the command.
+        timeout: seconds before it and everything it started is killed.
+        cwd, env: its working directory and environment.
+        memory_mib: its data limit in MiB (Linux; 0: none).
+        pass_fds: descriptors it inherits.
+        stderr_head, stderr_tail: how many bytes of stderr to keep from its start and its end.
+        started: called once the process is running.
+
+    Raises:
+        InterpreterError: if ``argv[0]`` cannot be started.
+    """
+    command = list(argv)
+    reaped = sys.platform.startswith("linux")
+    if reaped:
+        command = [sys.executable, "-I", "-S", str(_reaper_path()), str(memory_mib << 20), "--",
+                   *command]
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=os.name == "posix",
+            pass_fds=tuple(pass_fds),
+        )
+    except OSError as exc:
+        raise InterpreterError(f"cannot run interpreter {argv[0]}: {exc}") from exc
+    if started is not None:
+        started()
+    assert process.stderr is not None
+    stderr = _Capture(process.stderr, stderr_head, stderr_tail)
+    timed_out = False
+    try:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop(process, reaped)
+    except BaseException:
+        _stop(process, reaped)
+        raise
+    finally:
+        kill_process_group(process)  # what the import forked and left running goes with it
+        stderr.close()
+    returncode = process.returncode
+    data = stderr.data()
+    if reaped and returncode == _CANNOT_RUN and data.startswith(_REAPER_FAILED):
+        message = data.decode("utf-8", "replace").strip().splitlines()[0]
+        raise InterpreterError(message.removeprefix(_REAPER_FAILED.decode()).strip().replace(
+            "cannot run", "cannot run interpreter", 1))
+    return Confined(returncode, timed_out, data, stderr.total)
+
+
+_CANNOT_RUN: Final = 127
+_REAPER_FAILED: Final = b"importpolicy-reaper: "
+_STOP_GRACE: Final = 10.0
+"""Seconds the reaper has to kill what ran under it once verify's timeout asks it to."""
+
+
+def _reaper_path() -> Path:
+    return Path(__file__).with_name("reaper.py")
+
+
+def _stop(process: subprocess.Popen[bytes], reaped: bool) -> None:
+    """Stop a subprocess and everything it started: the reaper on ``SIGTERM`` (it kills and reaps
+    everything below it), else, or if it does not stop in time, the whole process group."""
+    if reaped and process.poll() is None:
+        try:
+            process.terminate()
+            process.wait(timeout=_STOP_GRACE)
+            return
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    kill_process_group(process)
+    process.wait()
+
+
+class _Capture:
+    """A subprocess's stderr, read by a thread as it comes: its first ``head`` and last ``tail``
+    bytes are kept, and how many it wrote in all."""
+
+    def __init__(self, stream: IO[bytes], head: int, tail: int) -> None:
+        self._stream = stream
+        self._head_limit = head
+        self._tail_limit = tail
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        fd = self._stream.fileno()
+        while chunk := os.read(fd, 65536):
+            self.total += len(chunk)
+            room = self._head_limit - len(self._head)
+            if room > 0:
+                self._head += chunk[:room]
+                chunk = chunk[room:]
+            self._tail += chunk
+            if len(self._tail) > 2 * self._tail_limit:
+                del self._tail[:len(self._tail) - self._tail_limit]
+
+    def close(self) -> None:
+        """Wait for the end of the stream (a process left behind by the code could hold it open:
+        then give up after a few seconds), and close it."""
+        self._thread.join(timeout=5.0)
+        if not self._thread.is_alive():
+            self._stream.close()
+
+    def data(self) -> bytes:
+        tail = bytes(self._tail[-self._tail_limit:]) if self._tail_limit else b""
+        return bytes(self._head) + tail
 
 
 class _Events:
@@ -279,21 +433,6 @@ class _Events:
         self._read = self._write = -1
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """Kill the subprocess and, on POSIX, every process of its process group (it leads one: also
-    the processes the imported code forked, once the subprocess itself has exited)."""
-    if os.name == "posix":
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-            return
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        process.kill()
-    except ProcessLookupError:
-        pass
-
-
 def _parse_events(data: bytes) -> list[dict[str, object]]:
     """The JSON-lines events; a partial last line (a killed writer) is dropped."""
     events: list[dict[str, object]] = []
@@ -307,12 +446,18 @@ def _parse_events(data: bytes) -> list[dict[str, object]]:
     return events
 
 
-def _tail(path: Path) -> str:
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join(text.rstrip().splitlines()[-_STDERR_TAIL_LINES:])
+def _tail(done: Confined) -> str:
+    """The last lines of a run's stderr, each at most :data:`_STDERR_LINE_CHARACTERS` long, after a
+    line saying how much came before when it was more than was kept."""
+    text = done.stderr.decode("utf-8", "replace")
+    lines = [
+        line if len(line) <= _STDERR_LINE_CHARACTERS else line[:_STDERR_LINE_CHARACTERS] + " [...]"
+        for line in text.rstrip().splitlines()[-_STDERR_TAIL_LINES:]
+    ]
+    shown = sum(len(line.encode("utf-8", "replace")) + 1 for line in lines)
+    if done.stderr_bytes > shown + 1:
+        lines.insert(0, f"[... {done.stderr_bytes - shown:,} bytes of stderr before these lines]")
+    return "\n".join(lines)
 
 
 def _str(event: dict[str, object], key: str) -> str | None:

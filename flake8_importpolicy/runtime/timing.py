@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from flake8_importpolicy.model.errors import InterpreterError
+from flake8_importpolicy.runtime.run import DEFAULT_MEMORY_MIB, run_confined
 
 __all__ = ["ImportTime", "measure_import_time", "parse_importtime"]
 
@@ -36,6 +35,9 @@ elapsed = time.perf_counter() - started
 sys.stderr.flush()
 sys.stderr.write({_END!r} + " %r\\n" % elapsed)
 """
+_STDERR_HEAD: Final = 16 * 1024 * 1024
+"""Bytes of the timing run's stderr kept from its start (torch's ``-X importtime`` lines are about
+200 KB); its end is kept too, where the closing marker is."""
 CONTRIBUTORS: Final = 5
 """How many modules :class:`ImportTime` lists as the biggest contributors."""
 
@@ -93,9 +95,12 @@ def measure_import_time(
     cwd: Path | None,
     runs: int,
     timeout: float,
+    memory_mib: int = DEFAULT_MEMORY_MIB,
 ) -> ImportTime:
     """Import ``module`` in ``runs`` fresh interpreters under ``-X importtime`` (one after the
-    other, with the environment verify uses: ``-E``, no ``PYTHON*`` variables).
+    other, with the environment verify uses: ``-E``, no ``PYTHON*`` variables), each confined as
+    verify's import is (:func:`~flake8_importpolicy.runtime.run.run_confined`: nothing it starts
+    outlives it; its memory and what is kept of its stderr are bounded).
 
     Raises:
         InterpreterError: if the interpreter cannot be started.
@@ -105,13 +110,9 @@ def measure_import_time(
     walls: list[float] = []
     selves: list[dict[str, int]] = []
     for _ in range(max(1, runs)):
-        try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, cwd=cwd, env=env, timeout=timeout,
-                                  check=False)
-        except OSError as exc:
-            raise InterpreterError(f"cannot run interpreter {python}: {exc}") from exc
-        except subprocess.TimeoutExpired:
+        done = run_confined(argv, timeout=timeout, cwd=cwd, env=env, memory_mib=memory_mib,
+                            stderr_head=_STDERR_HEAD)
+        if done.timed_out:
             return ImportTime(0.0, tuple(walls), error=f"timed out after {timeout:g}s")
         elapsed, self_times = parse_importtime(done.stderr.decode("utf-8", "replace"))
         if done.returncode != 0 or elapsed is None:

@@ -40,7 +40,12 @@ from flake8_importpolicy.runtime.render import (
     format_verify_json,
     format_verify_text,
 )
-from flake8_importpolicy.runtime.run import DEFAULT_TIMEOUT, RuntimeRun, run_import
+from flake8_importpolicy.runtime.run import (
+    DEFAULT_MEMORY_MIB,
+    DEFAULT_TIMEOUT,
+    RuntimeRun,
+    run_import,
+)
 from flake8_importpolicy.runtime.timing import measure_import_time
 
 __all__ = [
@@ -148,6 +153,7 @@ class Verifier:
             module with ``max-import-ms`` is always measured.
         runs: fresh interpreters per measurement (the median is reported).
         fail_on_time: an import time over ``max-import-ms`` fails (``--fail-on-time``).
+        memory_mib: each subprocess's data limit in MiB (``--max-memory``; 0: none).
 
     The static prediction is made for the interpreter's own version and the policy's platform.
 
@@ -167,6 +173,7 @@ class Verifier:
         import_time: bool = False,
         runs: int = 5,
         fail_on_time: bool = False,
+        memory_mib: int = DEFAULT_MEMORY_MIB,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -177,6 +184,7 @@ class Verifier:
         self.import_time = import_time
         self.runs = max(1, runs)
         self.fail_on_time = fail_on_time
+        self.memory_mib = memory_mib
         info = query_interpreter(self.python)
         self.version = info.version
         self._lock = threading.Lock()
@@ -233,6 +241,7 @@ class Verifier:
             after_import=plan.after_import,
             timeout=self.timeout,
             cwd=self.policy.root,
+            memory_mib=self.memory_mib,
         )
         result = judge_run(run, plan.forbidden_rule, plan.predicted, self.policy.ignores)
         timed = None
@@ -240,6 +249,7 @@ class Verifier:
             timed = measure_import_time(
                 plan.module, python=self.python, source_roots=self.policy.settings.source_roots,
                 cwd=self.policy.root, runs=self.runs, timeout=self.timeout,
+                memory_mib=self.memory_mib,
             )
         result = replace(
             result, module_count=self.count_executed(run), max_modules=plan.rules.max_modules,
@@ -328,6 +338,7 @@ def verify_policy(
     import_time: bool = False,
     runs: int = 5,
     fail_on_time: bool = False,
+    memory_mib: int = DEFAULT_MEMORY_MIB,
 ) -> VerifyReport:
     """Verify every light module of ``policy`` at runtime, in parallel.
 
@@ -339,7 +350,7 @@ def verify_policy(
         modules: only these light modules (default: all).
         facts_cache: an optional on-disk facts cache for the static side.
         progress: called after each light module with ``(done, total, result)``.
-        import_time, runs, fail_on_time: as for :class:`Verifier`.
+        import_time, runs, fail_on_time, memory_mib: as for :class:`Verifier`.
 
     Raises:
         InterpreterError: if the interpreter cannot be queried or started.
@@ -351,7 +362,8 @@ def verify_policy(
 
     started = time.perf_counter()
     verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache,
-                        import_time=import_time, runs=runs, fail_on_time=fail_on_time)
+                        import_time=import_time, runs=runs, fail_on_time=fail_on_time,
+                        memory_mib=memory_mib)
     plans, problems = verifier.plan()
     wanted = list(dict.fromkeys(modules))
     if wanted:
@@ -488,6 +500,7 @@ def run_command(
     import_time: bool = False,
     runs: int = 5,
     fail_on_time: bool = False,
+    memory_mib: int = DEFAULT_MEMORY_MIB,
 ) -> int:
     """``importpolicy verify``: verify, print the report, return the exit code (0 or 1).
 
@@ -516,6 +529,7 @@ def run_command(
             import_time=import_time,
             runs=runs,
             fail_on_time=fail_on_time,
+            memory_mib=memory_mib,
         )
     finally:
         if status is not None:
