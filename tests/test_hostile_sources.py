@@ -169,3 +169,24 @@ def test_flake8_in_parallel_on_a_100000_line_source(tmp_path: Path) -> None:
         assert result.returncode == 1, result
         assert result.found() == {(LIGHT, 1, "IPL001"), ("src/zoo/big.py", 100_001, "IPL002")}, result
     assert re.sub(r"\s+", " ", serial.stdout) == re.sub(r"\s+", " ", parallel.stdout)
+
+
+def test_an_object_from_another_module_whose_getattr_imports_is_not_ok(tmp_path: Path) -> None:
+    """Issue 32: a class whose ``__getattr__`` returns a module it imports gave "OK" with nothing
+    unresolved, cold, warm and with ``--unresolved=error``, when its instance was made in another
+    module and read after ``from m import obj``. The read runs that ``__getattr__`` (fixture
+    ``x_lazy_object_imported``, whose walker compares with a fresh interpreter): C cold, warm and
+    with ``--unresolved=error``, F."""
+    import shutil
+
+    from helpers import FIXTURES
+
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "x_lazy_object_imported", root)
+    cold, warm, strict = (cli(root, "check", *options) for options in ((), (), ("--unresolved=error",)))
+    linted = flake8(root, "--select", "IPL", "app/lights/forwarded.py", "app/lights/lazy_read.py")
+    for result in (cold, warm, strict):
+        assert result.returncode == 1 and result.stdout == cold.stdout, result
+        assert "Found 2 violations in 2 of 4 light modules." in result.stdout, result
+    assert {(path, code) for path, _, code in linted.found()} == {
+        ("app/lights/forwarded.py", "IPL001"), ("app/lights/lazy_read.py", "IPL001")}, linted

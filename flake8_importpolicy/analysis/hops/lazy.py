@@ -148,8 +148,38 @@ class AttributeReads:
             imported = None
             if base is not None and self.index.resolve_module(base).kind != "unresolved":
                 imported = self._getattr_hooks.find_trigger(base, read.attr, module)
+            elif base is not None and "." in base:  # ``from m import obj``: an object m made
+                yield from self._hops_for_imported_object(node, resolved, read, base, unresolved)
+                return
         if imported is not None:
             yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+
+    def _hops_for_imported_object(
+        self, node: str, resolved: ResolvedModule, read: AttributeRead, base: str,
+        unresolved: list[UnresolvedCode],
+    ) -> Iterator[Hop]:
+        """A read on an object another module bound (``from m import obj``, then ``obj.x``): a lazy
+        module object m made, or an instance of a class with a ``__getattr__`` (rule 19), as for a
+        name the reading module bound itself."""
+        owner, _, name = base.rpartition(".")
+        found = self.index.resolve_module(owner)
+        if found.kind == "unresolved":
+            return
+        imported = self._lazy_module_bound(owner, found.is_package, name)
+        if imported is _NOT_COMPUTABLE:
+            unresolved.append(UnresolvedCode(
+                node, resolved.path, read.line, read.col, Construct.GETATTR_IMPORT,
+                f"{read.name}.{read.attr} (a lazy module object of a module not computable)",
+                read.flags,
+            ))
+        elif imported is not None:
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported,
+                      read.flags)
+        elif not (read.attr.startswith("__") and read.attr.endswith("__")) and not read.deleted:
+            hook = self._instance_getattr(owner, found.is_package, name)
+            if hook is not None:
+                yield Hop(node, resolved.path, read.line, read.col, HopKind.CALL, hook,
+                          tuple(sorted({*read.flags, Flag.CONDITIONAL})))
 
     def _instance_getattr(self, module: str, is_package: bool, name: str) -> str | None:
         """The ``__getattr__`` of the class whose instance is bound to ``name`` in ``module``
