@@ -20,7 +20,7 @@ from typing import Final
 from flake8_importpolicy.config.fields import describe, key_part, quote
 from flake8_importpolicy.model.errors import PolicyError, PolicyProblem
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME, PYPROJECT_TABLE
-from flake8_importpolicy.model.reading import read_regular_file
+from flake8_importpolicy.model.reading import MAX_ENTRIES, count_entries, read_regular_file
 
 __all__ = ["TOO_DEEP", "Source", "ignore_lines", "parse_text", "read_source"]
 
@@ -90,6 +90,10 @@ def read_source(path: Path, label: str | None, *, preset: bool = False) -> Sourc
         raise fail(PolicyProblem("", f"invalid TOML: {message}", line, column)) from None
     except RecursionError:
         raise fail(TOO_DEEP) from None
+    entries = count_entries(document)  # before validation: its cost grows with the entries
+    if entries > MAX_ENTRIES:
+        raise fail(PolicyProblem("", f"{entries:,} entries (keys and array items); a policy file "
+                                 f"holds at most {MAX_ENTRIES:,} (docs/policy.md, \"Bounds\")"))
     table: dict[str, object] = document
     prefix = ""
     if path.name == PYPROJECT_FILENAME and not preset:

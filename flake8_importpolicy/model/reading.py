@@ -14,7 +14,7 @@ import os
 import stat
 from typing import Final
 
-__all__ = ["MAX_ENTRIES", "MAX_FILE_BYTES", "describe_file_type", "read_regular_file"]
+__all__ = ["MAX_ENTRIES", "MAX_FILE_BYTES", "count_entries", "describe_file_type", "read_regular_file"]
 
 MAX_FILE_BYTES: Final = 10 * 1024 * 1024
 """The largest policy, source file or cache entry the tool reads (10 MiB)."""
@@ -33,6 +33,22 @@ _KINDS: Final = (
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISLNK, "a symbolic link"),
 )
+
+
+def count_entries(document: object) -> int:
+    """How many entries a parsed file holds, for :data:`MAX_ENTRIES`: every key of every table and
+    every item of every array, nested ones included (counted without recursion)."""
+    count = 0
+    stack = [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            count += len(value)
+            stack.extend(value)
+    return count
 
 
 def describe_file_type(mode: int) -> str:

@@ -1,0 +1,90 @@
+"""Hostile policies: huge ones, ones that are not files, empty ones, and a project whose modules shadow
+the standard library (issue 32).
+
+Every client that reads the policy: C = ``importpolicy`` (``check``, ``why``, ``suggest``,
+``verify``, ``cache clear``), F = ``flake8`` (a file, stdin, ``-j 2``), M = ``mypy`` (also
+``-n 2``), P = ``pytest --importpolicy``. A policy that cannot be used is one message and exit 2
+(flake8: its report of a broken policy, exit 1), within the harness's timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_hostile import TREE, mypy_stdlib_cache
+from test_robustness import (
+    MYPY_SKIP,
+    Run,
+    _with_stdlib_cache,
+    cli,
+    flake8,
+    mypy,
+    run,
+    run_all,
+    write,
+)
+
+from flake8_importpolicy.model.reading import count_entries
+
+__all__ = ["mypy_stdlib_cache"]
+
+LIGHT = "src/zoo/light.py"
+
+
+def every_client(root: Path, *, mypy_options: tuple[str, ...] = ()) -> list[Run]:
+    jobs: list[Callable[[], Run]] = [
+        lambda: cli(root, "check"),
+        lambda: cli(root, "why", "zoo.light"),
+        lambda: cli(root, "suggest"),
+        lambda: cli(root, "verify"),
+        lambda: cli(root, "cache", "clear"),
+        lambda: flake8(root, LIGHT),
+        lambda: flake8(root, "-", "--stdin-display-name", LIGHT, stdin=str(TREE[LIGHT])),
+        lambda: flake8(root, "-j", "2", "src"),
+        lambda: run(["-m", "pytest", "--importpolicy", "-p", "no:cacheprovider", "-q"], root),
+    ]
+    if not MYPY_SKIP:
+        jobs.append(lambda: mypy(root, *mypy_options, "-p", "zoo"))
+    return run_all(*jobs)
+
+
+def assert_policy_refused(results: list[Run], where: str, message: str) -> None:
+    """Each client stops with ``where: message`` (mypy: ``where: error: message``; pytest names the
+    file a link leads to)."""
+    for result in results:
+        result.assert_no_crash()
+        flat = " ".join(result.output.split())
+        if result.args[:3] == ("-m", "pytest", "--importpolicy"):
+            assert f": {message}" in flat, result
+        else:
+            assert f"{where}: {message}" in flat or f"{where}: error: {message}" in flat, result
+        assert result.returncode == (1 if result.args[:2] == ("-m", "flake8") else 2), result
+
+
+HEAVY_TABLE = "".join(f'"zoo.h{number}" = "slow"\n' for number in range(250_000))
+UNKNOWN_KEYS = "".join(f"unknown{number} = 1\n" for number in range(250_000))
+
+
+@pytest.mark.parametrize("policy", [
+    pytest.param(str(TREE["policy.toml"]).replace("[heavy]\n", "[heavy]\n" + HEAVY_TABLE),
+                 id="250000-heavy-entries"),
+    pytest.param(str(TREE["policy.toml"]).replace("[settings]\n", "[settings]\n" + UNKNOWN_KEYS),
+                 id="250000-unknown-keys"),
+])
+def test_a_policy_over_the_size_bound_is_one_message_in_every_client(
+    tmp_path: Path, mypy_stdlib_cache: Path | None, policy: str
+) -> None:
+    """Issue 32: a 250,000-entry ``[heavy]`` table or 250,000 unknown keys made every client take
+    minutes (``cache clear`` too), validating each entry (and listing a quarter of a million
+    problems). A policy file holds at most 50,000 entries, counted before validation (docs/policy.md,
+    "Bounds")."""
+    root = _with_stdlib_cache(write(tmp_path, {**TREE, "policy.toml": policy}), mypy_stdlib_cache)
+    import tomllib
+
+    entries = count_entries(tomllib.loads(policy))
+    assert entries > 250_000
+    assert_policy_refused(every_client(root), "policy.toml", (
+        f"{entries:,} entries (keys and array items); a policy file holds at most "
+        '50,000 (docs/policy.md, "Bounds")'))
