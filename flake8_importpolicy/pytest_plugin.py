@@ -18,6 +18,7 @@ when the option is enabled or the fixture is used. ``-p no:importpolicy`` disabl
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -121,9 +122,9 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--importpolicy: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
             f"{config.rootpath} or any parent; pass --importpolicy-policy PATH"
         )
-    if not path.is_file():
+    if not os.path.lexists(path):  # anything else there (a FIFO, a directory): the loader says what
         raise pytest.UsageError(f"--importpolicy: policy file {path} does not exist")
-    config.stash[_STATE] = _State(path.resolve(), _timeout(config))
+    config.stash[_STATE] = _State(Path(os.path.realpath(path)), _timeout(config))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> PolicyFile | None:

@@ -9,6 +9,7 @@ Every client that reads the policy: C = ``importpolicy`` (``check``, ``why``, ``
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,10 @@ import pytest
 from test_hostile import TREE, mypy_stdlib_cache
 from test_robustness import (
     MYPY_SKIP,
+    Directory,
+    Files,
     Run,
+    Symlink,
     _with_stdlib_cache,
     cli,
     flake8,
@@ -88,3 +92,26 @@ def test_a_policy_over_the_size_bound_is_one_message_in_every_client(
     assert_policy_refused(every_client(root), "policy.toml", (
         f"{entries:,} entries (keys and array items); a policy file holds at most "
         '50,000 (docs/policy.md, "Bounds")'))
+
+
+@pytest.mark.parametrize(("made", "problem"), [
+    pytest.param("fifo", "not a regular file (a FIFO)", id="a-fifo"),
+    pytest.param(Directory(), "Is a directory", id="a-directory"),
+    pytest.param(Symlink("/dev/zero"), "not a regular file (a character device)", id="dev-zero"),
+    pytest.param(Symlink("nowhere.toml"), "No such file or directory", id="a-dangling-link"),
+    pytest.param(Symlink("policy.toml"), "Too many levels of symbolic links", id="a-looping-link"),
+])
+def test_a_policy_that_is_not_a_file_is_found_and_refused_by_every_client(
+    tmp_path: Path, mypy_stdlib_cache: Path | None, made: object, problem: str
+) -> None:
+    """Issue 32: a FIFO, a directory, ``/dev/zero``, a dangling or a looping link named
+    ``policy.toml`` was passed over by discovery: flake8 went on as if there were no policy (exit 1
+    for pyflakes' findings, no word of the policy), ``suggest`` exit 0, ``check`` said there was no
+    policy. Discovery finds whatever is named ``policy.toml``, and loading it says what it is."""
+    files: Files = {name: content for name, content in TREE.items() if name != "policy.toml"}
+    if made != "fifo":
+        files["policy.toml"] = made  # type: ignore[assignment]
+    root = _with_stdlib_cache(write(tmp_path, files), mypy_stdlib_cache)
+    if made == "fifo":
+        os.mkfifo(root / "policy.toml")
+    assert_policy_refused(every_client(root), "policy.toml", f"cannot read: {problem}")

@@ -43,11 +43,13 @@ def find_policy(
 ) -> Path | None:
     """The policy file for ``start`` (a directory, or a file whose directory is meant).
 
-    Walks up from ``start`` to the filesystem root; in each directory ``policy.toml`` (a regular
-    file that is ours: :func:`is_own_policy`) wins, then a ``pyproject.toml`` that has a
-    ``[tool.importpolicy]`` table (:func:`has_policy_table`). So the nearest ``pyproject.toml`` with
-    that table wins over a ``policy.toml`` in a parent directory, and another tool's
-    ``policy.toml`` (the name is common) is passed over, as are directories that cannot be read.
+    Walks up from ``start`` to the filesystem root; in each directory ``policy.toml`` (one that is
+    ours: :func:`is_own_policy`) wins, then a ``pyproject.toml`` that has a ``[tool.importpolicy]``
+    table (:func:`has_policy_table`). So the nearest ``pyproject.toml`` with that table wins over a
+    ``policy.toml`` in a parent directory, and another tool's ``policy.toml`` (the name is common)
+    is passed over, as are directories that cannot be read. A ``policy.toml`` that is not a regular
+    file (a FIFO, a directory, a dangling or looping link) is found, so that loading it says what
+    is wrong instead of a client going on as if there were no policy.
 
     Args:
         skipped: called with each ``policy.toml`` passed over as not ours (``--verbose`` says so).
@@ -60,8 +62,8 @@ def find_policy(
         here = os.path.dirname(here)
     while True:
         candidate = os.path.join(here, POLICY_FILENAME)
-        if os.path.isfile(candidate):
-            if is_own_policy(candidate):
+        if os.path.lexists(candidate):
+            if is_own_policy(candidate):  # one that cannot be read is: the loader says why
                 return Path(candidate)
             if skipped is not None:
                 skipped(Path(candidate))
