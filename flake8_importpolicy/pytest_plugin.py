@@ -184,6 +184,12 @@ class PolicyFile(pytest.File):
             yield PolicyItem.from_parent(
                 self, name=f"{ITEM_NAME}[{plan.module}]", verifier=verifier, plan=plan
             )
+        if not plans and not problems:  # else pytest would only say "no tests ran" (exit 5)
+            table = "tool.importpolicy.light" if self.path.name == "pyproject.toml" else "light"
+            problems = (
+                f"{self.path.name} names no light module: nothing to verify; add a "
+                f'[{table}."package.module"] table with a reason (docs/policy.md)',
+            )
         for problem in problems:
             yield ProblemItem.from_parent(self, name=f"{ITEM_NAME}[{problem}]", problem=problem)
 

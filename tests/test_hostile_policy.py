@@ -115,3 +115,34 @@ def test_a_policy_that_is_not_a_file_is_found_and_refused_by_every_client(
     if made == "fifo":
         os.mkfifo(root / "policy.toml")
     assert_policy_refused(every_client(root), "policy.toml", f"cannot read: {problem}")
+
+
+@pytest.mark.parametrize(("files", "table"), [
+    pytest.param({"policy.toml": ""}, "light", id="an-empty-policy"),
+    pytest.param({"pyproject.toml": "[tool.importpolicy]\n"}, "tool.importpolicy.light",
+                 id="an-empty-tool-importpolicy-table"),
+])
+def test_pytest_says_what_an_empty_policy_lacks(tmp_path: Path, files: Files, table: str) -> None:
+    """Issue 32: ``pytest --importpolicy`` exited 5 ("no tests ran") on an empty policy or an empty
+    ``[tool.importpolicy]`` table, without saying why. It reports one failing item that says what
+    is missing (P)."""
+    root = write(tmp_path, {**{k: v for k, v in TREE.items() if k != "policy.toml"}, **files})
+    tested = run(["-m", "pytest", "--importpolicy", "-p", "no:cacheprovider", "-q"], root)
+    tested.assert_no_crash()
+    name = next(iter(files))
+    assert tested.returncode == 1, tested
+    assert (f"importpolicy: {name} names no light module: nothing to verify; add a "
+            f'[{table}."package.module"] table with a reason (docs/policy.md)') in tested.stdout
+
+
+def test_tool_importpolicy_that_is_not_a_table_under_pytest(tmp_path: Path) -> None:
+    """Issue 32: ``[tool.importpolicy]`` set to an integer (``importpolicy = 1`` under ``[tool]``)
+    under pytest: one message, no traceback (P, C)."""
+    files = {k: v for k, v in TREE.items() if k != "policy.toml"}
+    root = write(tmp_path, {**files, "pyproject.toml": "[tool]\nimportpolicy = 1\n"})
+    tested, checked = run_all(
+        lambda: run(["-m", "pytest", "--importpolicy", "-p", "no:cacheprovider", "-q"], root),
+        lambda: cli(root, "check"),
+    )
+    assert_policy_refused([tested, checked], "pyproject.toml is not valid (1 problem)",
+                          "tool.importpolicy: expected a table, got the integer 1")
