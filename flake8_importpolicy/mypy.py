@@ -45,6 +45,7 @@ from flake8_importpolicy.answers.by_module import (
     start_index_build,
 )
 from flake8_importpolicy.answers.warm_index import Finding
+from flake8_importpolicy.model.environment import leave_working_directory
 from flake8_importpolicy.model.errors import ImportPolicyError, display_path
 
 __all__ = ["IMPORT_POLICY", "SECTION", "ImportPolicyPlugin", "plugin"]
@@ -186,3 +187,6 @@ def _locate_settings(config_file: str | None) -> tuple[str, bool]:
 
 class _ConfigError(Exception):
     """A configuration problem, as the one line mypy prints."""
+
+
+leave_working_directory()  # python -m mypy, and -n N's workers: a project's tomllib.py is not ours

@@ -146,3 +146,37 @@ def test_tool_importpolicy_that_is_not_a_table_under_pytest(tmp_path: Path) -> N
     )
     assert_policy_refused([tested, checked], "pyproject.toml is not valid (1 problem)",
                           "tool.importpolicy: expected a table, got the integer 1")
+
+
+SHADOWS = ("tomllib", "difflib", "configparser", "json")
+
+
+def test_modules_that_shadow_the_standard_library_are_never_ours(
+    tmp_path: Path, mypy_stdlib_cache: Path | None
+) -> None:
+    """Issue 32: ``mypy -n 2`` on a project with a module named like the standard library's (a
+    sentinel that records being run) failed: ``python -m`` puts the working directory first on
+    ``sys.path`` (mypy starts its workers so, and ``python -m mypy`` is a common way to run it), and
+    the plugin read the policy with the project's ``tomllib``. ``python -m flake8_importpolicy`` had
+    the same flaw (a ``json.py`` was an internal error). Neither imports from the working
+    directory any more (C, M; ``mypy -n 2`` now refuses the plugin in one line, docs/mypy.md). mypy
+    itself may still run such a module, with or without the plugin, and a shadowing ``json.py`` or
+    ``configparser.py`` breaks mypy on its own."""
+    sentinels = tmp_path / "ran"
+    sentinels.mkdir()
+    shadows = {f"{name}.py": f"open({str(sentinels / name)!r}, 'w').close()\n" for name in SHADOWS}
+    root = _with_stdlib_cache(write(tmp_path / "project", {**TREE, **shadows}), mypy_stdlib_cache)
+    checked = cli(root, "check")
+    checked.assert_no_crash()
+    assert checked.returncode == 1 and "IPL001" in checked.stdout, checked
+    assert not os.listdir(sentinels)
+    if MYPY_SKIP:
+        return
+    for name in ("json", "configparser"):  # mypy itself needs the real ones
+        (root / f"{name}.py").unlink()
+    typed, parallel = run_all(lambda: mypy(root, "-p", "zoo"), lambda: mypy(root, "-n", "2", "-p", "zoo"))
+    for result in (typed, parallel):
+        result.assert_no_crash()
+        assert "this is a bug" not in result.output, result
+    assert typed.returncode == 1 and "IPL001 light module zoo.light" in typed.stdout, typed
+    assert parallel.returncode == 2 and "does not support mypy -n 2" in parallel.output, parallel

@@ -18,7 +18,14 @@ import os
 import sys
 from typing import Final
 
-__all__ = ["QUERY_VARIABLES", "interpreter_key", "locate_interpreter", "query_environment", "running_flags"]
+__all__ = [
+    "QUERY_VARIABLES",
+    "interpreter_key",
+    "leave_working_directory",
+    "locate_interpreter",
+    "query_environment",
+    "running_flags",
+]
 
 QUERY_VARIABLES: Final = (
     "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONPLATLIBDIR",
@@ -28,6 +35,9 @@ QUERY_VARIABLES: Final = (
 meta-path finders (Python's ``site`` module and command line documentation; setuptools'
 ``distutils-precedence.pth``). Others (``PYTHONHASHSEED``, which tox sets anew on each run) do not,
 and are left out of the keys so that they cost no cache miss."""
+
+
+_PACKAGE_PARENT: Final = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def query_environment() -> dict[str, str]:
@@ -92,3 +102,28 @@ def interpreter_key(executable: str | None = None) -> tuple[str, ...]:
         located, " ".join(running_flags()) if running else "",
         *(f"{name}={env[name]}" if name in env else f"{name}=" for name in QUERY_VARIABLES),
     )
+
+
+def leave_working_directory() -> None:
+    """Move the working directory to the end of ``sys.path`` where ``python -m`` put it first
+    (``python -m flake8_importpolicy`` or ``python -m mypy`` in a project, a worker of ``mypy -n
+    N``), and forget the standard library modules already imported from it: a project's
+    ``json.py`` or ``tomllib.py`` would otherwise run in place of the standard library's when this
+    package imports it (a host keeps what it bound; what is imported from then on is the real
+    module). Modules only the working directory has (a project's own mypy plugin) are still found
+    there. Nothing changes when this package itself was imported from it (a source checkout)."""
+    try:
+        here = os.getcwd()
+    except OSError:  # no working directory: nothing to move
+        return
+    if sys.flags.safe_path or sys.path[:1] != [here] or here == _PACKAGE_PARENT:
+        return
+    sys.path.append(sys.path.pop(0))
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if name not in sys.stdlib_module_names or not isinstance(path, str):
+            continue
+        directory = os.path.dirname(path)
+        if directory == here or (os.path.basename(path) == "__init__.py"
+                                 and os.path.dirname(directory) == here):
+            del sys.modules[name]
