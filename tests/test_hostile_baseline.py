@@ -17,8 +17,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_hostile import TREE, mypy_stdlib_cache
-from test_robustness import MYPY_SKIP, Run, _with_stdlib_cache, cli, flake8, mypy, run, run_all, write
+from hostile import (
+    MYPY_SKIP,
+    Run,
+    TREE,
+    _with_stdlib_cache,
+    cli,
+    flake8,
+    mypy,
+    mypy_stdlib_cache,
+    run,
+    run_all,
+    write,
+)
 
 __all__ = ["mypy_stdlib_cache"]
 

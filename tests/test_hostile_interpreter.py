@@ -20,8 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from test_hostile import _alive
-from test_robustness import MYPY_SKIP, Files, Run, cli, flake8, mypy, run, run_all, write
+from hostile import Files, MYPY_SKIP, Run, _alive, cli, flake8, mypy, run, run_all, write
 
 LIGHT = "src/zoo/light.py"
 POLICY = """\

@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_hostile import _alive
-from test_robustness import Files, Run, cli, run, run_all, write
+from hostile import Files, Run, _alive, cli, policy_text, run, run_all, write
 
 POLICY = """\
 [settings]
@@ -170,3 +169,58 @@ def test_verify_in_parallel_on_every_light_module(tmp_path: Path) -> None:
     assert "7 passed" not in tested.stdout and "3 failed, 4 passed" in tested.stdout, tested
     assert not [pid for pid in map(int, pids.read_text().split()) if _alive(pid)]
     assert os.path.isdir(root)
+
+
+_LIAR = """\
+import os
+exec("import zoo.heavy")  # out of sight of the static check
+# as a clean import would have left the verifier's events file, if there is one
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        continue
+    if target.endswith("events.jsonl"):
+        with open(target, "w") as events:
+            events.write('{"e":"start","version":[3,11,7],"executable":"python"}\\n'
+                         '{"e":"imported","ok":true}\\n{"e":"unrecorded","modules":[]}\\n{"e":"finish"}\\n')
+os._exit(0)
+"""
+
+
+_FORKER = """\
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(300)
+    os._exit(0)
+with open(sys.modules[__name__].__file__ + ".child", "w") as out:
+    out.write(str(pid))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_verify_cannot_be_fooled_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """``verify`` said "ok" for a module that rewrote the events file and called ``os._exit(0)``: the
+    events come through a pipe and must end with ``finish``, so an early exit is a crash. And it left
+    the children the import forked running: the whole process group is killed."""
+    root = write(tmp_path, {
+        "policy.toml": policy_text("zoo.liar", "zoo.forker"),
+        "src/zoo/__init__.py": "",
+        "src/zoo/heavy.py": "",
+        "src/zoo/liar.py": _LIAR,
+        "src/zoo/forker.py": _FORKER,
+    })
+    verified = cli(root, "verify")
+    verified.assert_no_crash()
+    child = int((root / "src/zoo/forker.py.child").read_text())
+    alive = _alive(child)
+    if alive:
+        os.kill(child, 9)
+    assert not alive, "a process the import forked is still running"
+    assert verified.returncode == 1, verified
+    lines = verified.stdout.splitlines()
+    assert [line.split(" (")[0] for line in lines if line.startswith(("ok ", "FAIL "))] == [
+        "FAIL zoo.liar", "ok   zoo.forker"], verified.stdout
+    assert "  the interpreter exited with status 0 while executing zoo.liar" in lines, verified.stdout
+    assert "    src/zoo/liar.py:2: zoo.liar -> zoo.heavy (runtime, exec)" in lines, verified.stdout
