@@ -139,3 +139,24 @@ def test_suggest_with_a_policy_extends_it_and_lists_what_is_new(
     assert cli["why"] == ["entry-point"] and cli["entry_points"] == ["console_scripts:inferno"]
     assert cli["reaches"] == ["torch"]
     assert [h["module"] for h in data["heavy"]] == ["torch"]
+
+
+def test_suggest_leaves_out_preset_entries_that_name_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """heavy-ml lists accelerate: on accelerate's own tree that entry is dropped (and said), so the
+    package itself is a light candidate; the torch entry it imports stays."""
+    package = tmp_path / "src" / "accelerate"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from .accelerator import Accelerator\n")
+    (package / "accelerator.py").write_text("import torch\n\n\nclass Accelerator:\n    pass\n")
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0
+    assert 'extends = ["heavy-ml"]  # heavy-ml modules imported: torch\n' in out
+    assert ("# Left out: heavy-ml's \"accelerate\" (names this project's own package; a preset "
+            "entry never applies to the project's own modules).\n") in out
+    assert '[light."accelerate"]' in out
+    data = json.loads(suggest("--format", "json", cwd=tmp_path, capsys=capsys)[1])
+    assert data["dropped"] == [
+        {"preset": "heavy-ml", "entry": "accelerate", "why": "names the project's own package"}]
+    assert [h["module"] for h in data["heavy"]] == ["torch"]

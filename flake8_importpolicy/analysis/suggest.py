@@ -316,17 +316,24 @@ def suggest_policy(
     known_light = sorted({m for rule in policy.light for m in engine.find_light_modules(rule)})
     reached_names = {t for ts in scan.imports.values() for t in ts}
 
-    heavy_rules = list(policy.heavy)
+    # a preset entry never applies to the project's own packages (Policy.applies): left out, and said
+    preset = [HeavyRule(parse_pattern(text), reason, source="preset heavy-ml")
+              for text, reason in heavy_ml]
+    dropped = {(r.source.removeprefix("preset "), r.pattern.text)
+               for r in (*policy.heavy, *preset) if not policy.applies(r)}
+    heavy_rules = [r for r in policy.heavy if policy.applies(r)]
     threshold = heavy_threshold(len(modules))
-    first_party_heavy = _pick_heavy(scan, closures, threshold, entry_points, known_light, policy.heavy)
+    first_party_heavy = _pick_heavy(scan, closures, threshold, entry_points, known_light, heavy_rules)
     heavy: list[HeavyCandidate] = [
         HeavyCandidate(m, "large-closure", closures[m], scan.importers.get(m, 0))
         for m in first_party_heavy
     ]
-    for pattern_text, reason in sorted(heavy_ml):
-        top = pattern_text.partition(".")[0]
-        if top in reached_names and not any(r.pattern.matches(pattern_text) for r in policy.heavy):
-            heavy.append(HeavyCandidate(pattern_text, "heavy-ml", reason=reason))
+    for rule in sorted(preset, key=lambda r: r.pattern.text):
+        pattern_text = rule.pattern.text
+        if rule.pattern.top_level in reached_names and policy.applies(rule) and not any(
+            r.pattern.matches(pattern_text) for r in policy.heavy
+        ):
+            heavy.append(HeavyCandidate(pattern_text, "heavy-ml", reason=rule.reason))
     for candidate in heavy:
         try:
             heavy_rules.append(HeavyRule(parse_pattern(candidate.module), candidate.why))
@@ -369,6 +376,7 @@ def suggest_policy(
         policy=policy.path if policy.path.exists() else None,
         known_light=tuple(known_light),
         threshold=threshold,
+        dropped=tuple(sorted(dropped)),
     )
 
 

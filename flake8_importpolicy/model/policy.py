@@ -8,6 +8,7 @@ reads it. :meth:`Policy.rules_for` is the one place that decides which rules app
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,26 +253,66 @@ class Policy:
     def _light_index(self) -> PatternIndex[LightRule]:
         return PatternIndex((rule.pattern, rule) for rule in self.light)
 
+    @functools.cached_property
+    def first_party_tops(self) -> frozenset[str]:
+        """The top-level modules and packages found directly in the source roots (a directory
+        named as an identifier, ``name.py``, or an extension module ``name.*.so``/``.pyd``): the
+        project's own packages. Read from the directory listings once per policy."""
+        names: set[str] = set()
+        for root in self.settings.source_roots:
+            try:
+                entries = list(os.scandir(root))
+            except OSError:
+                continue
+            for entry in entries:
+                stem, dot, suffix = entry.name.partition(".")
+                if not stem.isidentifier() or stem in ("site-packages", "dist-packages"):
+                    continue
+                try:
+                    if not dot and entry.is_dir():
+                        names.add(stem)
+                    elif suffix == "py" or (dot and suffix.endswith(("so", "pyd"))):
+                        names.add(stem)
+                except OSError:
+                    continue
+        return frozenset(names)
+
+    def applies(self, rule: HeavyRule, module: str | None = None) -> bool:
+        """Whether ``rule`` applies to ``module`` (None: to some module of the project). An entry of
+        a built-in preset never applies to the project's own packages (:attr:`first_party_tops`)
+        nor to the package ``module`` belongs to: ``heavy-ml`` lists ``accelerate``, and
+        accelerate's own light modules import accelerate's submodules. Every other rule applies.
+        """
+        if not rule.source.startswith("preset "):
+            return True
+        top = rule.pattern.top_level
+        if top is None:
+            return True
+        return top not in self.first_party_tops and (module is None or top != module.partition(".")[0])
+
     def rules_for(self, module: str) -> ModuleRules:
         """The rules that apply to ``module``: every ``[light]`` rule whose pattern names it exactly,
         merged (see :class:`ModuleRules`); for a module no ``[light]`` rule names, every ``[heavy]``
-        and ``[heavy-calls]`` rule.
+        and ``[heavy-calls]`` rule. Either way without the preset entries that do not apply to it
+        (:meth:`applies`).
         """
         light = tuple(self._light_index.find_exact(module))
         if not light:
-            return ModuleRules(module, (), self.heavy + self.heavy_calls)
+            every = self.heavy + self.heavy_calls
+            return ModuleRules(module, (), tuple(r for r in every if self.applies(r, module)))
         budgets = [rule.max_modules for rule in light if rule.max_modules is not None]
         times = [rule.max_import_ms for rule in light if rule.max_import_ms is not None]
         max_modules = min(budgets) if budgets else None
         max_import_ms = min(times) if times else None
         if len(light) == 1:
             only = light[0]
-            return ModuleRules(module, light, only.forbid, only.allow, only.after_import,
-                               max_modules, max_import_ms)
+            return ModuleRules(module, light, tuple(r for r in only.forbid if self.applies(r, module)),
+                               only.allow, only.after_import, max_modules, max_import_ms)
         forbid: dict[tuple[str, bool], HeavyRule] = {}
         for rule in light:
             for heavy in rule.forbid:
-                forbid.setdefault((heavy.pattern.text, heavy.call), heavy)
+                if self.applies(heavy, module):
+                    forbid.setdefault((heavy.pattern.text, heavy.call), heavy)
         allowed = [{pattern.text for pattern in rule.allow} for rule in light]
         allow = tuple(p for p in light[0].allow if all(p.text in texts for texts in allowed))
         after = tuple(dict.fromkeys(e for rule in light for e in rule.after_import))

@@ -77,6 +77,10 @@ class Suggestion:
         policy: the existing policy it was made with, or None.
         known_light: light modules the existing policy already has (left out of ``light``).
         threshold: the closure size from which a first-party module is a heavy candidate.
+        dropped: ``(preset, entry)`` of the preset entries that name one of the project's own
+            packages, sorted: they never apply to its modules
+            (:meth:`~flake8_importpolicy.model.policy.Policy.applies`), so the draft leaves them
+            out of its candidates and says so.
     """
 
     root: Path
@@ -87,3 +91,4 @@ class Suggestion:
     policy: Path | None = None
     known_light: tuple[str, ...] = ()
     threshold: int = 0
+    dropped: tuple[tuple[str, str], ...] = ()

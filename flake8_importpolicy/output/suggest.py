@@ -54,6 +54,9 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
         if ml:
             line += f"  # heavy-ml modules imported: {', '.join(c.module for c in ml)}"
         out.append(line)
+    if suggestion.dropped:
+        left = ", ".join(f"{preset}'s {_string(entry)}" for preset, entry in suggestion.dropped)
+        out.append(f"# Left out: {left} ({_dropped_why(suggestion)}).")
     if suggestion.policy is None:
         roots = ", ".join(_string(_relative(root, directory)) for root in suggestion.source_roots)
         out += ["", "[settings]", f"source-roots = [{roots}]"]
@@ -77,6 +80,12 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
             f"reason = {_string(_light_reason(candidate))}",
         ]
     return "\n".join(out) + "\n"
+
+
+def _dropped_why(suggestion: Suggestion) -> str:
+    return ("names this project's own package" if len(suggestion.dropped) == 1
+            else "each names this project's own package") + (
+        "; a preset entry never applies to the project's own modules")
 
 
 def _heavy_reason(candidate: HeavyCandidate) -> str:
@@ -105,8 +114,8 @@ def _light_comment(number: int, candidate: LightCandidate) -> list[str]:
 def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
     """``suggest --format json``: ``{"modules", "threshold", "policy", "known_light", "light":
     [{"module", "path", "why", "importers", "score", "closure", "reaches", "entry_points"}],
-    "heavy": [{"module", "why", "closure", "importers", "reason"}]}``, paths relative to
-    ``directory``."""
+    "heavy": [{"module", "why", "closure", "importers", "reason"}], "dropped": [{"preset",
+    "entry", "why"}]}``, paths relative to ``directory``."""
     return json.dumps({
         "modules": suggestion.modules,
         "threshold": suggestion.threshold,
@@ -129,5 +138,9 @@ def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
             {"module": c.module, "why": c.why, "closure": c.closure, "importers": c.importers,
              "reason": c.reason}
             for c in suggestion.heavy
+        ],
+        "dropped": [
+            {"preset": preset, "entry": entry, "why": "names the project's own package"}
+            for preset, entry in suggestion.dropped
         ],
     }, indent=2, ensure_ascii=False) + "\n"
