@@ -20,6 +20,7 @@ from helpers import HANG_CATCHER
 
 from flake8_importpolicy.cli import main
 from flake8_importpolicy.config.load import load_policy
+from flake8_importpolicy.config.project import find_entry_points
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "tests" / "fixtures_adopt" / "inferno"
@@ -112,7 +113,7 @@ def test_suggest_output_force_and_a_draft_that_loads(
     code, out, err = suggest("--output", "policy.toml", cwd=tree, capsys=capsys)
     assert (code, out) == (0, "") and "wrote policy.toml: 8 light and 1 heavy candidates" in err
     policy = load_policy(tree / "policy.toml")
-    assert [r.pattern.text for r in policy.light][:3] == ["inferno.logger", "inferno", "inferno.cli"]
+    assert [r.pattern.text for r in policy.light][:3] == ["inferno", "inferno.cli", "inferno.logger"]
     with pytest.raises(SystemExit) as exit_info:
         suggest("--output", "policy.toml", cwd=tree, capsys=capsys)
     assert exit_info.value.code == 2
@@ -160,3 +161,71 @@ def test_suggest_leaves_out_preset_entries_that_name_the_project(
     assert data["dropped"] == [
         {"preset": "heavy-ml", "entry": "accelerate", "why": "names the project's own package"}]
     assert [h["module"] for h in data["heavy"]] == ["torch"]
+
+
+def test_suggest_drafts_the_product_not_its_tests_with_a_forbid_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flat layout with tests/ and examples/ that import the package's helpers more than anything
+    else (as on OpenRLHF and peft): neither is a candidate, their imports do not rank the helpers
+    up, the top-level package and the module ``setup.py``'s console script names come first, and
+    each candidate that reaches a heavy module today gets a drafted ``forbid``."""
+    (tmp_path / "setup.py").write_text(
+        'from setuptools import setup\n\nsetup(\n    name="peftx",\n'
+        '    entry_points={"console_scripts": ["peftx-cli = peftx.cli:main"]},\n)\n')
+    files = {
+        "peftx/__init__.py": "from .tuners import lora\nfrom .mapping import get\n",
+        "peftx/tuners/__init__.py": "import torch\n",
+        "peftx/tuners/lora.py": "import torch\nfrom peftx.utils import x\n",
+        "peftx/utils.py": "x = 1\n",
+        "peftx/mapping.py": "from peftx.utils import x\n\n\ndef get() -> None:\n    pass\n",
+        "peftx/cli.py": "def main() -> None:\n    from peftx import tuners\n",
+        "tests/__init__.py": "",
+        "examples/__init__.py": "",
+    }
+    for number in range(4):
+        files[f"tests/test_{number}.py"] = "import peftx\nimport peftx.utils\nimport peftx.mapping\n"
+        files[f"examples/ex_{number}.py"] = "import peftx.utils\nimport peftx.mapping\n"
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    data = json.loads(suggest("--format", "json", cwd=tmp_path, capsys=capsys)[1])
+    assert [(c["module"], c["why"], c["forbid"]) for c in data["light"]] == [
+        ("peftx", ["package"], ["torch"]),
+        ("peftx.cli", ["entry-point"], ["torch"]),
+        ("peftx.tuners", ["package"], ["torch"]),
+    ]
+    assert data["light"][1]["entry_points"] == ["console_scripts:peftx-cli"]
+    assert [h["module"] for h in data["heavy"]] == ["torch"]
+    # --limit never drops the top-level package or a console script's module
+    limited = json.loads(suggest("--format", "json", "--limit", "1", cwd=tmp_path, capsys=capsys)[1])
+    assert [c["module"] for c in limited["light"]] == ["peftx", "peftx.cli"]
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0
+    assert ('[light."peftx"]\nreason = "TODO: why it must stay light"\n'
+            "# what it must not import: delete what it may (it reaches the marked ones today)\n"
+            'forbid = [\n    "torch",  # reached today\n]\n') in out
+    (tmp_path / "policy.toml").write_text(out)
+    policy = load_policy(tmp_path / "policy.toml")
+    assert [r.pattern.text for r in policy.light] == ["peftx", "peftx.cli", "peftx.tuners"]
+
+
+def test_console_scripts_of_setup_py_are_read_never_run(tmp_path: Path) -> None:
+    """accelerate, peft and OpenRLHF declare theirs in setup.py: a dict literal, or a module-level
+    name assigned one; a computed value is skipped, a broken file gives nothing, nothing runs."""
+    marker = tmp_path / "ran"
+    (tmp_path / "setup.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n"
+        "from setuptools import setup\n"
+        'points = {"console_scripts": ["acc = accelerate.commands.accelerate_cli:main",\n'
+        '                              "acc-config=accelerate.commands.config:main"],\n'
+        '          "other": "x = pkg.plugin:hook", "computed": make()}\n'
+        "setup(name='accelerate', entry_points=points)\n")
+    assert find_entry_points([tmp_path]) == {
+        "accelerate.commands.accelerate_cli": ("console_scripts:acc",),
+        "accelerate.commands.config": ("console_scripts:acc-config",),
+        "pkg.plugin": ("other:x",),
+    }
+    assert not marker.exists()
+    (tmp_path / "setup.py").write_text("setup(entry_points={'console_scripts': [\n")
+    assert find_entry_points([tmp_path]) == {}

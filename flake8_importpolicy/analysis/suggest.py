@@ -29,7 +29,7 @@ from flake8_importpolicy.model.policy import HeavyRule
 from flake8_importpolicy.model.reading import read_regular_file
 from flake8_importpolicy.model.suggestion import HeavyCandidate, LightCandidate, Suggestion
 
-__all__ = ["ImportScan", "find_first_party_modules", "scan_imports", "suggest_policy"]
+__all__ = ["ImportScan", "find_first_party_modules", "is_auxiliary", "scan_imports", "suggest_policy"]
 
 MANY_IMPORTERS: Final = 3
 """A module imported at module level by at least this many others is a light candidate."""
@@ -37,6 +37,22 @@ ENTRY_POINT_WEIGHT: Final = 4
 TOP_LEVEL_WEIGHT: Final = 2
 MAX_HEAVY: Final = 10
 """At most this many first-party heavy candidates."""
+
+
+AUXILIARY: Final = frozenset(
+    ("test", "tests", "testing", "example", "examples", "doc", "docs", "benchmark", "benchmarks"))
+"""Package names whose modules are never candidates: tests, examples, docs and benchmarks run beside
+the product, not inside it."""
+
+
+def is_auxiliary(module: str) -> bool:
+    """True for a module of a test, example, documentation or benchmark package (a segment in
+    :data:`AUXILIARY`), or a test module (``test_*``, ``*_test``, ``conftest``): never a candidate
+    unless a console script or entry point names it, and its imports do not count as importers."""
+    parts = module.split(".")
+    last = parts[-1]
+    return (any(part in AUXILIARY for part in parts) or last.startswith("test_")
+            or last.endswith("_test") or last == "conftest")
 
 
 def heavy_threshold(modules: int) -> int:
@@ -63,7 +79,8 @@ class ImportScan:
         modules: as given.
         imports: ``{module: sorted first-party modules and external top-level names it imports at
             module level, parent packages included}``.
-        importers: ``{module: how many first-party modules import it at module level}``.
+        importers: ``{module: how many first-party modules import it at module level}``, not
+            counting test, example, doc and benchmark modules (:func:`is_auxiliary`).
     """
 
     def __init__(self, modules: Mapping[str, tuple[Path | None, bool]]) -> None:
@@ -74,6 +91,8 @@ class ImportScan:
         for module in sorted(self.modules):
             targets = self.imports[module] = self.module_imports(module)
             parent = module.rpartition(".")[0]
+            if is_auxiliary(module):
+                continue
             for target in targets:
                 if target in self.modules and target != parent:
                     self.importers[target] = self.importers.get(target, 0) + 1
@@ -341,11 +360,13 @@ def suggest_policy(
             continue
     heavy_names = {candidate.module for candidate in heavy}
 
-    ranked: list[tuple[float, str, tuple[str, ...]]] = []
+    ranked: list[tuple[int, float, str, tuple[str, ...]]] = []
     for module in sorted(modules):
         if module in known_light or module in heavy_names or any(
             rule.matches_node(module) for rule in heavy_rules
         ):
+            continue
+        if modules[module][0] is None or (is_auxiliary(module) and module not in entry_points):
             continue
         why = []
         if modules[module][1]:
@@ -354,18 +375,25 @@ def suggest_policy(
             why.append("entry-point")
         if scan.importers.get(module, 0) >= MANY_IMPORTERS:
             why.append("imported")
-        if not why or modules[module][0] is None:
+        if not why:
             continue
+        top_level = "." not in module and modules[module][1]
         value = score(scan.importers.get(module, 0), closures[module],
-                      entry_point=module in entry_points, top_level="." not in module)
-        ranked.append((value, module, tuple(sorted(why))))
-    ranked.sort(key=lambda item: (-item[0], item[1]))
+                      entry_point=module in entry_points, top_level=top_level)
+        # the top-level packages, then the console-script modules: always candidates, first
+        rank = 0 if top_level else 1 if module in entry_points else 2
+        ranked.append((rank, value, module, tuple(sorted(why))))
+    ranked.sort(key=lambda item: (item[0], -item[1], item[2]))
+    always = sum(1 for item in ranked if item[0] < 2)
+    draft_forbid = not policy.heavy_calls  # a forbid list would leave the [heavy-calls] rules out
     light: list[LightCandidate] = []
-    for value, module, reasons in ranked[:max(0, limit)]:
+    for _, value, module, reasons in ranked[:max(always, limit)]:
         units, reaches = _closure_until(scan, module, heavy_rules, preloaded)
+        forbid = tuple(dict.fromkeys(r.pattern.text for r in heavy_rules)) if (
+            reaches and draft_forbid) else ()
         light.append(LightCandidate(
             module, modules[module][0], reasons, scan.importers.get(module, 0), value, units,
-            reaches, entry_points.get(module, ()),
+            reaches, entry_points.get(module, ()), forbid,
         ))
     return Suggestion(
         root=root,
@@ -416,7 +444,7 @@ def _pick_heavy(
     excluded = set(known_light) | set(entry_points)
     big = sorted(
         (m for m, size in closures.items()
-         if size >= threshold and "." in m and m not in excluded
+         if size >= threshold and "." in m and m not in excluded and not is_auxiliary(m)
          and not any(rule.matches_node(m) for rule in existing)),
         key=lambda m: (-scan.importers.get(m, 0), -closures[m], m),
     )

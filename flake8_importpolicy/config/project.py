@@ -1,11 +1,14 @@
 """What a project declares about itself: its console scripts and entry points, read from
 ``pyproject.toml`` (``[project.scripts]``, ``[project.gui-scripts]``, ``[project.entry-points.*]``),
-``setup.cfg`` (``[options.entry_points]``) and, for an unpacked wheel, ``*.dist-info/entry_points.txt``.
+``setup.cfg`` (``[options.entry_points]``), ``setup.py`` (the literal ``entry_points=`` of its
+``setup(...)`` call, read with :mod:`ast`, never run) and, for an unpacked wheel,
+``*.dist-info/entry_points.txt``.
 ``importpolicy suggest`` proposes the modules they name as light. Nothing is imported.
 """
 
 from __future__ import annotations
 
+import ast
 import configparser
 import tomllib
 from collections.abc import Iterable
@@ -57,6 +60,8 @@ def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]
                     name, equals, value = line.partition("=")
                     if equals:
                         add(group, name, value)
+        for group, name, value in _setup_py_entry_points(directory / "setup.py"):
+            add(group, name, value)
         for info in sorted(directory.glob("*.dist-info/entry_points.txt")):
             points = _read_ini(info)
             if points is None:
@@ -65,6 +70,45 @@ def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]
                 for name, value in points.items(group, raw=True):
                     add(group, name, value)
     return {module: tuple(sorted(names)) for module, names in sorted(found.items())}
+
+
+def _setup_py_entry_points(path: Path) -> list[tuple[str, str, str]]:
+    """``(group, name, value)`` of the ``entry_points=`` keyword of a ``setup(...)`` call in
+    ``setup.py``: a dict literal, or a module-level name assigned one, whose values are a string or
+    a list/tuple of ``"name = module:function"`` strings. Anything computed is skipped: the file is
+    parsed, never run."""
+    try:
+        tree = ast.parse(read_regular_file(path)[1])
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return []
+    assigned: dict[str, ast.expr] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = statement.value
+    found: list[tuple[str, str, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg != "entry_points":
+                continue
+            if isinstance(value, ast.Name):
+                value = assigned.get(value.id, value)
+            if not isinstance(value, ast.Dict):
+                continue
+            for key, entries in zip(value.keys, value.values):
+                if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                    continue
+                lines = entries.elts if isinstance(entries, (ast.List, ast.Tuple)) else [entries]
+                for line in lines:
+                    if isinstance(line, ast.Constant) and isinstance(line.value, str):
+                        name, equals, reference = line.value.partition("=")
+                        if equals:
+                            found.append((key.value, name, reference))
+    return found
 
 
 def _read_toml(path: Path) -> dict[str, object]:

@@ -29,6 +29,9 @@ class LightCandidate:
         reaches: the heavy candidates (and existing ``[heavy]`` patterns) its import reaches today,
             sorted.
         entry_points: the console scripts and entry points that name it (``group:name``), sorted.
+        forbid: the draft's ``forbid`` for it when it reaches a heavy candidate today: every heavy
+            pattern of the draft, in order, for the user to delete what it may import; empty for
+            none (every ``[heavy]`` rule applies).
     """
 
     module: str
@@ -39,6 +42,7 @@ class LightCandidate:
     closure: int
     reaches: tuple[str, ...] = ()
     entry_points: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,9 @@ class Suggestion:
         root: the directory the draft is for (the policy file's, or the working directory).
         source_roots: the first-party source roots, absolute.
         modules: how many first-party modules were read.
-        light: the light candidates, best score first (at most ``--limit``).
+        light: the light candidates: the top-level packages, then the modules console scripts
+            and entry points name (always), then the others, each group best score first (at most
+            ``--limit`` in all, unless the first two groups hold more).
         heavy: the heavy candidates: first-party ones (largest closure first), then ``heavy-ml``
             entries (by name).
         policy: the existing policy it was made with, or None.

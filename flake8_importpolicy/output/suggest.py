@@ -79,6 +79,7 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
             f"[light.{_string(candidate.module)}]",
             f"reason = {_string(_light_reason(candidate))}",
         ]
+        out.extend(_forbid_lines(candidate))
     return "\n".join(out) + "\n"
 
 
@@ -97,6 +98,21 @@ def _light_reason(candidate: LightCandidate) -> str:
     return "TODO: why it must stay light"
 
 
+def _forbid_lines(candidate: LightCandidate) -> list[str]:
+    """A candidate's drafted ``forbid``: every heavy pattern, those it reaches today marked, for the
+    user to delete what the module may import (what stays is then checked, and today's findings go
+    to the baseline)."""
+    if not candidate.forbid:
+        return []
+    reached = set(candidate.reaches)
+    return [
+        "# what it must not import: delete what it may (it reaches the marked ones today)",
+        "forbid = [",
+        *(f"    {_string(p)},{'  # reached today' if p in reached else ''}" for p in candidate.forbid),
+        "]",
+    ]
+
+
 def _light_comment(number: int, candidate: LightCandidate) -> list[str]:
     kinds = [
         "package __init__" if why == "package" else f"named by {', '.join(candidate.entry_points)}"
@@ -113,7 +129,8 @@ def _light_comment(number: int, candidate: LightCandidate) -> list[str]:
 
 def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
     """``suggest --format json``: ``{"modules", "threshold", "policy", "known_light", "light":
-    [{"module", "path", "why", "importers", "score", "closure", "reaches", "entry_points"}],
+    [{"module", "path", "why", "importers", "score", "closure", "reaches", "entry_points",
+    "forbid"}],
     "heavy": [{"module", "why", "closure", "importers", "reason"}], "dropped": [{"preset",
     "entry", "why"}]}``, paths relative to ``directory``."""
     return json.dumps({
@@ -131,6 +148,7 @@ def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
                 "closure": c.closure,
                 "reaches": list(c.reaches),
                 "entry_points": list(c.entry_points),
+                "forbid": list(c.forbid),
             }
             for c in suggestion.light
         ],
