@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -822,3 +823,40 @@ def test_every_code_in_every_format(
         assert "informationUri" not in run["tool"]["driver"] or "pypi.org" not in out
     if code == "IPL008":
         assert ": \n" not in out and not out.rstrip().endswith(":")
+
+
+LONG_REASON = ("initialises CUDA when imported, so every process that imports this light package "
+               "before it forks its engine worker dies with 'Cannot re-initialize CUDA in forked "
+               "subprocess'; see the incident report of March for the bisect that found it")
+
+
+def test_a_long_reason_is_cut_in_single_line_formats_and_whole_elsewhere(tmp_path: Path) -> None:
+    """flake8 lines were 765-920 characters on OpenRLHF: flake8, mypy and GitHub annotations cut
+    the reason at a word to 100 characters; check text, JSON and SARIF keep it whole."""
+    from flake8_importpolicy.output.json_report import format_report_json
+    from flake8_importpolicy.output.render import format_violation_message
+    from flake8_importpolicy.output.text import format_report_text
+
+    assert len(LONG_REASON) > 200
+    cut = ("initialises CUDA when imported, so every process that imports this light package "
+           "before it forks …")
+    assert len(cut) <= 100 and LONG_REASON.startswith(cut[:-2])
+    report = Report(violations=(_violation(reason=LONG_REASON),), problems=(),
+                    light_modules=("app.ops.light",))
+    one_line = format_violation_message(report.violations[0], relpath)
+    assert f"({cut}): app.ops.light -> app.ops.fused" in one_line and LONG_REASON not in one_line
+    github = ci.format_report_github(report, relpath)
+    assert f"({cut})" in github and LONG_REASON not in github
+    assert f"({LONG_REASON})" in format_report_text(report, relpath)
+    assert LONG_REASON in format_report_json(report, relpath)
+    sarif = json.loads(ci.format_report_sarif(report, relpath))
+    assert LONG_REASON in sarif["runs"][0]["results"][0]["message"]["text"]
+    # the real flake8: one line per statement, the reason cut
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("import json\n")
+    (tmp_path / "policy.toml").write_text(
+        f'version = 1\n\n[heavy]\njson = "{LONG_REASON}"\n\n[light.app]\nreason = "light"\n')
+    done = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL", "app"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert done.stdout == (f"app/__init__.py:1:1: IPL001 light module app imports json at import time "
+                           f"({cut}): app -> json (app/__init__.py:1)\n"), done.stderr

@@ -131,7 +131,7 @@ def format_report_github(report: Report, relpath: PathFormatter) -> str:
 
 
 def _github_violation(violation: Violation, relpath: PathFormatter) -> str:
-    message = [format_violation_header(violation)]
+    message = [format_violation_header(violation, short=True)]
     message.extend(format_hop_line(hop, relpath) for hop in violation.chain)
     if violation.also:
         message.append(f"also reaches: {', '.join(violation.also)}")

@@ -8,6 +8,7 @@ workspace).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -45,6 +46,7 @@ __all__ = [
     "hop_to_json",
     "plural",
     "escape_line_breaks",
+    "shorten_reason",
     "single_line",
 ]
 
@@ -65,17 +67,35 @@ def format_message(code: Code, *, call: bool = False, **fields: str) -> str:
     return code.format(call=call, **{name: single_line(value) for name, value in fields.items()})
 
 
-def format_violation_header(violation: Violation) -> str:
+SHORT_REASON: Final = 100
+"""The longest reason a single-line format (flake8, mypy, GitHub annotations) shows whole; a longer
+one is cut at a word (:func:`shorten_reason`). ``check`` text, JSON and SARIF show it whole."""
+
+
+def shorten_reason(reason: str) -> str:
+    """``reason`` on one line, cut at a word to at most :data:`SHORT_REASON` characters with `` …``
+    at the end when it is longer (a reason of 765 characters made flake8 lines of 920)."""
+    text = single_line(reason)
+    if len(text) <= SHORT_REASON:
+        return text
+    cut = textwrap.shorten(text, width=SHORT_REASON, placeholder=" …")
+    return cut if cut != "…" else text[:SHORT_REASON - 1] + "…"  # one word longer than the width
+
+
+def format_violation_header(violation: Violation, *, short: bool = False) -> str:
     """``IPL001 light module <light> imports <heavy> at import time (<reason>)`` (or ``calls``);
     for a budget (IPL008): ``... runs 57 modules at import time, over its budget of max-modules =
-    40; most through: mypkg.plugins (31), json (2)``."""
+    40; most through: mypkg.plugins (31), json (2)``. ``short``: the reason cut by
+    :func:`shorten_reason`, for the single-line formats."""
+    fields = violation.arguments
+    if short and "reason" in fields:
+        fields = {**fields, "reason": shorten_reason(fields["reason"])}
     if violation.budget is not None:
         contributors = ", ".join(
             f"{node} ({count})" for node, count in violation.budget.contributors
         ) or "the light module itself"
-        fields = {**violation.arguments, "contributors": contributors}
-        return format_message(violation.code, call=False, **fields)
-    return format_message(violation.code, call=violation.is_call, **violation.arguments)
+        return format_message(violation.code, call=False, **fields, contributors=contributors)
+    return format_message(violation.code, call=violation.is_call, **fields)
 
 
 def format_problem(problem: Problem) -> str:
@@ -128,8 +148,9 @@ def format_chain_compact(chain: Sequence[Hop], relpath: PathFormatter) -> str:
 
 def format_violation_message(violation: Violation, relpath: PathFormatter) -> str:
     """``IPL001 light module ... (reason): <compact chain>``: the one-line form of flake8 and mypy
-    (the header alone for a finding without a chain: IPL008's budget)."""
-    header = format_violation_header(violation)
+    (the header alone for a finding without a chain: IPL008's budget), the reason cut to
+    :data:`SHORT_REASON` characters."""
+    header = format_violation_header(violation, short=True)
     return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
 
 
