@@ -4,6 +4,7 @@ of
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -860,3 +861,15 @@ def test_a_long_reason_is_cut_in_single_line_formats_and_whole_elsewhere(tmp_pat
                           capture_output=True, text=True, timeout=HANG_CATCHER)
     assert done.stdout == (f"app/__init__.py:1:1: IPL001 light module app imports json at import time "
                            f"({cut}): app -> json (app/__init__.py:1)\n"), done.stderr
+
+
+@pytest.mark.parametrize("draw", [graphs.format_why_mermaid, graphs.format_why_dot])
+def test_graph_nodes_carry_a_long_reason_cut(draw: Any) -> None:
+    """A Mermaid or DOT node is one box: the whole reason (the presets' run to 250 characters)
+    made it as wide as the text."""
+    why = _why()
+    long = HeavyRule(parse_pattern("app.config"), LONG_REASON)
+    why = dataclasses.replace(why, forbidden=(("app.config", long), *why.forbidden[1:]))
+    text = draw(why, relpath)
+    assert LONG_REASON not in text
+    assert "before it forks …" in text

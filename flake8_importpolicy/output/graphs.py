@@ -18,7 +18,7 @@ from flake8_importpolicy.output.render import (
     format_hop_kind,
     format_where,
     format_why_notes,
-    single_line,
+    shorten_reason,
 )
 
 __all__ = ["WhyGraph", "WhyNode", "find_why_graph", "format_why_dot", "format_why_mermaid"]
@@ -35,7 +35,8 @@ class WhyNode:
         name: the graph node: a dotted module name, ``module:qualname`` for a function called at
             import time, or ``qualname()`` for a ``[heavy-calls]`` call.
         path: its file, formatted (``None`` when it has none or is not known).
-        forbidden: the reason of the heavy rule it matches, or ``None`` if it is not forbidden.
+        forbidden: the reason of the heavy rule it matches (cut to 100 characters: a label is one
+            line), or ``None`` if it is not forbidden.
         root: True for the module asked about.
     """
 
@@ -72,7 +73,9 @@ def find_why_graph(why: WhyResult, relpath: PathFormatter) -> WhyGraph:
         why: the result of :meth:`flake8_importpolicy.analysis.engine.PolicyEngine.find_why`.
         relpath: formats each path.
     """
-    forbidden: Mapping[str, str] = {name: single_line(rule.shown_reason) for name, rule in why.forbidden}
+    # a node label is drawn on one line in a box: a reason of 700 characters made a box that wide
+    forbidden: Mapping[str, str] = {
+        name: shorten_reason(rule.shown_reason) for name, rule in why.forbidden}
     depth = {why.module: 0}  # of each node and each edge: its least position in any chain
     edges: dict[Hop, int] = {}
     for name in forbidden:
