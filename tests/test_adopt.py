@@ -229,3 +229,22 @@ def test_console_scripts_of_setup_py_are_read_never_run(tmp_path: Path) -> None:
     assert not marker.exists()
     (tmp_path / "setup.py").write_text("setup(entry_points={'console_scripts': [\n")
     assert find_entry_points([tmp_path]) == {}
+
+
+def test_the_baseline_example_of_docs_adopt_is_what_check_writes(tmp_path: Path) -> None:
+    """docs/adopt.md's baseline names modules of the README's walk, as --write-baseline records
+    them with the incident's re-export added (it named a module the tree does not have)."""
+    tree = Path(shutil.copytree(TREE, tmp_path / "inferno"))
+    (tree / "policy.toml").write_text(next(text for kind, text in readme_walk() if kind == "write"))
+    ops = tree / "src/inferno/models/common/ops/__init__.py"
+    ops.write_text(ops.read_text() + "from .fused_allreduce_rms_norm import fused_allreduce_rms_norm\n")
+    saved = Path.cwd()
+    os.chdir(tree)
+    try:
+        assert main(["check", "--write-baseline"]) == 0
+    finally:
+        os.chdir(saved)
+    written = json.loads((tree / "importpolicy-baseline.json").read_text())["entries"]
+    adopt = (ROOT / "docs" / "adopt.md").read_text(encoding="utf-8")
+    example = json.loads(adopt.split("## The baseline\n", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    assert example["entries"] and all(entry in written for entry in example["entries"])
