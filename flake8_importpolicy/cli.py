@@ -225,6 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail a light module whose median import time is over its max-import-ms (wall time "
         "is noisy: by default it is only reported)",
     )
+    verify.add_argument(
+        "--baseline", type=Path, metavar="FILE",
+        help="the findings accepted as check accepts them (default: settings.baseline)",
+    )
+    verify.add_argument(
+        "--no-baseline", action="store_true",
+        help="fail on every forbidden module and budget, the baselined ones too",
+    )
     verify.add_argument("modules", nargs="*", metavar="MODULE", help="only these light modules")
     verify.set_defaults(handler=_run_verify)
 
@@ -852,6 +860,11 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
     memory = DEFAULT_MEMORY_MIB if args.max_memory is None else args.max_memory
     if memory < 0:
         raise _UsageError(f"--max-memory must be at least 0, got {memory}")
+    if args.no_baseline and args.baseline is not None:
+        raise _UsageError("--baseline and --no-baseline exclude each other")
+    from flake8_importpolicy.config.baseline import load_policy_baseline
+
+    baseline = load_policy_baseline(policy, "" if args.no_baseline else _baseline_option(args))
     cache = None
     if not args.no_cache:
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
@@ -862,7 +875,7 @@ def _run_verify(args: argparse.Namespace, policy: Policy) -> int:
             policy, python=args.interpreter, timeout=args.timeout, jobs=_jobs(args),
             modules=args.modules, output_format=args.format, facts_cache=cache,
             stdout=sys.stdout, stderr=sys.stderr, import_time=args.import_time, runs=args.runs,
-            fail_on_time=args.fail_on_time, memory_mib=memory,
+            fail_on_time=args.fail_on_time, memory_mib=memory, baseline=baseline,
         )
     except UnknownLightModule as exc:
         raise _UsageError(str(exc)) from exc

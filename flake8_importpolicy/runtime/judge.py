@@ -29,6 +29,7 @@ __all__ = [
     "ForbiddenExecution",
     "LightResult",
     "VerifyReport",
+    "is_covered",
     "judge_run",
     "runtime_chain",
 ]
@@ -83,6 +84,10 @@ class LightResult:
         import_time: the measured import time (``--import-time``, or ``max-import-ms``), or None.
         max_import_ms: ``max-import-ms``, or None.
         fail_on_time: ``--fail-on-time``: an import time over ``max_import_ms`` fails.
+        baselined: forbidden modules that executed and were predicted by a finding the baseline
+            records (IPL001): accepted, not a failure.
+        budget_baselined: the baseline records the budget finding (IPL008): a module count over
+            ``max-modules`` is not a failure.
     """
 
     light: str
@@ -97,12 +102,19 @@ class LightResult:
     import_time: ImportTime | None = None
     max_import_ms: float | None = None
     fail_on_time: bool = False
+    baselined: tuple[ForbiddenExecution, ...] = ()
+    budget_baselined: bool = False
 
     @property
     def over_budget(self) -> bool:
         """True when what executed counts more modules than ``max-modules``."""
         return (self.max_modules is not None and self.module_count is not None
                 and self.module_count > self.max_modules)
+
+    @property
+    def budget_failed(self) -> bool:
+        """True when :attr:`over_budget` and the baseline does not record the budget finding."""
+        return self.over_budget and not self.budget_baselined
 
     @property
     def over_time(self) -> bool:
@@ -126,7 +138,7 @@ class LightResult:
             or self.forbidden
             or self.static_missed
             or self.failed_checks
-            or self.over_budget
+            or self.budget_failed
             or (self.fail_on_time and self.over_time)
         )
 
@@ -144,13 +156,18 @@ class LightResult:
         elif self.run.outcome != "imported":
             parts.append(single_line(str(self.run.error)))
         parts.extend(f"after-import failed: {c.expression}" for c in self.failed_checks)
-        if self.over_budget:
+        if self.budget_failed:
             parts.append(f"{self.module_count} modules executed, over max-modules = "
                          f"{self.max_modules}")
         if self.fail_on_time and self.over_time and self.import_time is not None:
             parts.append(f"import took {self.import_time.median_ms:g} ms, over max-import-ms = "
                          f"{self.max_import_ms:g}")
-        return "; ".join(parts) if parts else "ok"
+        if parts:
+            return "; ".join(parts)
+        accepted = [f.module for f in self.baselined]
+        if self.over_budget:
+            accepted.append(f"{self.module_count} modules, over max-modules = {self.max_modules}")
+        return f"ok (in the baseline: {', '.join(accepted)})" if accepted else "ok"
 
 
 @dataclass(frozen=True)
@@ -270,7 +287,7 @@ def judge_run(
             first = not any(
                 hop.module != light and forbidden(hop.module) is not None for hop in chain
             )
-        covered = predicted is not None and _covered(record.name, predicted)
+        covered = predicted is not None and is_covered(record.name, predicted)
         finding = ForbiddenExecution(
             module=record.name,
             pattern=rule.pattern.text,
@@ -302,7 +319,7 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _covered(name: str, predicted: frozenset[str]) -> bool:
+def is_covered(name: str, predicted: frozenset[str]) -> bool:
     """True if ``name`` or one of its parent packages is predicted (the static check lists only
     the outermost forbidden modules: ``unittest`` stands for ``unittest.mock`` too)."""
     return name in predicted or any(parent in predicted for parent in _parents(name))

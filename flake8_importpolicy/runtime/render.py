@@ -67,10 +67,16 @@ def format_light_result_text(result: LightResult, relpath: PathFormatter) -> str
     for name in result.not_observed:
         out.append(f"  not observed: {name} (predicted statically, did not execute here: "
                    f"{_why_not_observed(result)})")
+    for finding in result.baselined:
+        out.append(f"  in the baseline: {finding.module} executed, as the baseline accepts "
+                   f"({single_line(finding.reason)})")
+        out.extend(_finding_chain(finding, show))
     for name in result.accepted:
         out.append(f"  accepted: {name} executed through an [[ignore]]-d import")
     if result.max_modules is not None:
         verdict = "over" if result.over_budget else "within"
+        if result.over_budget and result.budget_baselined:
+            verdict = "in the baseline, over"
         out.append(f"  modules: {result.module_count} executed, counted as max-modules counts "
                    f"({verdict} max-modules = {result.max_modules})")
     out.extend(_time_lines(result))
@@ -133,7 +139,11 @@ def format_verify_text(report: VerifyReport, relpath: PathFormatter) -> str:
     failed = sum(1 for r in report.results if r.failed)
     where = f"with Python {version} ({report.python}) in {report.seconds:.1f}s"
     if report.exit_code == 0:
-        out.append(f"\nOK: {lights} verified {where}; no forbidden module executed.")
+        accepted = sum(len(r.baselined) + (r.over_budget and r.budget_baselined)
+                       for r in report.results)
+        out.append(f"\nOK: {lights} verified {where}; no forbidden module executed"
+                   + (f" but what the baseline accepts ({plural(accepted, 'finding')})."
+                      if accepted else "."))
     else:
         parts = []
         counts = (
@@ -146,7 +156,7 @@ def format_verify_text(report: VerifyReport, relpath: PathFormatter) -> str:
              "imports raised"),
             (sum(1 for r in report.results if r.run.outcome == "timeout"), "timeout", "timeouts"),
             (sum(1 for r in report.results if r.run.outcome == "crashed"), "crash", "crashes"),
-            (sum(1 for r in report.results if r.over_budget), "module budget exceeded",
+            (sum(1 for r in report.results if r.budget_failed), "module budget exceeded",
              "module budgets exceeded"),
             (sum(1 for r in report.results if r.fail_on_time and r.over_time),
              "import time over max-import-ms", "import times over max-import-ms"),
@@ -186,6 +196,8 @@ def light_result_to_json(result: LightResult, relpath: PathFormatter) -> dict[st
         "static_missed": [_finding_json(f, show) for f in result.static_missed],
         "not_observed": list(result.not_observed),
         "accepted": list(result.accepted),
+        "baselined": [_finding_json(f, show) for f in result.baselined],
+        "budget_baselined": result.budget_baselined,
         "after_import": [
             {"expression": c.expression, "passed": c.passed, "error": c.error}
             for c in run.after_import

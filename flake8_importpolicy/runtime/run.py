@@ -553,7 +553,9 @@ def _build_run(
     if timed_out:
         outcome = "timeout"
         where = f" while executing {running[-1]}" if running else ""
-        error = f"timed out after {timeout:g} s{where}"
+        error = (f"timed out after {timeout:g} s{where} (a cold torch import on a loaded machine "
+                 "can take longer: raise it with verify --timeout SECONDS, or pytest "
+                 "--importpolicy-timeout)")
         checks = []
     elif imported is None or not finish:
         outcome = "crashed"

@@ -30,11 +30,12 @@ from flake8_importpolicy.model.graph import Flag, Hop, HopKind
 from flake8_importpolicy.model.paths import relpath_under
 from flake8_importpolicy.model.patterns import parse_pattern
 from flake8_importpolicy.model.assume import Assumption
+from flake8_importpolicy.model.baseline import Baseline
 from flake8_importpolicy.model.policy import HeavyRule, ModuleRules, Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.output.render import PathFormatter, single_line
 from flake8_importpolicy.output.status import open_status_line
-from flake8_importpolicy.runtime.judge import LightResult, VerifyReport, judge_run
+from flake8_importpolicy.runtime.judge import LightResult, VerifyReport, is_covered, judge_run
 from flake8_importpolicy.runtime.render import (
     format_light_result_text,
     format_verify_json,
@@ -81,12 +82,16 @@ class LightPlan:
         checks: what is evaluated after the import besides ``after-import``: each ``[assume]``
             entry (:func:`assumption_check`) and, with preset ``torch-cuda`` in effect,
             :data:`TORCH_CUDA_CHECK`.
+        baselined: the part of ``predicted`` whose static findings the baseline records (IPL001).
+        budget_baselined: the baseline records its budget finding (IPL008).
     """
 
     module: str
     rules: ModuleRules
     predicted: frozenset[str]
     checks: tuple[str, ...] = ()
+    baselined: frozenset[str] = frozenset()
+    budget_baselined: bool = False
 
     @property
     def after_import(self) -> tuple[str, ...]:
@@ -154,6 +159,9 @@ class Verifier:
         runs: fresh interpreters per measurement (the median is reported).
         fail_on_time: an import time over ``max-import-ms`` fails (``--fail-on-time``).
         memory_mib: each subprocess's data limit in MiB (``--max-memory``; 0: none).
+        baseline: the findings ``check`` accepts (:func:`~flake8_importpolicy.config.baseline.load_baseline`):
+            a forbidden module predicted by a recorded IPL001 finding, and a budget a recorded IPL008
+            finding exceeds, do not fail (``verify --no-baseline`` passes None).
 
     The static prediction is made for the interpreter's own version and the policy's platform.
 
@@ -174,6 +182,7 @@ class Verifier:
         runs: int = 5,
         fail_on_time: bool = False,
         memory_mib: int = DEFAULT_MEMORY_MIB,
+        baseline: Baseline | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -185,6 +194,7 @@ class Verifier:
         self.runs = max(1, runs)
         self.fail_on_time = fail_on_time
         self.memory_mib = memory_mib
+        self.baseline = baseline
         info = query_interpreter(self.python)
         self.version = info.version
         self._lock = threading.Lock()
@@ -218,14 +228,24 @@ class Verifier:
         )
         if "torch-cuda" in self.policy.presets:
             checks += (TORCH_CUDA_CHECK,)
+        accepted = {entry.identity for entry in self.baseline.entries} if self.baseline else set()
         for module in sorted(modules):
             rules = self.policy.rules_for(module)
             predicted: set[str] = set()
+            baselined: set[str] = set()
+            budget_baselined = False
             violations = self.engine.check_light_module(module, rules).violations
+            if accepted and rules.max_modules is not None:
+                over = self.engine.check_budget(module, rules)
+                budget_baselined = over is not None and over.identity in accepted
             for violation in violations:
                 predicted.add(violation.heavy)
                 predicted.update(violation.also)
-            plans.append(LightPlan(module, rules, frozenset(predicted), checks))
+                if violation.identity in accepted:
+                    baselined.add(violation.heavy)
+                    baselined.update(violation.also)
+            plans.append(LightPlan(module, rules, frozenset(predicted), checks,
+                                   frozenset(baselined), budget_baselined))
         return tuple(plans), tuple(problems)
 
     def verify(self, plan: LightPlan) -> LightResult:
@@ -244,6 +264,15 @@ class Verifier:
             memory_mib=self.memory_mib,
         )
         result = judge_run(run, plan.forbidden_rule, plan.predicted, self.policy.ignores)
+        if plan.baselined or plan.budget_baselined:
+            # what check accepts through the baseline is no failure here either: a forbidden
+            # module predicted by a recorded finding, or a recorded budget finding
+            result = replace(
+                result,
+                forbidden=tuple(f for f in result.forbidden if not is_covered(f.module, plan.baselined)),
+                baselined=tuple(f for f in result.forbidden if is_covered(f.module, plan.baselined)),
+                budget_baselined=plan.budget_baselined,
+            )
         timed = None
         if self.import_time or plan.rules.max_import_ms is not None:
             timed = measure_import_time(
@@ -339,6 +368,7 @@ def verify_policy(
     runs: int = 5,
     fail_on_time: bool = False,
     memory_mib: int = DEFAULT_MEMORY_MIB,
+    baseline: Baseline | None = None,
 ) -> VerifyReport:
     """Verify every light module of ``policy`` at runtime, in parallel.
 
@@ -350,7 +380,7 @@ def verify_policy(
         modules: only these light modules (default: all).
         facts_cache: an optional on-disk facts cache for the static side.
         progress: called after each light module with ``(done, total, result)``.
-        import_time, runs, fail_on_time, memory_mib: as for :class:`Verifier`.
+        import_time, runs, fail_on_time, memory_mib, baseline: as for :class:`Verifier`.
 
     Raises:
         InterpreterError: if the interpreter cannot be queried or started.
@@ -363,7 +393,7 @@ def verify_policy(
     started = time.perf_counter()
     verifier = Verifier(policy, python=python, timeout=timeout, facts_cache=facts_cache,
                         import_time=import_time, runs=runs, fail_on_time=fail_on_time,
-                        memory_mib=memory_mib)
+                        memory_mib=memory_mib, baseline=baseline)
     plans, problems = verifier.plan()
     wanted = list(dict.fromkeys(modules))
     if wanted:
@@ -501,6 +531,7 @@ def run_command(
     runs: int = 5,
     fail_on_time: bool = False,
     memory_mib: int = DEFAULT_MEMORY_MIB,
+    baseline: Baseline | None = None,
 ) -> int:
     """``importpolicy verify``: verify, print the report, return the exit code (0 or 1).
 
@@ -530,6 +561,7 @@ def run_command(
             runs=runs,
             fail_on_time=fail_on_time,
             memory_mib=memory_mib,
+            baseline=baseline,
         )
     finally:
         if status is not None:
