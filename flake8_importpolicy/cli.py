@@ -9,6 +9,7 @@ traceback of an internal error, which a bug report needs).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import os
@@ -925,8 +926,14 @@ def _run_suggest(args: argparse.Namespace) -> int:
                if table == "heavy"]
     roots_dirs = policy.settings.source_roots
     points = find_entry_points([root, *roots_dirs, *(r.parent for r in roots_dirs)])
+    interpreter = None
     if found is None:  # no cache directory in a project that has no policy yet
         args.no_cache = True
+        from flake8_importpolicy.config.project import find_project_interpreter
+
+        interpreter = find_project_interpreter(root, args.interpreter)
+        if interpreter is not None:  # the analysis runs on the interpreter the draft names
+            args.interpreter = str(interpreter)
     _start_query_early(args, policy)
     paused = gc.isenabled()
     try:
@@ -936,6 +943,7 @@ def _run_suggest(args: argparse.Namespace) -> int:
         with _engine(args, policy) as engine:
             suggestion = suggest_policy(engine, scan, limit=args.limit, entry_points=points,
                                         heavy_ml=entries, root=directory)
+        suggestion = dataclasses.replace(suggestion, interpreter=interpreter)
     finally:
         if paused:
             gc.enable()

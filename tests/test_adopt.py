@@ -248,3 +248,28 @@ def test_the_baseline_example_of_docs_adopt_is_what_check_writes(tmp_path: Path)
     adopt = (ROOT / "docs" / "adopt.md").read_text(encoding="utf-8")
     example = json.loads(adopt.split("## The baseline\n", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
     assert example["entries"] and all(entry in written for entry in example["entries"])
+
+
+def test_suggest_names_the_projects_interpreter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interpreter decides what third-party imports resolve to (with the tool's own venv,
+    accelerate's analysis wandered into the tool's test dependencies): the draft names the
+    project's .venv (or venv, or the one --interpreter names) and the analysis runs on it."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("import json\n")
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0 and "interpreter =" not in out
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / ".venv")],
+                   check=True, timeout=HANG_CATCHER)
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0 and '\n[settings]\nsource-roots = ["."]\ninterpreter = ".venv/bin/python"\n' in out
+    (tmp_path / "policy.toml").write_text(out)
+    assert load_policy(tmp_path / "policy.toml").settings.interpreter == tmp_path / ".venv/bin/python"
+    (tmp_path / "policy.toml").unlink()
+    data = json.loads(suggest("--format", "json", cwd=tmp_path, capsys=capsys)[1])
+    assert data["interpreter"] == ".venv/bin/python"
+    data = json.loads(suggest("--format", "json", "--interpreter", sys.executable, cwd=tmp_path,
+                              capsys=capsys)[1])
+    assert data["interpreter"] == Path(sys.executable).absolute().as_posix()

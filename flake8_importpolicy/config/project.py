@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import ast
 import configparser
+import os
+import shutil
+import sys
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
 from flake8_importpolicy.model.reading import read_regular_file
 
-__all__ = ["find_entry_points"]
+__all__ = ["find_entry_points", "find_project_interpreter"]
 
 
 def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]:
@@ -70,6 +73,30 @@ def find_entry_points(directories: Iterable[Path]) -> dict[str, tuple[str, ...]]
                 for name, value in points.items(group, raw=True):
                     add(group, name, value)
     return {module: tuple(sorted(names)) for module, names in sorted(found.items())}
+
+
+def find_project_interpreter(root: Path, named: str | None = None) -> Path | None:
+    """The interpreter the project runs on, for a draft policy's ``interpreter``: ``named``
+    (``--interpreter``; a command name is looked up on ``PATH``), else ``.venv`` or ``venv`` in
+    ``root`` (the first whose ``bin/python``
+    or ``Scripts/python.exe`` exists), else the active virtual environment (``VIRTUAL_ENV``) unless
+    it is the one running importpolicy (the default anyway); None when none is found. Absolute,
+    not resolved (a venv's python is a symbolic link to the base interpreter, whose ``sys.path``
+    lacks the venv's packages)."""
+    if named:
+        if os.sep in named or "/" in named:
+            return Path(named).absolute()
+        found = shutil.which(named)  # a command name, as settings.interpreter takes it
+        return Path(found).absolute() if found else None
+    candidates = [root / name for name in (".venv", "venv")]
+    active = os.environ.get("VIRTUAL_ENV")
+    if active and Path(active).absolute() != Path(sys.prefix).absolute():
+        candidates.append(Path(active))
+    for venv in candidates:
+        for python in (venv / "bin" / "python", venv / "Scripts" / "python.exe"):
+            if python.is_file():
+                return python.absolute()
+    return None
 
 
 def _setup_py_entry_points(path: Path) -> list[tuple[str, str, str]]:

@@ -87,6 +87,10 @@ class Suggestion:
             packages, sorted: they never apply to its modules
             (:meth:`~flake8_importpolicy.model.policy.Policy.applies`), so the draft leaves them
             out of its candidates and says so.
+        interpreter: the project's interpreter the draft names (``settings.interpreter``) and that
+            the analysis used, absolute
+            (:func:`~flake8_importpolicy.config.project.find_project_interpreter`), or None for the
+            one running importpolicy.
     """
 
     root: Path
@@ -98,3 +102,4 @@ class Suggestion:
     known_light: tuple[str, ...] = ()
     threshold: int = 0
     dropped: tuple[tuple[str, str], ...] = ()
+    interpreter: Path | None = None

@@ -25,6 +25,12 @@ def _relative(path: Path, directory: Path) -> str:
         return str(path)
 
 
+def _interpreter(path: Path, directory: Path) -> str:
+    """The draft's ``interpreter``: relative to ``directory`` when inside it (a checkout's
+    ``.venv``), else absolute."""
+    return _relative(path, directory) if path.is_relative_to(directory) else path.as_posix()
+
+
 def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
     """The draft policy for a file in ``directory``: ``extends`` (the existing policy, ``heavy-ml``
     when its modules are imported), ``[settings]`` (without an existing policy), ``[heavy]`` with
@@ -60,6 +66,9 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
     if suggestion.policy is None:
         roots = ", ".join(_string(_relative(root, directory)) for root in suggestion.source_roots)
         out += ["", "[settings]", f"source-roots = [{roots}]"]
+        if suggestion.interpreter is not None:
+            # the interpreter decides what third-party imports resolve to: the project's own
+            out += [f"interpreter = {_string(_interpreter(suggestion.interpreter, directory))}"]
     first_party = [c for c in suggestion.heavy if c.why == "large-closure"]
     if first_party:
         out += [
@@ -132,7 +141,7 @@ def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
     [{"module", "path", "why", "importers", "score", "closure", "reaches", "entry_points",
     "forbid"}],
     "heavy": [{"module", "why", "closure", "importers", "reason"}], "dropped": [{"preset",
-    "entry", "why"}]}``, paths relative to ``directory``."""
+    "entry", "why"}], "interpreter"}``, paths relative to ``directory``."""
     return json.dumps({
         "modules": suggestion.modules,
         "threshold": suggestion.threshold,
@@ -161,4 +170,6 @@ def format_suggestion_json(suggestion: Suggestion, directory: Path) -> str:
             {"preset": preset, "entry": entry, "why": "names the project's own package"}
             for preset, entry in suggestion.dropped
         ],
+        "interpreter": (_interpreter(suggestion.interpreter, directory)
+                        if suggestion.interpreter is not None else None),
     }, indent=2, ensure_ascii=False) + "\n"
