@@ -125,8 +125,8 @@ IPL006: Final = Code(
 IPL007: Final = Code(
     "IPL007",
     "stale-forbid-entry",
-    "{key} entry {entry!r} names no [heavy] or [heavy-calls] key and no module{hint}",
-    "A forbid or allow entry of a [light] rule names no [heavy] key and no module.",
+    "{key} entry {entry!r} names no {names}{hint}",
+    "A forbid or allow entry, or a [heavy] or [heavy-calls] key, names no module or function.",
 )
 IPL008: Final = Code(
     "IPL008",

@@ -199,24 +199,45 @@ searched after every other entry from the moment the module is analysed (docs/se
 Only constructs on a light module's import-time path are reported: code that is never reached at
 import time is not.""",
     "IPL007": """\
-**What it does.** Reports a `forbid` or `allow` entry of a `[light."…"]` rule that names no `[heavy]` or
-`[heavy-calls]` key and no module (for a wildcard pattern: its part before the first wildcard names no
-module), at the entry's line in the policy, with a "did you mean" when a known module name is close.
-An entry whose top-level package is simply not installed for the interpreter (heavy GPU packages on
-a CI machine) is a note, not a finding: it does not change the exit status.
+**What it does.** Reports an entry of the policy that names nothing the engine can see, at its line
+in the policy (or in the base it `extends`), with a "did you mean" when a known name is close:
+
+- a `forbid` or `allow` entry of a `[light."…"]` rule that names no `[heavy]` or `[heavy-calls]` key
+  and no module;
+- a `[heavy]` key that names no module;
+- a `[heavy-calls]` key whose module part names no module, or whose function is not bound in its
+  module: `mypkg.gpu.init_cuda` is split at its longest prefix that is a module (`mypkg.gpu`), and
+  the next name must be a submodule of it or a name its import-time code binds (a `def`, a class,
+  an assignment, an import, also through a first-party star import).
+
+For a wildcard pattern, its part before the first wildcard is checked. An entry whose top-level
+package is simply not installed for the interpreter (heavy GPU packages on a CI machine, a pre-commit
+or pipx venv) is a note, not a finding: it does not change the exit status, also with
+`--unresolved=error`, and it says which package is missing. A name close to an installed top-level
+package (`"jsonn"`) is a finding: a typo, not an absent package.
 
 **Why it matters.** A misspelt `forbid` entry (`"reqeusts"`) forbids nothing, and the check passes
-without a word; a misspelt `allow` entry allows nothing.
+without a word; a misspelt `allow` entry allows nothing; a misspelt `[heavy]` key (`"mypkg.confg"`)
+makes every light module's check blind to the module it meant.
 
 **Example.** `forbid = ["mypkg.confg"]` when the module is `mypkg.config`:
 `IPL007 light."mypkg.ops".forbid[0] entry 'mypkg.confg' names no [heavy] or [heavy-calls] key and no
-module; did you mean 'mypkg.config'?`
+module; did you mean 'mypkg.config'?`; the same typo as a key:
+`IPL007 [heavy] entry 'mypkg.confg' names no module; did you mean 'mypkg.config'?`.
 
 **Use instead.** Fix the name, name a `[heavy]` key, or delete the entry.
 
-**Known limits.** Only modules found by path search count; a pattern that starts with a wildcard is
-not checked. A function meant for `[heavy-calls]` but written only in `forbid` is a module pattern,
-and is reported when no module has its name.""",
+**Known limits.** Only modules found by path search count (a module a meta-path finder provides, such
+as a package installed in editable mode through an import hook, is not seen: its keys are notes);
+a pattern that starts with a wildcard is not checked. A misspelt top-level package that is close to
+no installed name (`"trosh"` where no `torch` is installed) cannot be told from a package missing
+here, so it is a note. The function of a `[heavy-calls]` key is looked up in first-party modules
+only: outside the source roots, and in a module with a PEP 562 `__getattr__` or a star import of
+other code, any name is taken as bound; only the first name after the module is checked
+(`mypkg.gpu.Device.probe` needs `Device`, not its method). The keys of a built-in preset
+(`extends = ["heavy-ml"]`) are not checked: a preset names packages no interpreter has all of. A
+function meant for `[heavy-calls]` but written only in `forbid` is a module pattern, and is reported
+when no module has its name.""",
     "IPL008": """\
 **What it does.** Reports a light module whose predicted import-time closure is larger than the
 `max-modules` of its `[light."…"]` rule. The closure is counted as every first-party module that

@@ -305,7 +305,7 @@ def write(root: Path, files: Files) -> Path:
 def policy_text(*lights: str, roots: Sequence[str] = ("src",)) -> str:
     lines = [
         f"[settings]\nsource-roots = {json.dumps(list(roots))}\n",
-        f'[heavy]\n"zoo.heavy" = "{HEAVY_REASON}"\n"zoo.odd.*" = "{HEAVY_REASON}"\n',
+        f'[heavy]\n"zoo.heavy" = "{HEAVY_REASON}"\n',
     ]
     lines += [f'[light."{light}"]\nreason = "must stay light"\n' for light in lights]
     return "\n".join(lines)

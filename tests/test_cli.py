@@ -301,7 +301,8 @@ def test_pyproject_table_and_policy_toml_precedence(run: Run, tmp_path: Path) ->
     code, out, _ = run(root, "check", "--no-cache")
     assert code == 1 and "(from pyproject)" in out
     # policy.toml in the same directory wins over pyproject.toml.
-    write(root, {"policy.toml": '[heavy]\n"app.other" = "x"\n[light."app.light"]\nreason = "r"\n'})
+    write(root, {"policy.toml": '[heavy]\n"app.other" = "x"\n[light."app.light"]\nreason = "r"\n',
+                 "app/other.py": ""})
     code, out, _ = run(root, "check", "--no-cache")
     assert code == 0, out
     code, out, _ = run(root, "check", "--no-cache", "--policy", "pyproject.toml")
@@ -785,6 +786,45 @@ def test_stale_forbid_and_allow_entries(run: Run, tmp_path: Path) -> None:
     code, out, _ = run(root, "check", "--no-cache")
     assert code == 0, out
     assert out.endswith("\nOK: 1 light module checked, no forbidden import-time imports.\n")
+
+
+def test_heavy_keys_of_packages_not_installed_are_notes(run: Run, tmp_path: Path) -> None:
+    """A [heavy] or [heavy-calls] key whose top-level package this interpreter does not have (GPU
+    packages on a CI machine, a pipx venv) is a note, which does not change the exit status; one
+    close to an installed name is a finding; a base's keys are reported in the base; a preset's
+    keys are not checked (heavy-ml names dozens of packages no venv holds all of). The typos
+    themselves: tests/fixtures/p_heavy_typo."""
+    root = write(tmp_path, {**BASIC, "policy.toml": """
+        extends = ["heavy-ml", "base.toml"]
+        [heavy]
+        "app.heavy" = "slow to import"
+        "gpu_only_on_the_cluster.cuda" = "initialises the accelerator"
+        [heavy-calls]
+        "gpu_only_on_the_cluster.cuda.init" = "initialises the accelerator"
+        [light."app.light"]
+        reason = "must start fast"
+    """, "base.toml": """
+        [heavy]
+        zz_not_installed_pkg = "a bare key"
+        "app.midd" = "a typo in a base"
+    """})
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1, out
+    assert out.splitlines()[4:] == [
+        "base.toml:3: IPL007 [heavy] entry 'app.midd' names no module; did you mean 'app.mid'?",
+        "base.toml:2: note: IPL007 [heavy] entry 'zz_not_installed_pkg' names no module; package "
+        "'zz_not_installed_pkg' is not installed for this interpreter",
+        "policy.toml:4: note: IPL007 [heavy] entry 'gpu_only_on_the_cluster.cuda' names no module; "
+        "package 'gpu_only_on_the_cluster' is not installed for this interpreter",
+        "policy.toml:6: note: IPL007 [heavy-calls] entry 'gpu_only_on_the_cluster.cuda.init' names no "
+        "module or function; package 'gpu_only_on_the_cluster' is not installed for this interpreter",
+        "",
+        "Found 1 violation in 1 light module, 1 problem.",
+    ]
+    write(root, {"base.toml": "[heavy]\nzz_not_installed_pkg = \"a bare key\"\n"})
+    code, out, _ = run(root, "check", "--no-cache", "--unresolved", "error")
+    assert code == 1 and "problem" not in out.splitlines()[-1], out  # the violation alone
+    assert out.count("note: IPL007") == 3
 
 
 def test_noqa_for_another_code_does_not_suppress(run: Run, tmp_path: Path) -> None:

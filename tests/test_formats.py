@@ -540,7 +540,8 @@ def test_sarif_is_valid_against_the_oasis_schema(sarif_validator: Any) -> None:
         problems=REPORT.problems,
         light_modules=("app.ops.light",),
         notes=(Problem.of(codes.IPL007, ROOT / "policy.toml", 5, key="light.\"a\".forbid[0]",
-                          entry="torch", hint="; package 'torch' is not installed for this interpreter"),),
+                          entry="torch", names="module",
+                          hint="; package 'torch' is not installed for this interpreter"),),
     )
     text = ci.format_report_sarif(report, relpath)
     assert _sarif_errors(sarif_validator, text) == []

@@ -240,9 +240,14 @@ def odd_heavy(path: str) -> str:
 
 
 def with_odd_heavy(files: Files) -> Files:
-    """``files`` with each :data:`ODD` module importing its own heavy module instead of zoo.heavy."""
+    """``files`` with each :data:`ODD` module importing its own heavy module instead of zoo.heavy,
+    and the policy's ``[heavy]`` naming them (a key that names no module would be IPL007)."""
     out = dict(files)
     out["src/zoo/odd/__init__.py"] = ""
+    policy = out.get("policy.toml")
+    if isinstance(policy, str):
+        shared = f'"zoo.heavy" = "{HEAVY_REASON}"\n'
+        out["policy.toml"] = policy.replace(shared, f'{shared}"zoo.odd.*" = "{HEAVY_REASON}"\n', 1)
     for path in ODD & set(files):
         heavy = odd_heavy(path)
         content = files[path]

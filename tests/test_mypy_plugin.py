@@ -192,7 +192,7 @@ def test_policy_edit_adds_and_removes_findings_warm(seed: Path) -> None:
     policy = seed / "policy.toml"
     original = policy.read_text()
     assert run_mypy(seed)[0] == 1
-    edit(policy, '"inferno.config" =', '"inferno.cuda" =')
+    edit(policy, '"inferno.config" =', '"sqlite3" =')
     assert run_mypy(seed) == (0, [CLEAN], "")
     policy.write_text(original + (
         '\n[light."inferno.modles"]\nreason = "typo"\n'
@@ -243,7 +243,7 @@ def test_every_mypy_build_reports(
     assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")
     policy = cold_seed / "policy.toml"
     original = policy.read_text()
-    edit(policy, '"inferno.config" =', '"inferno.cuda" =')
+    edit(policy, '"inferno.config" =', '"sqlite3" =')
     assert run_mypy(cold_seed, python=python) == (0, [CLEAN], "")
     policy.write_text(original)
     assert run_mypy(cold_seed, python=python) == (1, [IPL001, FOUND_ONE], "")

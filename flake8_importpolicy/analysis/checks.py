@@ -4,7 +4,8 @@
 - IPL004 :func:`check_ignores_used`: an ``[[ignore]]`` entry that accepted nothing
   (:class:`IgnoreTracker` keeps which did);
 - IPL005 :func:`check_unanalysable`: a module met whose source cannot be analysed;
-- IPL007 :func:`check_entries`: a ``forbid``/``allow`` entry that names no module;
+- IPL007 :func:`check_entries`: a ``forbid``/``allow`` entry, a ``[heavy]`` or ``[heavy-calls]``
+  key that names no module (or function);
 - IPL008 :func:`check_budget`: an import-time closure over its ``max-modules``.
 
 IPL001 (the chains) and IPL006 (what cannot be resolved) come from
@@ -18,16 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.errors import find_close_match
-from flake8_importpolicy.model.facts import SourceProblem
+from flake8_importpolicy.model.facts import ModuleFacts, SourceProblem
 from flake8_importpolicy.model.findings import Problem, Violation
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
-from flake8_importpolicy.model.policy import LightRule, ModuleRules, PatternEntry, Policy
+from flake8_importpolicy.model.interpreter import ResolvedModule
+from flake8_importpolicy.model.policy import HeavyRule, LightRule, ModuleRules, PatternEntry, Policy
 from flake8_importpolicy.model.reading import read_regular_file
 
 if TYPE_CHECKING:
@@ -109,10 +111,14 @@ def check_unanalysable(
 
 
 def check_entries(
-    policy: Policy, index: ModuleIndex
+    policy: Policy, index: ModuleIndex, facts: FactsOf | None = None
 ) -> tuple[dict[ProblemKey, Problem], dict[ProblemKey, Problem]]:
-    """IPL007: ``(problems, notes)`` for the ``forbid``/``allow`` entries of ``[light]`` rules that
-    name no module (:func:`_check_entry`), each entry once."""
+    """IPL007: ``(problems, notes)`` for the policy's entries that name nothing the engine can see,
+    each entry once: the ``forbid``/``allow`` entries of ``[light]`` rules that name no module
+    (:func:`_check_entry`), and the ``[heavy]`` and ``[heavy-calls]`` keys that name no module or
+    function (:func:`_check_heavy_key`). Keys of a built-in preset are not checked (the preset
+    names packages this interpreter need not have). ``facts`` gives a first-party module's facts,
+    to look a ``[heavy-calls]`` function up in; without it only the module part is checked."""
     problems: dict[ProblemKey, Problem] = {}
     notes: dict[ProblemKey, Problem] = {}
     for rule in policy.light:
@@ -120,7 +126,26 @@ def check_entries(
             stale = _check_entry(entry, index, _source_path(policy, rule.source))
             if stale is not None:
                 (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
+    written = [heavy for heavy in (*policy.heavy, *policy.heavy_calls)
+               if not heavy.source.startswith("preset ")]
+    lines: dict[Path, dict[str, int]] = {}
+    for heavy in written:
+        path = _source_path(policy, heavy.source)
+        if path not in lines:
+            lines[path] = _key_lines_of(path, [other.pattern.text for other in written
+                                               if _source_path(policy, other.source) == path])
+        stale = _check_heavy_key(heavy, index, facts, path, lines[path].get(heavy.pattern.text))
+        if stale is not None:
+            key = ("heavy-calls" if heavy.call else "heavy") + f".{heavy.pattern.text!r}"
+            (notes if stale[1] else problems).setdefault((codes.IPL007.id, key), stale[0])
     return problems, notes
+
+
+FactsOf = Callable[[ResolvedModule], ModuleFacts]
+"""A module's import-time facts (:meth:`FactsSource.module_facts
+<flake8_importpolicy.analysis.sources.FactsSource.module_facts>`)."""
+
+_ENTRY_NAMES: Final = "[heavy] or [heavy-calls] key and no module"
 
 
 def _check_entry(entry: PatternEntry, index: ModuleIndex, path: Path) -> tuple[Problem, bool] | None:
@@ -128,7 +153,21 @@ def _check_entry(entry: PatternEntry, index: ModuleIndex, path: Path) -> tuple[P
     known name is close), or, when its top-level package is simply not installed here (heavy GPU
     packages on CI), a note: ``(problem, is_note)``; None when it names a module (a wildcard
     pattern: when its part before the first wildcard does)."""
-    prefix = entry.pattern.static_prefix
+    missing = _missing_module(entry.pattern, index)
+    if missing is None:
+        return None
+    hint, is_note = missing
+    problem = Problem.of(codes.IPL007, path, entry.line, key=entry.key, entry=entry.pattern.text,
+                         names=_ENTRY_NAMES, hint=hint)
+    return problem, is_note
+
+
+def _missing_module(pattern: ModulePattern, index: ModuleIndex) -> tuple[str, bool] | None:
+    """Why the module part of ``pattern`` (before its first wildcard) names no module: ``(hint,
+    is_note)``, the hint a "did you mean" when a known name is close, and ``is_note`` when its
+    top-level package is not installed here and no installed name is close; None when it names
+    a module (or starts with a wildcard)."""
+    prefix = pattern.static_prefix
     if not prefix or index.resolve_module(prefix).kind != "unresolved":
         return None
     parts = prefix.split(".")
@@ -142,14 +181,88 @@ def _check_entry(entry: PatternEntry, index: ModuleIndex, path: Path) -> tuple[P
         missing = parts[0]
     close = find_close_match(missing, candidates, cutoff=0.8)
     if close:
-        hint = f"; did you mean {entry.pattern.text.replace(missing, close, 1)!r}?"
-    elif known is None:
-        hint = f"; package {missing!r} is not installed for this interpreter"
-    else:
-        hint = ""
-    problem = Problem.of(codes.IPL007, path, entry.line, key=entry.key,
-                         entry=entry.pattern.text, hint=hint)
-    return problem, known is None and not close
+        return f"; did you mean {_replaced(pattern.text, missing, close)!r}?", False
+    if known is None:
+        return f"; package {missing!r} is not installed for this interpreter", True
+    return "", False
+
+
+def _check_heavy_key(
+    rule: HeavyRule, index: ModuleIndex, facts: FactsOf | None, path: Path, line: int | None
+) -> tuple[Problem, bool] | None:
+    """A ``[heavy]`` key that names no module, or a ``[heavy-calls]`` key whose module part names
+    no module or whose function is not bound in its first-party module: ``(IPL007, is_note)``
+    as for :func:`_check_entry`; None when it names what it should.
+
+    A call key ``a.b.f`` (or ``a.b.C.m``) is split at its longest prefix that names a module;
+    the first name after it must be a submodule of it or, for a first-party module with source,
+    a name its import-time code binds (``def``, ``class``, an assignment or an import, also
+    through a first-party star import). A module with a PEP 562 ``__getattr__``, a star import
+    of other code, or outside the source roots may bind any name: not checked."""
+    pattern = rule.pattern
+    section = "heavy-calls" if rule.call else "heavy"
+    key = f"[{section}]"
+    if not rule.call or not pattern.static_prefix:
+        missing = _missing_module(pattern, index)
+        if missing is None:
+            return None
+        return Problem.of(codes.IPL007, path, line, key=key, entry=pattern.text,
+                          names="module", hint=missing[0]), missing[1]
+    parts = pattern.static_prefix.split(".")
+    module = next((".".join(parts[:n]) for n in range(len(parts), 0, -1)
+                   if index.resolve_module(".".join(parts[:n])).kind != "unresolved"), None)
+    if module is None or module == pattern.static_prefix:
+        missing = None if module else _missing_module(pattern, index)
+        if missing is None:
+            return None
+        return Problem.of(codes.IPL007, path, line, key=key, entry=pattern.text,
+                          names="module or function", hint=missing[0]), missing[1]
+    name = parts[module.count(".") + 1]
+    children = {child.rpartition(".")[2] for child in index.find_children(module)}
+    bound = _bound_names(module, index, facts)
+    if name in children or bound is None or name in bound:
+        return None
+    close = find_close_match(name, {*children, *bound}, cutoff=0.8)
+    hint = f"; did you mean {_replaced(pattern.text, f'{module}.{name}', f'{module}.{close}')!r}?" \
+        if close else f"; {module} binds no {name!r}"
+    return Problem.of(codes.IPL007, path, line, key=key, entry=pattern.text,
+                      names="module or function", hint=hint), False
+
+
+def _bound_names(module: str, index: ModuleIndex, facts: FactsOf | None) -> set[str] | None:
+    """The names ``module``'s import-time code binds, with those its first-party star imports
+    bring (``__all__``, else their bindings); None when any name may be bound (no facts for it,
+    not first-party, a PEP 562 ``__getattr__``, a star import of other code)."""
+    from flake8_importpolicy.analysis.hops.lookup import resolve_relative
+
+    names: set[str] = set()
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        resolved = index.resolve_module(current)
+        if facts is None or resolved.origin != "first-party" or not resolved.has_source:
+            return None
+        found = facts(resolved)
+        if found.problem is not None or found.defines_getattr:
+            return None
+        names.update(found.bindings if current == module or found.all_names is None
+                     else found.all_names)
+        for site in found.sites:
+            if site.kind == "star-import":
+                target = resolve_relative(site, current, resolved.is_package)
+                if target is None:
+                    return None
+                stack.append(target)
+    return names
+
+
+def _replaced(text: str, missing: str, close: str) -> str:
+    """``text`` with its leading ``missing`` part replaced by ``close``."""
+    return close + text[len(missing):] if text.startswith(missing) else text.replace(missing, close, 1)
 
 
 def check_ignores_used(
@@ -239,11 +352,13 @@ def _is_absent(pattern: ModulePattern, index: ModuleIndex) -> bool:
 
 
 _QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\'')
+_KEY = re.compile(r'(?:"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\'|(?<![\w"\'.-])([\w-]+))[ \t]*=(?!=)')
 
 
-def _lines_of(path: Path, needles: Iterable[str]) -> dict[str, int]:
+def _lines_of(path: Path, needles: Iterable[str], pattern: re.Pattern[str] = _QUOTED) -> dict[str, int]:
     """The 1-based line of the first line of ``path`` that quotes each needle (a key of the policy,
-    NFKC-normalised as patterns are), read once (best effort: needles not found are left out)."""
+    NFKC-normalised as patterns are), read once (best effort: needles not found are left out).
+    ``pattern`` finds the candidates of a line (its first non-empty group is one)."""
     wanted = set(needles)
     found: dict[str, int] = {}
     if not wanted:
@@ -253,8 +368,14 @@ def _lines_of(path: Path, needles: Iterable[str]) -> dict[str, int]:
     except OSError:
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        for match in _QUOTED.finditer(line):
-            quoted = normalize_name(match.group(1) if match.group(1) is not None else match.group(2))
+        for match in pattern.finditer(line):
+            quoted = normalize_name(next(group for group in match.groups() if group is not None))
             if quoted in wanted and quoted not in found:
                 found[quoted] = number
     return found
+
+
+def _key_lines_of(path: Path, keys: Iterable[str]) -> dict[str, int]:
+    """As :func:`_lines_of`, for keys: the first line that writes each as a key (``"a.b" =``, or a
+    bare ``torch =``), not as a value in a list."""
+    return _lines_of(path, keys, _KEY)

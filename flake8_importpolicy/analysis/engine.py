@@ -231,7 +231,7 @@ class PolicyEngine:
             problems.update(check_unanalysable(bad_modules, self.index))
         notes: dict[ProblemKey, Problem] = {}
         for more_problems, more_notes in (  # the codes' keys differ: nothing is replaced
-            check_entries(policy, self.index),
+            check_entries(policy, self.index, self._facts_source.module_facts),
             check_ignores_used(policy, self.index, self._ignores),
         ):
             problems.update(more_problems)

@@ -170,8 +170,8 @@ class Report:
         problems: sorted by (path, line, code, message).
         suppressed: how many violations a ``# noqa`` comment suppressed.
         light_modules: every light module checked, sorted.
-        notes: remarks that are not findings (they do not change the exit status): a ``forbid`` or
-            ``allow`` entry whose top-level package is not installed here (IPL007's note).
+        notes: remarks that are not findings (they do not change the exit status): an entry of the
+            policy whose top-level package is not installed here (IPL007's note).
         unresolved: import-time code on light modules' paths that cannot be resolved (IPL006),
             sorted by (light module, path, line, col).
         unresolved_fails: ``unresolved = "error"`` (or ``--unresolved=error``): unresolved sites
