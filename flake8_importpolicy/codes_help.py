@@ -148,7 +148,14 @@ and the chain from the light module:
   `sys.path` or `sys.modules` bound to another name;
 - `extension-module`: a compiled module without a `.py` twin;
 - `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
-  forbidden module could be reached through it (once per light module).
+  forbidden module could be reached through it (once per light module);
+- `not-installed`: an import that path search does not find for the interpreter, named in the
+  report (a package the project's environment has and the interpreter running the check lacks: a
+  pipx install, pre-commit's own venv); once per missing module and light module, the outermost
+  missing package only (`rich`, not also `rich.syntax`). An import that expects to fail or not run
+  is not reported: in a `try:` body, in an `except` handler, or under a condition the engine cannot
+  evaluate (an optional dependency). Point the check at the project's interpreter
+  (`--interpreter`, `[settings] interpreter`) to follow the chain.
 
 It is information by default: the exit status does not change, and the summary never says "OK"
 while such sites exist ("No violations in 4 light modules; 12 import-time sites not resolved
@@ -179,7 +186,8 @@ for name in discover_plugins():
 - Move the dynamic code out of import time (into the function that needs it).
 - Accept a site you have checked: `# noqa: IPL006` on its line in first-party code (or on the
   light module's reported line), or `[[ignore]] unresolved = "mypkg.plugins"` with a `reason` (the
-  module whose code it is; for `extension-module` and `unfollowed-package`, that module). An entry
+  module whose code it is; for `extension-module`, `unfollowed-package` and `not-installed`, that
+  module). An entry
   that accepts nothing is IPL004.
 - `importpolicy verify` proves the light module at runtime.
 

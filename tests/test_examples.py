@@ -28,15 +28,26 @@ def _check(policy: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _has_torch() -> bool:
+    """Whether the interpreter running the tests has torch (the README's runs are without)."""
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
 def test_cuda_preset_example_fails_as_documented() -> None:
     result = _check(PRESET_EXAMPLE / "policy.toml")
     assert result.returncode == 1, result.stdout + result.stderr
     readme = (PRESET_EXAMPLE / "README.md").read_text(encoding="utf-8")
     lines = readme.splitlines()
     start = lines.index("    $ importpolicy check --policy examples/cuda_preset/policy.toml") + 1
-    end = lines.index("    Found 1 violation in 1 light module.", start) + 1
+    end = lines.index("    Found 1 violation in 1 light module, 1 import-time site not resolved "
+                      "(IPL006).", start) + 1
     block = [line.removeprefix("    ") for line in lines[start:end]]
-    assert result.stdout.splitlines() == block
+    if _has_torch():  # the README's run is without torch: its not-installed site is not reported
+        block = [*block[:4], "Found 1 violation in 1 light module."]
+    shown = re.sub(r"\(not found by [^)]*\)", "(not found by .venv/bin/python)", result.stdout)
+    assert shown.splitlines() == block
     chain = result.stdout.splitlines()[1:3]
     assert chain[-1].endswith(
         'torch.cuda.get_device_capability() (call, assuming "kiln.platforms.current_platform.is_rocm()"'
@@ -57,4 +68,8 @@ def test_cuda_preset_example_is_clean_after_the_documented_fix(tmp_path: Path) -
     module.write_text("".join(fixed))
     result = _check(copy / "policy.toml")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith("OK")
+    if _has_torch():
+        assert result.stdout.startswith("OK")
+    else:
+        assert result.stdout.endswith(
+            "\nNo violations in 1 light module; 1 import-time site not resolved (IPL006).\n")

@@ -672,7 +672,8 @@ def test_zoo_odd_but_valid_module_keeps_its_chain(zoo: ZooRuns, light: str, line
     header = _ipl001(light, line, last_hop.rpartition(" -> ")[2].partition(" ")[0])
     assert header in out, zoo.check.stdout
     block = out[out.index(header) + 1:]
-    block = block[: block.index("")]
+    # the last block shown of a light module may end with the count of those not shown
+    block = [line for line in block[: block.index("")] if not line.startswith("    ... ")]
     assert block[-1] == f"    {last_hop}", block
     path = "src/" + light.replace(".", "/") + ".py"
     assert (path, line, "IPL001") in zoo.flake8.found("IPL")

@@ -14,11 +14,21 @@ from collections.abc import Callable, Iterable
 
 from flake8_importpolicy.analysis.hops.lookup import is_compiled_only
 from flake8_importpolicy.analysis.resolve import ModuleIndex
-from flake8_importpolicy.model.graph import CallNode, Construct, FunctionNode, Hop, UnresolvedCode
+from flake8_importpolicy.model.graph import (
+    CallNode,
+    Construct,
+    Flag,
+    FunctionNode,
+    Hop,
+    UnresolvedCode,
+)
 from flake8_importpolicy.model.patterns import ModulePattern
 from flake8_importpolicy.model.policy import ModuleRules, Policy
 
 __all__ = ["FollowedCode"]
+
+_OPTIONAL = frozenset({Flag.GUARDED, Flag.FALLBACK, Flag.CONDITIONAL})
+"""The flags of an import that may fail or not run without the module being imported wrongly."""
 
 
 class FollowedCode:
@@ -129,9 +139,11 @@ class FollowedCode:
         self, name: str, chain: tuple[Hop, ...], unfollowed: frozenset[str]
     ) -> tuple[UnresolvedCode, ...]:
         """A reached node whose code is not analysed, when that hides what it imports (IPL006): a
-        compiled module without a ``.py`` twin outside the standard library, or a package that
+        compiled module without a ``.py`` twin outside the standard library, a package that
         ``external = "stop"`` leaves out although a forbidden module could be reached through it
-        (``unfollowed``: :meth:`find_unfollowed_origins`)."""
+        (``unfollowed``: :meth:`find_unfollowed_origins`), or a module that path search does not
+        find for the interpreter (:meth:`_reports_missing`: a package the project's environment
+        has and this interpreter lacks, as under pipx or pre-commit's own venv)."""
         if isinstance(name, (FunctionNode, CallNode)) or not chain:
             return ()
         resolved = self.index.resolve_module(name)
@@ -141,6 +153,11 @@ class FollowedCode:
         if resolved.kind == "extension" and resolved.origin != "stdlib":
             detail = f"{name} (compiled: its imports are not known)"
             construct = Construct.EXTENSION_MODULE
+        elif resolved.kind == "unresolved":
+            if not self._reports_missing(name, last):
+                return ()
+            detail = f"{name} (not found by {self.index.interpreter.executable})"
+            construct = Construct.NOT_INSTALLED
         elif resolved.has_source and resolved.origin in unfollowed:
             name = name.partition(".")[0]
             detail = f"{name} (not analysed: external = \"stop\")"
@@ -148,3 +165,14 @@ class FollowedCode:
         else:
             return ()
         return (UnresolvedCode(name, last.path, last.line, last.col, construct, detail, last.flags),)
+
+    def _reports_missing(self, name: str, hop: Hop) -> bool:
+        """Whether ``name``, reached by ``hop`` and not found by path search, is a blind spot
+        (IPL006 ``not-installed``): not when its parent package is missing too (the outermost
+        missing module is the one reported, once), nor when the import statement expects it may
+        fail or not run (``guarded`` in a ``try:`` body, a ``fallback`` in an ``except`` handler,
+        ``conditional`` under a test the engine cannot evaluate: an optional dependency)."""
+        if _OPTIONAL.intersection(hop.flags):
+            return False
+        parent = name.rpartition(".")[0]
+        return not parent or self.index.resolve_module(parent).kind != "unresolved"

@@ -299,7 +299,9 @@ def too_deep_code(hop: Hop) -> UnresolvedCode:
     )
 
 
-_ONCE_PER_MODULE: Final = frozenset({Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE})
+_ONCE_PER_MODULE: Final = frozenset(
+    {Construct.EXTENSION_MODULE, Construct.UNFOLLOWED_PACKAGE, Construct.NOT_INSTALLED}
+)
 
 
 class _BlindSpots:

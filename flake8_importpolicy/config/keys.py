@@ -189,7 +189,7 @@ IGNORE: Final = Table("ignore", [
         type_doc="pattern (this or `import`)", default_doc="—",
         doc="instead of `import`: a module pattern, matched exactly (`mypkg.**` includes "
             "submodules); IPL006 is not reported for the import-time code of these modules (for "
-            "`extension-module` and `unfollowed-package`: that module)",
+            "`extension-module`, `unfollowed-package` and `not-installed`: that module)",
         schema={"$ref": "#/$defs/pattern"},
     ),
     Key(

@@ -166,7 +166,9 @@ class Construct(StrEnum):
     - ``sys-path``: a change of ``sys.path`` whose directory is not computable;
     - ``extension-module``: a compiled module without a ``.py`` twin: its imports are unknown;
     - ``unfollowed-package``: with ``external = "stop"``, a package that is not analysed although a
-      forbidden module could be reached through it.
+      forbidden module could be reached through it;
+    - ``not-installed``: an import that path search does not find for the interpreter (a package
+      the project's environment has and the interpreter running the check lacks).
     """
 
     DYNAMIC_IMPORT = "dynamic-import"
@@ -177,6 +179,7 @@ class Construct(StrEnum):
     SYS_PATH = "sys-path"
     EXTENSION_MODULE = "extension-module"
     UNFOLLOWED_PACKAGE = "unfollowed-package"
+    NOT_INSTALLED = "not-installed"
 
 
 class HopKind(StrEnum):
@@ -264,9 +267,9 @@ class UnresolvedCode:
 
     Attributes:
         module: the node whose code it is (a module, or a function body run at import time); for
-            an extension module or an unfollowed package, that module.
-        path, line, col: where (for an extension module or an unfollowed package: the statement
-            that imports it).
+            an extension module, an unfollowed package or a module not installed, that module.
+        path, line, col: where (for an extension module, an unfollowed package or a module not
+            installed: the statement that imports it).
         construct: what it is; detail: its source text, or what is not known.
         flags: as for :class:`Hop` (a guarded or conditional site may not run).
     """
