@@ -44,13 +44,44 @@ EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERNAL = 3
 
-EXIT_STATUS = (
-    "Exit status: 0 clean; 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009, and IPL006 with "
-    'unresolved = "error"); 2 a usage, policy, baseline or interpreter error; 3 an internal error (a '
-    "bug in importpolicy: one line says how to report it, IMPORTPOLICY_DEBUG=1 prints the traceback)."
+_EXIT_ERRORS = (
+    "2 a usage, policy, baseline or interpreter error; 3 an internal error (a bug in importpolicy: "
+    "one line says how to report it, IMPORTPOLICY_DEBUG=1 prints the traceback)."
+)
+
+
+def _exit_status(meaning: str, errors: str = _EXIT_ERRORS) -> str:
+    """A command's exit statuses for its ``--help``: ``meaning`` (0 and 1), then 2 and 3."""
+    return f"Exit status: {meaning}; {errors}"
+
+
+EXIT_STATUS = _exit_status(
+    '0 clean; 1 findings (IPL001, IPL003-IPL005, IPL007-IPL009, and IPL006 with unresolved = "error")'
 )
 """What each exit status of ``importpolicy`` means, written once: the ``--help`` epilog of the
-command and of ``check``; ``tests/test_cli.py`` holds it to what ``check`` does on every fixture."""
+command and of ``check``; ``tests/test_cli.py`` holds it to what ``check`` does on every fixture.
+The other commands' epilogs (:data:`COMMAND_EXIT_STATUS`) end with the same 2 and 3."""
+
+COMMAND_EXIT_STATUS = {
+    "check": EXIT_STATUS,
+    "suggest": _exit_status("0 the draft was printed or written"),
+    "why": _exit_status("0 the tree or graph was shown, also when it shows a forbidden module "
+                        "(check is the command that fails)"),
+    "verify": _exit_status("0 every light module passes; 1 a light module fails"),
+    "presets": _exit_status("0 the presets were listed", "2 an unknown preset; 3 an internal error."),
+    "lsp": _exit_status("0 the client asked the server to exit",
+                        "2 the lsp extra is not installed; 3 an internal error."),
+    "bisect": _exit_status(
+        "0 the first commit was found for every finding; 1 not found in the range",
+        "2 a usage error (not a git repository, a revision that does not exist); 3 an internal "
+        "error.",
+    ),
+    "fix": _exit_status("0 every finding asked for was fixed; 1 a finding could not be fixed (or "
+                        "none can)"),
+    "cache": _exit_status("0 the cache was deleted, or there was none"),
+}
+"""Each command's exit statuses, its ``--help`` epilog (tests/test_cli.py runs each command's
+``--help``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         "from a light module to a heavy one, as declared in policy.toml.",
         epilog=EXIT_STATUS,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_version(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     common = argparse.ArgumentParser(add_help=False)
@@ -93,7 +124,6 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser(
         "check", parents=[common], help="check every light module of the policy",
         description="Report every import-time chain from a light module to a forbidden module.",
-        epilog=EXIT_STATUS,
     )
     check.add_argument(
         "--format", choices=CHECK_FORMATS, default="text",
@@ -268,9 +298,6 @@ def build_parser() -> argparse.ArgumentParser:
         "temporary directory: the working tree, index, HEAD and stash are never touched. The "
         "policy is the one at --bad (or --policy, the file on disk). A commit where the light "
         "module does not exist or a module does not parse is skipped, as git bisect skip does.",
-        epilog="exit status: 0 the first commit was found for every finding, 1 not found in the "
-        "range, 2 usage error (not a git repository, a revision that does not exist), 3 internal "
-        "error",
     )
     bisect.add_argument("--good", required=True, metavar="REV",
                         help="a commit without the finding (any git revision)")
@@ -298,8 +325,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(the re-export removed, every first-party importer rewritten). The engine checks the "
         "patched tree in memory first; a fix that would not clear the finding or would break an "
         "importer is not offered. Prints a unified diff (git apply takes it) unless --apply.",
-        epilog="exit status: 0 every finding asked for was fixed, 1 a finding could not be fixed "
-        "(or none can), 2 usage or policy error, 3 internal error",
     )
     fix.add_argument(
         "--kind", choices=("lazy", "direct"), default="lazy",
@@ -327,7 +352,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     clear.add_argument("--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml")
     clear.set_defaults(handler=_run_cache_clear, format="text")
+    for name, command in sub.choices.items():
+        command.epilog = COMMAND_EXIT_STATUS[name]
+        _add_version(command)
+    clear.epilog = COMMAND_EXIT_STATUS["cache"]
+    _add_version(clear)
     return parser
+
+
+def _add_version(parser: argparse.ArgumentParser) -> None:
+    """``-V``/``--version`` on ``parser``: every command and subcommand has it, as flake8's and
+    ruff's do (``importpolicy check -V`` works)."""
+    parser.add_argument("-V", "--version", action="version", version=f"importpolicy {__version__}")
 
 
 def run() -> NoReturn:
@@ -777,9 +813,10 @@ def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatt
         else:
             sys.stdout.write(format_report_sarif(report, shown, _sarif_fixes(args, report)))
     else:
+        from flake8_importpolicy.output.style import Style, use_colour
         from flake8_importpolicy.output.text import format_report_text
 
-        sys.stdout.write(format_report_text(report, relpath))
+        sys.stdout.write(format_report_text(report, relpath, Style(use_colour(sys.stdout))))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
 
 

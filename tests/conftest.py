@@ -1,4 +1,4 @@
-"""pytest configuration shared by the tests: hypothesis profiles.
+"""pytest configuration shared by the tests: hypothesis profiles, and no colour asked for.
 
 ``python -m pytest tests/test_property.py --hypothesis-profile=long`` runs the property-based tests with
 500 examples instead of the default profile's handful (see tests/test_property.py). The profile is
@@ -7,9 +7,16 @@ registered only when a profile is asked for, so a normal run does not import hyp
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 LONG_EXAMPLES = 500
+
+# The text report is coloured when FORCE_COLOR is set (output/style.py), also in a pipe: the tests
+# that compare its text must not depend on the caller's environment; tests/test_cli.py sets both.
+for _variable in ("FORCE_COLOR", "NO_COLOR"):
+    os.environ.pop(_variable, None)
 
 
 @pytest.hookimpl(tryfirst=True)  # before hypothesis's own pytest_configure loads the profile

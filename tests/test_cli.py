@@ -23,6 +23,7 @@ import pytest
 from helpers import HANG_CATCHER, fixture_dirs
 
 from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
+from flake8_importpolicy import __version__
 from flake8_importpolicy.cli import EXIT_STATUS, build_parser, main
 
 POLICY = """
@@ -648,6 +649,82 @@ def test_python_dash_m(basic: Path) -> None:
     assert version.returncode == 0 and version.stdout.startswith("importpolicy ")
 
 
+COMMANDS = [["check"], ["suggest"], ["why"], ["verify"], ["presets"], ["lsp"], ["bisect"], ["fix"],
+            ["cache"], ["cache", "clear"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_version_and_its_exit_statuses_in_help(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-V``/``--version`` on every command, as flake8 and ruff have them; every ``--help`` ends
+    with what its exit statuses mean, 2 and 3 as :data:`EXIT_STATUS` says them."""
+    from flake8_importpolicy.cli import COMMAND_EXIT_STATUS
+
+    for flag in ("-V", "--version"):
+        with pytest.raises(SystemExit) as stopped:
+            main([*command, flag])
+        assert (stopped.value.code, capsys.readouterr().out) == (0, f"importpolicy {__version__}\n")
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    epilog = COMMAND_EXIT_STATUS[command[0]]
+    assert shown.endswith(" ".join(epilog.split())), shown
+    assert epilog.startswith("Exit status: 0 ") and "; 3 an internal error" in epilog
+    assert epilog == EXIT_STATUS or "; 2 " in epilog
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """What ``argv`` writes to stdout when stdout is a terminal (a pseudo-terminal)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    chunks = []
+    try:  # read while it writes: a pseudo-terminal holds a few KiB (SARIF is more)
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=follower, stderr=subprocess.DEVNULL)
+        os.close(follower)
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the writer is gone and everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=HANG_CATCHER)
+    finally:
+        os.close(leader)
+    done = process
+    assert done.returncode == 1
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_colour_on_a_terminal_never_in_a_pipe_or_a_machine_format(basic: Path) -> None:
+    """The text report on a terminal colours paths, codes and the summary; ``NO_COLOR`` turns it
+    off (and wins over ``FORCE_COLOR``), ``FORCE_COLOR`` turns it on in a pipe; a pipe, JSON, SARIF
+    and the GitHub format are never coloured."""
+    argv = [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache"]
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    coloured = _on_a_terminal(argv, basic, env)
+    assert coloured.splitlines()[0] == (
+        "\x1b[1mapp/light.py\x1b[0m:2:1: \x1b[1;31mIPL001\x1b[0m light module app.light imports "
+        "app.heavy at import time (slow to import)")
+    assert coloured.splitlines()[-1] == "\x1b[1;31mFound 1 violation in 1 light module.\x1b[0m"
+    plain = subprocess.run(argv, cwd=basic, env=env, capture_output=True, text=True,
+                           timeout=HANG_CATCHER).stdout
+    assert "\x1b" not in plain and plain == coloured.replace("\x1b[1m", "").replace(
+        "\x1b[1;31m", "").replace("\x1b[0m", "")
+    assert _on_a_terminal(argv, basic, {**env, "NO_COLOR": "1"}) == plain
+    assert _on_a_terminal(argv, basic, {**env, "TERM": "dumb"}) == plain
+    assert _on_a_terminal(argv, basic, {**env, "NO_COLOR": "1", "FORCE_COLOR": "1"}) == plain
+    forced = subprocess.run(argv, cwd=basic, env={**env, "FORCE_COLOR": "1"}, capture_output=True,
+                            text=True, timeout=HANG_CATCHER).stdout
+    assert forced == coloured
+    for machine in ("json", "sarif", "github"):
+        out = _on_a_terminal([*argv, "--format", machine], basic, {**env, "FORCE_COLOR": "1"})
+        assert "\x1b" not in out, machine
+
+
 def test_command_line_output_is_complete_and_a_closed_pipe_is_no_traceback(basic: Path) -> None:
     """The command line leaves with ``os._exit`` after flushing (``cli.run``): what it printed must
     all arrive, and a reader that goes away early must not produce a traceback."""
@@ -1246,8 +1323,8 @@ def _synopsis(parser: object, name: str) -> str:
     assert isinstance(parser, argparse.ArgumentParser)
     positionals, options = [], []
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
+        if isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            continue  # every command has both; the README says so once
         if not action.option_strings:
             text = str(action.metavar or action.dest)
             positionals.append(f"[{text} ...]" if action.nargs == "*" else text)

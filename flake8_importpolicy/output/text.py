@@ -26,6 +26,7 @@ from flake8_importpolicy.output.render import (
     plural,
     single_line,
 )
+from flake8_importpolicy.output.style import PLAIN, Level, Outcome, Style
 
 if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests/test_cli.py)
     from flake8_importpolicy.model.baseline import BaselineEntry
@@ -56,11 +57,12 @@ chains, and the violations past that, are summarised (a 1,000-module import cycl
 light pattern printed 502,000 lines). ``--format json`` keeps everything."""
 
 
-def format_report_text(report: Report, relpath: PathFormatter) -> str:
+def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN) -> str:
     """The text report: one block per violation (header, then one hop per line), one per unresolved
     site (IPL006, at the site, with the chain from the light module), at most
     :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then problems,
-    then a summary line."""
+    then a summary line. ``style`` colours the paths of the reported lines, their codes and the
+    summary (:mod:`~flake8_importpolicy.output.style`; none by default)."""
     out: list[str] = []
     blocks = [
         (violation.light, len(violation.chain),
@@ -78,10 +80,8 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
     for number, violation in enumerate(report.violations):
         if number not in allowed:
             continue
-        out.append(
-            f"{relpath(violation.path)}:{violation.line}:{violation.col + 1}: "
-            + format_violation_header(violation)
-        )
+        out.append(_reported(relpath(violation.path), f":{violation.line}:{violation.col + 1}: ",
+                             format_violation_header(violation), style))
         out.extend(_bounded_chain(violation.chain, relpath, allowed[number]))
         if violation.also:
             out.append(f"    also reaches: {', '.join(violation.also)}")
@@ -97,18 +97,27 @@ def format_report_text(report: Report, relpath: PathFormatter) -> str:
             continue
         site = unresolved.site
         where = relpath(site.path) if site.path is not None else "?"
-        out.append(f"{where}:{site.line}:{site.col + 1}: {format_unresolved_header(unresolved)}")
+        out.append(_reported(where, f":{site.line}:{site.col + 1}: ",
+                             format_unresolved_header(unresolved), style, "info"))
         out.extend(_bounded_chain(unresolved.chain, relpath, allowed[offset]))
         untold_line(offset, unresolved.light)
         out.append("")
     for problem in report.problems:
-        out.append(_problem_line(problem, relpath))
+        out.append(_problem_line(problem, relpath, style=style))
     for note in report.notes:
-        out.append(_problem_line(note, relpath, note=True))
+        out.append(_problem_line(note, relpath, note=True, style=style))
     if report.problems or report.notes:
         out.append("")
-    out.append(format_summary(report))
+    outcome: Outcome = "failed" if report.exit_code else "blind" if report.unresolved else "ok"
+    out.append(style.summary(format_summary(report), outcome))
     return "\n".join(out) + "\n"
+
+
+def _reported(path: str, position: str, header: str, style: Style, level: Level = "error") -> str:
+    """``path:line:col: CODE message`` with the path and the code (the header's first word)
+    painted by ``style``."""
+    code, _, message = header.partition(" ")
+    return f"{style.path(path)}{position}{style.code(code, level)} {message}"
 
 
 def _plan_lines(blocks: Sequence[tuple[str, int, int]]) -> tuple[dict[int, int], dict[str, int]]:
@@ -164,12 +173,15 @@ def _bounded_chain(chain: Sequence[Hop], relpath: PathFormatter, most: int) -> l
     ]
 
 
-def _problem_line(problem: Problem, relpath: PathFormatter, note: bool = False) -> str:
+def _problem_line(
+    problem: Problem, relpath: PathFormatter, note: bool = False, style: Style = PLAIN
+) -> str:
     """``path[:line]: CODE message``; ``path[:line]: note: CODE message`` for a note."""
-    where = relpath(problem.path) if problem.path is not None else "<policy>"
+    where = style.path(relpath(problem.path) if problem.path is not None else "<policy>")
     if problem.line is not None:
         where += f":{problem.line}"
-    return f"{where}: {'note: ' if note else ''}{format_problem(problem)}"
+    code, _, message = format_problem(problem).partition(" ")
+    return f"{where}: {'note: ' if note else ''}{style.code(code, 'note' if note else 'error')} {message}"
 
 
 def format_why_text(why: WhyResult, relpath: PathFormatter) -> str:
