@@ -46,6 +46,21 @@ from flake8_importpolicy.output.render import format_unresolved_header, format_v
 FIXTURES = fixture_dirs()
 
 
+def _pending(root: Path, *, strict: bool = True) -> list[pytest.MarkDecorator]:
+    """A fixture with a ``PENDING`` file shows a construct the engine does not handle yet (the file
+    says which issue item): its inline expectations are expected to fail, strictly, so they stay
+    written down and the marker must go when the engine learns the construct. The comparison with
+    the interpreter may already pass (the construct is announced by an IPL006), so it is not strict."""
+    pending = root / "PENDING"
+    if not pending.is_file():
+        return []
+    return [pytest.mark.xfail(strict=strict, reason=pending.read_text().strip())]
+
+
+def _cases(roots: list[Path]) -> list[object]:
+    return [pytest.param(root, id=root.name, marks=_pending(root)) for root in roots]
+
+
 @contextlib.contextmanager
 def _third_party(root: Path) -> Iterator[list[Path]]:
     """The fixture's ``site-packages`` on ``PYTHONPATH`` while the engine queries its interpreter;
@@ -70,7 +85,7 @@ def _engine(root: Path) -> PolicyEngine:
         return PolicyEngine(load_policy(root / "policy.toml"))
 
 
-@pytest.mark.parametrize("root", FIXTURES, ids=[p.name for p in FIXTURES])
+@pytest.mark.parametrize("root", _cases(FIXTURES))
 def test_inline_expectations(root: Path) -> None:
     engine = _engine(root)
     report = engine.check()
@@ -114,9 +129,9 @@ def _light_cases() -> list[tuple[Path, str]]:
 LIGHT_CASES = _light_cases()
 
 
-@pytest.mark.parametrize(
-    ("root", "light"), LIGHT_CASES, ids=[f"{r.name}:{m}" for r, m in LIGHT_CASES]
-)
+@pytest.mark.parametrize(("root", "light"), [
+    pytest.param(r, m, id=f"{r.name}:{m}", marks=_pending(r, strict=False)) for r, m in LIGHT_CASES
+])
 def test_matches_interpreter(root: Path, light: str) -> None:
     # [[ignore]] entries accept edges on purpose; the interpreter still runs them, so compare without.
     with _third_party(root) as extra_paths:
