@@ -58,11 +58,25 @@ class CallResolver:
         module = module_of(node)
         nested = call.local and call.kind == "call" and "<locals>" in call.callee
         targets = self._nested_call(module, call) if nested else None
+        if targets is None and isinstance(node, FunctionNode) and call.callee.startswith("self."):
+            targets = self._self_method(module, node.qualname, call)
         for target in targets if targets is not None else self._resolve_call(
             module, resolved.is_package, call
         ):
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
                       assumed=call.assumed)
+
+    def _self_method(self, module: str, qualname: str, call: CallSite) -> list[str]:
+        """``self.m()`` in a method of class ``C`` (``qualname`` ``C.method``): ``C``'s ``m``, its
+        own or inherited (httpx's ``Client.__init__`` calls ``self._init_transport()``). A subclass
+        may override ``m``; the engine follows the class the method is written in. ``self.a.m()``
+        (a method of another object) is not followed."""
+        cls, _, _ = qualname.rpartition(".")
+        member = call.callee[len("self."):]
+        facts = self._lookup.get_facts(module)
+        if not cls or "." in member or facts is None or cls not in facts.classes:
+            return []
+        return self.find_member(module, cls, member)
 
     def _nested_call(self, module: str, call: CallSite) -> list[str]:
         """A call in a function body of a function or class defined in that body, which the
