@@ -40,7 +40,13 @@ nearest missed ancestor by ``parent`` (looking through modules that are not coun
 modules, the standard library); a miss with none is a **root miss**: the construct to classify is at
 its import site (``--show-misses`` prints roots first, with importer, line and source). An extra's
 root is the first extra on its predicted chain, shown with the statement that the prediction
-followed. Extras whose code did start in the traced run but raised (a ``try: from .http2 import
+followed. A miss is **silent** when the engine reported nothing it could not resolve near it:
+``importpolicy check --format json`` of the same light module lists no IPL006 site in the module
+whose code imported it (the traced importing frame, or a frame further out on its stack, a helper
+called through a variable) nor in the module whose import was running, and no IPL005 problem in
+their files; a miss downstream of a root miss is silent when its root is. "Zero silent misses"
+(issue 29) means every miss is at or behind a site the user was told about. Extras whose code did
+start in the traced run but raised (a ``try: from .http2 import
 ...`` whose own imports fail) left ``sys.modules``; they are counted as extras and reported apart.
 ``why s`` is the wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an
 experiment: the venv's site-packages becomes the policy's source root, so that the rules applied to
