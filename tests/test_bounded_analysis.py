@@ -39,7 +39,7 @@ def test_nested_exec_beyond_the_budget_is_unresolved(tmp_path: Path) -> None:
     levels = ["A0 = 'import app.h'"]
     for number in range(1, 21):
         levels.append(f"A{number} = 'if X:\\n    exec(A{number - 1})\\nelse:\\n    exec(A{number - 1})'")
-    source = "import os\nX = os.environ.get('X')\n" + "\n".join(levels) + "\nexec(A20)\n"
+    source = "import os\nX = os.environ.get(os.sep[:0] + 'X')\n" + "\n".join(levels) + "\nexec(A20)\n"
     engine = _engine(tmp_path, {"app/light.py": source})
     report = engine.check()
     assert [v.heavy for v in report.violations] == ["app.h"]

@@ -367,25 +367,25 @@ def test_type_checking_spellings_skip_the_body_and_run_else() -> None:
 
 def test_type_checking_in_boolean_operators_and_elif_chains() -> None:
     found = sites("""
-        import os
+        from probes import probe
         from typing import TYPE_CHECKING
-        if TYPE_CHECKING or os.environ.get("X"):
+        if TYPE_CHECKING or probe("X"):
             import or_unknown
-        if TYPE_CHECKING and os.environ.get("X"):
+        if TYPE_CHECKING and probe("X"):
             import and_never
-        if not TYPE_CHECKING and os.environ.get("X"):
+        if not TYPE_CHECKING and probe("X"):
             import not_and_unknown
-        if os.environ.get("X"):
+        if probe("X"):
             import first
         elif TYPE_CHECKING:
             import elif_never
-        elif os.environ.get("Y"):
+        elif probe("Y"):
             import elif_unknown
         else:
             import final_else
         if TYPE_CHECKING:
             import never
-        elif os.environ.get("Y"):
+        elif probe("Y"):
             import elif_after_tc
         else:
             import else_after_tc
@@ -484,9 +484,9 @@ def test_constant_declared_global_in_a_function_is_unknown() -> None:
 
 def test_constant_rebound_later_is_unknown() -> None:
     found = sites("""
-        import os
+        from probes import probe
         FAST = False
-        if os.environ.get("FAST"):
+        if probe("FAST"):
             FAST = True
         if FAST:
             import fast_path
@@ -706,8 +706,8 @@ def test_all_forms(source: str, expected: tuple[str, ...] | None) -> None:
 
 def test_all_assigned_under_unknown_condition_keeps_every_branch() -> None:
     found = facts("""
-        import os
-        if os.environ.get("X"):
+        from probes import probe
+        if probe("X"):
             __all__ = ["a"]
         else:
             __all__ = ["b"]

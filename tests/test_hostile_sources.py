@@ -819,7 +819,7 @@ def test_symlink_loop_with_wildcard_light_pattern(tmp_path: Path) -> None:
 def test_long_elif_chain_that_cpython_imports_is_analysed(tmp_path: Path) -> None:
     """The visitor walks an elif chain in a loop: it used to recurse once per branch (If.orelse)
     and report IPL005 'source too deeply nested to analyse'."""
-    branches = "".join(f"elif os.environ.get('V') == '{n}':\n    pass\n" for n in range(600))
+    branches = "".join(f"elif os.environ.get(os.sep[:0] + 'V') == '{n}':\n    pass\n" for n in range(600))
     root = write(
         tmp_path,
         {
@@ -827,8 +827,10 @@ def test_long_elif_chain_that_cpython_imports_is_analysed(tmp_path: Path) -> Non
             "src/zoo/__init__.py": "",
             "src/zoo/heavy.py": "",
             "src/zoo/light.py": "import zoo.dispatch\n",
-            "src/zoo/dispatch.py": f"import os\nif os.environ.get('V') == 'x':\n    pass\n{branches}else:\n"
-            "    import zoo.heavy\n",
+            "src/zoo/dispatch.py": (
+                f"import os\nif os.environ.get(os.sep[:0] + 'V') == 'x':\n    pass\n{branches}else:\n"
+                "    import zoo.heavy\n"
+            ),
         },
     )
     compile((root / "src/zoo/dispatch.py").read_bytes(), "dispatch.py", "exec")  # CPython accepts it

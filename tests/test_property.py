@@ -291,7 +291,7 @@ def _wrap(wrapper: str, line: str, other: str, number: int) -> list[str]:
         "osname": ["if os.name == 'hp-no-such-os':", other_indented, "else:", indented],
         "type_checking": ["if TYPE_CHECKING:", other_indented, "else:", indented],
         "main": ["if __name__ == '__main__':", other_indented, "else:", indented],
-        "unknown": ["if os.environ.get('HP_NEVER_SET'):", other_indented, "else:", indented],
+        "unknown": ["if os.environ.get(os.sep[:0] + 'HP_NEVER_SET'):", other_indented, "else:", indented],
         "if_false": ["if False:", other_indented],
         "def": [f"def _f{number}():", other_indented],
         "async_def": [f"async def _a{number}():", other_indented],
@@ -515,7 +515,7 @@ def test_for_loop_over_empty_iterable_is_labelled(tmp_path: Path) -> None:
             "hpa/y.py": "",
             "hpa/light.py": """\
             import os
-            for _ in os.environ.get('HP_NEVER_SET', ''):
+            for _ in os.environ.get(os.sep[:0] + 'HP_NEVER_SET', ''):
                 import hpa.x
             while True:
                 break

@@ -23,6 +23,7 @@ Anything else cannot be evaluated statically: then both branches may run (the vi
 from __future__ import annotations
 
 import ast
+import json
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -99,9 +100,15 @@ class ConditionEvaluator:
         return value
 
     def _environment(self, name: object) -> tuple[bool, str | None]:
-        """``(known, value)`` of environment variable ``name`` under ``[assume.environ]``."""
-        if not isinstance(name, str) or name not in self._environ:
+        """``(known, value)`` of environment variable ``name``: its ``[assume.environ]`` value, and
+        for a variable the policy does not name the default world, unset (what CI and a user's shell
+        have unless they set it; docs/policy.md). Known whenever the name is a constant string; the
+        assumption is recorded as used either way, so that a chain names the variable."""
+        if not isinstance(name, str):
             return False, None
+        if name not in self._environ:
+            self.used.append(f"environ.{json.dumps(name, ensure_ascii=False)} unset")
+            return True, None
         value = self._environ[name]
         self.used.append(assumption_text(name, value, environ=True))
         return True, value
@@ -192,8 +199,7 @@ class ConditionEvaluator:
             return self._bool_op(node, version)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             if (
-                self._environ
-                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                isinstance(node.ops[0], (ast.In, ast.NotIn))
                 and dotted_name(node.comparators[0], self.aliases) == "os.environ"
             ):
                 known, value = self._environment(_plain(self._value(node.left, version)))
@@ -284,7 +290,7 @@ class ConditionEvaluator:
                 pass
             return _UNKNOWN
         if not isinstance(base, _VersionInfo):
-            if self._environ and dotted_name(node.value, self.aliases) == "os.environ":
+            if dotted_name(node.value, self.aliases) == "os.environ":
                 known, value = self._environment(_plain(self._value(node.slice, version)))
                 return value if known and value is not None else _UNKNOWN  # unset: KeyError
             return _UNKNOWN
@@ -308,7 +314,7 @@ class ConditionEvaluator:
         name = dotted_name(func, self.aliases) or ""
         if name in _CONVERTERS or name in self._assumed_callees:
             return True
-        if self._environ and name in _ENVIRON_GETTERS:
+        if name in _ENVIRON_GETTERS:
             return True
         if isinstance(func, ast.Attribute):
             base = func.value
@@ -320,7 +326,7 @@ class ConditionEvaluator:
 
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
-        if self._assume or self._environ:
+        if self._assume or dotted_name(func, self.aliases) in _ENVIRON_GETTERS:
             found = self._assumed_call(node, version)
             if found is not _UNKNOWN:
                 return found
@@ -369,7 +375,7 @@ class ConditionEvaluator:
         name = dotted_name(node.func, self.aliases)
         if name is None or node.keywords:
             return _UNKNOWN
-        if name in _ENVIRON_GETTERS and self._environ and 1 <= len(node.args) <= 2:
+        if name in _ENVIRON_GETTERS and 1 <= len(node.args) <= 2:
             known, value = self._environment(_plain(self._value(node.args[0], version)))
             if not known:
                 return _UNKNOWN

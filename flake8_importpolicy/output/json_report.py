@@ -151,7 +151,8 @@ def count_closure_hops(why: WhyResult) -> int:
 
 def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) -> str:
     """JSON for ``why``: with ``closure`` the whole predicted closure
-    ``{"count", "modules": [{"module", "path", "chain"}]}``, else the forbidden modules reached;
+    ``{"count", "modules": [{"module", "path", "chain"}], "unresolved": [...]}`` (every IPL006 site
+    of the closure, first-party and installed), else the forbidden modules reached;
     ``count`` is the closure as a ``max-modules`` budget counts it."""
     if closure:
         modules = []
@@ -161,7 +162,11 @@ def format_why_json(why: WhyResult, relpath: PathFormatter, *, closure: bool) ->
                 "path": _module_path(why, name, relpath),
                 "chain": [hop_to_json(hop, relpath) for hop in chain],
             })
-        return json.dumps({"count": why.count, "modules": modules}, indent=2) + "\n"
+        return json.dumps({
+            "count": why.count,
+            "modules": modules,
+            "unresolved": [_unresolved_site_json(u, relpath) for u in why.unresolved],
+        }, indent=2) + "\n"
     return json.dumps(
         {
             "module": why.module,

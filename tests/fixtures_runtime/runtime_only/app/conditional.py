@@ -1,4 +1,4 @@
 import os
 
-if os.environ.get("IMPORTPOLICY_FIXTURE_NEVER_SET"):
+if os.cpu_count() == -1:  # never true, and not decidable statically
     import app.heavy  # noqa: F401

@@ -1,4 +1,4 @@
-import os
+import codecs
 
-SOURCE = os.environ.get("APP_NEVER_SET", "import app.heavy")
+SOURCE = codecs.decode("vzcbeg ncc.urnil", "rot13")  # "import app.heavy", not a literal
 exec(SOURCE)
