@@ -212,13 +212,18 @@ def _result(future: Future[_T]) -> _T | None:
 
 
 def cached_facts(
-    source: bytes, target: Target, cache: FactsCache | None, digest: str | None = None
+    source: bytes,
+    target: Target,
+    cache: FactsCache | None,
+    digest: str | None = None,
+    path: Path | None = None,
 ) -> tuple[str, ModuleFacts, FunctionIndex | None, bool]:
     """The module facts of ``source``: from ``cache`` if there, else extracted (function bodies not
     analysed) and stored.
 
     Args:
         digest: the SHA-256 hex digest of ``source``, if already known.
+        path: the file ``source`` was read from, if any (where the cache keeps the entry).
 
     Returns:
         ``(digest, facts, index, extracted)``: the SHA-256 hex digest of ``source`` (the cache key and
@@ -226,12 +231,12 @@ def cached_facts(
         facts came from the cache).
     """
     digest = digest or hashlib.sha256(source).hexdigest()
-    cached = cache.get(digest, target) if cache is not None else None
+    cached = cache.get(digest, target, path) if cache is not None else None
     if cached is not None:
         return digest, cached, None, False
     facts, index = extract_facts_and_index(source, target)
     if cache is not None:
-        cache.put(digest, target, facts)
+        cache.put(digest, target, facts, path)
     return digest, facts, index, True
 
 
@@ -241,5 +246,5 @@ def _module_facts(path: Path, target: Target, cache: FactsCache | None) -> Extra
         source, read = read_source_stamped(path)
     except OSError:
         return SourceRead(""), ModuleFacts(), None
-    _, facts, index, _ = cached_facts(source, target, cache, read.digest)
+    _, facts, index, _ = cached_facts(source, target, cache, read.digest, path)
     return read, facts, index

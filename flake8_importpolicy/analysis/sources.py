@@ -188,7 +188,7 @@ class FactsSource:
                     source, read = read_source_stamped(path)
                 except OSError:
                     continue
-                _, facts, function_index, _ = cached_facts(source, target, self._cache, read.digest)
+                _, facts, function_index, _ = cached_facts(source, target, self._cache, read.digest, path)
                 found[path] = (read, facts, function_index)
         return target, found
 
@@ -225,7 +225,9 @@ class FactsSource:
             else:
                 read = SourceRead("")  # an editor's buffer: answers from it are not cached
             started = time.perf_counter()
-            digest, facts, index, extracted = cached_facts(source, self.target, self._cache, read.digest)
+            digest, facts, index, extracted = cached_facts(
+                source, self.target, self._cache, read.digest, path
+            )
             if not read.digest:
                 read = SourceRead(digest)
             if extracted:
@@ -297,7 +299,7 @@ class FactsSource:
         if not digest:  # never given out, or unreadable
             return None
         if self._cache is not None:
-            cached = self._cache.get_function(digest, self.target, qualname, argument)
+            cached = self._cache.get_function(digest, self.target, qualname, argument, path)
             if cached is not None:
                 return cached[0]
         bodies = self._function_bodies(path, digest)
@@ -305,7 +307,7 @@ class FactsSource:
         if bodies is not None and bodies.problem is not None:
             return bodies.problem
         if self._cache is not None and bodies is not None:
-            self._cache.put_function(digest, self.target, qualname, facts, argument)
+            self._cache.put_function(digest, self.target, qualname, facts, argument, path)
         return facts
 
     def _function_bodies(self, path: Path, digest: str) -> FunctionBodies | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -21,7 +22,10 @@ from typing import Final
 from flake8_importpolicy.config.locate import has_cache_tag
 from flake8_importpolicy.model.files import CACHE_TAG, CACHE_TAG_TEXT
 
-__all__ = ["ENTRY_DIRS", "GITIGNORE_TEXT", "ensure_cache_dir"]
+__all__ = ["ENTRY_DIRS", "GITIGNORE_TEXT", "USER_CACHE_VARIABLE", "ensure_cache_dir", "find_user_cache_dir"]
+
+USER_CACHE_VARIABLE: Final = "IMPORTPOLICY_CACHE_DIR"
+"""The environment variable that moves the user-level cache (empty: no user-level cache)."""
 
 ENTRY_DIRS: Final = ("facts", "answers", "interpreters", "per-file", "mypy")
 """The subdirectories of the cache directory the tool writes: per-file facts, the command line's
@@ -66,3 +70,30 @@ def ensure_cache_dir(directory: Path) -> None:
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def find_user_cache_dir() -> Path | None:
+    """The user-level cache directory, shared by every project, that keeps the facts of installed
+    files (site-packages, the standard library); None if there is none.
+
+    ``$IMPORTPOLICY_CACHE_DIR`` if set (empty: none; a relative path is taken from the working
+    directory), else ``importpolicy`` in the platform's user cache directory, as pip's: Windows
+    ``%LOCALAPPDATA%\\importpolicy\\Cache``, macOS ``~/Library/Caches/importpolicy``, elsewhere
+    ``$XDG_CACHE_HOME/importpolicy`` (``~/.cache/importpolicy``; the XDG Base Directory
+    Specification). None if the home directory is unknown. The directory is made only on the first
+    write (:func:`ensure_cache_dir`).
+    """
+    moved = os.environ.get(USER_CACHE_VARIABLE)
+    if moved is not None:
+        return Path(os.path.abspath(moved)) if moved else None
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA")
+        return Path(base, "importpolicy", "Cache") if base else None
+    home = os.path.expanduser("~")
+    if home == "~" or not os.path.isabs(home):
+        return None
+    if sys.platform == "darwin":
+        return Path(home, "Library", "Caches", "importpolicy")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(home, ".cache")
+    return Path(base, "importpolicy")

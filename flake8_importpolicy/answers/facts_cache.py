@@ -12,19 +12,25 @@
   old-format entry recomputes. A missing, read-only or unwritable directory silently means no cache.
 - Bounded: beyond :data:`MAX_ENTRIES` entries the oldest are removed, once per run by the process that
   owns the cache (never by a worker's copy); ``importpolicy cache clear`` removes everything.
+- Facts of files outside the project's source roots (site-packages, the standard library) are kept
+  in the user-level cache (:func:`~flake8_importpolicy.answers.cache_dir.find_user_cache_dir`), shared
+  by every project and checkout: the key is the same as in the project's cache (it names no project
+  and no path), so sharing can only make an answer faster, never different. It is a cache directory
+  like the project's: tagged, sealed entries verified on read, bounded, pruned, never pickle.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, cast, get_args
 
 from flake8_importpolicy import __version__
-from flake8_importpolicy.answers.cache_dir import ensure_cache_dir
+from flake8_importpolicy.answers.cache_dir import ensure_cache_dir, find_user_cache_dir
 from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import (
     MALFORMED,
@@ -92,10 +98,20 @@ class DiskFactsCache:
 
     Args:
         directory: the cache directory (``.importpolicy_cache`` beside policy.toml by default).
+        shared: the user-level cache that keeps the facts of files outside ``source_roots``, or None
+            (every entry in ``directory``).
+        source_roots: absolute, resolved directories of the project's first-party code.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        shared: DiskFactsCache | None = None,
+        source_roots: tuple[Path, ...] = (),
+    ) -> None:
         self.directory: Path = directory
+        self.shared: DiskFactsCache | None = shared
+        self._roots = tuple(str(root) for root in source_roots)
         self._facts_dir = directory / "facts"
         engine_fingerprint()  # now, before any entry is written: the code that is running
         self._usable: bool | None = None
@@ -130,9 +146,23 @@ class DiskFactsCache:
             raise ValueError("an entry of another key")
         return entry["facts"]
 
-    def get(self, digest: str, target: Target) -> ModuleFacts | None:
+    def _store(self, path: Path | None) -> DiskFactsCache:
+        """Where the entry of the file at ``path`` is kept: the shared cache for a file outside the
+        source roots, else this one (a buffer without a path is the project's)."""
+        if self.shared is None or path is None:
+            return self
+        text = str(path)
+        for root in self._roots:
+            if text == root or text.startswith(root.rstrip("/\\") + os.sep):
+                return self
+        return self.shared
+
+    def get(self, digest: str, target: Target, path: Path | None = None) -> ModuleFacts | None:
         """Cached facts for the source with SHA-256 ``digest`` and this target, or None (missing,
-        damaged or foreign entries count as missing)."""
+        damaged or foreign entries count as missing). ``path`` decides only which cache is read."""
+        store = self._store(path)
+        if store is not self:
+            return store.get(digest, target)
         try:
             facts = facts_from_json(self._read(self._key(digest, target)))
         except MALFORMED:
@@ -142,11 +172,19 @@ class DiskFactsCache:
         return facts
 
     def get_function(
-        self, digest: str, target: Target, qualname: str, argument: str | None = None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        argument: str | None = None,
+        path: Path | None = None,
     ) -> tuple[FunctionFacts | None] | None:
         """Cached facts of one function body (its first parameter bound to ``argument``, if given):
         ``(facts,)``, ``(None,)`` if the module is known to have no such function, or None if not
         cached."""
+        store = self._store(path)
+        if store is not self:
+            return store.get_function(digest, target, qualname, argument)
         try:
             row = self._read(self._key(digest, target, _function_kind(qualname, argument)))
             return (None,) if row is None else (functions_from_json({qualname: row})[qualname],)
@@ -160,13 +198,24 @@ class DiskFactsCache:
         qualname: str,
         facts: FunctionFacts | None,
         argument: str | None = None,
+        path: Path | None = None,
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
+        store = self._store(path)
+        if store is not self:
+            store.put_function(digest, target, qualname, facts, argument)
+            return
         row = None if facts is None else functions_to_json({qualname: facts})[qualname]
         self._write(self._key(digest, target, _function_kind(qualname, argument)), row)
 
-    def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
+    def put(
+        self, digest: str, target: Target, facts: ModuleFacts, path: Path | None = None
+    ) -> None:
         """Store facts atomically; silently does nothing if the directory is not writable."""
+        store = self._store(path)
+        if store is not self:
+            store.put(digest, target, facts)
+            return
         self._write(self._key(digest, target), facts_to_json(facts))
 
     def _write(self, key: list[str], data: object) -> None:
@@ -195,8 +244,15 @@ def _function_kind(qualname: str, argument: str | None) -> str:
 
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
-    """The facts cache for ``policy`` (its ``settings.cache-dir``)."""
-    return DiskFactsCache(policy.settings.cache_dir)
+    """The facts cache for ``policy``: its ``settings.cache-dir``, and the user-level cache
+    (:func:`~flake8_importpolicy.answers.cache_dir.find_user_cache_dir`) for the facts of files
+    outside its source roots, unless there is none or it is the project's own directory."""
+    directory = policy.settings.cache_dir
+    user = find_user_cache_dir()
+    if user is None or os.path.abspath(user) == os.path.abspath(directory):
+        return DiskFactsCache(directory)
+    roots = policy.settings.source_roots + policy.settings.source_roots_as_written
+    return DiskFactsCache(directory, DiskFactsCache(user), roots)
 
 
 def prune_cache(directory: Path, limit: int = MAX_ENTRIES) -> int:

@@ -6,6 +6,7 @@ the adapters and the runtime proof hand one to the engine (or none).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from flake8_importpolicy.model.facts import FunctionFacts, ModuleFacts, Target
@@ -21,14 +22,25 @@ class FactsCache(Protocol):
     implementation is a small handle on its store, not the store itself.
     """
 
-    def get(self, digest: str, target: Target) -> ModuleFacts | None:
-        """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None."""
+    def get(self, digest: str, target: Target, path: Path | None = None) -> ModuleFacts | None:
+        """Cached facts for the source with SHA-256 hex ``digest`` and this target, or None.
 
-    def put(self, digest: str, target: Target, facts: ModuleFacts) -> None:
+        ``path`` (the file the source was read from, if any) says only where the entry is kept
+        (a file outside the project's source roots may be kept in a cache shared by projects); the
+        key never depends on it."""
+
+    def put(
+        self, digest: str, target: Target, facts: ModuleFacts, path: Path | None = None
+    ) -> None:
         """Store facts (best effort; never raises)."""
 
     def get_function(
-        self, digest: str, target: Target, qualname: str, argument: str | None = None
+        self,
+        digest: str,
+        target: Target,
+        qualname: str,
+        argument: str | None = None,
+        path: Path | None = None,
     ) -> tuple[FunctionFacts | None] | None:
         """Cached facts of one function body (its first parameter bound to ``argument``, if given):
         ``(facts,)``, ``(None,)`` for no such function, or None if not cached."""
@@ -40,5 +52,6 @@ class FactsCache(Protocol):
         qualname: str,
         facts: FunctionFacts | None,
         argument: str | None = None,
+        path: Path | None = None,
     ) -> None:
         """Store one function body's facts (best effort; never raises)."""
