@@ -4,10 +4,11 @@ A cached answer is right only for the interpreter setup that decided it (docs/de
 the interpreter as started (a venv's ``bin/python`` is a link to one base interpreter), its flags
 (``-s``), the environment it is queried in (``PYTHONUSERBASE``, ``PYTHONNOUSERSITE``,
 ``PYTHONPATH``...) and what is installed there. Each case runs the command line (C), flake8 (F) and
-mypy (M) from real virtual environments made here (``python -m venv``; each sees this package, flake8
-and mypy through a ``.pth`` file, and a package of its own), twice or more, warm: the second answer
-must be the fresh one. An interpreter that never answers gives one message in every client (C, F,
-M, the pytest plugin P and ``verify`` V), its processes killed.
+mypy (M) (for two venvs, the pytest plugin P too) from real virtual environments made here
+(``python -m venv``; each sees this package, flake8 and mypy through a ``.pth`` file, and a package
+of its own), twice or more, warm: the second answer must be the fresh one. An interpreter that
+never answers gives one message in every client (C, F, M, the pytest plugin P and ``verify`` V),
+its processes killed.
 """
 
 from __future__ import annotations
@@ -88,11 +89,16 @@ def clients(
 
 
 def assert_answers(results: list[Run], heavy: bool) -> None:
-    """Each client reports the chain to ``heavyext`` when ``heavy``, else nothing."""
+    """Each client reports the chain to ``heavyext`` when ``heavy``, else nothing; the pytest
+    plugin's item fails with heavyext predicted and executed when ``heavy``, else passes."""
     for result in results:
         result.assert_no_crash()
         assert result.returncode == (1 if heavy else 0), result
-        assert (CHAIN in result.stdout) == heavy, result
+        if result.args[:2] == ("-m", "pytest"):
+            assert ("forbidden module executed: heavyext" in result.stdout) == heavy, result.stdout
+            assert "missed" not in result.stdout and "not observed" not in result.stdout, result
+        else:
+            assert (CHAIN in result.stdout) == heavy, result
 
 
 @pytest.mark.parametrize("change", ["PYTHONUSERBASE", "-s", "PYTHONNOUSERSITE"])
@@ -118,6 +124,22 @@ def test_a_change_of_user_site_is_never_answered_from_the_cache(tmp_path: Path, 
     assert_answers(clients(root, python, env={"PYTHONUSERBASE": str(heavy_base)}), heavy=True)
 
 
+def test_a_change_of_pythonpath_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    """Issue 32: the interpreter key covers ``PYTHONPATH``: with it naming a directory whose
+    ``extpkg`` imports ``heavyext``, then one whose ``extpkg`` does not (then the first again, a
+    relative entry), each warm run gives the fresh answer (C F M)."""
+    python = make_venv(tmp_path / "venv", heavy=None)
+    heavy_dir = write(tmp_path / "heavy-dir", extpkg(heavy=True))
+    clean_dir = write(tmp_path / "clean-dir", extpkg(heavy=False))
+    root = write(tmp_path / "project", TREE)
+    for _ in range(2):  # cold, then warm
+        assert_answers(clients(root, python, env={"PYTHONPATH": str(heavy_dir)}), heavy=True)
+    assert_answers(clients(root, python, env={"PYTHONPATH": str(clean_dir)}), heavy=False)
+    relative = os.path.join(os.pardir, "heavy-dir")
+    assert_answers(clients(root, python, env={"PYTHONPATH": relative}), heavy=True)
+    assert_answers(clients(root, python, env={"PYTHONPATH": None}), heavy=False)  # no extpkg
+
+
 def test_a_user_site_created_after_a_run_is_seen(tmp_path: Path) -> None:
     """The user site is on ``sys.path`` only once it exists: a cached answer made before it was
     created does not hold after (it is stamped whether it exists or not)."""
@@ -136,13 +158,17 @@ def test_two_venvs_never_share_an_answer(tmp_path: Path) -> None:
     the same tree checked with A's tools and then with B's printed A's chain, with paths into A's
     site-packages, until ``--no-cache``: both venvs' interpreters are links to one base interpreter,
     and the caches were keyed by the base. Now each client gives each venv its own answer, in any
-    order, and the caches keep both (C F M)."""
+    order, and the caches keep both (C F M). The pytest plugin (P) proves at runtime, but its
+    static prediction reads the same caches: a stale one would show as a module the static check
+    "missed" (B's answer for A) or one predicted and "not observed" (A's for B)."""
     venv_a = make_venv(tmp_path / "vA", heavy=True)
     venv_b = make_venv(tmp_path / "vB", heavy=False)
     assert os.path.realpath(venv_a) == os.path.realpath(venv_b)  # one base interpreter
     root = write(tmp_path / "project", TREE)
     for python, heavy in ((venv_a, True), (venv_b, False), (venv_a, True), (venv_b, False)):
         results = clients(root, python)
+        results.append(run(["-m", "pytest", "--importpolicy", "-p", "no:cacheprovider", "-q",
+                            "policy.toml"], root, python=str(python)))
         assert_answers(results, heavy)
         if heavy:
             assert str(tmp_path / "vA") in results[0].stdout  # the chain's path is A's
