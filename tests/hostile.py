@@ -1,96 +1,34 @@
-"""The harness of the hostile-input corpus (tests/test_hostile_*.py): running the real clients on
-real trees, and the trees and caches the topics share.
+"""The harness of the hostile-input corpus: running the real clients on real trees, and the trees,
+caches and helpers the topic files share.
 
-Robustness corpus: hostile sources, policies and caches, each with a clear message and no crash.
+The corpus is one file per topic, each module saying what its inputs are:
 
-75 hostile inputs in 86 tests (C = ``importpolicy``, F = ``flake8``, M = ``mypy``, V = ``verify``): the
-zoo's 34 sources (one tree: C F, and V for four of its light modules), 5 sources of their own (C F),
-19 policies (C F; 5 of them also M), 12 kinds of cache damage (C F M, but 1 C only) and 5 sources
-through mypy alone (M). 56 more (cache directories, stale and mixed answers, exit statuses, crashes,
-hangs, wrong answers) are in tests/test_hostile.py, which says the same of each.
+- ``test_hostile_sources.py``: sources (the zoo of odd and broken modules in one tree, special files,
+  long chains, big sources);
+- ``test_hostile_policy.py``: policies (broken, huge, not a regular file, empty, in every client);
+- ``test_hostile_cache.py``: cache directories and entries (damaged, mixed, stale, linked, too long);
+- ``test_hostile_baseline.py``: baseline files; ``test_hostile_interpreter.py``: the interpreter key;
+- ``test_hostile_verify.py``: ``importpolicy verify`` (processes left behind, memory, hangs);
+- ``test_hostile_cli.py``: exit statuses, a deleted working directory, ``--jobs``.
 
-Every hostile input goes through the real adapters: ``importpolicy`` (``python -m flake8_importpolicy``),
-``flake8`` (default selection, which includes IPL) and, for about fifteen of them, ``mypy`` with
-``plugins = flake8_importpolicy.mypy`` (each with its own ``--cache-dir`` under ``tmp_path``; skipped with the
-reason when ``flake8_importpolicy.mypy`` cannot be imported). "No crash" means: the expected exit status, no
-``Traceback``, no ``INTERNAL ERROR``, no flake8 "failed during execution" and no "This is a bug"; "a
-clear message" means the file, the line and what is wrong (for a policy: the key and the fix), the
-same in every adapter.
+The adapters are named by letter in those files: C = ``importpolicy`` (``python -m
+flake8_importpolicy``), F = ``flake8`` (default selection, which includes IPL), M = ``mypy`` with
+``plugins = flake8_importpolicy.mypy`` (each with its own ``--cache-dir`` under ``tmp_path``; skipped
+with the reason when ``flake8_importpolicy.mypy`` cannot be imported), V = ``importpolicy verify``, E =
+the engine in this process. Every hostile input goes through the real adapters.
 
-To stay within about 30 s on 2 cores: many hostile inputs share one tree and one run of each adapter
-(``zoo``: about 40 broken or odd modules; one ``check``, one ``flake8``, one ``verify``), independent
-runs go in parallel, and the policy cases run as batches (``run_batch``: every case's
-``importpolicy check`` in one fresh interpreter, every case's ``flake8`` in another, each with its own
-working directory and captured output). Each input still has a test of its own, asserting on the
-shared output.
+"No crash" means: the expected exit status, no ``Traceback``, no ``INTERNAL ERROR``, no flake8 "failed
+during execution" and no "This is a bug"; "a clear message" means the file, the line and what is wrong
+(for a policy: the key and the fix), the same in every adapter. A run that never ends is caught by the
+suite's one hang catcher (``helpers.HANG_CATCHER``); how fast the inputs that were slow are is a matter
+for ``benchmarks/``, never a bound in a test.
 
-The inputs:
-
-- sources (``test_zoo_*``): syntax errors in a light module and four hops deep in a chain, a BOM, a
-  latin-1 coding cookie, a BOM with a latin-1 cookie, an unknown cookie, invalid UTF-8, UTF-16, NUL
-  bytes, CRLF and CR-only line endings, tabs, inconsistent tabs (``TabError``), form feeds, an empty
-  file and a BOM-only file, a 5 MB generated module (a 60,000-row table and 2,000 functions whose
-  deferred imports must not count), CPython's parser limits (nesting, indentation, recursion), syntax
-  newer than the running Python, symlink loops in a source root (a self loop, a two-link loop, a
-  directory link to an ancestor), a package that imports itself, import cycles of length 2 and 50, a
-  namespace package split over two source roots, the same module in both roots, a first-party ``json``
-  (shadows the stdlib: runs) and ``abc`` (frozen: never runs), file names that are not identifiers,
-  an ``__init__.py`` that is a directory. flake8 does not lint two of them itself (the plugin still
-  reads them): the 5 MB module (flake8's own checkers need about 30 s) and the recursion-limit module
-  (flake8 itself crashes there: ``ast.parse``'s RecursionError escapes its ``build_ast``);
-- unreadable files: root ignores permissions, so a dangling symlink (``dangling.py``) and a
-  directory named like a module (``dirmod.py/``) stand in for them; ``os.chmod(path, 0)`` is tested
-  too, skipped as root. A FIFO named like a module is a test of its own;
-- policies (``test_policy_*``): empty, comments only, not TOML, wrong types, unknown keys, duplicate
-  light entries (table twice, shorthand plus table, both quote styles), invalid characters, empty
-  segments, unquoted dotted keys, an ignore without reason, a BOM, invalid UTF-8, a NUL byte, deeply
-  nested arrays, an unsupported version, an interpreter that fails, ``--policy`` naming a directory;
-- caches (``test_cache_*``): every cache file (facts, answers, interpreters, flake8's per-file index,
-  mypy's index) truncated, not JSON, from an older version, of another shape, or nested too deeply;
-  a read-only cache directory with stale entries (``chmod -w`` when not root; as root ``chattr +i``,
-  skipped when unavailable); a cache directory that is a file.
-
-Where the tool is wrong the test is ``xfail(strict=True)`` with a reason starting ``BUG:``.
-
-Hostile inputs against the cache, the exit status and the adapters' limits, beside the corpus of
-tests/test_robustness.py, whose helpers they use.
-
-56 hostile inputs in 39 tests. The adapters: C = ``importpolicy`` (``check`` unless another command is
-named), F = ``flake8`` (default selection, IPL included), M = ``mypy`` with
-``plugins = flake8_importpolicy.mypy`` (its own ``--cache-dir``; skipped with the reason when
-``flake8_importpolicy.mypy`` cannot be imported), V =
-``importpolicy verify``, E = the engine in this process. "No crash" is what tests/test_robustness.py
-means by it (no traceback, no "This is a bug", the expected exit status); a hang guard is the suite's
-hang catcher (``helpers.HANG_CATCHER``): it catches a run that never ends, and the speed of the inputs
-that were slow is a matter for ``benchmarks/``, not a bound in a test.
-
-- The cache directory, C (``check`` and ``cache clear``) F M: ``cache-dir`` set to a source
-  root, to the policy's directory, linked to a source root, to a project package, with a
-  ``CACHEDIR.TAG`` that is a directory, and a filled cache whose tag became a directory (6): one policy
-  error naming ``settings.cache-dir``, nothing deleted. ``cache clear`` beside a file of the user's, a
-  file in ``facts/``, a link named like a shard, a link named like an entry, a self-looping link and an
-  entry left half-written (6, C); a cache directory and a ``facts`` directory linked to themselves (2,
-  C F M).
-- Stale answers: a file edited while each client's slow path reads it (3: C F M); pickled
-  facts caches that would prune the cache, and workers slower than the engine (2, E).
-- Corrupted and mixed entries, C F M: facts entries edited to ``"sites": []``, another
-  checkout's entry, a sealed entry of another engine, ``1e400`` written by hand into every kind of
-  entry, ``Infinity`` and ``null`` sealed again (5); facts of another parsing interpreter (1, C with a
-  second Python, skipped without one).
-- Exit status: an internal error in every client (1: C with and without ``IMPORTPOLICY_DEBUG``, F, M);
-  ``--help`` (C).
-- Crashes: a deleted working directory (4 runs: C), ``-j 99999999999999999999`` (2: C ``check`` and
-  ``why``), ``after-import`` nested 3,000 and 10,000 deep (2: C F M), fullwidth keys (1: C F M),
-  ``target-versions``/``--target-version`` 2.7 (2: C), a link to ``/dev/null``, a FIFO, a character
-  device and a symlink loop named like a module (4: C F), a FIFO, ``/dev/zero`` and a file over 10 MiB
-  as the policy (3: C, the FIFO also F), a FIFO at every cache entry (1: C F M), a source over 10 MiB
-  (1: C).
-- Hangs and blow-ups, hang guards, C F: ``**`` patterns over a 200-level package, a package 600 levels
-  deep, 20,000 ``[light]`` keys, ``"big.**"`` over 10,000 modules (4); a 300-module import cycle with
-  ``cyc.*`` (1: C text and JSON).
-- Wrong answers: a light module linked to outside the tree (1: C F M); a first-party ``.pyc``-only
-  module (1: C ``check``, ``why``, V); a module that rewrites the verifier's events and exits early,
-  and one that forks a process that outlives it (2: V).
+Many inputs share one tree and one run of each adapter (``zoo``), independent runs go in parallel, and
+the policy cases run as batches (``run_batch``: every case's ``importpolicy check`` in one fresh
+interpreter, every case's ``flake8`` in another, each with its own working directory and captured
+output), so that the corpus stays cheap on 2 cores. Each input still has a test of its own, asserting
+on the shared output. Where the tool is wrong the test is ``xfail(strict=True)`` with a reason starting
+``BUG:``.
 """
 
 from __future__ import annotations
@@ -352,7 +290,7 @@ def mypy_stdlib_cache(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
 
 
 def make_mypy_stdlib_cache(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
-    """See :func:`mypy_stdlib_cache` (tests/test_hostile.py makes its own)."""
+    """See :func:`mypy_stdlib_cache` (the topic files share it)."""
     if MYPY_SKIP:
         return None
     root = write(tmp_path_factory.mktemp("mypy-stdlib"), _CACHE_TREE)

@@ -6,7 +6,7 @@ type where a string, a number, a list or an object belongs, or a number out of r
 never an answer. The readers are asked in this process, for every value of an entry of every kind
 (the command line's answers, flake8's per-file index, mypy's index, interpreter facts, per-file
 facts), and the three cases the attack found go through the clients too: C = ``importpolicy``, F =
-``flake8``, M = ``mypy`` (tests/test_hostile.py's ``adapters``).
+``flake8``, M = ``mypy`` (tests/hostile.py's ``adapters``).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from hostile import (
 from flake8_importpolicy.analysis import parallel
 from flake8_importpolicy.answers.jsonfile import MALFORMED, read_json_sealed, write_json_atomic
 
-__all__ = ["mypy_stdlib_cache"]  # the fixture, shared with tests/test_hostile.py
+__all__ = ["mypy_stdlib_cache"]  # the fixture, shared with the other topic files
 
 WRONG_TYPES: tuple[object, ...] = ([], {}, "x", 7, True, 1.5)
 OUT_OF_RANGE: tuple[object, ...] = (-1, 10**40)

@@ -173,7 +173,7 @@ def test_a_comparison_of_100000_terms_agrees_with_the_interpreter(tmp_path: Path
     comparisons, both branches count (``conditional``). Kept as the oracle's case (C, and a fresh
     interpreter)."""
     root = write(tmp_path, {"policy.toml": POLICY, "src/zoo/__init__.py": "", "src/zoo/heavy.py": "",
-                            LIGHT: source})
+                            "src/zoo/heavy2.py": "", LIGHT: source})  # the policy names both
     checked = cli(root, "check", "--no-cache", "--format", "json")
     predicted = {v["heavy"] for v in json.loads(checked.stdout)["violations"]}
     ran = run_import("zoo.light", [root / "src"])
