@@ -266,8 +266,52 @@ def test_a_re_exported_submodule(tmp_path: Path) -> None:
         assert _probe(work, "x_fix_roots").stdout == "ok\n"
     lazy = (tmp_path / "lazy/x_fix_roots/src/app/ops/__init__.py").read_text()
     assert '_LAZY_SUBMODULES = {\n    "fused_allreduce": "app.ops.fused_allreduce",\n}' in lazy
-    assert "return importlib.import_module(module)" in lazy
+    assert "value = importlib.import_module(module)" in lazy
     direct = tmp_path / "direct/x_fix_roots"
     assert (direct / "plugins/ext/kernels.py").read_text().startswith(
         "import app.ops\nimport app.ops.fused_allreduce\n")
     assert (direct / "tests/ops_check.py").read_text() == (root / "tests/ops_check.py").read_text()
+
+
+def _same_name_tree(root: Path, init: str) -> Path:
+    """The incident's own shape: the re-exported function has its submodule's name."""
+    (root / "src/app/ops").mkdir(parents=True)
+    (root / "policy.toml").write_text('[settings]\nsource-roots = ["src"]\n\n[heavy]\n'
+                                      '"app.config" = "initialises CUDA"\n\n'
+                                      '[light."app.ops"]\nreason = "imported before fork"\n')
+    (root / "src/app/__init__.py").write_text("")
+    (root / "src/app/config.py").write_text("X = 1\n")
+    (root / "src/app/ops/norm.py").write_text("from app.config import X\n\n\ndef norm(x):\n"
+                                              "    return x\n")
+    (root / "src/app/ops/__init__.py").write_text(init)
+    return root
+
+
+def test_a_lazy_name_that_is_its_submodules_name_stays_the_function(tmp_path: Path) -> None:
+    root = _same_name_tree(tmp_path, '"""Ops."""\n\nfrom .norm import norm\n\n__all__ = ["norm"]\n')
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0, done.stderr
+    # the import system binds the submodule on its package (app.ops.norm = <module>) when
+    # __getattr__ loads it: the second access must still give the function
+    code = ("import sys, types\nsys.path.insert(0, 'src')\nimport app.ops\n"
+            "assert 'app.config' not in sys.modules\n"
+            "first, second = app.ops.norm, app.ops.norm\nfrom app.ops import norm\n"
+            "assert all(isinstance(f, types.FunctionType) for f in (first, second, norm)), "
+            "(first, second, norm)\nassert 'norm' in dir(app.ops)\nprint('ok')\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                         timeout=HANG_CATCHER)
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_the_lazy_code_is_valid_on_every_target_version(tmp_path: Path) -> None:
+    import ast
+
+    root = _same_name_tree(tmp_path, "from .norm import norm\n")
+    done = _cli(root, "fix", "--apply", "--target-version", "3.8")
+    assert done.returncode == 0, done.stderr
+    text = (root / "src/app/ops/__init__.py").read_text()
+    tree = ast.parse(text, feature_version=(3, 7))  # no walrus (3.8)
+    for node in ast.walk(tree):  # no annotation evaluated at definition time needs 3.9
+        if isinstance(node, ast.FunctionDef) and node.returns is not None:
+            assert not isinstance(node.returns, ast.Subscript), ast.unparse(node.returns)
+    assert ":=" not in text and "-> list[str]" not in text

@@ -528,8 +528,12 @@ class _Planner:
             first = existing.body[0]
             if _is_docstring(first) and len(existing.body) > 1:
                 first = existing.body[1]
+            taken = {n.id for n in ast.walk(existing) if isinstance(n, ast.Name)} | {
+                a.arg for a in ast.walk(existing.args) if isinstance(a, ast.arg)}
+            taken |= {alias.asname or alias.name.partition(".")[0] for n in ast.walk(existing)
+                      if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
             block = _getattr_block(parameter[0].arg, map_name if attributes else None,
-                                   modules_map if submodules else None, indent, nl)
+                                   modules_map if submodules else None, indent, nl, taken)
             at = source.line_start(first.lineno)
             edits.append(_Edit(source.path, at, at, block))
         else:
@@ -549,7 +553,7 @@ class _Planner:
         else:
             pairs = ((map_name, attributes), (modules_map, submodules))
             maps = " | ".join(f"set({m})" for m, used in pairs if used)
-            block = (f"{nl}{nl}def __dir__() -> list[str]:{nl}"
+            block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
                      f"    return sorted(set(globals()) | {maps}){nl}")
             end = len(source.text)
             if edits[-1].start == end:
@@ -808,19 +812,34 @@ def _quote(text: str) -> str:
 
 
 def _getattr_block(parameter: str, attributes: str | None, submodules: str | None, indent: str,
-                   nl: str) -> str:
+                   nl: str, taken: Iterable[str] = ()) -> str:
     """The lines that serve the lazy names in a ``__getattr__`` (the form the engine follows: a
-    constant map's ``.get`` and a literal-free ``importlib.import_module``)."""
+    constant map's ``.get`` and a literal-free ``importlib.import_module``).
+
+    The value is stored in the module's globals before it is returned: importing a submodule
+    binds it on its package (the import system's ``setattr(parent, child, module)``, docs/semantics.md
+    rule 2), so a name that is also its submodule's name (``from .norm import norm``) would read as
+    the module from the second access on. No walrus and no annotation: valid on every Python 3
+    (the oldest target version included). ``taken``: the names the function already uses, so
+    that the block's locals shadow none of them (an ``import importlib`` inside the function would
+    make a global ``importlib`` of its other lines a local, unbound)."""
+    module = _unused_name("module", set(taken))
+    value = _unused_name("value", set(taken) | {module})
+    importlib = "importlib" if "importlib" not in taken else _unused_name(
+        "_importlib", set(taken) | {module, value})
+    import_line = "import importlib" + ("" if importlib == "importlib" else f" as {importlib}")
     out = []
     inner = indent + "    "
-    if submodules is not None:
-        out.append(f"{indent}if (module := {submodules}.get({parameter})) is not None:{nl}"
-                   f"{inner}import importlib{nl}{nl}"
-                   f"{inner}return importlib.import_module(module){nl}")
-    if attributes is not None:
-        out.append(f"{indent}if (module := {attributes}.get({parameter})) is not None:{nl}"
-                   f"{inner}import importlib{nl}{nl}"
-                   f"{inner}return getattr(importlib.import_module(module), {parameter}){nl}")
+    for table, loaded in ((submodules, f"{importlib}.import_module({module})"),
+                          (attributes, f"getattr({importlib}.import_module({module}), {parameter})")):
+        if table is None:
+            continue
+        out.append(f"{indent}{module} = {table}.get({parameter}){nl}"
+                   f"{indent}if {module} is not None:{nl}"
+                   f"{inner}{import_line}{nl}{nl}"
+                   f"{inner}{value} = {loaded}{nl}"
+                   f"{inner}globals()[{parameter}] = {value}{nl}"
+                   f"{inner}return {value}{nl}")
     return "".join(out)
 
 
