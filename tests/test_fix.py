@@ -315,3 +315,34 @@ def test_the_lazy_code_is_valid_on_every_target_version(tmp_path: Path) -> None:
         if isinstance(node, ast.FunctionDef) and node.returns is not None:
             assert not isinstance(node.returns, ast.Subscript), ast.unparse(node.returns)
     assert ":=" not in text and "-> list[str]" not in text
+
+
+def test_installed_importers_are_real_imports_of_the_light_package(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "project"
+    (root / "src/pkg").mkdir(parents=True)
+    (root / "policy.toml").write_text('[settings]\nsource-roots = ["src"]\n\n[heavy]\n'
+                                      '"heavy" = "heavy"\n\n[light."pkg"]\nreason = "light"\n')
+    (root / "src/heavy.py").write_text("X = 1\n")
+    (root / "src/pkg/x.py").write_text("import heavy\n\n\ndef a():\n    return 1\n")
+    (root / "src/pkg/__init__.py").write_text("from .x import a\n")
+    site = tmp_path / "site"
+    (site / "plugin").mkdir(parents=True)
+    # a text prefix of the light package's name, a comment, a string: none of them imports it
+    (site / "resources_user.py").write_text(
+        "import pkg_resources\n# from pkg import a\nTEXT = 'from pkg import a'\n"
+        "print(pkg_resources.a)\n")
+    (site / "plugin/__init__.py").write_text('"""A plugin."""\n\nimport os\nfrom pkg import a  # here\n')
+    (site / "dotted_user.py").write_text("import os\nimport pkg.x\n\nVALUE = pkg.a\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    refused = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", "--kind", "direct"],
+                             cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER, env=env)
+    assert refused.returncode == 1, refused.stderr
+    blocked = sorted(line.strip() for line in refused.stderr.splitlines() if "cannot keep" in line)
+    assert blocked == [
+        f"cannot keep {site / 'dotted_user.py'}:2 working: an installed module outside the source "
+        "roots and the project",
+        f"cannot keep {site / 'plugin/__init__.py'}:4 working: an installed module outside the "
+        "source roots and the project",
+    ]

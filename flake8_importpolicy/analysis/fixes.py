@@ -355,7 +355,6 @@ class _Project:
         project = (os.path.realpath(self.policy.root),
                    *(os.path.realpath(r) for r in self.policy.settings.source_roots))
         top = light.partition(".")[0].encode()
-        wanted = [n.encode() for n in names]
         found: list[Importer] = []
         for entry in info.sys_path:
             real = os.path.realpath(entry)
@@ -373,16 +372,43 @@ class _Project:
                         data = read_regular_file(path)[1]
                     except OSError:
                         continue
-                    if top not in data or not any(w in data for w in wanted):
-                        continue
-                    for line_number, text in enumerate(data.splitlines(), 1):
-                        if (light.encode() in text or b"from ." in text) and any(w in text for w in wanted) \
-                                and b"import" in text:
-                            found.append(Importer(path, line_number, "",
-                                                  "an installed module outside the source roots "
-                                                  "and the project"))
-                            break
+                    if top not in data or not any(n.encode() in data for n in names):
+                        continue  # a cheap filter: the parse below decides
+                    relative = Path(os.path.relpath(path, real)).with_suffix("").parts
+                    module = ".".join(relative[:-1] if relative[-1] == "__init__" else relative)
+                    line = _import_of_moved(data, path, module, light, names,
+                                            is_package=name == "__init__.py")
+                    if line is not None:
+                        found.append(Importer(path, line, module,
+                                              "an installed module outside the source roots "
+                                              "and the project"))
         return found
+
+
+def _import_of_moved(data: bytes, path: Path, module: str, light: str, names: Mapping[str, _Moved],
+                     *, is_package: bool) -> int | None:
+    """The line of the first statement of a module (its source ``data``) that imports a moved name
+    of ``light``: ``from light import name`` (or ``*``; relative forms resolved in ``module``), or
+    ``import light`` / a submodule or a parent of it, with ``.name`` read somewhere. None when
+    there is none, or when the source does not parse (then nothing can be known of it: an
+    installed module that does not compile does not run either)."""
+    try:
+        tree = ast.parse(data, str(path))
+    except (SyntaxError, ValueError):
+        return None
+    imports_light: int | None = None
+    reads = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if _resolve_from(module, node, is_package=is_package) == light and any(
+                    a.name == "*" or a.name in names for a in node.names):
+                return node.lineno
+        elif isinstance(node, ast.Import):
+            if imports_light is None and any(_related(a.name, light) for a in node.names):
+                imports_light = node.lineno
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            reads = True
+    return imports_light if reads else None
 
 
 class _Planner:
