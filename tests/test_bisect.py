@@ -447,3 +447,24 @@ def _same_change(git_diff: str, ours: str) -> bool:
         return [line for line in text.splitlines()
                 if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
     return changed(git_diff) == changed(ours)
+
+
+@pytest.mark.parametrize("root", ["my src", "src\\tab", 'src"q', "src\u00e9"])
+def test_the_hop_it_added_under_a_source_root_git_quotes_or_ends_with_a_tab(
+    tmp_path: Path, root: str
+) -> None:
+    # git diff ends a +++ header with a TAB when the name has a space, and C-quotes a name with a
+    # backslash or a double quote in it
+    repo = make_repo(tmp_path / "repo")
+    files = {name.replace("src/", f"{root}/", 1): text for name, text in BASE.items()
+             if name.startswith("src/")}
+    files["policy.toml"] = POLICY.replace('"src"', json.dumps(root))
+    good = commit(repo, "move", {**{n: None for n in BASE if n.startswith("src/")}, **files})
+    noise(repo, 2)
+    culprit = commit(repo, "ops: re-export", {f"{root}/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 2, start=2)
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} ops: re-export" in done.stdout
+    assert (f"it added: {root}/pkg/ops/__init__.py:2: pkg.ops -> pkg.ops.fused (from-import)"
+            in done.stdout), done.stdout

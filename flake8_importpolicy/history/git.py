@@ -259,12 +259,13 @@ class GitRepository:
         """The lines ``commit`` adds relative to ``parent`` (``git diff -U0``): ``{path: [(first
         line, line count), ...]}`` in the commit's numbering, for files under ``prefixes``."""
         out = self._run("diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
-                        "--no-renames", parent, commit, "--", *prefixes)
+                        "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", parent, commit, "--",
+                        *prefixes)
         added: dict[str, list[tuple[int, int]]] = {}
         current: str | None = None
         for line in out.split(b"\n"):
             if line.startswith(b"+++ "):
-                name = line[4:]
+                name = _diff_header_path(line[4:])
                 current = os.fsdecode(name[2:]) if name.startswith(b"b/") else None
             elif line.startswith(b"@@") and current is not None:
                 match = _HUNK.match(line)
@@ -273,6 +274,37 @@ class GitRepository:
                     if count:
                         added.setdefault(current, []).append((int(match.group(1)), count))
         return added
+
+
+_C_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34,
+              b"\\": 92}
+
+
+def _diff_header_path(name: bytes) -> bytes:
+    """The path of a ``+++ `` header line (what follows it): git C-quotes a name with a double
+    quote, a backslash or a control character in it (``"b/a\\tb.py"``, octal escapes for bytes),
+    and ends the line with a TAB when the name has a space (diff.c, so that patch(1) reads it)."""
+    if not name.startswith(b'"'):
+        return name[:-1] if name.endswith(b"\t") else name
+    out = bytearray()
+    index = 1
+    while index < len(name) and name[index:index + 1] != b'"':
+        char = name[index:index + 1]
+        if char != b"\\":
+            out += char
+            index += 1
+            continue
+        escape = name[index + 1:index + 2]
+        if escape in _C_ESCAPES:
+            out.append(_C_ESCAPES[escape])
+            index += 2
+        else:
+            digits = name[index + 1:index + 4]
+            if len(digits) != 3 or not all(48 <= d <= 55 for d in digits):
+                return name  # not git's quoting: the caller finds no b/ path in it
+            out.append(int(digits, 8) & 0xFF)
+            index += 4
+    return bytes(out)
 
 
 class TreeMirror:
