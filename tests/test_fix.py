@@ -346,3 +346,40 @@ def test_installed_importers_are_real_imports_of_the_light_package(tmp_path: Pat
         f"cannot keep {site / 'plugin/__init__.py'}:4 working: an installed module outside the "
         "source roots and the project",
     ]
+
+
+def _light_tree(root: Path, init: str, **files: str) -> Path:
+    """A light package ``zqpkg`` whose submodule ``x`` (names a, b, c) imports the heavy module."""
+    (root / "src/zqpkg").mkdir(parents=True)
+    (root / "src/app").mkdir()
+    (root / "policy.toml").write_text('[settings]\nsource-roots = ["src"]\n\n[heavy]\n'
+                                      '"heavy" = "heavy"\n\n[light."zqpkg"]\nreason = "light"\n')
+    (root / "src/heavy.py").write_text("X = 1\n")
+    (root / "src/zqpkg/x.py").write_text(
+        'import heavy\n__all__ = ["a", "b", "c"]\n\n\ndef a():\n    return "a"\n\n\n'
+        'def b():\n    return "b"\n\n\ndef c():\n    return "c"\n')
+    (root / "src/zqpkg/__init__.py").write_text(init)
+    (root / "src/app/__init__.py").write_text("")
+    for name, text in files.items():
+        (root / "src/app" / f"{name}.py").write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("init, line", [
+    ('import sys\nfrom .x import a\n\nif sys.version_info >= (3, 0):\n    def __getattr__(name):\n'
+     '        if name == "dyn":\n            return 42\n        raise AttributeError(name)\n', 5),
+    ('from .x import a\n\ntry:\n    from ._extra import __getattr__\nexcept ImportError:\n'
+     '    pass\n', 4),
+    ('from .x import a\n\n\ndef _ga(name):\n    raise AttributeError(name)\n\n\n__getattr__ = _ga\n', 8),
+])
+def test_a_getattr_bound_under_an_if_or_a_try_refuses_the_lazy_fix(
+    tmp_path: Path, init: str, line: int
+) -> None:
+    # an appended top-level __getattr__ would replace the package's own one
+    root = _light_tree(tmp_path, init)
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert (f"not fixed: no lazy-reexport fix: the package binds __getattr__ at line {line} other "
+            "than by one top-level def (under an if or a try, by assignment, or twice): merge the "
+            "lazy names into it by hand (importpolicy fix --kind direct does)") in refused.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == init

@@ -142,6 +142,7 @@ def find_fixes(
     interpreter: str | None = None,
     target_versions: Iterable[tuple[int, int]] = (),
     verify: bool = True,
+    why_not: dict[FixKind, str] | None = None,
 ) -> list[Fix]:
     """The fixes that remove ``violation`` (an IPL001 of ``policy``), verified; the code actions of
     an editor. Empty when its first hop is not a re-export in a light package's ``__init__.py``.
@@ -155,6 +156,8 @@ def find_fixes(
         facts_cache, interpreter_info, interpreter, target_versions: as for
             :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`.
         verify: check the patched tree with the engine (a fix that fails is left out).
+        why_not: filled with ``{kind: why}`` for each fix the planner refused to write (a
+            ``__getattr__`` bound under an ``if``), when given.
 
     Returns:
         A lazy re-export fix first when one applies, then the direct-imports fix; the latter is
@@ -170,6 +173,8 @@ def find_fixes(
     with options.engine(policy, overrides) as engine:
         planner = _Planner(policy, engine, dict(overrides or {}))
         fixes = planner.plan(violation)
+        if why_not is not None:
+            why_not.update(planner.refusals)
         if not verify or not fixes:
             return fixes
         if report is None:
@@ -417,6 +422,7 @@ class _Planner:
         self.engine = engine
         self.read = _Reader(overrides)
         self.project = _Project(policy, engine, self.read)
+        self.refusals: dict[FixKind, str] = {}
 
     # -- the re-export -----------------------------------------------------------------------------
 
@@ -428,8 +434,10 @@ class _Planner:
             return []
         statement = next((node for node in source.tree.body if isinstance(node, ast.ImportFrom)
                           and node.lineno == hop.line and node.col_offset == hop.col), None)
-        if statement is None:
-            return []  # not at the module's top level (under an if, in a try): left to a person
+        if statement is None:  # not at the module's top level: left to a person
+            why = "the re-export is not a statement of the module's top level (under an if or a try)"
+            self.refusals.update({FixKind.LAZY_REEXPORT: why, FixKind.DIRECT_IMPORTS: why})
+            return []
         moved = self._moved_names(violation.light, statement)
         if not moved:
             return []
@@ -527,15 +535,24 @@ class _Planner:
         tree = source.tree
         bound = _top_level_bindings(tree)
         getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
-        if len(getattrs) > 1 or "__getattr__" in bound and not getattrs:
-            return None  # bound some other way, or twice: left to a person
+        others = [line for line in _module_level_binding_lines(tree, "__getattr__")
+                  if line not in {g.lineno for g in getattrs}]
+        if len(getattrs) > 1 or others:
+            # an appended or merged one would not be the one that runs (or not always)
+            line = sorted({*others, *(g.lineno for g in getattrs)})[-1]
+            self.refusals[FixKind.LAZY_REEXPORT] = (
+                f"the package binds __getattr__ at line {line} other than by one top-level def "
+                "(under an if or a try, by assignment, or twice): merge the lazy names into it by hand")
+            return None
         nl = source.newline
         map_name = _unused_name("_LAZY_IMPORTS", bound)
         modules_map = _unused_name("_LAZY_SUBMODULES", bound | {map_name})
         attributes = [m for m in moved if m.attribute is not None]
         submodules = [m for m in moved if m.attribute is None]
         if any(m.attribute != m.name for m in attributes):
-            return None  # an alias (from .x import a as b): the map would need a second column
+            # the map would need a second column
+            self.refusals[FixKind.LAZY_REEXPORT] = "an aliased name (from .x import a as b)"
+            return None
         table = []
         if attributes:
             table.append(f"{map_name} = {{{nl}" + "".join(
@@ -790,6 +807,29 @@ def _top_level_bindings(tree: ast.Module) -> set[str]:
     return names
 
 
+def _module_level_binding_lines(tree: ast.Module, name: str) -> list[int]:
+    """The lines of every module-level binding of ``name``: a ``def``/``class``, an assignment
+    target, an import, also under ``if``/``try``/``with``/``for`` (function and class bodies are
+    their own scopes and left out)."""
+    lines: list[int] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                lines.append(node.lineno)
+            continue
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            lines.append(node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            lines.extend(node.lineno for a in node.names
+                         if (a.asname or a.name.partition(".")[0]) == name)
+        pending.extend(ast.iter_child_nodes(node))
+    return sorted(lines)
+
+
 def _literal_all(tree: ast.Module) -> tuple[list[str], list[ast.Constant]] | None:
     """A top-level ``__all__ = [...]`` / ``(...)`` of string literals: (names, elements)."""
     for node in tree.body:
@@ -1018,14 +1058,16 @@ def fix_findings(
             break
         violation = pending[0]
         tried.add(_statement_identity(violation))
+        why_not: dict[FixKind, str] = {}
         offered = find_fixes(policy, violation, report=report, overrides=patched,
                              facts_cache=facts_cache, interpreter_info=info,
-                             interpreter=interpreter, target_versions=versions)
+                             interpreter=interpreter, target_versions=versions, why_not=why_not)
         chosen = next((f for f in offered if f.kind is kind), None)
         reason = ""
         if chosen is None:
             others = [f.kind for f in offered if not f.blockers]
-            reason = f"no {kind} fix passes verification" + (
+            reason = (f"no {kind} fix: {why_not[kind]}" if kind in why_not
+                      else f"no {kind} fix passes verification") + (
                 f" (importpolicy fix --kind {_OPTION[others[0]]} does)" if others else "")
         elif chosen.blockers and not force:
             others = [f.kind for f in offered if not f.blockers]
