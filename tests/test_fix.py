@@ -383,3 +383,33 @@ def test_a_getattr_bound_under_an_if_or_a_try_refuses_the_lazy_fix(
             "than by one top-level def (under an if or a try, by assignment, or twice): merge the "
             "lazy names into it by hand (importpolicy fix --kind direct does)") in refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
+
+
+def _oracle(root: Path, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter with ``src`` on the path, after checking that importing the
+    light package ``zqpkg`` no longer runs ``heavy``; prints ``ok``."""
+    code = ("import sys\nsys.path.insert(0, 'src')\nimport zqpkg\n"
+            "assert 'heavy' not in sys.modules, 'zqpkg still runs heavy'\n" + code + "\nprint('ok')\n")
+    return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          timeout=HANG_CATCHER)
+
+
+@pytest.mark.parametrize("init, use", [
+    ('from .x import a\n\n__all__ = ["a"]\n', "from zqpkg import a\n"),
+    ('"""Doc."""\n\nfrom .x import (  # heavy stuff\n    a,  # first\n    b,  # second\n)\n\n'
+     '__all__ = ["a", "b"]  # public\n', "from zqpkg import a, b\n"),
+    ('"""Doc."""\n\nimport os  # keep\nfrom .x import (  # heavy stuff\n    a,  # first\n'
+     '    b as c,  # second\n)\n\n__all__ = ["a", "c"]  # public\n',
+     "from zqpkg import a\nfrom zqpkg import c\n"),
+    ('from .x import a, b\n\n__all__ = [\n    "a",\n    "b",\n]\n', "from zqpkg import b\n"),
+])
+def test_direct_imports_when_all_lists_only_the_re_exported_names(
+    tmp_path: Path, init: str, use: str
+) -> None:
+    root = _light_tree(tmp_path, init, use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert "verified" in done.stderr
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert zqpkg.__all__ == []")
+    assert run.stdout == "ok\n", run.stderr

@@ -625,9 +625,9 @@ class _Planner:
         edits.append(_Edit(source.path, removal[0], removal[1], replacement))
         declared = _literal_all(source.tree)
         if declared is not None:
-            for element in declared[1]:
-                if isinstance(element.value, str) and element.value in names:
-                    edits.append(_list_element_removal(source, element, declared[1]))
+            removed = [e for e in declared[1] if e.value in names]
+            for element in removed:
+                edits.append(_list_element_removal(source, element, declared[1], removed))
         blockers = self._own_uses(violation, source, statement, list(names))
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
@@ -974,9 +974,11 @@ def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _
 
 
 def _list_element_removal(source: _Source, element: ast.Constant,
-                          elements: Sequence[ast.Constant]) -> _Edit:
+                          elements: Sequence[ast.Constant], removed: Sequence[ast.Constant]) -> _Edit:
     """Remove one string of a literal ``__all__`` with its comma: its whole line when it has one of
-    its own (a comment after it goes too), else just the element."""
+    its own (a comment after it goes too), else just the element. ``removed``: every element
+    removed with it (the last one's comma before it is the previous one's, when that one goes too:
+    removing every element leaves ``[]``)."""
     start, end = source.span(element)
     text = source.text
     own_line = re.match(r"[ \t]*,?[ \t]*(#[^\r\n]*)?(\r\n|\n|\r)", text[end:])
@@ -987,7 +989,8 @@ def _list_element_removal(source: _Source, element: ast.Constant,
     if after is not None:
         return _Edit(source.path, start, end + after.end(), "")
     before = re.search(r",\s*$", text[:start])
-    if before is not None and len(elements) > 1:
+    index = elements.index(element)
+    if before is not None and index and elements[index - 1] not in removed:
         return _Edit(source.path, before.start(), end, "")
     return _Edit(source.path, start, end, "")
 
