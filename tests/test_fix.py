@@ -413,3 +413,58 @@ def test_direct_imports_when_all_lists_only_the_re_exported_names(
     assert _cli(root, "check").returncode == 0
     run = _oracle(root, "import app.use\nassert zqpkg.__all__ == []")
     assert run.stdout == "ok\n", run.stderr
+
+
+SHADOWING_USE = '''\
+import types
+
+import zqpkg
+
+
+def f(zqpkg):
+    return zqpkg.a
+
+
+def g():
+    return zqpkg.b()
+
+
+def h():
+    zqpkg = types.SimpleNamespace(a=1)
+    return zqpkg.a
+
+
+LAMBDA = lambda zqpkg: zqpkg.a  # noqa: E731
+COMPREHENSION = [zqpkg.a for zqpkg in [types.SimpleNamespace(a=2)]]
+
+
+class K:
+    zqpkg = types.SimpleNamespace(a=3)
+    OWN = zqpkg.a
+
+    def method(self):
+        return zqpkg.c()
+'''
+
+
+def test_direct_imports_leave_a_local_name_that_shadows_the_package(tmp_path: Path) -> None:
+    root = _light_tree(tmp_path, "from .x import *\n", use=SHADOWING_USE)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    text = (root / "src/app/use.py").read_text()
+    assert "return zqpkg.x.b()" in text and "return zqpkg.x.c()" in text
+    assert text.count("zqpkg.x.a") == 0, text
+    run = _oracle(root, "import types\nfrom app.use import f, g, h, K, LAMBDA, COMPREHENSION\n"
+                        "one = types.SimpleNamespace(a=7)\n"
+                        "assert (f(one), g(), h(), LAMBDA(one), COMPREHENSION, K.OWN, K().method()) "
+                        "== (7, 'b', 1, 7, [2], 3, 'c')")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_package_name_bound_again_at_the_top_level_is_a_blocker(tmp_path: Path) -> None:
+    use = "import zqpkg\n\nA = zqpkg.a\nzqpkg = None\n"
+    root = _light_tree(tmp_path, "from .x import a\n", use=use)
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1
+    assert ("cannot keep src/app/use.py:4 working: the name bound to the package is bound again at "
+            "the module's top level") in refused.stderr

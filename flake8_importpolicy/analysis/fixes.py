@@ -715,7 +715,15 @@ class _Planner:
                             names: Mapping[str, _Moved], edits: list[_Edit],
                             blockers: list[Importer], module: str) -> None:
         needed: set[str] = set()
+        tops = {name.partition(".")[0] for name in bound}
+        shadowed = _shadowed_names(source.tree, tops, light)
+        for line in _module_level_rebindings(source.tree, tops, light):
+            blockers.append(Importer(source.path, line, module,
+                                     "the name bound to the package is bound again at the module's "
+                                     "top level: which uses are the package's is not known"))
         for node in ast.walk(source.tree):
+            if id(node) in shadowed:
+                continue  # a local name (a parameter, an assignment in a function) of that spelling
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in ("getattr", "hasattr", "setattr", "delattr") and node.args:
                 if _dotted(node.args[0]) in bound and not (
@@ -828,6 +836,110 @@ def _module_level_binding_lines(tree: ast.Module, name: str) -> list[int]:
                          if (a.asname or a.name.partition(".")[0]) == name)
         pending.extend(ast.iter_child_nodes(node))
     return sorted(lines)
+
+
+_Scope = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+          ast.DictComp, ast.GeneratorExp)
+
+
+def _scope_bindings(node: ast.AST, light: str) -> set[str]:
+    """The names a function, lambda, class body or comprehension binds in its own scope (Language
+    reference 4.2.2: a binding anywhere in a block makes the name local to it), but those it
+    declares ``global`` or ``nonlocal``, and an import of the light package or a relative of it
+    (it binds the same package)."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = node.args
+        bound.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                     arguments.vararg, arguments.kwarg] if a is not None)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        pending: list[ast.AST] = [g.target for g in node.generators]
+    elif isinstance(node, ast.Lambda):
+        pending = [node.body]
+    else:
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        pending = list(node.body)
+    while pending:
+        child = pending.pop()
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(child.name)
+            continue
+        if isinstance(child, _Scope):
+            continue
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            bound.add(child.id)
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            declared.update(child.names)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            bound.add(child.name)
+        elif isinstance(child, ast.Import):
+            bound.update((a.asname or a.name.partition(".")[0]) for a in child.names
+                         if a.asname or not _related(a.name, light))
+        elif isinstance(child, ast.ImportFrom):
+            bound.update(a.asname or a.name for a in child.names if a.name != "*")
+        pending.extend(ast.iter_child_nodes(child))
+    return bound - declared
+
+
+def _shadowed_names(tree: ast.Module, names: set[str], light: str) -> set[int]:
+    """The ids of the nodes (every node under them) where one of ``names`` is a local name of a
+    function, lambda, comprehension or class body, not the module's global: code there reads its
+    own binding (``def f(pkg): pkg.name``). A function's decorators, defaults and annotations are
+    evaluated in the enclosing scope; a class body's names are not seen by its methods."""
+    shadowed: set[int] = set()
+
+    def visit(node: ast.AST, hidden: frozenset[str], class_hidden: frozenset[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            visit_node(child, hidden, class_hidden)
+
+    def enter(scope: ast.AST, hidden: frozenset[str], class_hidden: frozenset[str]) -> None:
+        local = frozenset(_scope_bindings(scope, light) & names)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            outer: list[ast.AST] = [*scope.decorator_list]
+            if isinstance(scope, ast.ClassDef):
+                outer += [*scope.bases, *(k.value for k in scope.keywords)]
+            else:
+                outer += [*scope.args.defaults, *(d for d in scope.args.kw_defaults if d)]
+            for part in outer:
+                visit_node(part, hidden | class_hidden, frozenset())
+            for statement in scope.body:
+                if isinstance(scope, ast.ClassDef):
+                    visit_node(statement, hidden, local)
+                else:  # a class body's names are not seen from its methods
+                    visit_node(statement, hidden | local, frozenset())
+        else:
+            visit(scope, hidden | local, frozenset())
+
+    def visit_node(node: ast.AST, hidden: frozenset[str], class_hidden: frozenset[str]) -> None:
+        if isinstance(node, ast.Attribute):
+            owner = _dotted(node)
+            if owner is not None and owner.partition(".")[0] in hidden | class_hidden:
+                shadowed.add(id(node))
+        elif isinstance(node, ast.Call) and node.args:
+            owner = _dotted(node.args[0])
+            if owner is not None and owner.partition(".")[0] in hidden | class_hidden:
+                shadowed.add(id(node))
+        if isinstance(node, _Scope):
+            enter(node, hidden, class_hidden)
+        else:
+            visit(node, hidden, class_hidden)
+
+    visit(tree, frozenset(), frozenset())
+    return shadowed
+
+
+def _module_level_rebindings(tree: ast.Module, names: set[str], light: str) -> list[int]:
+    """The lines where one of ``names`` is bound at the module's top level other than by an
+    import of the light package or a relative of it."""
+    lines = []
+    for name in names:
+        for line in _module_level_binding_lines(tree, name):
+            statement = next((n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                              and n.lineno == line), None)
+            if statement is None:
+                lines.append(line)
+    return sorted(set(lines))
 
 
 def _literal_all(tree: ast.Module) -> tuple[list[str], list[ast.Constant]] | None:
