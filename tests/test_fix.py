@@ -468,3 +468,11 @@ def test_a_package_name_bound_again_at_the_top_level_is_a_blocker(tmp_path: Path
     assert refused.returncode == 1
     assert ("cannot keep src/app/use.py:4 working: the name bound to the package is bound again at "
             "the module's top level") in refused.stderr
+
+
+def test_an_importer_that_does_not_parse_is_a_blocker(tmp_path: Path) -> None:
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n\ndef broken(:\n")
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert ("cannot keep src/app/use.py:1 working: it does not parse (or is not UTF-8): whether it "
+            "imports the name is not known") in refused.stderr

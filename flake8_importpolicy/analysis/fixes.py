@@ -650,6 +650,10 @@ class _Planner:
             return
         source = self.read.source(path)
         if source is None:
+            if light.partition(".")[0].encode() in data:
+                blockers.append(Importer(path, 1, self.project.module_name(path) or "",
+                                         "it does not parse (or is not UTF-8): whether it imports "
+                                         "the name is not known"))
             return
         module = self.project.module_name(path)
         is_package = path.name == "__init__.py"
