@@ -5,3 +5,6 @@ package and imports neither flake8 nor mypy; the flake8 checker and the mypy plu
 """
 
 __version__ = "0.1.0"
+
+REPOSITORY_URL = "https://github.com/flake8-importpolicy/flake8-importpolicy"
+"""The project's canonical home (its docs are under ``/blob/main/docs/``): the one place that names it."""

@@ -8,8 +8,9 @@ used), for the unsaved buffer as it stands. Each answer is computed afresh (the 
 re-validated: files change on disk while the server runs). Closing a document clears its diagnostics.
 
 Code actions: for each of those diagnostics in a request's range, the server asks a fix provider
-(:data:`FixProvider`; the fixes ``importpolicy fix`` offers) and returns each fix as a quick fix
-whose edit the editor applies.
+(:data:`FixProvider`; by default :func:`reexport_fixes`, the fixes ``importpolicy fix`` offers,
+verified and without blockers: :func:`flake8_importpolicy.analysis.fixes.find_fixes_at`) and returns
+each fix as a quick fix whose edit the editor applies.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ from flake8_importpolicy import __version__
 from flake8_importpolicy.answers.per_file import PerFileChecker
 from flake8_importpolicy.answers.warm_index import Finding
 
-__all__ = ["Edit", "FixAction", "FixProvider", "build_server", "no_fixes", "serve"]
+__all__ = ["Edit", "FixAction", "FixProvider", "build_server", "no_fixes", "reexport_fixes", "serve"]
 
 _SHOWN = frozenset({"IPL001", "IPL002", "IPL008", "IPL900"})
 """What flake8 selects by default (IPL006 is opt-in there, and not shown here)."""
 
 
 class Edit(NamedTuple):
-    """Replace the text between two positions (1-based lines, 0-based columns in characters) of
-    ``path`` with ``text``."""
+    """Replace the text between two positions (1-based lines, 0-based columns in UTF-16 code units,
+    the LSP's) of ``path`` with ``text``."""
 
     path: str
     start: tuple[int, int]
@@ -55,13 +56,57 @@ FixProvider = Callable[[str, str, Finding], Sequence[FixAction]]
 
 
 def no_fixes(path: str, text: str, finding: Finding) -> Sequence[FixAction]:
-    """The fix provider while ``importpolicy fix`` offers none to editors: no code actions."""
+    """A fix provider that offers nothing: no code actions."""
     return ()
 
 
-def build_server(fix_provider: FixProvider = no_fixes, policy: Path | None = None) -> LanguageServer:
+def reexport_fixes(path: str, text: str, finding: Finding, policy: Path | None = None) -> Sequence[FixAction]:
+    """The fixes ``importpolicy fix`` offers for an IPL001 re-export at ``finding``'s line of the
+    buffer ``text`` of ``path``, verified on the tree with the buffer and without blockers; none
+    when the policy or the interpreter cannot be used (the diagnostics say why)."""
+    from flake8_importpolicy.analysis.fixes import find_fixes_at
+    from flake8_importpolicy.answers.facts_cache import open_facts_cache
+    from flake8_importpolicy.config.load import discover_policy
+    from flake8_importpolicy.model.errors import ImportPolicyError
+
+    if finding.code != "IPL001":
+        return ()
+    where = Path(os.path.abspath(path))
+    try:
+        loaded = discover_policy(where.parent, policy)
+        fixes = find_fixes_at(loaded, path=where, line=finding.line,
+                              overrides={where: text.encode("utf-8", "surrogatepass")},
+                              facts_cache=open_facts_cache(loaded))
+    except ImportPolicyError:
+        return ()
+    texts = {where: text}
+    return tuple(FixAction(fix.title, tuple(
+        Edit(str(edit.path), _lsp_position(texts, edit.path, edit.start),
+             _lsp_position(texts, edit.path, edit.end), edit.new_text) for edit in fix.edits))
+        for fix in fixes)
+
+
+def _lsp_position(texts: dict[Path, str], path: Path, position: tuple[int, int]) -> tuple[int, int]:
+    """A fix's ``(line, column in characters)`` as ``(line, column in UTF-16 code units)``."""
+    if path not in texts:
+        try:
+            texts[path] = path.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            texts[path] = ""
+    lines = texts[path].splitlines()
+    row, column = position
+    line = lines[row - 1] if 0 < row <= len(lines) else ""
+    return row, len(line[:column].encode("utf-16-le", "surrogatepass")) // 2
+
+
+def build_server(fix_provider: FixProvider | None = None, policy: Path | None = None) -> LanguageServer:
     """The language server (not started); ``policy`` is used for every document (else each
-    document's policy is found from its directory, as flake8 does)."""
+    document's policy is found from its directory, as flake8 does); ``fix_provider`` gives the
+    code actions (default :func:`reexport_fixes`)."""
+    if fix_provider is None:
+        def fix_provider(path: str, text: str, finding: Finding) -> Sequence[FixAction]:
+            return reexport_fixes(path, text, finding, policy)
+
     server = LanguageServer("importpolicy", __version__,
                             text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
 
@@ -122,7 +167,7 @@ def build_server(fix_provider: FixProvider = no_fixes, policy: Path | None = Non
     return server
 
 
-def serve(fix_provider: FixProvider = no_fixes, policy: Path | None = None) -> None:
+def serve(fix_provider: FixProvider | None = None, policy: Path | None = None) -> None:
     """Run the server on stdin and stdout until the client says ``exit``."""
     build_server(fix_provider, policy).start_io()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,17 @@ def test_the_language_server_shows_a_broken_policy_as_ipl900(tmp_path: Path) -> 
     assert found["message"] == "policy.toml:4: settings.externl: unknown key; did you mean 'external'?"
 
 
+def _code_actions(client: LspClient, tree: Path, path: Path, text: str) -> list[dict[str, Any]]:
+    """Open ``path`` with ``text`` (one IPL001) and ask for the code actions of its diagnostic."""
+    client.initialize(tree)
+    client.open(path, text)
+    (found,) = client.wait_for_diagnostics(path)
+    actions: list[dict[str, Any]] = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": path.as_uri()}, "range": found["range"],
+        "context": {"diagnostics": [found]}})
+    return actions
+
+
 def test_a_code_action_applied_clears_the_finding(tmp_path: Path) -> None:
     """The code-action plumbing, with a stand-in fix provider (tests/lsp_fixes.py): the quick fix's
     edit, applied by the client, removes the finding."""
@@ -155,15 +167,50 @@ def test_a_code_action_applied_clears_the_finding(tmp_path: Path) -> None:
     program = ("from lsp_fixes import remove_the_statement; from flake8_importpolicy.lsp import serve; "
                "serve(remove_the_statement)")
     with _server(tree, sys.executable, "-c", program) as client:
-        client.initialize(tree)
-        client.open(path, seeded)
-        (found,) = client.wait_for_diagnostics(path)
-        actions = client.request("textDocument/codeAction", {
-            "textDocument": {"uri": path.as_uri()}, "range": found["range"],
-            "context": {"diagnostics": [found]}})
+        actions = _code_actions(client, tree, path, seeded)
         (action,) = actions
         assert (action["title"], action["kind"]) == ("Remove the import-time import", "quickfix")
         fixed = _apply(seeded, action["edit"]["changes"][path.as_uri()])
         assert fixed == seeded.replace(SEED_LINE, "")
         client.change(path, fixed, 2)
+        assert client.wait_for_diagnostics(path) == []
+
+
+def test_the_fixes_of_importpolicy_fix_are_code_actions_that_clear_the_finding(tmp_path: Path) -> None:
+    """The server's own fix provider: for an unsaved re-export (the incident's shape), the code
+    actions are the fixes ``importpolicy fix`` offers; each, applied as the client applies it, leaves
+    ``importpolicy check`` clean and a fresh interpreter importing the light package without the
+    heavy module, the re-exported name still working; the server's next diagnostics are empty."""
+    tree = Path(shutil.copytree(FIXTURES / "seed", tmp_path / "seed"))
+    path = tree / OPS_INIT
+    seeded = path.read_text().replace(SEED_AFTER, SEED_AFTER + SEED_LINE)
+    with _server(tree) as client:
+        actions = _code_actions(client, tree, path, seeded)
+        assert [a["kind"] for a in actions] == ["quickfix"] * len(actions)
+        assert actions[0]["title"] == (
+            "re-export fused_allreduce_rms_norm lazily (module __getattr__, PEP 562)")
+        for number, action in enumerate(actions):
+            copy = Path(shutil.copytree(tree, tmp_path / f"fixed{number}"))
+            for uri, edits in action["edit"]["changes"].items():
+                target = copy / Path(uri.removeprefix("file://")).relative_to(tree)
+                before = seeded if target == copy / OPS_INIT else target.read_text()
+                target.write_text(_apply(before, edits))
+            checked = subprocess.run(
+                [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache",
+                 "--policy", str(copy / "policy.toml")], capture_output=True, text=True, env=_env())
+            assert checked.returncode == 0, (action["title"], checked.stdout, checked.stderr)
+            edited = sorted(".".join(Path(uri.removeprefix("file://")).relative_to(tree / "src")
+                                     .with_suffix("").parts).removesuffix(".__init__")
+                            for uri in action["edit"]["changes"])
+            name_kept = number == 0  # the lazy re-export keeps the name; direct imports remove it
+            oracle = subprocess.run(
+                [sys.executable, "-c", "import importlib, sys; import inferno.models.common.ops; "
+                 "print('inferno.config' in sys.modules); "
+                 + ("from inferno.models.common.ops import fused_allreduce_rms_norm as f; "
+                    "print(callable(f)); " if name_kept else "print(True); ")
+                 + f"[importlib.import_module(m) for m in {edited!r}]; print('imported')"],
+                cwd=copy / "src", capture_output=True, text=True, env=_env())
+            assert oracle.stdout.split() == ["False", "True", "imported"], (action["title"], oracle)
+        lazy = actions[0]["edit"]["changes"][path.as_uri()]
+        client.change(path, _apply(seeded, lazy), 2)
         assert client.wait_for_diagnostics(path) == []

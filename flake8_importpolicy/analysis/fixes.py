@@ -50,7 +50,7 @@ from flake8_importpolicy.model.policy import Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.model.reading import read_regular_file
 
-__all__ = ["FixOutcome", "apply_edits", "find_fixes", "fix_findings"]
+__all__ = ["FixOutcome", "apply_edits", "find_fixes", "find_fixes_at", "fix_findings"]
 
 _SKIPPED_DIRECTORIES = frozenset({
     "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",
@@ -1130,6 +1130,46 @@ class FixOutcome:
     fix: Fix | None
     reason: str
     offered: tuple[Fix, ...] = ()
+
+
+def find_fixes_at(
+    policy: Policy,
+    *,
+    path: Path,
+    line: int,
+    overrides: Mapping[Path, bytes] | None = None,
+    facts_cache: FactsCache | None = None,
+) -> list[Fix]:
+    """The verified fixes, without blockers, of the IPL001 whose first hop is a re-export at
+    ``path:line`` (an editor's code actions for the diagnostic at that line).
+
+    Args:
+        policy: the policy of ``path``.
+        path: the light package's ``__init__.py`` (absolute).
+        line: the 1-based line of the diagnostic (the re-export's first line).
+        overrides: ``{path: bytes}`` of unsaved editor buffers, read instead of the files.
+        facts_cache: as for :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`.
+
+    Returns:
+        What :func:`find_fixes` offers for that finding, less the fixes it could not verify or that
+        would break an importer (an editor applies a code action without review); empty when no
+        such finding is at that line.
+
+    Raises:
+        flake8_importpolicy.model.errors.InterpreterError: the interpreter cannot be queried.
+    """
+    with PolicyEngine(policy, overrides=overrides, facts_cache=facts_cache) as engine:
+        report = engine.check()
+        info = engine.interpreter
+    where = os.path.abspath(path)
+    for violation in report.violations:
+        hop = find_reexport_hop(violation)
+        if hop is None or hop.line != line or hop.path is None or os.path.abspath(hop.path) != where:
+            continue
+        return [fix for fix in find_fixes(policy, violation, report=report, overrides=overrides,
+                                          facts_cache=facts_cache, interpreter_info=info)
+                if fix.verified and not fix.blockers]
+    return []
 
 
 def fix_findings(

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from flake8_importpolicy import __version__, codes
+from flake8_importpolicy import REPOSITORY_URL, __version__, codes
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
@@ -53,10 +53,9 @@ __all__ = [
 ]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
-REPOSITORY_URL: Final[str | None] = None
-"""Where the repository is published, if it is (``https://host/owner/flake8-importpolicy``): SARIF's
-``informationUri`` is then its ``docs/codes.md``. The package is not on the package index, so no page
-there is named; with no published repository the optional ``informationUri`` is left out."""
+CODES_URL: Final = f"{REPOSITORY_URL}/blob/main/docs/codes.md"
+"""SARIF's ``informationUri``: the codes' documentation in the repository (the package is not on
+the package index, so no page there is named)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,8 +291,7 @@ def _sarif_log(results: list[dict[str, object]]) -> dict[str, Any]:
             "tool": {"driver": {
                 "name": "importpolicy",
                 "version": __version__,
-                **({"informationUri": f"{REPOSITORY_URL}/blob/main/docs/codes.md"}
-                   if REPOSITORY_URL else {}),
+                "informationUri": CODES_URL,
                 "rules": [_sarif_rule(code) for code in rules],
             }},
             "columnKind": "unicodeCodePoints",
