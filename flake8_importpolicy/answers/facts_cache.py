@@ -31,6 +31,7 @@ from typing import Final, cast, get_args
 
 from flake8_importpolicy import __version__
 from flake8_importpolicy.answers.cache_dir import ensure_cache_dir, find_user_cache_dir
+from flake8_importpolicy.answers.roots import is_under_roots, root_prefixes
 from flake8_importpolicy.answers.freshness import find_package_files
 from flake8_importpolicy.answers.jsonfile import (
     MALFORMED,
@@ -111,7 +112,7 @@ class DiskFactsCache:
     ) -> None:
         self.directory: Path = directory
         self.shared: DiskFactsCache | None = shared
-        self._roots = tuple(str(root) for root in source_roots)
+        self._roots = root_prefixes(str(root) for root in source_roots)
         self._facts_dir = directory / "facts"
         engine_fingerprint()  # now, before any entry is written: the code that is running
         self._usable: bool | None = None
@@ -151,11 +152,7 @@ class DiskFactsCache:
         source roots, else this one (a buffer without a path is the project's)."""
         if self.shared is None or path is None:
             return self
-        text = str(path)
-        for root in self._roots:
-            if text == root or text.startswith(root.rstrip("/\\") + os.sep):
-                return self
-        return self.shared
+        return self if is_under_roots(str(path), self._roots) else self.shared
 
     def get(self, digest: str, target: Target, path: Path | None = None) -> ModuleFacts | None:
         """Cached facts for the source with SHA-256 ``digest`` and this target, or None (missing,

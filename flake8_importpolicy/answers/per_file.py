@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flake8_importpolicy.answers.jsonfile import expect_list, expect_str
+from flake8_importpolicy.answers.roots import is_under_roots, root_prefixes
 from flake8_importpolicy.answers.warm_index import Finding, load_index, parse_finding, store_index
 from flake8_importpolicy.config.locate import find_policy
 from flake8_importpolicy.model.reading import read_regular_file
@@ -112,14 +113,14 @@ class _Index:
     def __init__(
         self, roots: tuple[str, ...], files: frozenset[str], findings: dict[str, tuple[Finding, ...]]
     ) -> None:
-        self.prefixes = tuple(root.rstrip(os.sep) + os.sep for root in roots)
+        self.prefixes = root_prefixes(roots)
         self.files = files
         self.findings = findings
 
     def covers(self, path: str) -> bool:
         """True if the real path ``path`` lies under a source root, or is a file the engine read (a
         module whose file is a symbolic link to outside the tree)."""
-        return path.startswith(self.prefixes) or path in self.files
+        return is_under_roots(path, self.prefixes) or path in self.files
 
 
 class PerFileChecker:
