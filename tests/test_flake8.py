@@ -389,7 +389,7 @@ def test_warm_answer_does_not_import_the_engine(tmp_path: Path) -> None:
     assert out == (
         "['IPL001'] ['flake8_importpolicy', 'flake8_importpolicy.answers',"
         " 'flake8_importpolicy.answers.freshness', 'flake8_importpolicy.answers.jsonfile',"
-        " 'flake8_importpolicy.answers.per_file',"
+        " 'flake8_importpolicy.answers.per_file', 'flake8_importpolicy.answers.roots',"
         " 'flake8_importpolicy.answers.warm_index', 'flake8_importpolicy.config',"
         " 'flake8_importpolicy.config.locate', 'flake8_importpolicy.model',"
         " 'flake8_importpolicy.model.environment', 'flake8_importpolicy.model.files',"
