@@ -348,9 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
     cache_sub = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     clear = cache_sub.add_parser(
         "clear", help="delete the cache directory of the policy",
-        description="Delete the policy's cache directory (settings.cache-dir).",
+        description="Delete the policy's cache directory (settings.cache-dir); with --user, the "
+        "user-level cache of installed files' facts that the policy uses instead "
+        "($IMPORTPOLICY_CACHE_DIR, settings.user-cache-dir or the platform's user cache directory).",
     )
     clear.add_argument("--policy", type=Path, metavar="PATH", help="policy.toml or pyproject.toml")
+    clear.add_argument(
+        "--user", action="store_true",
+        help="clear the user-level cache shared by every project instead of the project's",
+    )
     clear.set_defaults(handler=_run_cache_clear, format="text")
     for name, command in sub.choices.items():
         command.epilog = COMMAND_EXIT_STATUS[name]
@@ -1118,7 +1124,17 @@ def _run_presets(args: argparse.Namespace) -> int:
 def _run_cache_clear(args: argparse.Namespace, policy: Policy) -> int:
     from flake8_importpolicy.answers.cache_clear import clear_cache
 
-    directory = policy.settings.cache_dir
+    if args.user:
+        from flake8_importpolicy.answers.cache_dir import find_user_cache_dir
+
+        user = find_user_cache_dir(policy.settings.user_cache_dir)
+        if user is None:
+            print("no user-level cache (IMPORTPOLICY_CACHE_DIR or settings.user-cache-dir is "
+                  "empty, or there is no home directory)")
+            return EXIT_CLEAN
+        directory = user
+    else:
+        directory = policy.settings.cache_dir
     cleared = clear_cache(directory)
     shown = policy.relpath(directory)
     if not cleared.found:

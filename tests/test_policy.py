@@ -270,7 +270,7 @@ ignore, assume
         policy.toml is not valid (3 problems):
           settings.externl: unknown key; did you mean 'external'?
           settings.source_roots: unknown key; did you mean 'source-roots'?
-          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth, lazy-imports, unresolved, baseline
+          settings.colour: unknown key; expected one of: source-roots, interpreter, target-versions, platform, external, cache-dir, call-depth, lazy-imports, unresolved, baseline, user-cache-dir
         """,  # noqa: E501
     ),
     (

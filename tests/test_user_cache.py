@@ -190,3 +190,65 @@ def test_user_cache_that_is_the_project_cache_is_one_cache(
     root = make_project(tmp_path / "one")
     monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", str(root / ".importpolicy_cache"))
     assert open_facts_cache(load_policy(root / "policy.toml")).shared is None
+
+
+def _with_settings(root: Path, line: str) -> Path:
+    policy = root / "policy.toml"
+    policy.write_text(POLICY.replace("[settings]\n", f"[settings]\n{line}\n", 1))
+    return policy
+
+
+def test_settings_user_cache_dir_moves_it_and_the_variable_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path / "one")
+    _with_settings(root, 'user-cache-dir = "../shared-facts"')
+    monkeypatch.delenv("IMPORTPOLICY_CACHE_DIR")
+    cache = open_facts_cache(load_policy(root / "policy.toml"))
+    assert cache.shared is not None and cache.shared.directory == tmp_path / "shared-facts"
+    monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", str(tmp_path / "from-ci"))
+    cache = open_facts_cache(load_policy(root / "policy.toml"))
+    assert cache.shared is not None and cache.shared.directory == tmp_path / "from-ci"
+    _with_settings(root, 'user-cache-dir = ""')
+    monkeypatch.delenv("IMPORTPOLICY_CACHE_DIR")
+    assert open_facts_cache(load_policy(root / "policy.toml")).shared is None
+
+
+def test_settings_user_cache_dir_problems(tmp_path: Path) -> None:
+    from flake8_importpolicy.model.errors import PolicyError
+
+    root = make_project(tmp_path / "one")
+    (root / "notes").mkdir()
+    (root / "notes" / "todo.txt").write_text("mine\n")
+    for line, problem in [
+        ("user-cache-dir = 3", 'settings.user-cache-dir: expected a directory path (relative to '
+         'the policy file\'s directory), or "" for no user-level cache, got the integer 3'),
+        ('user-cache-dir = "."', 'settings.user-cache-dir: "." is the policy file\'s directory; '
+         'the cache needs a directory of its own, e.g. ".importpolicy_cache"'),
+        ('user-cache-dir = "notes"', 'settings.user-cache-dir: "notes" is an existing directory '
+         "that is not importpolicy's cache (it has no CACHEDIR.TAG written by importpolicy); name "
+         "a new or empty directory"),
+    ]:
+        _with_settings(root, line)
+        with pytest.raises(PolicyError) as raised:
+            load_policy(root / "policy.toml")
+        assert problem in str(raised.value), str(raised.value)
+
+
+def test_cache_clear_user_clears_only_the_user_cache_and_only_its_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project(tmp_path / "one")
+    user = tmp_path / "user"
+    check(root, user, monkeypatch)
+    project = entries(root / ".importpolicy_cache")
+    assert entries(user) and project
+    (user / "facts" / "README").write_text("not the cache's\n")
+    policy = str(root / "policy.toml")
+    assert cli.main(["cache", "clear", "--user", "--policy", policy]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert not entries(user) and (user / "facts" / "README").read_text() == "not the cache's\n"
+    assert entries(root / ".importpolicy_cache") == project, "the project's cache is left alone"
+    monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", "")
+    assert cli.main(["cache", "clear", "--user", "--policy", policy]) == 0
+    assert capsys.readouterr().out.startswith("no user-level cache")

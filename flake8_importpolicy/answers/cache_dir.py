@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from flake8_importpolicy.config.locate import has_cache_tag
 from flake8_importpolicy.model.files import CACHE_TAG, CACHE_TAG_TEXT
@@ -72,12 +72,13 @@ def ensure_cache_dir(directory: Path) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def find_user_cache_dir() -> Path | None:
+def find_user_cache_dir(configured: Path | Literal[False] | None = None) -> Path | None:
     """The user-level cache directory, shared by every project, that keeps the facts of installed
     files (site-packages, the standard library); None if there is none.
 
     ``$IMPORTPOLICY_CACHE_DIR`` if set (empty: none; a relative path is taken from the working
-    directory), else ``importpolicy`` in the platform's user cache directory, as pip's: Windows
+    directory), else ``configured`` (``settings.user-cache-dir``: a directory, or False for none),
+    else ``importpolicy`` in the platform's user cache directory, as pip's: Windows
     ``%LOCALAPPDATA%\\importpolicy\\Cache``, macOS ``~/Library/Caches/importpolicy``, elsewhere
     ``$XDG_CACHE_HOME/importpolicy`` (``~/.cache/importpolicy``; the XDG Base Directory
     Specification). None if the home directory is unknown. The directory is made only on the first
@@ -86,6 +87,8 @@ def find_user_cache_dir() -> Path | None:
     moved = os.environ.get(USER_CACHE_VARIABLE)
     if moved is not None:
         return Path(os.path.abspath(moved)) if moved else None
+    if configured is not None:
+        return configured or None
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA")
         return Path(base, "importpolicy", "Cache") if base else None

@@ -242,10 +242,11 @@ def _function_kind(qualname: str, argument: str | None) -> str:
 
 def open_facts_cache(policy: Policy) -> DiskFactsCache:
     """The facts cache for ``policy``: its ``settings.cache-dir``, and the user-level cache
-    (:func:`~flake8_importpolicy.answers.cache_dir.find_user_cache_dir`) for the facts of files
-    outside its source roots, unless there is none or it is the project's own directory."""
+    (:func:`~flake8_importpolicy.answers.cache_dir.find_user_cache_dir`, ``settings.user-cache-dir``)
+    for the facts of files outside its source roots, unless there is none or it is the project's own
+    directory."""
     directory = policy.settings.cache_dir
-    user = find_user_cache_dir()
+    user = find_user_cache_dir(policy.settings.user_cache_dir)
     if user is None or os.path.abspath(user) == os.path.abspath(directory):
         return DiskFactsCache(directory)
     roots = policy.settings.source_roots + policy.settings.source_roots_as_written

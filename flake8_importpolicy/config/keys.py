@@ -118,6 +118,19 @@ SETTINGS: Final = Table("settings", [
             "check --write-baseline` ([adopt.md](adopt.md#the-baseline))",
         schema={"type": "string", "pattern": r"\S", "examples": ["importpolicy-baseline.json"]},
     ),
+    Key(
+        "user-cache-dir", validate.user_cache_dir,
+        type_doc="string",
+        default_doc="`$IMPORTPOLICY_CACHE_DIR`, else `importpolicy` in the platform's user cache "
+                    "directory (`~/.cache/importpolicy`)",
+        doc="the user-level cache, shared by every project, that keeps the facts of installed files "
+            "(site-packages, the standard library), keyed by their bytes so that sharing it never "
+            "changes an answer: relative to the policy file, `~` expanded; `\"\"` for none (they "
+            "stay in `cache-dir`). `$IMPORTPOLICY_CACHE_DIR` overrides it, as `$PIP_CACHE_DIR` does "
+            "pip's configuration; `importpolicy cache clear --user` clears it "
+            "([design](design.md#caches))",
+        schema={"type": "string", "examples": ["~/.cache/importpolicy", ""]},
+    ),
 ], doc="Where the project's modules are and which interpreter and targets to analyse for; all keys "
        "optional.")
 """``[settings]``: :class:`~flake8_importpolicy.model.policy.Settings` has an attribute for each key."""

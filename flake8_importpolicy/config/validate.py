@@ -29,7 +29,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from flake8_importpolicy.config.fields import (
     Check,
@@ -346,7 +346,33 @@ def cache_dir(entry: Entry, key: str, value: object) -> Path:
         return Path(resolve_cache_dir(check.root))
     root = check.setting_root("cache-dir") if given else check.root
     path = Path(resolve_cache_dir(root, value))
-    shown = quote(value) + ("" if given else " (the default)")
+    _check_own_directory(entry, key, path, quote(value) + ("" if given else " (the default)"))
+    return path
+
+
+def user_cache_dir(entry: Entry, key: str, value: object) -> Path | Literal[False] | None:
+    """``settings.user-cache-dir``: where the facts of installed files go (the user-level cache,
+    shared by every project); ``""`` for none (they stay in the project's cache). A directory of
+    the cache's own, checked as ``cache-dir`` is (:func:`cache_dir`)."""
+    check = entry.check
+    if not isinstance(value, str) or "\0" in value:
+        check.add(
+            key,
+            'expected a directory path (relative to the policy file\'s directory), or "" for '
+            f"no user-level cache, got {describe(value)}",
+        )
+        return None
+    if not value:
+        return False
+    path = Path(os.path.normpath(check.setting_root("user-cache-dir") / os.path.expanduser(value)))
+    _check_own_directory(entry, key, path, quote(value))
+    return path
+
+
+def _check_own_directory(entry: Entry, key: str, path: Path, shown: str) -> None:
+    """Record a problem if the cache directory ``path`` is not a directory of the cache's own: the
+    policy's directory, a source root, or an existing directory without the tool's tag."""
+    check = entry.check
     own = f"; the cache needs a directory of its own, e.g. {quote(DEFAULT_CACHE_DIR)}"
     real = os.path.realpath(path)
     source_roots: tuple[Path, ...] = entry.values.get("source_roots", ())
@@ -360,7 +386,6 @@ def cache_dir(entry: Entry, key: str, value: object) -> Path:
             f"{shown} is an existing directory that is not importpolicy's cache (it has no "
             f"{CACHE_TAG} written by importpolicy); name a new or empty directory",
         )
-    return path
 
 
 def _is_not_empty(directory: Path) -> bool:

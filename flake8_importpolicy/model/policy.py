@@ -175,6 +175,10 @@ class Settings:
         external: what to do with imports of third-party modules: ``"auto"``, ``"follow"`` or
             ``"stop"``; default ``"auto"``.
         cache_dir: absolute cache directory; default ``.importpolicy_cache`` next to the policy.
+        user_cache_dir: ``settings.user-cache-dir``: the user-level cache directory (absolute),
+            False for none (``""``), None when not set (``$IMPORTPOLICY_CACHE_DIR`` or the
+            platform's user cache directory then decides:
+            :func:`~flake8_importpolicy.answers.cache_dir.find_user_cache_dir`).
         call_depth: how many nested calls of first-party functions made at import time are
             followed (docs/semantics.md rule 16); default 3.
         lazy_imports: which PEP 810 world to check: ``normal`` (``lazy`` keywords and
@@ -200,6 +204,7 @@ class Settings:
     unresolved: str = "info"
     baseline: Path | None = None
     source_roots_as_written: tuple[Path, ...] = ()
+    user_cache_dir: Path | Literal[False] | None = None
 
     def interpreter_executable(self, override: str | None = None) -> str:
         """The Python the project runs on: ``override`` (``--interpreter``), else :attr:`interpreter`,
