@@ -252,3 +252,55 @@ def test_cache_clear_user_clears_only_the_user_cache_and_only_its_entries(
     monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", "")
     assert cli.main(["cache", "clear", "--user", "--policy", policy]) == 0
     assert capsys.readouterr().out.startswith("no user-level cache")
+
+
+def test_an_installed_file_edited_during_a_run_is_never_cached_as_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed package gains ``import extheavy`` right after the engine read it (a ``pip
+    install`` during the run, say). That run's clean answer must not be kept, and the user-level
+    cache must not give the old file's facts for the new bytes: the next run, sharing both caches,
+    finds the chain as a run without caches does."""
+    from flake8_importpolicy.analysis import sources
+    from flake8_importpolicy.answers.whole import check_policy_cached
+
+    site = tmp_path / "site"
+    (site / "extpkg").mkdir(parents=True)
+    installed = site / "extpkg" / "__init__.py"
+    installed.write_text("X = 1\n")
+    (site / "extheavy.py").write_text("")
+    root = tmp_path / "one"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "light.py").write_text("import extpkg\n")
+    (root / "policy.toml").write_text(
+        '[settings]\nsource-roots = ["."]\nexternal = "follow"\n\n[heavy]\n"extheavy" = "slow"\n\n'
+        '[light."app.light"]\nreason = "imported before fork"\n'
+    )
+    user = tmp_path / "user"
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", str(user))
+    real_read = sources.read_source_stamped
+    edits: list[Path] = []
+
+    def read_then_edit(path: Path) -> object:
+        found = real_read(path)
+        if Path(path) == installed and not edits:
+            installed.write_text("X = 1\nimport extheavy\n")
+            past = installed.stat().st_mtime - 3600
+            os.utime(installed, (past, past))
+            edits.append(Path(path))
+        return found
+
+    monkeypatch.setattr(sources, "read_source_stamped", read_then_edit)
+    assert check_policy_cached(load_policy(root / "policy.toml")).violations == ()
+    monkeypatch.undo()
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("IMPORTPOLICY_CACHE_DIR", str(user))
+    assert edits == [installed], "the clean answer came from the bytes read before the edit"
+    assert entries(user), "the installed files' facts went to the user-level cache"
+    assert not list((root / ".importpolicy_cache" / "answers").glob("*.json"))
+    uncached = PolicyEngine(load_policy(root / "policy.toml")).check()
+    assert [v.light for v in uncached.violations] == ["app.light"]
+    warm = check_policy_cached(load_policy(root / "policy.toml"))
+    assert warm.violations == uncached.violations
