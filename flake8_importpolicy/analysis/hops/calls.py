@@ -95,7 +95,7 @@ class CallResolver:
         a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
         if call.local:
             own = f"{module}.{call.callee}"
-            if self._is_heavy_call is not None and self._is_heavy_call(own):
+            if self._calls_heavy(own, call.kind):
                 return [CallNode(own)]
             return self._find_run(module, call.callee, call.kind, 0)
         name = absolute(call.callee, module, is_package)
@@ -159,8 +159,15 @@ class CallResolver:
                 found.append((owner[0], owner[1]))
         return found
 
+    def _calls_heavy(self, name: str, kind: str) -> bool:
+        """Whether a call site of ``kind`` on ``name`` calls the ``[heavy-calls]`` function ``name``.
+        A class statement's base (``class DeviceOf(device):``, kind ``subclass``) is not called:
+        creating the class runs the bases' ``__init_subclass__`` only (docs/semantics.md rule 16),
+        which :meth:`_find_run` follows."""
+        return self._is_heavy_call is not None and kind != "subclass" and self._is_heavy_call(name)
+
     def _find_run_dotted(self, name: str, kind: str, depth: int) -> list[str]:
-        if self._is_heavy_call is not None and self._is_heavy_call(name):
+        if self._calls_heavy(name, kind):
             return [CallNode(name)]
         found = self._split_owner(name)
         return [] if found is None else self._find_run(found[0], found[1], kind, depth)
