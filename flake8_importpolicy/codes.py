@@ -101,7 +101,7 @@ IPL002: Final = Code(
 IPL003: Final = Code(
     "IPL003",
     "stale-light-pattern",
-    "light pattern {pattern!r} matches no module",
+    "light pattern {pattern!r} matches no module{hint}",
     "A [light] pattern of the policy matches no module.",
 )
 IPL004: Final = Code(

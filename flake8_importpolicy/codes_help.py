@@ -85,9 +85,16 @@ runs).""",
 
 **Example.** `[light."mypkg.model.ops"]` after `mypkg/models/ops` was renamed.
 
-**Use instead.** Fix the name, or delete the entry.
+**Use instead.** Fix the name, or delete the entry. When the package is there but not under a source
+root (a `python/` layout, or a policy outside the repository with the default `source-roots`), one
+IPL003 says where it is and which `source-roots` to set, for every entry of the policy that names that
+package (they are not reported one by one): `light pattern 'app.light' matches no module; package 'app'
+is in python/, which is not a source root: set source-roots = ["python"] in [settings] (2 more entries
+of the policy name modules of 'app')`.
 
-**Known limits.** Only modules found by path search count (not modules created at runtime).""",
+**Known limits.** Only modules found by path search count (not modules created at runtime). The
+directory named is looked for at most three levels below the policy's directory (hidden directories,
+virtual environments and `build`, `dist`, `site-packages` left out).""",
     "IPL004": """\
 **What it does.** Reports an `[[ignore]]` entry that removed no import in any light module's import-time
 closure.

@@ -1357,3 +1357,34 @@ def test_readme_synopsis_is_the_argument_parser() -> None:
         else:
             expected.append(_synopsis(parser, name))
     assert written == expected
+
+
+@pytest.mark.parametrize("layout", ["python-dir", "policy-outside-the-repository"])
+def test_modules_outside_the_source_roots_give_one_problem_naming_the_root(
+    tmp_path: Path, run: Run, layout: str
+) -> None:
+    """A ``python/`` layout with the default source roots, or a policy one directory above the
+    repository with ``source-roots = ["."]``: one IPL003 naming the directory to set as source
+    root, for every entry of the policy that names that package (issue 30 item 7)."""
+    repo = tmp_path / "proj"
+    for name, text in {"python/app/__init__.py": "", "python/app/light.py": "import json\n",
+                       "python/app/heavy.py": ""}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    policy = ('[heavy]\n"app.heavy" = "slow"\n"app.other" = "slow"\n\n'
+              '[light."app.light"]\nreason = "fork"\nforbid = ["app.heavy"]\n')
+    if layout == "python-dir":
+        where, root = repo, "python"
+    else:
+        where, root = tmp_path, "proj/python"
+        policy = '[settings]\nsource-roots = ["."]\n\n' + policy
+    (where / "policy.toml").write_text(policy)
+    code, out, err = run(where, "check")
+    line = 7 if layout == "python-dir" else 10
+    assert (code, err) == (1, ""), (out, err)
+    assert out == (
+        f"policy.toml:{line - 2}: IPL003 light pattern 'app.light' matches no module; package 'app' "
+        f'is in {root}/, which is not a source root: set source-roots = ["{root}"] in [settings] '
+        "(2 more entries of the policy name modules of 'app')\n"
+        "\nFound 1 problem; no light module was checked.\n"
+    )

@@ -16,8 +16,9 @@ file, or the base it ``extends``).
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -42,8 +43,10 @@ __all__ = [
     "check_entries",
     "check_ignores_used",
     "check_light_patterns",
+    "check_misplaced",
     "check_unanalysable",
     "count_closure",
+    "find_misplaced_packages",
 ]
 
 ProblemKey = tuple[str, str]
@@ -76,15 +79,19 @@ class IgnoreTracker:
 
 
 def check_light_patterns(
-    policy: Policy, find_light_modules: Callable[[LightRule], tuple[str, ...]]
+    policy: Policy,
+    find_light_modules: Callable[[LightRule], tuple[str, ...]],
+    misplaced: Mapping[str, Path] | None = None,
 ) -> tuple[set[str], dict[ProblemKey, Problem]]:
     """IPL003: the light modules the policy's ``[light]`` patterns name, and a problem for each
-    pattern that names none (at the line of the policy file that quotes it)."""
+    pattern that names none (at the line of the policy file that quotes it). A package of
+    ``misplaced`` (:func:`find_misplaced_packages`) gives one problem for all its entries, at its
+    first light pattern, naming the source root it needs."""
     found: set[str] = set()
     stale: list[str] = []
     for rule in policy.light:
         modules = find_light_modules(rule)
-        if not modules:
+        if not modules and not (misplaced and rule.pattern.top_level in misplaced):
             stale.append(rule.pattern.text)
         found.update(modules)
     lines = _lines_of(policy.path, stale)
@@ -93,6 +100,112 @@ def check_light_patterns(
         for text in stale
     }
     return found, problems
+
+
+def check_misplaced(policy: Policy, misplaced: Mapping[str, Path]) -> dict[ProblemKey, Problem]:
+    """One problem per package of ``misplaced`` (:func:`find_misplaced_packages`), for all the
+    policy's entries that name its modules (which :func:`check_light_patterns` and
+    :func:`check_entries` then leave out): IPL003 at its first ``[light]`` pattern, else IPL007 at
+    its first other entry, naming the source root it needs."""
+    problems: dict[ProblemKey, Problem] = {}
+    for package, root in sorted(misplaced.items()):
+        named = [named for named in _named_patterns(policy) if named[1].top_level == package]
+        if not named:
+            continue
+        kind, pattern, source, line = named[0]
+        shown = policy.relpath(root)
+        where = f"{shown}/" if shown != "." else "the policy's directory"
+        more = f" ({len(named) - 1} more entries of the policy name modules of {package!r})" \
+            if len(named) > 1 else ""
+        hint = (f"; package {package!r} is in {where}, which is not a source root: set "
+                f'source-roots = ["{shown}"] in [settings]{more}')
+        path = _source_path(policy, source)
+        text = pattern.text
+        line = line or _lines_of(path, [text]).get(text)
+        if kind == "light":
+            problems[(codes.IPL003.id, text)] = Problem.of(codes.IPL003, path, line, pattern=text,
+                                                           hint=hint)
+        else:
+            problems[(codes.IPL007.id, kind)] = Problem.of(codes.IPL007, path, line, key=kind,
+                                                           entry=text, names="module", hint=hint)
+    return problems
+
+
+def _named_patterns(policy: Policy) -> Iterator[tuple[str, ModulePattern, str, int | None]]:
+    """``(kind, pattern, source, line)`` of each module pattern the policy writes (presets' keys
+    left out), in file order: kind ``light`` for ``[light]`` patterns, else the entry's key as
+    IPL007 names it (``[heavy]``, ``light."app".forbid[0]``); line None where not known yet."""
+    for rule in policy.light:
+        yield "light", rule.pattern, rule.source, None
+    for rule in policy.light:
+        for entry in rule.entries:
+            yield entry.key, entry.pattern, rule.source, entry.line
+    for heavy in (*policy.heavy, *policy.heavy_calls):
+        if not heavy.source.startswith("preset "):
+            yield ("[heavy-calls]" if heavy.call else "[heavy]"), heavy.pattern, heavy.source, None
+
+
+def find_misplaced_packages(policy: Policy, index: ModuleIndex) -> dict[str, Path]:
+    """The top-level packages of the policy's ``[light]`` patterns that the interpreter cannot
+    find but that are in a directory under the policy's that is not a source root
+    (``python/app/`` with the default ``source-roots``), each with that directory: the source root
+    the policy most likely needs. Only the file system is read, and only for such packages (a
+    light pattern whose package is not found matches no module: IPL003 in any case)."""
+    roots = {os.path.realpath(root) for root in policy.settings.source_roots}
+    found: dict[str, Path] = {}
+    seen: set[str] = set()
+    for rule in policy.light:
+        top = rule.pattern.top_level
+        if not top or top in seen:
+            continue
+        seen.add(top)
+        if index.resolve_module(top).kind != "unresolved":
+            continue
+        root = _find_package_root(policy.root, top)
+        if root is not None and os.path.realpath(root) not in roots:
+            found[top] = root
+    return found
+
+
+_NOT_SOURCE_DIRS: Final = frozenset({"__pycache__", "build", "dist", "node_modules", "site-packages"})
+_SEARCH_DEPTH: Final = 3
+_SEARCH_DIRECTORIES: Final = 2000
+"""At most this many directories are listed: the search runs only when a check has a problem."""
+
+
+def _find_package_root(root: Path, package: str) -> Path | None:
+    """The directory under ``root`` (``root`` itself included, at most three levels below it) that
+    holds the top-level package or module ``package`` (``package/__init__.py`` or ``package.py``):
+    the source root a policy whose modules are not found most likely needs (``python/`` for
+    ``python/app/__init__.py``). Breadth first, in sorted order, so the answer is the shallowest
+    and deterministic; hidden directories, virtual environments (``pyvenv.cfg``) and build, cache
+    and ``site-packages`` directories are not searched. None if there is none. Nothing is
+    imported; a directory that cannot be listed is skipped.
+    """
+    level = [root]
+    listed = 0
+    for _ in range(_SEARCH_DEPTH + 1):
+        below: list[Path] = []
+        for directory in level:
+            if (directory / package / "__init__.py").is_file() or (
+                directory / f"{package}.py"
+            ).is_file():
+                return directory
+            listed += 1
+            if listed > _SEARCH_DIRECTORIES:
+                return None
+            try:
+                names = sorted(os.listdir(directory))
+            except OSError:
+                continue
+            for name in names:
+                child = directory / name
+                if name.startswith(".") or name in _NOT_SOURCE_DIRS:
+                    continue
+                if child.is_dir() and not child.is_symlink() and not (child / "pyvenv.cfg").exists():
+                    below.append(child)
+        level = below
+    return None
 
 
 def check_unanalysable(
@@ -111,23 +224,28 @@ def check_unanalysable(
 
 
 def check_entries(
-    policy: Policy, index: ModuleIndex, facts: FactsOf | None = None
+    policy: Policy, index: ModuleIndex, facts: FactsOf | None = None,
+    misplaced: Mapping[str, Path] | None = None,
 ) -> tuple[dict[ProblemKey, Problem], dict[ProblemKey, Problem]]:
     """IPL007: ``(problems, notes)`` for the policy's entries that name nothing the engine can see,
     each entry once: the ``forbid``/``allow`` entries of ``[light]`` rules that name no module
     (:func:`_check_entry`), and the ``[heavy]`` and ``[heavy-calls]`` keys that name no module or
     function (:func:`_check_heavy_key`). Keys of a built-in preset are not checked (the preset
-    names packages this interpreter need not have). ``facts`` gives a first-party module's facts,
+    names packages this interpreter need not have), nor entries of a package of ``misplaced``
+    (:func:`check_misplaced` reports them all at once). ``facts`` gives a first-party module's facts,
     to look a ``[heavy-calls]`` function up in; without it only the module part is checked."""
     problems: dict[ProblemKey, Problem] = {}
     notes: dict[ProblemKey, Problem] = {}
     for rule in policy.light:
         for entry in rule.entries:
+            if misplaced and entry.pattern.top_level in misplaced:
+                continue
             stale = _check_entry(entry, index, _source_path(policy, rule.source))
             if stale is not None:
                 (notes if stale[1] else problems).setdefault((codes.IPL007.id, entry.key), stale[0])
     written = [heavy for heavy in (*policy.heavy, *policy.heavy_calls)
-               if not heavy.source.startswith("preset ")]
+               if not heavy.source.startswith("preset ")
+               and not (misplaced and heavy.pattern.top_level in misplaced)]
     lines: dict[Path, dict[str, int]] = {}
     for heavy in written:
         path = _source_path(policy, heavy.source)

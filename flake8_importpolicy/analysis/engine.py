@@ -24,8 +24,10 @@ from flake8_importpolicy.analysis.checks import (
     check_entries,
     check_ignores_used,
     check_light_patterns,
+    check_misplaced,
     check_unanalysable,
     count_closure,
+    find_misplaced_packages,
 )
 from flake8_importpolicy.analysis.follow import FollowedCode
 from flake8_importpolicy.analysis.graph import ImportGraph
@@ -204,7 +206,9 @@ class PolicyEngine:
         violations: dict[tuple[str, int, int, str], Violation] = {}
         unresolved: list[Unresolved] = []
         suppressed = 0
-        found_lights, problems = check_light_patterns(policy, self.find_light_modules)
+        misplaced = find_misplaced_packages(policy, self.index)
+        found_lights, problems = check_light_patterns(policy, self.find_light_modules, misplaced)
+        problems.update(check_misplaced(policy, misplaced))
         lights = sorted(found_lights)
         for light in lights:  # which statements more than one light module has
             self._light_check.count_statements(light, policy.rules_for(light))
@@ -231,7 +235,7 @@ class PolicyEngine:
             problems.update(check_unanalysable(bad_modules, self.index))
         notes: dict[ProblemKey, Problem] = {}
         for more_problems, more_notes in (  # the codes' keys differ: nothing is replaced
-            check_entries(policy, self.index, self._facts_source.module_facts),
+            check_entries(policy, self.index, self._facts_source.module_facts, misplaced),
             check_ignores_used(policy, self.index, self._ignores),
         ):
             problems.update(more_problems)

@@ -151,8 +151,9 @@ class Problem:
 
     @property
     def message(self) -> str:
-        """The message after the code (the template filled from :attr:`arguments`)."""
-        return self.code.template.format(**dict(self.arguments))
+        """The message after the code (the template filled from :attr:`arguments`; a ``{hint}``
+        not given is empty)."""
+        return self.code.template.format(**{"hint": "", **dict(self.arguments)})
 
     @property
     def identity(self) -> tuple[str, ...]:
