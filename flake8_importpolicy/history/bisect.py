@@ -102,7 +102,7 @@ def bisect_findings(
         bad_commit = repository.resolve_commit(bad, "--bad")
         if not repository.is_ancestor(good_commit.hash, bad_commit.hash):
             raise HistoryError(f"--good {good} ({good_commit.short}) is not an ancestor of --bad "
-                               f"{bad} ({bad_commit.short})")
+                               f"{bad} ({bad_commit.short})" + repository.shallow_note())
         scratch = Path(tempfile.mkdtemp(prefix="importpolicy-bisect-", dir=_scratch_parent())).resolve()
         try:
             options = _Options(first_parent, interpreter, tuple(target_versions), use_cache, jobs,
