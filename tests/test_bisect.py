@@ -283,6 +283,29 @@ def test_a_budget_finding_is_searched_too(tmp_path: Path) -> None:
     [finding] = json.loads(done.stdout)["findings"]
     assert (finding["code"], finding["heavy"]) == ("IPL008", "max-modules=4")
     assert finding["commit"]["hash"] == culprit
+    assert (finding["added"]["path"], finding["added"]["line"]) == ("src/pkg/ops/__init__.py", 2)
+
+
+def test_the_statement_a_budget_commit_added_is_named_also_deeper_in_the_closure(
+    tmp_path: Path,
+) -> None:
+    """An IPL008 has no chain, and bisect named no statement for it (issue 27, F11): now it is
+    the statement of the counted closure that the commit's diff adds, here in a module the light
+    module imports, below a line the commit kept."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "budget", {"policy.toml": POLICY + "max-modules = 4\n",
+                            "src/pkg/ops/a.py": "", "src/pkg/ops/b.py": "", "src/pkg/ops/c.py": ""})
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "layernorm: helpers", {
+        "src/pkg/ops/layernorm.py": "def rms_norm(x):\n    return x\n\nfrom . import a, b, c\n",
+    })
+    noise(repo, 2, start=2)
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} layernorm: helpers" in done.stdout
+    assert ("it added: src/pkg/ops/layernorm.py:4: pkg.ops.layernorm -> pkg.ops.a (from-import)"
+            in done.stdout)
 
 
 def test_nothing_new_in_the_range_exits_1(incident: tuple[Path, str, str]) -> None:
