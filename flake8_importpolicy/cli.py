@@ -830,9 +830,9 @@ def _sarif_fixes(args: argparse.Namespace, report: Report) -> dict[Violation, li
     """The verified fixes ``importpolicy fix`` would offer for the report's re-export findings, for
     SARIF ``fixes`` (only a fix without importers it cannot keep working); the engine is loaded only
     when a finding has that shape."""
-    from flake8_importpolicy.model.fixes import find_reexport_hop
+    from flake8_importpolicy.model.fixes import offered_fix_kinds
 
-    fixable = [v for v in report.violations if find_reexport_hop(v) is not None]
+    fixable = [v for v in report.violations if offered_fix_kinds(v)]
     if not fixable:
         return {}
     from flake8_importpolicy.analysis.fixes import find_fixes

@@ -283,6 +283,29 @@ def test_a_budget_finding_is_searched_too(tmp_path: Path) -> None:
     [finding] = json.loads(done.stdout)["findings"]
     assert (finding["code"], finding["heavy"]) == ("IPL008", "max-modules=4")
     assert finding["commit"]["hash"] == culprit
+    assert (finding["added"]["path"], finding["added"]["line"]) == ("src/pkg/ops/__init__.py", 2)
+
+
+def test_the_statement_a_budget_commit_added_is_named_also_deeper_in_the_closure(
+    tmp_path: Path,
+) -> None:
+    """An IPL008 has no chain, and bisect named no statement for it (issue 27, F11): now it is
+    the statement of the counted closure that the commit's diff adds, here in a module the light
+    module imports, below a line the commit kept."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "budget", {"policy.toml": POLICY + "max-modules = 4\n",
+                            "src/pkg/ops/a.py": "", "src/pkg/ops/b.py": "", "src/pkg/ops/c.py": ""})
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "layernorm: helpers", {
+        "src/pkg/ops/layernorm.py": "def rms_norm(x):\n    return x\n\nfrom . import a, b, c\n",
+    })
+    noise(repo, 2, start=2)
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} layernorm: helpers" in done.stdout
+    assert ("it added: src/pkg/ops/layernorm.py:4: pkg.ops.layernorm -> pkg.ops.a (from-import)"
+            in done.stdout)
 
 
 def test_nothing_new_in_the_range_exits_1(incident: tuple[Path, str, str]) -> None:
@@ -325,6 +348,65 @@ def test_not_a_git_repository_exits_2(tmp_path: Path) -> None:
     done = bisect(tmp_path, "--good", "HEAD", cwd=tmp_path)
     assert done.returncode == 2
     assert "is not inside a git repository" in done.stderr
+
+
+def test_a_bare_repository_exits_2_saying_so(incident: tuple[Path, str, str], tmp_path: Path) -> None:
+    """A bare repository was called "not inside a git repository"; it is one, without a working
+    tree to start from (issue 27, F12)."""
+    repo, good, _ = incident
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    for where in (bare, bare / "refs"):
+        done = bisect(bare, "--good", good, cwd=where)
+        assert done.returncode == 2, done.stdout
+        assert done.stderr == (f"importpolicy: {bare} is a bare repository (it has no working tree, "
+                               "so no source roots or policy to start from); run importpolicy bisect "
+                               f"in a clone with a working tree (git clone {bare})\n")
+
+
+SHALLOW_NOTE = (" is a shallow clone, and the history beyond its shallow boundary is not there: "
+                "deepen it (git fetch --unshallow, or git fetch --deepen=N) and run again\n")
+
+
+def test_good_beyond_the_shallow_boundary_exits_2_saying_so(
+    incident: tuple[Path, str, str], tmp_path: Path,
+) -> None:
+    """In a shallow clone, a --good beyond the boundary was "names no commit" or "not an ancestor",
+    as if the revision were wrong; the message says the clone is shallow and how to deepen it."""
+    repo, good, _ = incident
+    git(repo, "branch", "old", good)
+    shallow, fetched = tmp_path / "shallow", tmp_path / "fetched"
+    git(tmp_path, "clone", "-q", "--depth", "3", f"file://{repo}", str(shallow))
+    git(tmp_path, "clone", "-q", "--depth", "3", "--no-single-branch", f"file://{repo}", str(fetched))
+    missing = bisect(shallow, "--good", good)
+    assert missing.returncode == 2, missing.stdout
+    assert missing.stderr == (f"importpolicy: --good {good!r} names no commit of {shallow}; {shallow}"
+                              + SHALLOW_NOTE)
+    cut = bisect(fetched, "--good", "origin/old")  # the commit is there, its descendants are not
+    assert cut.returncode == 2, cut.stdout
+    assert cut.stderr == (f"importpolicy: --good origin/old ({good[:12]}) is not an ancestor of --bad "
+                          f"HEAD ({git(repo, 'rev-parse', 'HEAD')[:12]}); {fetched}" + SHALLOW_NOTE)
+
+
+def test_a_range_that_reaches_the_shallow_boundary_exits_2(tmp_path: Path) -> None:
+    """With --all-parents, a merged branch cut by the shallow boundary starts with a commit
+    whose parents the clone lacks: it passed for the first one of the range, a wrong answer."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, "feature: re-export fused", {"src/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 1)
+    git(repo, "checkout", "-q", "main")
+    noise(repo, 1, start=10)
+    git(repo, "merge", "-q", "--no-ff", "-m", "Merge branch feature", "feature")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{repo}", str(shallow))
+    feature_tip = git(repo, "rev-parse", "feature")
+    done = bisect(shallow, "--good", "HEAD^1", "--all-parents")
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("importpolicy: the range ")
+    assert f"reaches the shallow boundary at {feature_tip[:12]}, whose parents are not in the clone; " \
+        in done.stderr
+    assert done.stderr.endswith(f"{shallow}" + SHALLOW_NOTE)
 
 
 def test_a_source_root_outside_the_repository_is_a_usage_error(tmp_path: Path) -> None:

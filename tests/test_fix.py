@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import HANG_CATCHER
 
-from flake8_importpolicy.analysis.fixes import apply_edits, find_fixes
+from flake8_importpolicy.analysis.fixes import apply_edits, find_fixes, find_fixes_at
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
 from flake8_importpolicy.model.fixes import FixKind, TextEdit, offered_fix_kinds
@@ -476,3 +476,28 @@ def test_an_importer_that_does_not_parse_is_a_blocker(tmp_path: Path) -> None:
     assert refused.returncode == 1 and refused.stdout == ""
     assert ("cannot keep src/app/use.py:1 working: it does not parse (or is not UTF-8): whether it "
             "imports the name is not known") in refused.stderr
+
+
+@pytest.mark.parametrize("init", [
+    "try:\n    from .x import a\nexcept ImportError:\n    a = None\n",
+    "import sys\n\nif sys.argv:\n    from .x import a\n",
+    "import sys; from .x import a\n",
+])
+def test_a_re_export_fix_cannot_rewrite_is_offered_nowhere(tmp_path: Path, init: str) -> None:
+    """check's "use instead" advertised a fix for a re-export under a try or an if that fix then
+    refused (issue 27, F10): check, fix and the editor's code actions now ask the one decision,
+    offered_fix_kinds."""
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        report = engine.check()
+    [violation] = report.violations
+    assert offered_fix_kinds(violation) == ()
+    init_path = root / "src/zqpkg/__init__.py"
+    assert find_fixes_at(policy, path=init_path, line=violation.line) == []
+    checked = _cli(root, "check")
+    assert checked.returncode == 1 and "IPL001" in checked.stdout
+    assert "use instead" not in checked.stdout
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "the re-export is not a statement of the module's top level" in refused.stderr

@@ -39,11 +39,13 @@ from pathlib import Path
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.model.findings import Report, Violation
 from flake8_importpolicy.model.fixes import (
+    NOT_AT_TOP_LEVEL,
     Fix,
     FixKind,
     Importer,
     TextEdit,
     find_reexport_hop,
+    offered_fix_kinds,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.policy import Policy
@@ -167,7 +169,9 @@ def find_fixes(
     Raises:
         flake8_importpolicy.model.errors.InterpreterError: the interpreter cannot be queried.
     """
-    if find_reexport_hop(violation) is None:
+    if not offered_fix_kinds(violation):
+        if why_not is not None and find_reexport_hop(violation) is not None:
+            why_not.update(dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL))
         return []
     options = _EngineOptions(interpreter, tuple(target_versions), facts_cache, interpreter_info)
     with options.engine(policy, overrides) as engine:
@@ -434,9 +438,8 @@ class _Planner:
             return []
         statement = next((node for node in source.tree.body if isinstance(node, ast.ImportFrom)
                           and node.lineno == hop.line and node.col_offset == hop.col), None)
-        if statement is None:  # not at the module's top level: left to a person
-            why = "the re-export is not a statement of the module's top level (under an if or a try)"
-            self.refusals.update({FixKind.LAZY_REEXPORT: why, FixKind.DIRECT_IMPORTS: why})
+        if statement is None:  # the buffer no longer has it where the finding was
+            self.refusals.update(dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL))
             return []
         moved = self._moved_names(violation.light, statement)
         if not moved:
@@ -1164,7 +1167,8 @@ def find_fixes_at(
     where = os.path.abspath(path)
     for violation in report.violations:
         hop = find_reexport_hop(violation)
-        if hop is None or hop.line != line or hop.path is None or os.path.abspath(hop.path) != where:
+        if (hop is None or not offered_fix_kinds(violation) or hop.line != line or hop.path is None
+                or os.path.abspath(hop.path) != where):
             continue
         return [fix for fix in find_fixes(policy, violation, report=report, overrides=overrides,
                                           facts_cache=facts_cache, interpreter_info=info)

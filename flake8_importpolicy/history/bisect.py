@@ -57,6 +57,9 @@ class _Checked:
     findings: dict[FindingKey, Violation]
     lights: frozenset[str]
     problems: dict[str, str] = field(default_factory=dict)  # IPL005: module -> message
+    reached: dict[FindingKey, tuple[Hop, ...]] = field(default_factory=dict)
+    """An IPL008's statements: every hop of the counted closure's chains, those that bring in
+    the most counted modules first (an IPL008 has no chain of its own)."""
 
 
 def bisect_findings(
@@ -102,7 +105,7 @@ def bisect_findings(
         bad_commit = repository.resolve_commit(bad, "--bad")
         if not repository.is_ancestor(good_commit.hash, bad_commit.hash):
             raise HistoryError(f"--good {good} ({good_commit.short}) is not an ancestor of --bad "
-                               f"{bad} ({bad_commit.short})")
+                               f"{bad} ({bad_commit.short})" + repository.shallow_note())
         scratch = Path(tempfile.mkdtemp(prefix="importpolicy-bisect-", dir=_scratch_parent())).resolve()
         try:
             options = _Options(first_parent, interpreter, tuple(target_versions), use_cache, jobs,
@@ -315,13 +318,15 @@ class _Bisect:
     def _finding(self, key: FindingKey, status: BisectStatus, checked: _Checked,
                  commit: str | None = None) -> BisectFinding:
         chain = self._chain(checked, key)
+        # the statements the commit may have added: the chain's, or for a budget the closure's
+        hops = chain or tuple(self._repository_hop(hop) for hop in checked.reached.get(key, ()))
         added = None
-        if commit is not None and chain:
+        if commit is not None and hops:
             parent = self._parent(commit)
-            # only the chain's files: a release's diff against the last one is megabytes
-            files = sorted({hop.path.as_posix() for hop in chain if hop.path is not None})
+            # only the hops' files: a release's diff against the last one is megabytes
+            files = sorted({hop.path.as_posix() for hop in hops if hop.path is not None})
             lines = self.repository.find_added_lines(parent, commit, files)
-            added = next((hop for hop in chain if hop.path is not None and any(
+            added = next((hop for hop in hops if hop.path is not None and any(
                 first <= hop.line < first + count for first, count in lines.get(hop.path.as_posix(), ())
             )), None)
         return BisectFinding(*key, status, commit=self._commit(commit) if commit else None,
@@ -379,7 +384,10 @@ class _Bisect:
             jobs=self.options.jobs,
         ) as engine:
             report = engine.check()
-        found = _checked(report, self.root, self.policy)
+            found = _checked(report, self.root, self.policy)
+            for key, violation in found.findings.items():
+                if violation.budget is not None:
+                    found.reached[key] = _budget_hops(engine, self.policy, violation.light)
         self.checked[commit] = found
         return found
 
@@ -409,6 +417,19 @@ def _checked(report: Report, root: Path, policy: Policy) -> _Checked:
                 f"{where or arguments.get('module', '?')}: {arguments.get('problem', '')}"
             )
     return _Checked(findings, frozenset(report.light_modules), problems)
+
+
+def _budget_hops(engine: PolicyEngine, policy: Policy, light: str) -> tuple[Hop, ...]:
+    """Every hop of the chains by which ``light``'s counted closure reaches its modules
+    (:meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.count_closure`), the hops that bring
+    in the most counted modules first (then by file, line and column)."""
+    units = engine.count_closure(engine.find_closure(light, policy.rules_for(light)))
+    brought: dict[Hop, int] = {}
+    for chain in units.values():
+        for hop in chain:
+            brought[hop] = brought.get(hop, 0) + 1
+    return tuple(sorted(brought, key=lambda hop: (
+        -brought[hop], hop.path.as_posix() if hop.path is not None else "", *hop.sort_key())))
 
 
 def _scratch_parent() -> str | None:

@@ -63,9 +63,16 @@ class GitRepository:
         except OSError as exc:
             raise HistoryError(f"cannot run git: {exc.strerror or exc}") from None
         if done.returncode != 0:
+            if _ask(start, "--is-bare-repository") == b"true":
+                bare = os.fsdecode(_ask(start, "--absolute-git-dir")) or start
+                raise HistoryError(
+                    f"{bare} is a bare repository (it has no working tree, so no source roots "
+                    "or policy to start from); run importpolicy bisect in a clone with a working "
+                    f"tree (git clone {bare})")
             raise HistoryError(f"{start} is not inside a git repository (git rev-parse: "
                                f"{_first_line(done.stderr)})")
         self.top = Path(os.fsdecode(done.stdout.rstrip(b"\n"))).resolve()
+        self._boundary: frozenset[str] | None = None
 
     def close(self) -> None:
         """Stop the ``git cat-file`` process, if one was started."""
@@ -87,6 +94,32 @@ class GitRepository:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def shallow_boundary(self) -> frozenset[str]:
+        """The commits at the shallow boundary of a shallow clone, whose parents the clone does
+        not have (the ``shallow`` file of the git directory, gitrepository-layout(5)); empty for a
+        complete repository."""
+        if self._boundary is None:
+            found: frozenset[str] = frozenset()
+            if _ask(self.top, "--is-shallow-repository") == b"true":
+                shallow = Path(os.fsdecode(_ask(self.top, "--git-path", "shallow")))
+                try:
+                    text = (shallow if shallow.is_absolute() else self.top / shallow).read_text()
+                except OSError:
+                    text = ""
+                found = frozenset(text.split())
+            self._boundary = found
+        return self._boundary
+
+    def shallow_note(self) -> str:
+        """What to add to a message about a commit the history does not lead to: in a shallow
+        clone, that the commit may be beyond the shallow boundary and how to deepen it; else
+        nothing."""
+        if not self.shallow_boundary():
+            return ""
+        return (f"; {self.top} is a shallow clone, and the history beyond its shallow boundary is "
+                "not there: deepen it (git fetch --unshallow, or git fetch --deepen=N) and run "
+                "again")
 
     def _run(self, *args: str) -> bytes:
         done = subprocess.run([*_GIT, "-C", str(self.top), *args], capture_output=True,
@@ -113,7 +146,8 @@ class GitRepository:
             capture_output=True, stdin=subprocess.DEVNULL,
         )
         if done.returncode != 0:
-            raise HistoryError(f"{option} {revision!r} names no commit of {self.top}")
+            raise HistoryError(f"{option} {revision!r} names no commit of {self.top}"
+                               + self.shallow_note())
         return self.describe(done.stdout.decode().strip())
 
     def describe(self, commit: str) -> Commit:
@@ -140,6 +174,10 @@ class GitRepository:
         Args:
             first_parent: follow only the first parent of a merge (``--first-parent``); else every
                 parent, as ``git bisect`` does.
+
+        Raises:
+            HistoryError: the range reaches the shallow boundary of a shallow clone (a commit whose
+                parents the clone does not have would pass for the first one of the range).
         """
         args = ["rev-list", "--topo-order", "--reverse", "--parents"]
         if first_parent:
@@ -151,6 +189,11 @@ class GitRepository:
             if first_parent:
                 parents = parents[:1]
             found[commit] = tuple(parents)
+        cut = sorted(self.shallow_boundary().intersection(found))
+        if cut:
+            raise HistoryError(f"the range {good[:12]}..{bad[:12]} reaches the shallow boundary "
+                               f"at {cut[0][:12]}, whose parents are not in the clone"
+                               + self.shallow_note())
         return {c: tuple(p for p in parents if p in found) for c, parents in found.items()}
 
     def is_ancestor(self, ancestor: str, commit: str) -> bool:
@@ -435,6 +478,14 @@ def _prune_directories(root: Path, removed: Iterable[str]) -> None:
             except OSError:
                 break
             parent = parent.parent
+
+
+def _ask(directory: Path, *options: str) -> bytes:
+    """``git rev-parse OPTIONS`` in ``directory``: its answer without the newline, empty when
+    git fails."""
+    done = subprocess.run([*_GIT, "-C", str(directory), "rev-parse", *options],
+                          capture_output=True, stdin=subprocess.DEVNULL)
+    return done.stdout.strip() if done.returncode == 0 else b""
 
 
 def _first_line(stderr: bytes) -> str:

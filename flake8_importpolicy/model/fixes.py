@@ -12,7 +12,10 @@ from pathlib import Path
 from flake8_importpolicy.model.findings import Violation
 from flake8_importpolicy.model.graph import Hop, HopKind
 
-__all__ = ["Fix", "FixKind", "Importer", "TextEdit", "find_reexport_hop", "offered_fix_kinds"]
+__all__ = [
+    "NOT_AT_TOP_LEVEL", "Fix", "FixKind", "Importer", "TextEdit", "find_reexport_hop",
+    "offered_fix_kinds",
+]
 
 
 class FixKind(StrEnum):
@@ -109,10 +112,21 @@ def find_reexport_hop(violation: Violation) -> Hop | None:
     return hop
 
 
+NOT_AT_TOP_LEVEL = ("the re-export is not a statement of the module's top level (under an if or "
+                    "a try, or after a semicolon)")
+"""Why a re-export of the right shape gets no fix (:func:`offered_fix_kinds`)."""
+
+
 def offered_fix_kinds(violation: Violation) -> tuple[FixKind, ...]:
-    """The fixes ``importpolicy fix`` can offer for a finding of this shape (both, for a re-export
-    in a light package's ``__init__.py``; none otherwise). ``fix`` verifies each before offering it:
-    a name the package itself uses, or an importer it cannot rewrite, rules one out."""
-    if find_reexport_hop(violation) is None:
+    """The fixes ``importpolicy fix`` can offer for a finding of this shape: both, for a re-export
+    in a light package's ``__init__.py`` (:func:`find_reexport_hop`) that is a statement of the
+    module's top level, starting its line (column 0); none otherwise. The one decision whether a fix
+    is offered: ``check``'s "use instead" text and SARIF ``fixes``, ``importpolicy fix`` and the
+    editor's code actions all ask it. A re-export under an ``if`` or a ``try`` is left to a person
+    (:data:`NOT_AT_TOP_LEVEL`): which branch binds the name is the package's decision. ``fix``
+    verifies each offered fix before writing it: a name the package itself uses, or an importer it
+    cannot rewrite, rules one out."""
+    hop = find_reexport_hop(violation)
+    if hop is None or hop.col != 0:
         return ()
     return (FixKind.LAZY_REEXPORT, FixKind.DIRECT_IMPORTS)

@@ -159,9 +159,9 @@ def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
     re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
     second)``; ``fix`` verifies each before it offers it."""
-    from flake8_importpolicy.model.fixes import find_reexport_hop  # a finding's shape, no engine
+    from flake8_importpolicy.model.fixes import offered_fix_kinds  # a finding's shape, no engine
 
-    if find_reexport_hop(violation) is None:
+    if not offered_fix_kinds(violation):
         return ""
     where = format_where(violation.path, violation.line, relpath)
     return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
