@@ -731,7 +731,7 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     if args.add and args.write_baseline is None:
         raise _UsageError("--add only goes with --write-baseline")
     writing = args.write_baseline is not None
-    status = open_status_line(sys.stderr)  # None unless stderr is a terminal
+    status = open_status_line(sys.stderr, text="reading the sources")  # None unless a terminal
     try:
         report = check_policy_cached(
             policy,
@@ -1071,7 +1071,7 @@ def _run_bisect(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
-    status = open_status_line(sys.stderr)
+    status = open_status_line(sys.stderr, text="reading the history")
     try:
         result = bisect_findings(
             Path.cwd(), good=args.good, bad=args.bad, policy_file=args.policy,
