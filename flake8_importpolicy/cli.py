@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from flake8_importpolicy import __version__
+from flake8_importpolicy import __version__, docs_url
 
 if TYPE_CHECKING:
     from flake8_importpolicy.analysis.engine import PolicyEngine
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draft a policy: light and heavy candidates, read from the sources (never imported)",
         description="Read the source roots (never importing them) and print a draft policy.toml: "
         "light candidates (package __init__ modules, console-script and entry-point modules, "
-        "modules many others import), ranked by a score (docs/adopt.md), each with its predicted "
+        f"modules many others import), ranked by a score ({docs_url('adopt.md')}), each with its predicted "
         "import-time closure size and the heavy candidates it reaches; heavy candidates (modules "
         "of the heavy-ml preset reached, first-party modules with large closures). Works with or "
         "without an existing policy (--policy, or one found from the working directory).",
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     lsp = sub.add_parser(
         "lsp", help="run the language server on stdin/stdout (for editors without flake8)",
         description="A language server over stdio that publishes the flake8 checker's findings for "
-        "every open document, unsaved edits included (docs/ecosystem.md). Needs the lsp extra: "
+        f"every open document, unsaved edits included ({docs_url('ecosystem.md')}). Needs the lsp extra: "
         "pip install 'flake8-importpolicy[lsp]'.",
     )
     lsp.add_argument("--policy", type=Path, metavar="PATH",
@@ -737,7 +737,7 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     if args.add and args.write_baseline is None:
         raise _UsageError("--add only goes with --write-baseline")
     writing = args.write_baseline is not None
-    status = open_status_line(sys.stderr)  # None unless stderr is a terminal
+    status = open_status_line(sys.stderr, text="reading the sources")  # None unless a terminal
     try:
         report = check_policy_cached(
             policy,
@@ -1077,7 +1077,7 @@ def _run_bisect(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
-    status = open_status_line(sys.stderr)
+    status = open_status_line(sys.stderr, text="reading the history")
     try:
         result = bisect_findings(
             Path.cwd(), good=args.good, bad=args.bad, policy_file=args.policy,

@@ -32,6 +32,7 @@ from mypy.nodes import MypyFile
 from mypy.options import Options
 from mypy.plugin import ClassDefContext, Plugin, ReportConfigContext
 
+from flake8_importpolicy import docs_url
 from flake8_importpolicy.answers.by_module import (
     MYPY_SECTION,
     ModuleFindings,
@@ -153,7 +154,7 @@ class ImportPolicyPlugin(Plugin):
             raise CompileError([
                 f"{display_path(Path(file.path))}: error: {_NAME} cannot report the import-policy "
                 f"findings of {file.fullname}: mypy did not analyse {_ANCHOR} before it, so the plugin "
-                "has no error log (see docs/mypy.md); run 'importpolicy check'"])
+                f"has no error log (see {docs_url('mypy.md')}); run 'importpolicy check'"])
         saved = (errors.file, errors.target_module, errors.options, errors.scope)
         options = saved[2] if saved[0] == file.path else self.options.clone_for_module(file.fullname)
         errors.set_file(file.path, file.fullname, options)

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from flake8_importpolicy import docs_url
+
 if TYPE_CHECKING:
     from flake8_importpolicy.model.policy import HeavyRule, Policy
     from flake8_importpolicy.runtime.judge import LightResult
@@ -188,7 +190,7 @@ class PolicyFile(pytest.File):
             table = "tool.importpolicy.light" if self.path.name == "pyproject.toml" else "light"
             problems = (
                 f"{self.path.name} names no light module: nothing to verify; add a "
-                f'[{table}."package.module"] table with a reason (docs/policy.md)',
+                f'[{table}."package.module"] table with a reason ({docs_url("policy.md")})',
             )
         for problem in problems:
             yield ProblemItem.from_parent(self, name=f"{ITEM_NAME}[{problem}]", problem=problem)

@@ -15,6 +15,10 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+DOCS_URL = "https://github.com/flake8-importpolicy/flake8-importpolicy/blob/main/docs"
+"""Where messages send the user for the docs: the repository's, since an installed package has no
+docs/ tree (written out here, not taken from the package, so that a test checks the address)."""
+
 HANG_CATCHER = 600.0
 """Seconds after which a subprocess a test started counts as hung (``subprocess.TimeoutExpired``
 fails the test): one limit for the whole suite, far above what any run takes on a loaded machine. It

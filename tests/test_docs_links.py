@@ -1,4 +1,4 @@
-"""The README's and docs/'s relative links lead somewhere: every linked file exists and every
+"""The README's and docs/'s links into the repository lead somewhere: every linked file exists and every
 ``#anchor`` is a heading of its page, as GitHub names headings (lowercased; punctuation other than
 ``-`` and ``_`` dropped; spaces to ``-``; a repeated heading gets ``-1``, ``-2``). Sections move
 between pages (the measurement history, the known misses); a link left behind fails here."""
@@ -10,11 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from flake8_importpolicy import REPOSITORY_URL
+
 REPO = Path(__file__).resolve().parent.parent
 PAGES = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 _CODE = re.compile(r"`[^`\n]*`")
 _LINK = re.compile(r"\]\(([^()\s]+)\)")
+_IN_REPOSITORY = f"{REPOSITORY_URL}/blob/main/"
 
 
 def anchors(page: Path) -> set[str]:
@@ -42,15 +45,28 @@ def links(page: Path) -> list[str]:
 def test_relative_links_and_anchors_resolve(page: Path) -> None:
     broken = []
     for target in links(page):
-        if re.match(r"[a-z]+:", target):
+        if target.startswith(_IN_REPOSITORY):  # the README's, absolute for the package index page
+            path, _, anchor = target.removeprefix(_IN_REPOSITORY).partition("#")
+            linked = REPO / path
+        elif re.match(r"[a-z]+:", target):
             continue  # https:, mailto:
-        path, _, anchor = target.partition("#")
-        linked = (page.parent / path).resolve() if path else page
+        else:
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
         if not linked.exists():
             broken.append(f"{target}: no such file")
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(f"{target}: no heading #{anchor} in {linked.name}")
     assert not broken, broken
+
+
+def test_the_readme_links_work_on_the_package_index_page() -> None:
+    """The README is the package index page's text (setup.cfg's long_description), where a relative
+    link leads nowhere: each of its links is absolute; those into the repository resolve above."""
+    relative = [target for target in links(REPO / "README.md")
+                if not re.match(r"[a-z]+:", target) and not target.startswith("#")]
+    assert not relative, relative
+    assert any(target.startswith(_IN_REPOSITORY) for target in links(REPO / "README.md"))
 
 
 def test_the_anchor_rule() -> None:

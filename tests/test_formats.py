@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -390,6 +391,48 @@ def test_status_line_waits_throttles_and_clears() -> None:
     assert stream.getvalue().endswith("app.e\r\x1b[K")
 
 
+class _Schedule:
+    """A :data:`~flake8_importpolicy.output.status.Schedule` run by hand."""
+
+    def __init__(self) -> None:
+        self.due: list[tuple[float, Callable[[], None]]] = []
+        self.cancelled = False
+
+    def __call__(self, seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
+        self.due.append((seconds, callback))
+        return self.cancel
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_status_line_appears_after_a_second_of_silence() -> None:
+    """A run silent for the delay (a cold check reading the sources before its first light
+    module) gets its line when the delay passes, not at the next report: the latest report held
+    back, else the text it was opened with; never after :meth:`clear`."""
+    assert status.DELAY == 1.0
+    stream, clock, schedule = io.StringIO(), _Clock(), _Schedule()
+    line = status.StatusLine(stream, clock=clock, columns=lambda: 80, text="reading the sources",
+                             schedule=schedule)
+    ((seconds, fire),) = schedule.due
+    assert seconds == status.DELAY and stream.getvalue() == ""
+    clock.now += 1.0
+    fire()
+    assert stream.getvalue() == "\r\x1b[Kreading the sources"
+    line.clear()
+    assert schedule.cancelled and stream.getvalue().endswith("\r\x1b[K")
+    line(0, 5, "app.a")
+    fire()
+    assert stream.getvalue() == "\r\x1b[Kreading the sources\r\x1b[K"  # nothing after clear
+
+    stream, schedule = io.StringIO(), _Schedule()
+    line = status.StatusLine(stream, clock=clock, columns=lambda: 80, text="reading the sources",
+                             schedule=schedule)
+    line(0, 5, "app.a")  # within the delay: held back
+    schedule.due[0][1]()
+    assert stream.getvalue() == "\r\x1b[Kchecking light module 1/5: app.a"
+
+
 def test_status_line_fits_the_terminal() -> None:
     stream = io.StringIO()
     line = status.StatusLine(stream, delay=0, columns=lambda: 30)
@@ -488,11 +531,29 @@ def test_cli_check_shows_progress_on_a_terminal(
     monkeypatch.setattr("sys.stderr", terminal)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.setattr(
-        status, "open_status_line", lambda stream: status.StatusLine(stream, delay=0, interval=0)
+        status, "open_status_line",
+        lambda stream, **options: status.StatusLine(stream, delay=0, interval=0),
     )
     assert cli.main(["check", "--no-cache"]) == 1
     err = terminal.getvalue()
     assert err.startswith("\r\x1b[Kchecking light module 1/1: app.ops.light\r\x1b[K")
+    assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")
+
+
+def test_cli_check_shows_progress_before_the_first_light_module(
+    in_r01: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sources are read before the first light module is checked (seconds on a large project,
+    cold): the line says so when the delay passes, here a schedule that is already due."""
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setenv("TERM", "xterm")
+    opened = status.open_status_line
+    monkeypatch.setattr(status, "_timer", lambda seconds, callback: (callback(), lambda: None)[1])
+    monkeypatch.setattr(status, "open_status_line", lambda stream, **options: opened(
+        stream, **{**options, "delay": 0}))
+    assert cli.main(["check", "--no-cache"]) == 1
+    assert terminal.getvalue().startswith("\r\x1b[Kreading the sources")
     assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")
 
 

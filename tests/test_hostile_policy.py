@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import DOCS_URL
 from hostile import (
     Directory,
     Files,
@@ -103,7 +104,7 @@ def test_a_policy_over_the_size_bound_is_one_message_in_every_client(
     assert entries > 250_000
     assert_policy_refused(every_client(root), "policy.toml", (
         f"{entries:,} entries (keys and array items); a policy file holds at most "
-        '50,000 (docs/policy.md, "Bounds")'))
+        f'50,000 ({DOCS_URL}/policy.md#bounds)'))
 
 
 @pytest.mark.parametrize(("made", "problem"), [
@@ -144,7 +145,8 @@ def test_pytest_says_what_an_empty_policy_lacks(tmp_path: Path, files: Files, ta
     name = next(iter(files))
     assert tested.returncode == 1, tested
     assert (f"importpolicy: {name} names no light module: nothing to verify; add a "
-            f'[{table}."package.module"] table with a reason (docs/policy.md)') in tested.stdout
+            f'[{table}."package.module"] table with a reason '
+            f'({DOCS_URL}/policy.md)') in tested.stdout
 
 
 def test_tool_importpolicy_that_is_not_a_table_under_pytest(tmp_path: Path) -> None:

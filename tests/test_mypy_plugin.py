@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import HANG_CATCHER, Reported, compare_expectations, read_expectations
+from helpers import DOCS_URL, HANG_CATCHER, Reported, compare_expectations, read_expectations
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
@@ -147,7 +147,8 @@ def test_message_is_the_engine_text_the_flake8_checker_shows(seed: Path) -> None
 
 
 PARALLEL = ("error: flake8_importpolicy.mypy does not support mypy -n 2: a parallel worker may check a "
-            "light module before mypy lets the plugin report (docs/mypy.md); run mypy without -n")
+            f"light module before mypy lets the plugin report ({DOCS_URL}/mypy.md); run mypy "
+            "without -n")
 
 
 def test_parallel_checking_stops_at_the_first_check(cold_seed: Path) -> None:

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import DOCS_URL
 
 from flake8_importpolicy.config.load import discover_policy, find_policy, load_policy
 from flake8_importpolicy.model.errors import PolicyError, PolicyNotFound, PolicyProblem
@@ -811,7 +812,7 @@ def test_policy_not_found(tmp_path: Path) -> None:
         raise PolicyNotFound(start)
     assert str(excinfo.value) == (
         f"no policy.toml or pyproject.toml with [tool.importpolicy] found in {start} or any "
-        "parent; create one (see docs/policy.md) or pass --policy PATH"
+        f"parent; create one (see {DOCS_URL}/policy.md) or pass --policy PATH"
     )
     assert isinstance(excinfo.value, PolicyError)
     assert excinfo.value.path == start

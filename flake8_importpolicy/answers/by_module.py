@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from flake8_importpolicy import __version__
+from flake8_importpolicy import __version__, docs_url
 from flake8_importpolicy.answers.jsonfile import expect_list, expect_object, expect_str
 from flake8_importpolicy.answers.warm_index import Finding, load_index, parse_finding, store_index
 from flake8_importpolicy.config.locate import find_policy
@@ -154,7 +154,7 @@ def find_mypy_settings(config_file: str | None, line_of: Callable[[str, str], in
         where = f"{shown(config_file)}: " if config_file else ""
         raise ImportPolicyError(
             f"{where}error: no policy.toml or pyproject.toml with [tool.importpolicy] found in "
-            f"{shown(start)} or any parent; create one{hint} (see docs/mypy.md)")
+            f"{shown(start)} or any parent; create one{hint} (see {docs_url('mypy.md')})")
     return MypySettings(str(found), notes)
 
 
@@ -165,11 +165,12 @@ def find_unsupported_mode(daemon: bool, workers: int) -> str | None:
     name = "flake8_importpolicy.mypy"
     if daemon:
         return (f"error: {name} does not support dmypy: the daemon's updates drop plugin-reported "
-                "errors (docs/mypy.md); run mypy, and in the editor the flake8 checker or "
+                f"errors ({docs_url('mypy.md')}); run mypy, and in the editor the flake8 checker or "
                 "'importpolicy lsp'")
     if workers:
         return (f"error: {name} does not support mypy -n {workers}: a parallel worker may check a "
-                "light module before mypy lets the plugin report (docs/mypy.md); run mypy without -n")
+                f"light module before mypy lets the plugin report ({docs_url('mypy.md')}); run mypy "
+                "without -n")
     return None
 
 

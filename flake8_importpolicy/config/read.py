@@ -17,6 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
+from flake8_importpolicy import docs_url
 from flake8_importpolicy.config.fields import describe, key_part, quote
 from flake8_importpolicy.model.errors import PolicyError, PolicyProblem
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME, PYPROJECT_TABLE
@@ -93,7 +94,7 @@ def read_source(path: Path, label: str | None, *, preset: bool = False) -> Sourc
     entries = count_entries(document)  # before validation: its cost grows with the entries
     if entries > MAX_ENTRIES:
         raise fail(PolicyProblem("", f"{entries:,} entries (keys and array items); a policy file "
-                                 f"holds at most {MAX_ENTRIES:,} (docs/policy.md, \"Bounds\")"))
+                                 f"holds at most {MAX_ENTRIES:,} ({docs_url('policy.md', 'bounds')})"))
     table: dict[str, object] = document
     prefix = ""
     if path.name == PYPROJECT_FILENAME and not preset:

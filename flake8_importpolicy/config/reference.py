@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Final
 
+from flake8_importpolicy import docs_url
 from flake8_importpolicy.config.fields import Key, Table
 from flake8_importpolicy.config.keys import IGNORE, LIGHT, POLICY, SETTINGS
 from flake8_importpolicy.model.files import PYPROJECT_TABLE
@@ -92,7 +93,7 @@ def policy_schema() -> dict[str, object]:
     """The JSON Schema (draft 2020-12) of ``policy.toml``, as ``policy.schema.json`` ships it."""
     description = (
         f"{_plain(POLICY.doc)} Also the [{PYPROJECT_TABLE}] table of pyproject.toml. See "
-        "docs/policy.md. importpolicy validates the file itself (with its own messages); this "
+        f"{docs_url('policy.md')}. importpolicy validates the file itself (with its own messages); this "
         "schema lets TOML editors complete and check keys."
     )
     defs: dict[str, object] = {**_DEFS}

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from flake8_importpolicy import docs_url
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
 
 __all__ = [
@@ -146,7 +147,8 @@ class PolicyNotFound(PolicyError):
     """No policy file in the start directory or any parent.
 
     ``str(err)``: ``no policy.toml or pyproject.toml with [tool.importpolicy] found in <dir> or
-    any parent; create one (see docs/policy.md) or pass --policy PATH`` (``<dir>`` absolute).
+    any parent; create one (see <docs_url("policy.md")>) or pass --policy PATH`` (``<dir>``
+    absolute).
 
     Attributes:
         path: the absolute directory the search started from.
@@ -158,7 +160,7 @@ class PolicyNotFound(PolicyError):
             directory = directory.parent
         message = (
             f"no {POLICY_FILENAME} or {PYPROJECT_FILENAME} with [tool.importpolicy] found in "
-            f"{directory} or any parent; create one (see docs/policy.md) or pass --policy PATH"
+            f"{directory} or any parent; create one (see {docs_url('policy.md')}) or pass --policy PATH"
         )
         super().__init__(directory, [PolicyProblem("", message)])
         self.message = message

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from flake8_importpolicy import REPOSITORY_URL, __version__, codes
+from flake8_importpolicy import __version__, codes, docs_url
 from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import Hop
 from flake8_importpolicy.model.paths import relpath_under
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 SARIF_SCHEMA: Final = "https://json.schemastore.org/sarif-2.1.0.json"
-CODES_URL: Final = f"{REPOSITORY_URL}/blob/main/docs/codes.md"
+CODES_URL: Final = docs_url("codes.md")
 """SARIF's ``informationUri``: the codes' documentation in the repository (the package is not on
 the package index, so no page there is named)."""
 

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from flake8_importpolicy import docs_url
 from flake8_importpolicy.model.suggestion import HeavyCandidate, LightCandidate, Suggestion
 from flake8_importpolicy.output.render import plural, single_line
 
@@ -40,7 +41,8 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
         f"# Draft policy written by importpolicy suggest from "
         f"{plural(suggestion.modules, 'first-party module')} (read, never imported).",
         "# Keep the light modules that must stay light and say why in each reason; delete the rest.",
-        "# Then record today's findings: importpolicy check --write-baseline (docs/adopt.md).",
+        "# Then record today's findings: importpolicy check --write-baseline (how to adopt it:",
+        f"# {docs_url('adopt.md')}).",
         "# Light candidates are ranked by score = (1 + importers) x weight / (1 + closure); closures",
         "# are predicted from module-level imports and counted as max-modules counts (exact count:",
         "# importpolicy why MODULE --format json).",
@@ -80,7 +82,7 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
         ]
         out.extend(f"{_string(c.module)} = {_string(_heavy_reason(c))}" for c in first_party)
     if not suggestion.light:
-        out += ["", "# No light candidate (see docs/adopt.md for what makes one)."]
+        out += ["", f"# No light candidate (see {docs_url('adopt.md')} for what makes one)."]
     for number, candidate in enumerate(suggestion.light, start=1):
         out += [""]
         out.extend(f"# {line}" for line in _light_comment(number, candidate))
