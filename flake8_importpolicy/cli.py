@@ -161,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also say which policy.toml files the search for the policy passed over (another "
         "tool's: none of importpolicy's tables)",
     )
+    check.add_argument(
+        "files", nargs="*", type=Path, metavar="FILE",
+        help="only the light modules of these files (each must be a light module's file; default: "
+        "every light module of the policy)",
+    )
     check.set_defaults(handler=_run_check)
 
     suggest = sub.add_parser(
@@ -613,8 +618,9 @@ def _say_skipped_policies(args: argparse.Namespace) -> None:
 
 def _run_cached_check(args: argparse.Namespace) -> int | None:
     """``check`` answered from the answer index, without loading the policy or the engine; None when
-    there is no fresh answer (or ``--no-cache``, or ``--write-baseline``)."""
-    if args.no_cache or args.write_baseline is not None:
+    there is no fresh answer (or ``--no-cache``, ``--write-baseline``, or ``FILE``, whose module
+    names need the policy's source roots)."""
+    if args.no_cache or args.write_baseline is not None or args.files:
         return None
     from flake8_importpolicy.answers.whole import find_cached_report
     from flake8_importpolicy.config.locate import find_policy
@@ -737,6 +743,8 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
     if args.add and args.write_baseline is None:
         raise _UsageError("--add only goes with --write-baseline")
     writing = args.write_baseline is not None
+    if writing and args.files:
+        raise _UsageError("--write-baseline records the whole policy's findings: name no FILE")
     status = open_status_line(sys.stderr, text="reading the sources")  # None unless a terminal
     try:
         report = check_policy_cached(
@@ -753,7 +761,36 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
             status.clear()
     if writing:
         return _write_baseline(args, policy, report)
+    if args.files:
+        report = _only_light_modules_of(args.files, policy, report)
     return _write_report(args, report, policy.relpath)
+
+
+def _only_light_modules_of(files: list[Path], policy: Policy, report: Report) -> Report:
+    """``check FILE ...``: the findings of the light modules of ``files`` (IPL001, IPL006, IPL008),
+    with the policy's own problems; a file that is not a light module's is a usage error."""
+    import dataclasses
+
+    from flake8_importpolicy.model.paths import module_name_under
+
+    roots = policy.settings.source_roots
+    wanted: set[str] = set()
+    for file in files:
+        name = module_name_under(roots, file.absolute().resolve())
+        if name is None or name not in report.light_modules:
+            what = "is outside the source roots" if name is None else f"is {name}, not a light module"
+            raise _UsageError(
+                f"{file} {what} of the policy; name the file of a light module "
+                f"({', '.join(report.light_modules[:5]) or 'none'}"
+                f"{', ...' if len(report.light_modules) > 5 else ''}), or no FILE"
+            )
+        wanted.add(name)
+    return dataclasses.replace(
+        report,
+        violations=tuple(v for v in report.violations if v.light in wanted),
+        unresolved=tuple(u for u in report.unresolved if u.light in wanted),
+        light_modules=tuple(light for light in report.light_modules if light in wanted),
+    )
 
 
 def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) -> int:

@@ -1388,3 +1388,30 @@ def test_modules_outside_the_source_roots_give_one_problem_naming_the_root(
         "(2 more entries of the policy name modules of 'app')\n"
         "\nFound 1 problem; no light module was checked.\n"
     )
+
+
+def test_check_file_reports_only_the_light_modules_of_that_file(tmp_path: Path, run: Run) -> None:
+    """``importpolicy check FILE`` (issue 30 item 8): the findings of the light module in FILE;
+    a file that is not a light module's, or outside the source roots, is a usage error naming the
+    light modules; with --write-baseline (which records the whole policy) too."""
+    for name, text in {"app/__init__.py": "", "app/a.py": "import app.heavy\n",
+                       "app/b.py": "import app.heavy\n", "app/clean.py": "import json\n",
+                       "app/heavy.py": "", "app/mid.py": ""}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "policy.toml").write_text(
+        '[settings]\nsource-roots = ["."]\n\n[heavy]\n"app.heavy" = "slow"\n\n'
+        '[light."app.a"]\nreason = "r"\n[light."app.b"]\nreason = "r"\n[light."app.clean"]\nreason = "r"\n'
+    )
+    code, out, err = run(tmp_path, "check", "app/b.py")
+    assert (code, err) == (1, "")
+    assert out.startswith("app/b.py:1:1: IPL001 light module app.b imports app.heavy") and "app.a" not in out
+    assert out.endswith("Found 1 violation in 1 light module.\n"), out
+    assert run(tmp_path, "check", "app/clean.py")[:2] == (
+        0, "OK: 1 light module checked, no forbidden import-time imports.\n")
+    code, out, err = run(tmp_path, "check", "app/mid.py")
+    assert (code, out) == (2, "")
+    assert err == ("importpolicy: error: app/mid.py is app.mid, not a light module of the policy; name "
+                   "the file of a light module (app.a, app.b, app.clean), or no FILE\n")
+    code, _, err = run(tmp_path, "check", "--write-baseline", "b.json", "app/a.py")
+    assert code == 2 and "name no FILE" in err

@@ -48,6 +48,7 @@ from flake8_importpolicy.model.fixes import (
     offered_fix_kinds,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
+from flake8_importpolicy.model.paths import module_name_under
 from flake8_importpolicy.model.policy import Policy
 from flake8_importpolicy.model.ports import FactsCache
 from flake8_importpolicy.model.reading import read_regular_file
@@ -325,16 +326,7 @@ class _Project:
                             yield path
 
     def module_name(self, path: Path) -> str | None:
-        for root in self.policy.settings.source_roots:
-            try:
-                relative = path.relative_to(root)
-            except ValueError:
-                continue
-            parts = list(relative.with_suffix("").parts)
-            if parts and parts[-1] == "__init__":
-                parts.pop()
-            return ".".join(parts) if parts else None
-        return None
+        return module_name_under(self.policy.settings.source_roots, path)
 
     def star_importers(self, light: str) -> list[tuple[Path, int]]:
         """``(file, line)`` of every first-party ``from light import *``."""

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["relpath_under"]
+__all__ = ["module_name_under", "relpath_under"]
 
 
 def relpath_under(roots: Sequence[Path], path: Path) -> str:
@@ -37,4 +37,20 @@ def _inside(roots: Sequence[Path], path: str) -> str | None:
         prefix = text if text.endswith(os.sep) else text + os.sep
         if path.startswith(prefix):
             return path[len(prefix):].replace(os.sep, "/")
+    return None
+
+
+def module_name_under(roots: Sequence[Path], path: Path) -> str | None:
+    """The dotted module name of the source file ``path`` (absolute, resolved) under the first of
+    the source roots ``roots`` that holds it (``pkg/sub/__init__.py`` is ``pkg.sub``, the
+    Language Reference 5.2.1 "Regular packages"); None outside every root, or for the root itself."""
+    for root in roots:
+        try:
+            relative = path.relative_to(root)
+        except ValueError:
+            continue
+        parts = list(relative.with_suffix("").parts)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts) if parts else None
     return None
