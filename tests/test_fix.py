@@ -501,3 +501,30 @@ def test_a_re_export_fix_cannot_rewrite_is_offered_nowhere(tmp_path: Path, init:
     refused = _cli(root, "fix")
     assert refused.returncode == 1 and refused.stdout == ""
     assert "the re-export is not a statement of the module's top level" in refused.stderr
+
+
+@pytest.mark.parametrize("init, use, fixed", [
+    # every name moves: the statement keeps its parentheses, comments and layout
+    ("from .x import a, b\n",
+     "from zqpkg import (  # the kernels\n    a,  # keep me\n    b,\n)\n\nUSE = (a(), b())\n",
+     "from zqpkg.x import (  # the kernels\n    a,  # keep me\n    b,\n)\n\nUSE = (a(), b())\n"),
+    # one name stays: the moved one's line goes, its own statement follows
+    ("from .x import a\nB = 'B'\n",
+     "from zqpkg import (  # top\n    B,  # keep me\n    a,\n)\n\nUSE = (a(), B)\n",
+     "from zqpkg import (  # top\n    B,  # keep me\n)\nfrom zqpkg.x import a\n\nUSE = (a(), B)\n"),
+    # a name the submodule calls otherwise keeps its place and its comment
+    ("from .x import a as alpha, b\n",
+     "from zqpkg import (\n    alpha,  # first\n    b,  # second\n)\n\nUSE = (alpha(), b())\n",
+     "from zqpkg.x import (\n    a as alpha,  # first\n    b,  # second\n)\n\nUSE = (alpha(), b())\n"),
+])
+def test_direct_imports_keep_a_multi_line_importers_comments(
+    tmp_path: Path, init: str, use: str, fixed: str
+) -> None:
+    """The direct-imports fix rewrote a multi-line importer as one line and lost its comments
+    (issue 27, F8): only the module it names and the moved names change."""
+    root = _light_tree(tmp_path, init, use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert app.use.USE[0] == 'a'")
+    assert run.stdout == "ok\n", run.stderr

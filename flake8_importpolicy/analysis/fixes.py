@@ -714,9 +714,24 @@ class _Planner:
                 for alias in ours:
                     edits.append(_alias_removal(source, node, alias))
             edits.append(_Edit(source.path, lines[1], lines[1], "".join(new_lines)))
-        else:
-            start = source.offset(node.lineno, node.col_offset)
-            edits.append(_Edit(source.path, start, lines[1], "".join(new_lines)[len(indent):]))
+            return
+        # every name moves: the statement stays, its parentheses, comments and layout with it; only
+        # the module it names and the names the submodule calls otherwise change (the first name's
+        # submodule; the names of another submodule move to a statement of their own after it)
+        kept = names[node.names[0].name].module
+        module_span = _from_module_span(source, node)
+        assert module_span is not None  # the module text was read from the same tokens
+        edits.append(_Edit(source.path, *module_span, _relative_text(module_text, light, kept)))
+        for alias in node.names:
+            moved = names[alias.name]
+            if moved.module != kept:
+                edits.append(_alias_removal(source, node, alias))
+            elif (moved.attribute or alias.name) != alias.name:
+                edits.append(_Edit(source.path, *_alias_span(source, alias), _alias_text(alias, moved)))
+        others = [line for (target, _), line in zip(sorted(by_module.items()), new_lines)
+                  if target != kept]
+        if others:
+            edits.append(_Edit(source.path, lines[1], lines[1], "".join(others)))
 
     def _rewrite_attributes(self, source: _Source, light: str, bound: set[str],
                             names: Mapping[str, _Moved], edits: list[_Edit],
@@ -1053,8 +1068,9 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
-    """The text between ``from`` and ``import`` of a from-import (``.``, ``..pkg``, ``pkg.ops``)."""
+def _from_module_tokens(source: _Source, node: ast.ImportFrom) -> list[tokenize.TokenInfo] | None:
+    """The tokens between ``from`` and ``import`` of a from-import, positioned in the statement's
+    text (``tokenize`` rows and columns from its first character); None when it does not tokenize."""
     start, end = source.span(node)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source.text[start:end]).readline))
@@ -1065,8 +1081,35 @@ def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
         if token.type == tokenize.NAME and token.string == "import":
             break
         if token.type in (tokenize.NAME, tokenize.OP):
-            parts.append(token.string)
-    return "".join(parts) or None
+            parts.append(token)
+    return parts or None
+
+
+def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
+    """The text between ``from`` and ``import`` of a from-import (``.``, ``..pkg``, ``pkg.ops``)."""
+    tokens = _from_module_tokens(source, node)
+    return "".join(token.string for token in tokens) if tokens is not None else None
+
+
+def _from_module_span(source: _Source, node: ast.ImportFrom) -> tuple[int, int] | None:
+    """The character offsets of the module text of a from-import (:func:`_from_module_text`), as
+    written (``from  . pkg import`` spans ``. pkg``)."""
+    tokens = _from_module_tokens(source, node)
+    if tokens is None:
+        return None
+    start = source.offset(node.lineno, node.col_offset)
+
+    def offset(row: int, col: int) -> int:  # tokenize counts from the statement's first character
+        return start + col if row == 1 else source.line_start(node.lineno + row - 1) + col
+
+    return offset(*tokens[0].start), offset(*tokens[-1].end)
+
+
+def _alias_span(source: _Source, alias: ast.alias) -> tuple[int, int]:
+    """The character offsets of one ``name [as other]`` of an import."""
+    assert alias.end_lineno is not None and alias.end_col_offset is not None
+    return (source.offset(alias.lineno, alias.col_offset),
+            source.offset(alias.end_lineno, alias.end_col_offset))
 
 
 def _relative_text(module_text: str, light: str, target: str) -> str:
@@ -1079,11 +1122,15 @@ def _relative_text(module_text: str, light: str, target: str) -> str:
 
 
 def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _Edit:
-    """Remove one alias of a from-import with the comma that goes with it."""
-    start = source.offset(alias.lineno, alias.col_offset)
-    assert alias.end_lineno is not None and alias.end_col_offset is not None
-    end = source.offset(alias.end_lineno, alias.end_col_offset)
+    """Remove one alias of a from-import with the comma that goes with it: its whole line when it
+    has one of its own without a comment (a comment stays where it was)."""
+    start, end = _alias_span(source, alias)
     text = source.text
+    own_line = re.match(r"[ \t]*,?[ \t]*(\r\n|\n|\r)", text[end:])
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    inside = line_start > source.span(node)[0] and not text[:line_start].rstrip("\r\n").endswith("\\")
+    if own_line is not None and inside and not text[line_start:start].strip():  # in parentheses
+        return _Edit(source.path, line_start, end + own_line.end(), "")
     after = re.match(r"\s*,[ \t]*", text[end:])
     if after is not None:
         return _Edit(source.path, start, end + after.end(), "")
