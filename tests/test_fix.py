@@ -528,3 +528,24 @@ def test_direct_imports_keep_a_multi_line_importers_comments(
     assert (root / "src/app/use.py").read_text() == fixed
     run = _oracle(root, "import app.use\nassert app.use.USE[0] == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_an_import_of_the_submodule_a_lazy_name_is_named_after_is_a_blocker(tmp_path: Path) -> None:
+    """``from .norm import norm`` binds a function over the submodule ``zqpkg.norm``; made lazy,
+    an ``import zqpkg.norm`` that runs before the first access leaves the module there and
+    ``from zqpkg import norm`` gives the module (issue 27, F1): the lazy fix lists that import as
+    a blocker, and the oracle shows the meaning change when it is forced."""
+    root = _light_tree(tmp_path, "from .norm import norm\n",
+                       use="import zqpkg.norm\nfrom zqpkg import norm\n\nKIND = type(norm).__name__\n")
+    (root / "src/zqpkg/norm.py").write_text("import heavy\n\n\ndef norm():\n    return 'norm'\n")
+    before = _oracle(root, "import app.use\nassert app.use.KIND == 'function', app.use.KIND")
+    assert "zqpkg still runs heavy" in before.stderr  # the finding is real; the name is a function
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert ("cannot keep src/app/use.py:1 working: it imports the submodule zqpkg.norm, which then "
+            "binds zqpkg.norm to the module before the lazy norm (zqpkg.norm.norm) is loaded: the "
+            "name would mean the module") in refused.stderr
+    forced = _cli(root, "fix", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    after = _oracle(root, "import app.use\nassert app.use.KIND == 'function', app.use.KIND")
+    assert "AssertionError: module" in after.stderr  # what the blocker protects against

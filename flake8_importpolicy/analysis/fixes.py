@@ -356,6 +356,36 @@ class _Project:
                     found.append((path, node.lineno))
         return found
 
+    def submodule_importers(self, submodule: str) -> list[tuple[Path, int]]:
+        """``(file, line)`` of every first-party statement that imports ``submodule`` or a module
+        inside it (``import pkg.x``, ``from pkg.x import y``, ``from .x.y import z``), outside
+        ``submodule`` itself."""
+        found = []
+        last = submodule.rpartition(".")[2].encode()
+        for path in self.files(exclude=set()):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if last not in data:
+                continue
+            source = self.read.source(path)
+            module = self.module_name(path) or ""
+            if source is None or _within(module, submodule):
+                continue
+            is_package = path.name == "__init__.py"
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.Import):
+                    hit = any(_within(alias.name, submodule) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    base = _resolve_from(module, node, is_package=is_package)
+                    hit = base is not None and _within(base, submodule)
+                else:
+                    continue
+                if hit:
+                    found.append((path, node.lineno))
+        return found
+
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """Installed modules (on the interpreter's path, outside the source roots and the project)
         that import a moved name from the light package: they cannot be rewritten."""
@@ -513,6 +543,7 @@ class _Planner:
                          "package has no __all__)")
                 for path, line in self.project.star_importers(violation.light)
             ]
+        blockers += self._submodule_shadows(violation, moved)
         versions = self.engine.target.versions
         is_star = any(alias.name == "*" for alias in statement.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -523,6 +554,31 @@ class _Planner:
                              f"... import {title_names}", violation, statement, names, [edit], source,
                              blockers=blockers)
         return self._plan_getattr(violation, source, statement, moved, lines, title_names, blockers)
+
+    def _submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
+        """The first-party imports that would change what a lazy name means: a name bound to an
+        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
+        the package. Importing that submodule binds it on the package (the import system's
+        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
+        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
+        an ``import pkg.norm`` that runs before the first access leaves the module there, and
+        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
+        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
+        import of the submodule there keeps the finding (verification refuses the fix)."""
+        light = violation.light
+        found: list[Importer] = []
+        for name in moved:
+            submodule = f"{light}.{name.name}"
+            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
+                continue
+            found.extend(Importer(
+                path, line, self.project.module_name(path) or "",
+                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
+                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
+                "would mean the module")
+                for path, line in self.project.submodule_importers(submodule)
+                if path != violation.path.resolve())
+        return found
 
     def _own_uses(self, violation: Violation, source: _Source, statement: ast.stmt,
                   names: Sequence[str]) -> list[Importer]:
@@ -1048,6 +1104,11 @@ def _related(imported: str, light: str) -> bool:
     package, one of its submodules or one of its parent packages (``import pkg``, then
     ``pkg.ops.name``)."""
     return imported == light or imported.startswith(light + ".") or light.startswith(imported + ".")
+
+
+def _within(module: str, package: str) -> bool:
+    """Whether ``module`` is ``package`` or a module inside it."""
+    return module == package or module.startswith(package + ".")
 
 
 def _alias_text(alias: ast.alias, moved: _Moved) -> str:
