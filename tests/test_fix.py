@@ -501,3 +501,51 @@ def test_a_re_export_fix_cannot_rewrite_is_offered_nowhere(tmp_path: Path, init:
     refused = _cli(root, "fix")
     assert refused.returncode == 1 and refused.stdout == ""
     assert "the re-export is not a statement of the module's top level" in refused.stderr
+
+
+@pytest.mark.parametrize("init, use, fixed", [
+    # every name moves: the statement keeps its parentheses, comments and layout
+    ("from .x import a, b\n",
+     "from zqpkg import (  # the kernels\n    a,  # keep me\n    b,\n)\n\nUSE = (a(), b())\n",
+     "from zqpkg.x import (  # the kernels\n    a,  # keep me\n    b,\n)\n\nUSE = (a(), b())\n"),
+    # one name stays: the moved one's line goes, its own statement follows
+    ("from .x import a\nB = 'B'\n",
+     "from zqpkg import (  # top\n    B,  # keep me\n    a,\n)\n\nUSE = (a(), B)\n",
+     "from zqpkg import (  # top\n    B,  # keep me\n)\nfrom zqpkg.x import a\n\nUSE = (a(), B)\n"),
+    # a name the submodule calls otherwise keeps its place and its comment
+    ("from .x import a as alpha, b\n",
+     "from zqpkg import (\n    alpha,  # first\n    b,  # second\n)\n\nUSE = (alpha(), b())\n",
+     "from zqpkg.x import (\n    a as alpha,  # first\n    b,  # second\n)\n\nUSE = (alpha(), b())\n"),
+])
+def test_direct_imports_keep_a_multi_line_importers_comments(
+    tmp_path: Path, init: str, use: str, fixed: str
+) -> None:
+    """The direct-imports fix rewrote a multi-line importer as one line and lost its comments
+    (issue 27, F8): only the module it names and the moved names change."""
+    root = _light_tree(tmp_path, init, use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert app.use.USE[0] == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_an_import_of_the_submodule_a_lazy_name_is_named_after_is_a_blocker(tmp_path: Path) -> None:
+    """``from .norm import norm`` binds a function over the submodule ``zqpkg.norm``; made lazy,
+    an ``import zqpkg.norm`` that runs before the first access leaves the module there and
+    ``from zqpkg import norm`` gives the module (issue 27, F1): the lazy fix lists that import as
+    a blocker, and the oracle shows the meaning change when it is forced."""
+    root = _light_tree(tmp_path, "from .norm import norm\n",
+                       use="import zqpkg.norm\nfrom zqpkg import norm\n\nKIND = type(norm).__name__\n")
+    (root / "src/zqpkg/norm.py").write_text("import heavy\n\n\ndef norm():\n    return 'norm'\n")
+    before = _oracle(root, "import app.use\nassert app.use.KIND == 'function', app.use.KIND")
+    assert "zqpkg still runs heavy" in before.stderr  # the finding is real; the name is a function
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert ("cannot keep src/app/use.py:1 working: it imports the submodule zqpkg.norm, which then "
+            "binds zqpkg.norm to the module before the lazy norm (zqpkg.norm.norm) is loaded: the "
+            "name would mean the module") in refused.stderr
+    forced = _cli(root, "fix", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    after = _oracle(root, "import app.use\nassert app.use.KIND == 'function', app.use.KIND")
+    assert "AssertionError: module" in after.stderr  # what the blocker protects against

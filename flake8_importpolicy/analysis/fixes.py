@@ -348,6 +348,36 @@ class _Project:
                     found.append((path, node.lineno))
         return found
 
+    def submodule_importers(self, submodule: str) -> list[tuple[Path, int]]:
+        """``(file, line)`` of every first-party statement that imports ``submodule`` or a module
+        inside it (``import pkg.x``, ``from pkg.x import y``, ``from .x.y import z``), outside
+        ``submodule`` itself."""
+        found = []
+        last = submodule.rpartition(".")[2].encode()
+        for path in self.files(exclude=set()):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if last not in data:
+                continue
+            source = self.read.source(path)
+            module = self.module_name(path) or ""
+            if source is None or _within(module, submodule):
+                continue
+            is_package = path.name == "__init__.py"
+            for node in ast.walk(source.tree):
+                if isinstance(node, ast.Import):
+                    hit = any(_within(alias.name, submodule) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    base = _resolve_from(module, node, is_package=is_package)
+                    hit = base is not None and _within(base, submodule)
+                else:
+                    continue
+                if hit:
+                    found.append((path, node.lineno))
+        return found
+
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """Installed modules (on the interpreter's path, outside the source roots and the project)
         that import a moved name from the light package: they cannot be rewritten."""
@@ -505,6 +535,7 @@ class _Planner:
                          "package has no __all__)")
                 for path, line in self.project.star_importers(violation.light)
             ]
+        blockers += self._submodule_shadows(violation, moved)
         versions = self.engine.target.versions
         is_star = any(alias.name == "*" for alias in statement.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -515,6 +546,31 @@ class _Planner:
                              f"... import {title_names}", violation, statement, names, [edit], source,
                              blockers=blockers)
         return self._plan_getattr(violation, source, statement, moved, lines, title_names, blockers)
+
+    def _submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
+        """The first-party imports that would change what a lazy name means: a name bound to an
+        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
+        the package. Importing that submodule binds it on the package (the import system's
+        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
+        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
+        an ``import pkg.norm`` that runs before the first access leaves the module there, and
+        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
+        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
+        import of the submodule there keeps the finding (verification refuses the fix)."""
+        light = violation.light
+        found: list[Importer] = []
+        for name in moved:
+            submodule = f"{light}.{name.name}"
+            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
+                continue
+            found.extend(Importer(
+                path, line, self.project.module_name(path) or "",
+                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
+                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
+                "would mean the module")
+                for path, line in self.project.submodule_importers(submodule)
+                if path != violation.path.resolve())
+        return found
 
     def _own_uses(self, violation: Violation, source: _Source, statement: ast.stmt,
                   names: Sequence[str]) -> list[Importer]:
@@ -706,9 +762,24 @@ class _Planner:
                 for alias in ours:
                     edits.append(_alias_removal(source, node, alias))
             edits.append(_Edit(source.path, lines[1], lines[1], "".join(new_lines)))
-        else:
-            start = source.offset(node.lineno, node.col_offset)
-            edits.append(_Edit(source.path, start, lines[1], "".join(new_lines)[len(indent):]))
+            return
+        # every name moves: the statement stays, its parentheses, comments and layout with it; only
+        # the module it names and the names the submodule calls otherwise change (the first name's
+        # submodule; the names of another submodule move to a statement of their own after it)
+        kept = names[node.names[0].name].module
+        module_span = _from_module_span(source, node)
+        assert module_span is not None  # the module text was read from the same tokens
+        edits.append(_Edit(source.path, *module_span, _relative_text(module_text, light, kept)))
+        for alias in node.names:
+            moved = names[alias.name]
+            if moved.module != kept:
+                edits.append(_alias_removal(source, node, alias))
+            elif (moved.attribute or alias.name) != alias.name:
+                edits.append(_Edit(source.path, *_alias_span(source, alias), _alias_text(alias, moved)))
+        others = [line for (target, _), line in zip(sorted(by_module.items()), new_lines)
+                  if target != kept]
+        if others:
+            edits.append(_Edit(source.path, lines[1], lines[1], "".join(others)))
 
     def _rewrite_attributes(self, source: _Source, light: str, bound: set[str],
                             names: Mapping[str, _Moved], edits: list[_Edit],
@@ -1027,6 +1098,11 @@ def _related(imported: str, light: str) -> bool:
     return imported == light or imported.startswith(light + ".") or light.startswith(imported + ".")
 
 
+def _within(module: str, package: str) -> bool:
+    """Whether ``module`` is ``package`` or a module inside it."""
+    return module == package or module.startswith(package + ".")
+
+
 def _alias_text(alias: ast.alias, moved: _Moved) -> str:
     """How an importer's ``name [as other]`` reads when imported from the submodule: the
     submodule's own name for it, bound as the importer bound it (``from .x import a as b`` in the
@@ -1045,8 +1121,9 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
-    """The text between ``from`` and ``import`` of a from-import (``.``, ``..pkg``, ``pkg.ops``)."""
+def _from_module_tokens(source: _Source, node: ast.ImportFrom) -> list[tokenize.TokenInfo] | None:
+    """The tokens between ``from`` and ``import`` of a from-import, positioned in the statement's
+    text (``tokenize`` rows and columns from its first character); None when it does not tokenize."""
     start, end = source.span(node)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source.text[start:end]).readline))
@@ -1057,8 +1134,35 @@ def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
         if token.type == tokenize.NAME and token.string == "import":
             break
         if token.type in (tokenize.NAME, tokenize.OP):
-            parts.append(token.string)
-    return "".join(parts) or None
+            parts.append(token)
+    return parts or None
+
+
+def _from_module_text(source: _Source, node: ast.ImportFrom) -> str | None:
+    """The text between ``from`` and ``import`` of a from-import (``.``, ``..pkg``, ``pkg.ops``)."""
+    tokens = _from_module_tokens(source, node)
+    return "".join(token.string for token in tokens) if tokens is not None else None
+
+
+def _from_module_span(source: _Source, node: ast.ImportFrom) -> tuple[int, int] | None:
+    """The character offsets of the module text of a from-import (:func:`_from_module_text`), as
+    written (``from  . pkg import`` spans ``. pkg``)."""
+    tokens = _from_module_tokens(source, node)
+    if tokens is None:
+        return None
+    start = source.offset(node.lineno, node.col_offset)
+
+    def offset(row: int, col: int) -> int:  # tokenize counts from the statement's first character
+        return start + col if row == 1 else source.line_start(node.lineno + row - 1) + col
+
+    return offset(*tokens[0].start), offset(*tokens[-1].end)
+
+
+def _alias_span(source: _Source, alias: ast.alias) -> tuple[int, int]:
+    """The character offsets of one ``name [as other]`` of an import."""
+    assert alias.end_lineno is not None and alias.end_col_offset is not None
+    return (source.offset(alias.lineno, alias.col_offset),
+            source.offset(alias.end_lineno, alias.end_col_offset))
 
 
 def _relative_text(module_text: str, light: str, target: str) -> str:
@@ -1071,11 +1175,15 @@ def _relative_text(module_text: str, light: str, target: str) -> str:
 
 
 def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _Edit:
-    """Remove one alias of a from-import with the comma that goes with it."""
-    start = source.offset(alias.lineno, alias.col_offset)
-    assert alias.end_lineno is not None and alias.end_col_offset is not None
-    end = source.offset(alias.end_lineno, alias.end_col_offset)
+    """Remove one alias of a from-import with the comma that goes with it: its whole line when it
+    has one of its own without a comment (a comment stays where it was)."""
+    start, end = _alias_span(source, alias)
     text = source.text
+    own_line = re.match(r"[ \t]*,?[ \t]*(\r\n|\n|\r)", text[end:])
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    inside = line_start > source.span(node)[0] and not text[:line_start].rstrip("\r\n").endswith("\\")
+    if own_line is not None and inside and not text[line_start:start].strip():  # in parentheses
+        return _Edit(source.path, line_start, end + own_line.end(), "")
     after = re.match(r"\s*,[ \t]*", text[end:])
     if after is not None:
         return _Edit(source.path, start, end + after.end(), "")
