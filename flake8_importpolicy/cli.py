@@ -1009,6 +1009,8 @@ def _run_suggest(args: argparse.Namespace) -> int:
     interpreter = None
     if found is None:  # no cache directory in a project that has no policy yet
         args.no_cache = True
+    if found is None or policy.settings.interpreter is None:
+        # a policy that names no interpreter gets the project's in the draft that extends it
         from flake8_importpolicy.config.project import find_project_interpreter
 
         interpreter = find_project_interpreter(root, args.interpreter)

@@ -273,3 +273,28 @@ def test_suggest_names_the_projects_interpreter(
     data = json.loads(suggest("--format", "json", "--interpreter", sys.executable, cwd=tmp_path,
                               capsys=capsys)[1])
     assert data["interpreter"] == Path(sys.executable).absolute().as_posix()
+
+
+def test_suggest_over_a_policy_without_interpreter_names_the_projects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Extend mode (a policy exists): a policy that names no interpreter gets the project's .venv
+    in the draft that extends it (issue 30 item 2), and the draft loads with the base's source
+    roots and that interpreter; a policy that names one keeps it (the draft names none)."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("import json\n")
+    (tmp_path / "policy.toml").write_text('[settings]\nsource-roots = ["."]\n\n[light."pkg"]\nreason = "r"\n')
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / ".venv")],
+                   check=True, timeout=HANG_CATCHER)
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0 and '\n[settings]\ninterpreter = ".venv/bin/python"\n' in out, out
+    (tmp_path / "draft.toml").write_text(out)
+    draft = load_policy(tmp_path / "draft.toml")
+    assert draft.settings.interpreter == tmp_path / ".venv/bin/python"
+    assert draft.settings.source_roots == (tmp_path.resolve(),)
+    (tmp_path / "policy.toml").write_text(
+        f'[settings]\nsource-roots = ["."]\ninterpreter = {json.dumps(sys.executable)}\n\n'
+        '[light."pkg"]\nreason = "r"\n')
+    code, out, _ = suggest(cwd=tmp_path, capsys=capsys)
+    assert code == 0 and "interpreter =" not in out, out

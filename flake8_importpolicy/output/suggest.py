@@ -65,12 +65,14 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
     if suggestion.dropped:
         left = ", ".join(f"{preset}'s {_string(entry)}" for preset, entry in suggestion.dropped)
         out.append(f"# Left out: {left} ({_dropped_why(suggestion)}).")
+    if suggestion.policy is None or suggestion.interpreter is not None:
+        out += ["", "[settings]"]
     if suggestion.policy is None:
         roots = ", ".join(_string(_relative(root, directory)) for root in suggestion.source_roots)
-        out += ["", "[settings]", f"source-roots = [{roots}]"]
-        if suggestion.interpreter is not None:
-            # the interpreter decides what third-party imports resolve to: the project's own
-            out += [f"interpreter = {_string(_interpreter(suggestion.interpreter, directory))}"]
+        out += [f"source-roots = [{roots}]"]
+    if suggestion.interpreter is not None:
+        # the interpreter decides what third-party imports resolve to: the project's own
+        out += [f"interpreter = {_string(_interpreter(suggestion.interpreter, directory))}"]
     first_party = [c for c in suggestion.heavy if c.why == "large-closure"]
     if first_party:
         out += [
