@@ -755,6 +755,7 @@ def _run_check(args: argparse.Namespace, policy: Policy) -> int:
             progress=status,
             jobs=_jobs(args),
             baseline="" if writing else _baseline_option(args),
+            reading=status.reading if status is not None else None,
         )
     finally:
         if status is not None:

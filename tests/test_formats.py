@@ -557,6 +557,41 @@ def test_cli_check_shows_progress_before_the_first_light_module(
     assert capsys.readouterr().out.startswith("app/ops/light.py:1:1: IPL001 ")
 
 
+def test_cli_check_progress_names_the_installed_package_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A long cold run reads installed packages (torch: 2,300 files): the line names the one
+    being read after the light module (issue 26), each time it changes."""
+    site = tmp_path / "site"
+    (site / "extpkg").mkdir(parents=True)
+    (site / "extpkg" / "__init__.py").write_text("import otherpkg\n")
+    (site / "otherpkg.py").write_text("")
+    project = tmp_path / "project"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "__init__.py").write_text("")
+    (project / "app" / "light.py").write_text("import extpkg\n")
+    (project / "policy.toml").write_text(
+        '[settings]\nsource-roots = ["."]\nexternal = "follow"\n\n[heavy]\n"nothere" = "x"\n\n'
+        '[light."app.light"]\nreason = "r"\n')
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(
+        status, "open_status_line",
+        lambda stream, **options: status.StatusLine(stream, delay=0, interval=0),
+    )
+    assert cli.main(["check", "--no-cache"]) == 0
+    lines = terminal.getvalue().split("\r\x1b[K")
+    assert lines[1:4] == [
+        "checking light module 1/1: app.light",
+        "checking light module 1/1: app.light (reading installed package extpkg)",
+        "checking light module 1/1: app.light (reading installed package otherpkg)",
+    ], lines
+    assert capsys.readouterr().out.endswith("OK: 1 light module checked, no forbidden import-time imports.\n")
+
+
 def test_summary_counts_the_light_modules_with_violations() -> None:
     """"Found 3 violations in 1 of 4 light modules": not "in 4 light modules"."""
     lights = ("app.a", "app.b", "app.c", "app.ops.light")

@@ -195,14 +195,21 @@ class PolicyEngine:
 
     # -- the check ---------------------------------------------------------------------------------
 
-    def check(self, progress: Callable[[int, int, str], None] | None = None) -> Report:
+    def check(
+        self,
+        progress: Callable[[int, int, str], None] | None = None,
+        reading: Callable[[str], None] | None = None,
+    ) -> Report:
         """Check every light module (:mod:`~flake8_importpolicy.analysis.light_check` gives the
         contract), and the policy itself (:mod:`~flake8_importpolicy.analysis.checks`).
 
         Args:
             progress: called as ``progress(done, total, light_module)`` before each light module.
+            reading: called with what is read when the traversal moves to another installed package
+                (``"installed package torch"``) or to the standard library.
         """
         policy = self.policy
+        self._facts_source.reading = reading
         violations: dict[tuple[str, int, int, str], Violation] = {}
         unresolved: list[Unresolved] = []
         suppressed = 0

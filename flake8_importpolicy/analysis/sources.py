@@ -22,7 +22,7 @@ import re
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from pathlib import Path
 
@@ -95,6 +95,9 @@ class FactsSource:
             this target; an entry is removed when the traversal uses it.
         files_read: ``{path: what was read}`` of every file whose facts were given out (an empty
             digest for a file that could not be read or came from an editor's buffer).
+        reading: called with what the traversal reads when it moves to another installed package
+            or to the standard library (``"installed package torch"``), for a progress line; None:
+            not called.
 
     Every argument is required: the defaults are those of the one caller,
     :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`. Call :meth:`close` to stop the
@@ -141,6 +144,8 @@ class FactsSource:
         self._function_indexes: dict[Path, FunctionIndex] = {}
         self.files_read: dict[Path, SourceRead] = {}
         self._lines: dict[Path, list[str]] = {}  # source_line: files split into lines, a few kept
+        self.reading: Callable[[str], None] | None = None
+        self._reading_last = ""
 
     def close(self) -> None:
         """Stop the worker processes, if any (facts are still given out afterwards, serially)."""
@@ -233,10 +238,21 @@ class FactsSource:
             if extracted:
                 self.pool.note_miss(time.perf_counter() - started)
         self.files_read[path] = read
+        if self.reading is not None and resolved.origin != "first-party":
+            self._say_reading(resolved)
         if index is not None and index.spans:
             self._function_indexes[path] = index
         self._prefetch_imports(resolved, facts)
         return facts
+
+    def _say_reading(self, resolved: ResolvedModule) -> None:
+        """Tell :attr:`reading` which installed package the traversal reads now (``installed
+        package torch``, ``the standard library``), once each time it changes."""
+        label = ("the standard library" if resolved.origin == "stdlib"
+                 else f"installed package {resolved.name.partition('.')[0]}")
+        if label != self._reading_last and self.reading is not None:
+            self._reading_last = label
+            self.reading(label)
 
     def _prefetch_imports(self, resolved: ResolvedModule, facts: ModuleFacts) -> None:
         """Have workers extract the modules ``resolved``'s import sites name, before they are needed.

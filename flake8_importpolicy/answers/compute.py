@@ -68,6 +68,7 @@ def run_engine(
     jobs: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
     baseline: str | None = None,
+    reading: Callable[[str], None] | None = None,
 ) -> EngineAnswer:
     """Check ``policy`` with the engine, and filter the report by its baseline
     (:func:`~flake8_importpolicy.config.baseline.load_policy_baseline`;
@@ -80,7 +81,7 @@ def run_engine(
         overrides: source to use instead of a file on disk (an editor's unsaved buffer).
         use_cache: False: neither the facts cache nor the cached interpreter facts (``--no-cache``).
         jobs: processes extracting facts in parallel on a cold run.
-        progress: passed to :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.check`.
+        progress, reading: passed to :meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.check`.
         baseline: None: the policy's ``settings.baseline``; a path (``--baseline FILE``) that file
             instead; ``""`` none.
 
@@ -105,7 +106,7 @@ def run_engine(
         interpreter_info=info,
         jobs=jobs,
     ) as engine:
-        report = engine.check(progress)
+        report = engine.check(progress, reading)
     files, directories = engine.find_dependencies()
     if accepted is not None:
         from flake8_importpolicy.model.baseline import apply_baseline

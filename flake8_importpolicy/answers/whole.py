@@ -74,6 +74,7 @@ def check_policy_cached(
     progress: Callable[[int, int, str], None] | None = None,
     jobs: int = 1,
     baseline: str | None = None,
+    reading: Callable[[str], None] | None = None,
 ) -> Report:
     """The policy's report, from the answer index when still fresh, else checked and stored.
 
@@ -82,7 +83,7 @@ def check_policy_cached(
         interpreter: overrides ``settings.interpreter``.
         target_versions: override ``settings.target-versions``.
         use_cache: False bypasses every cache (``--no-cache``).
-        progress: passed to the engine's check (not called when the answer is cached).
+        progress, reading: passed to the engine's check (not called when the answer is cached).
         jobs: processes extracting facts in parallel on a cold run.
         baseline: None filters the report by the policy's own ``settings.baseline``; a path
             (``--baseline FILE``, absolute) by that file instead; ``""`` by none (the whole report,
@@ -105,7 +106,7 @@ def check_policy_cached(
 
     answer = run_engine(
         policy, interpreter=interpreter, target_versions=versions, use_cache=use_cache,
-        jobs=jobs, progress=progress, baseline=baseline,
+        jobs=jobs, progress=progress, baseline=baseline, reading=reading,
     )
     if use_cache:
         store_index(

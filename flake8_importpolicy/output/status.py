@@ -74,12 +74,20 @@ class StatusLine:
         self._shown = False
         self._pending = text  # the latest text not shown because the delay had not passed
         self._closed = False
+        self._light = ""  # the latest light module reported, that :meth:`reading` adds to
         self._lock = threading.Lock()
         self._cancel = schedule(delay, self._on_silence) if schedule is not None else None
 
     def __call__(self, done: int, total: int, name: str) -> None:
         """``checking light module <done + 1>/<total>: <name>`` (see :meth:`show`)."""
-        self.show(f"checking light module {done + 1}/{total}: {name}")
+        self._light = f"checking light module {done + 1}/{total}: {name}"
+        self.show(self._light)
+
+    def reading(self, what: str) -> None:
+        """What a long cold run reads now, after the light module: ``checking light module 1/3:
+        app.light (reading installed package torch)``; before the first light module ``reading
+        installed package torch``."""
+        self.show(f"{self._light} (reading {what})" if self._light else f"reading {what}")
 
     def show(self, text: str) -> None:
         """Replace the line with ``text`` (cut to the terminal's width), unless the delay or the
