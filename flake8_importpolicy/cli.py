@@ -578,12 +578,18 @@ def _run_lsp(args: argparse.Namespace) -> int:
 def _run_staged(argv: list[str]) -> int:
     """``check --staged``: the same check in a copy of the git index (config/staged.py), from the
     working directory's place in it (a ``--policy`` inside the repository is the copy's), without
-    the cache (the copy is thrown away)."""
+    the cache (the copy is thrown away). An ``--interpreter`` path stays the work tree's: a
+    virtual environment is not committed, so the copy has none."""
     from flake8_importpolicy.config.staged import staged_tree
     from flake8_importpolicy.model.errors import ImportPolicyError
 
     here = Path.cwd()
     rest = [arg for arg in argv if arg != "--staged"]
+    for index, arg in enumerate(rest):
+        if arg.startswith("--interpreter="):
+            rest[index] = "--interpreter=" + _interpreter(arg.partition("=")[2])
+        elif arg == "--interpreter" and index + 1 < len(rest):
+            rest[index + 1] = _interpreter(rest[index + 1])
     try:
         with staged_tree(here) as tree:
             for index, arg in enumerate(rest[:-1]):

@@ -17,7 +17,11 @@ statement are listed as "also reaches". One cause, one report: CPython runs a mo
 whose every forbidden module an earlier statement already ran (the light module's parent packages
 first, then the statements in order) is not reported on its own; its line is listed under the earlier
 report ("same cause: lines 11, 12 reach only what this statement already ran"), and a `# noqa` on that
-report's line does not bring it back.
+report's line does not bring it back. In the `check` text report, the statements of one light module
+that reach one forbidden package are one entry: a later statement whose forbidden module is that
+package, a submodule or a parent package of it (`import deepspeed`, then `import deepspeed.ops`) is
+listed under the first as "also reaches deepspeed.ops, from app/light.py:9:1:" with its chain; flake8,
+mypy, GitHub annotations, JSON and SARIF keep one finding per statement, where it is fixed.
 
 The chain follows everything CPython runs on import: parent packages' `__init__`, `from p import name`
 submodules, star imports through `__all__`, literal `importlib.import_module` calls, the bodies of

@@ -85,6 +85,22 @@ def write_tree(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
+def make_venv(where: Path, packages: Mapping[str, str]) -> Path:
+    """A real virtual environment at ``where`` (no pip: nothing is downloaded) with ``packages``
+    (``{path under site-packages: text}``) written into its site-packages; returns its interpreter.
+    Stands in for a project's environment, or for an isolated tool's (pipx, pre-commit) when
+    ``packages`` is empty."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True,
+                   timeout=HANG_CATCHER)
+    python = where / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=HANG_CATCHER,
+    ).stdout.strip()
+    write_tree(Path(purelib), packages)
+    return python
+
+
 def fixture_dirs() -> list[Path]:
     """Every fixture (a directory under tests/fixtures with a policy.toml), sorted."""
     return sorted(p.parent for p in FIXTURES.glob("*/policy.toml"))

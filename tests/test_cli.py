@@ -824,6 +824,64 @@ Found 2 violations in 1 light module.
     assert [v["line"] for v in report(run, root, "--no-cache")["violations"]] == [5]
 
 
+ONE_PACKAGE = {  # ds/__init__.py imports none of its submodules: each import runs something new
+    "policy.toml": """
+        [heavy]
+        "ds.cuda" = "initialises the GPU"
+        "ds" = "deepspeed: slow to import"
+        "torchy" = "torch"
+        [light."app.light"]
+        reason = "must start fast"
+    """,
+    "app/__init__.py": "",
+    "ds/__init__.py": "",
+    "ds/ops.py": "",
+    "ds/cuda.py": "",
+    "torchy.py": "",
+    "app/light.py": """\
+        import ds.ops
+        import json
+        import ds
+        import torchy
+        from ds import cuda
+    """,
+}
+
+
+def test_one_forbidden_package_one_entry(run: Run, tmp_path: Path) -> None:
+    """The statements of one light module that reach one forbidden package are one entry of the text
+    report: ``import ds.ops`` runs ``ds`` (the entry; ``import ds`` reaches nothing new), ``from ds
+    import cuda`` runs ``ds.cuda`` (also reaches it, with its own reason: the first matching
+    ``[heavy]`` key's); ``torchy`` is an entry of its own. The interpreter as the oracle: each
+    statement runs what it is listed for. flake8 and JSON keep one finding per statement."""
+    root = write(tmp_path, ONE_PACKAGE)
+    code, out, _ = run(root, "check", "--no-cache")
+    assert (code, out) == (1, """\
+app/light.py:1:1: IPL001 light module app.light imports ds at import time (deepspeed: slow to import)
+    app/light.py:1: app.light -> ds (parent-package)
+    same cause: line 3 reaches only what this statement already ran
+    also reaches ds.cuda (initialises the GPU), from app/light.py:5:1:
+        app/light.py:5: app.light -> ds.cuda (from-import)
+
+app/light.py:4:1: IPL001 light module app.light imports torchy at import time (torch)
+    app/light.py:4: app.light -> torchy (import)
+
+Found 3 violations in 1 light module.
+""")
+    for line in (1, 5):
+        source = "".join(textwrap.dedent(ONE_PACKAGE["app/light.py"]).splitlines(True)[:line])
+        done = subprocess.run([sys.executable, "-c", source + "import sys; print(sorted(m for m in "
+                               "sys.modules if m.split('.')[0] in ('ds', 'torchy')))"],
+                              cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER)
+        assert done.stdout == {1: "['ds', 'ds.ops']\n", 5: "['ds', 'ds.cuda', 'ds.ops', 'torchy']\n"}[line]
+    assert [(v["line"], v["heavy"]) for v in report(run, root, "--no-cache")["violations"]] == [
+        (1, "ds"), (4, "torchy"), (5, "ds.cuda")]
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "IPL", "app/light.py"],
+                            cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert [line.split(" IPL001 ")[0] for line in flake8.stdout.splitlines()] == [
+        "app/light.py:1:1:", "app/light.py:4:1:", "app/light.py:5:1:"], flake8
+
+
 def test_stale_forbid_and_allow_entries(run: Run, tmp_path: Path) -> None:
     """IPL007 at the entry's line, with a "did you mean" when a known module name is close; an entry
     whose top-level package is not installed here is a note, which does not change the exit status."""

@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import HANG_CATCHER
+from helpers import HANG_CATCHER, make_venv
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,23 +24,6 @@ POLICY = """\
 [light."app.light"]
 reason = "the command must start fast"
 """
-
-
-def _venv(where: Path, packages: dict[str, str]) -> Path:
-    """A real venv (no pip: nothing is downloaded) with ``packages`` written into its
-    site-packages; returns its interpreter."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True,
-                   timeout=HANG_CATCHER)
-    python = where / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True, timeout=HANG_CATCHER,
-    ).stdout.strip()
-    for name, text in packages.items():
-        path = Path(purelib) / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return python
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +42,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
             ujson_is_optional = None
         import rich.syntax
     """), encoding="utf-8")
-    projects = _venv(base / "project-venv", {
+    projects = make_venv(base / "project-venv", {
         "rich/__init__.py": "",
         "rich/syntax.py": "import pygments\n",
         "pygments/__init__.py": "",
     })
-    isolated = _venv(base / "tool-venv", {})
+    isolated = make_venv(base / "tool-venv", {})
     return project, projects, isolated
 
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import HANG_CATCHER
+from helpers import HANG_CATCHER, make_venv
 
 pytest.importorskip("pre_commit")
 
@@ -132,12 +132,9 @@ def load() -> None:
 _LIGHT_VIOLATING = "import app.heavy  # a module-level import of a heavy module\n"
 
 
-def _run_hook(
-    root: Path, light_source: str, hook_repo: tuple[Path, str], home: Path
-) -> subprocess.CompletedProcess[str]:
-    """Make a project repository at ``root`` whose light module has ``light_source``, and run
-    ``pre-commit run --all-files`` there with the hook from ``hook_repo``."""
-    files = {
+def _project(light_source: str) -> dict[str, str]:
+    """The files of a project whose light module ``app.ops.light`` has ``light_source``."""
+    return {
         "app/__init__.py": "",
         "app/heavy.py": "X = 1\n",
         "app/ops/__init__.py": "",
@@ -147,10 +144,25 @@ def _run_hook(
             '[heavy]\n"app.heavy" = "stands in for torch"\n\n'
             '[light."app.ops.light"]\nreason = "imported before the engine worker forks"\n'
         ),
-        ".gitignore": ".importpolicy_cache/\n",
+    }
+
+
+def _run_hook(
+    root: Path, files: str | dict[str, str], hook_repo: tuple[Path, str], home: Path,
+    hook_options: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Make a project repository at ``root`` with ``files`` (or the light module source of
+    :func:`_project`), and run ``pre-commit run --all-files`` there with the hook from
+    ``hook_repo``, configured by ``hook_options`` (the hook's keys in the config: ``args``,
+    ``verbose``)."""
+    files = _project(files) if isinstance(files, str) else files
+    options = "".join(f"    {key}: {value}\n" for key, value in (hook_options or {}).items())
+    files = {
+        **files,
+        ".gitignore": ".importpolicy_cache/\n.venv/\n",
         ".pre-commit-config.yaml": (
             f"repos:\n- repo: {hook_repo[0].as_posix()}\n  rev: {hook_repo[1]}\n"
-            f"  hooks:\n  - id: {HOOK_ID}\n"
+            f"  hooks:\n  - id: {HOOK_ID}\n{options}"
         ),
     }
     for name, text in files.items():
@@ -232,3 +244,54 @@ def test_a_real_git_commit_is_checked_as_staged(
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "IPL001 light module app.ops.light imports app.heavy at import time" in output, output
+
+
+_RICH_POLICY = """\
+[heavy]
+"pygments" = "highlighting: slow to import"
+
+[light."app.light"]
+reason = "the command must start fast"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["hook's own venv", "--unresolved error", "settings.interpreter",
+                                 "--interpreter"])
+def test_the_hook_sees_the_projects_packages_only_when_pointed_at_its_interpreter(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path, how: str
+) -> None:
+    """``app.light -> rich.syntax -> pygments``, ``rich`` installed in the project's ``.venv`` (not
+    tracked) and not in the hook's virtualenv. As documented (docs/ecosystem.md): run from its own
+    virtualenv, the hook reports ``rich`` as IPL006 ``not-installed`` naming that interpreter (a
+    pass, whose output pre-commit shows with ``verbose: true`` only; ``--unresolved error`` makes it
+    a failure); pointed at the project's interpreter by ``[settings] interpreter`` or ``args:
+    [--interpreter, ...]``, it finds the chain, though it checks a copy of the git index, which has
+    no ``.venv``."""
+    make_venv(tmp_path / ".venv", {
+        "rich/__init__.py": "",
+        "rich/syntax.py": "import pygments\n",
+        "pygments/__init__.py": "",
+    })
+    policy = _RICH_POLICY
+    if how == "settings.interpreter":
+        policy = '[settings]\ninterpreter = ".venv/bin/python"\n\n' + policy
+    hook_options = {"hook's own venv": {"verbose": "true"},
+                    "--unresolved error": {"args": "[--unresolved, error]"},
+                    "--interpreter": {"args": "[--interpreter, .venv/bin/python]"}}.get(how, {})
+    files = {"app/__init__.py": "", "app/light.py": "import rich.syntax\n", "policy.toml": policy}
+    done = _run_hook(tmp_path, files, hook_repo, pre_commit_home, hook_options)
+    output = done.stdout + done.stderr
+    if how in ("settings.interpreter", "--interpreter"):
+        assert done.returncode == 1, output
+        assert ("app/light.py:1:1: IPL001 light module app.light imports pygments at import time "
+                "(highlighting: slow to import)\n    app/light.py:1: app.light -> rich.syntax "
+                "(import)\n") in output, output
+        assert "/.venv/lib/" in output and "rich.syntax -> pygments (import)" in output, output
+        assert "not-installed" not in output, output
+        return
+    [hook_python] = pre_commit_home.glob("*/py_env-*/bin/python")
+    assert ("app/light.py:1:1: IPL006 light module app.light runs import-time code that cannot be "
+            f"resolved: not-installed rich (not found by {hook_python})") in output, output
+    assert "IPL001" not in output, output
+    assert done.returncode == (1 if how == "--unresolved error" else 0), output

@@ -7,22 +7,26 @@ index's files (``git checkout-index --all``, which honours ``GIT_INDEX_FILE``: t
 being made) into a temporary directory, where the check then runs in the same place relative to the
 repository's root; paths in the report, relative to the policy's directory, read the same.
 
-Standard library and the ``git`` command only.
+An interpreter is no part of a commit: a project's ``.venv`` is not tracked, so the copy has none.
+While a copy is in use, :func:`in_work_tree` gives a path of the copy as the work tree has it, which
+``settings.interpreter`` (a path relative to the policy file) is resolved with.
+
+Standard library and the ``git`` command only; :mod:`subprocess` and :mod:`tempfile` are imported
+when a copy is made, since reading any policy imports :func:`in_work_tree`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from flake8_importpolicy.model.errors import ImportPolicyError
 
-__all__ = ["StagedTree", "StagedTreeError", "staged_tree"]
+__all__ = ["StagedTree", "StagedTreeError", "in_work_tree", "staged_tree"]
 
 
 class StagedTreeError(ImportPolicyError):
@@ -30,6 +34,8 @@ class StagedTreeError(ImportPolicyError):
 
 
 def _git(cwd: Path, *args: str) -> str:
+    import subprocess
+
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
                               stdin=subprocess.DEVNULL)
@@ -60,6 +66,23 @@ class StagedTree:
         except ValueError:
             return path
 
+    def unmap(self, path: Path) -> Path:
+        """``path`` (in the copy) as the work tree has it; a path outside the copy is kept."""
+        try:
+            return self.top / path.relative_to(self.copy)
+        except ValueError:
+            return path
+
+
+_ACTIVE: ContextVar[StagedTree | None] = ContextVar("importpolicy_staged_tree", default=None)
+
+
+def in_work_tree(path: Path) -> Path:
+    """``path`` as the work tree has it when it is in the copy of the index :func:`staged_tree`
+    is yielding (for what a commit never holds: the interpreter); otherwise ``path`` itself."""
+    tree = _ACTIVE.get()
+    return path if tree is None else tree.unmap(path)
+
 
 @contextmanager
 def staged_tree(start: Path) -> Iterator[StagedTree]:
@@ -68,10 +91,19 @@ def staged_tree(start: Path) -> Iterator[StagedTree]:
     Raises:
         StagedTreeError: ``start`` is in no git repository, or ``git`` cannot write the files.
     """
+    import tempfile
+
     top = Path(_git(start, "rev-parse", "--show-toplevel").strip())
-    copy = Path(tempfile.mkdtemp(prefix="importpolicy-staged-"))
+    # Resolved, as the working directory inside it will be (a symbolic link in the temporary
+    # directory's path would make :meth:`StagedTree.unmap` miss the paths read from there).
+    copy = Path(tempfile.mkdtemp(prefix="importpolicy-staged-")).resolve()
     try:
         _git(top, "checkout-index", "--all", "--force", f"--prefix={copy}{os.sep}")
-        yield StagedTree(top, copy)
+        tree = StagedTree(top, copy)
+        token = _ACTIVE.set(tree)
+        try:
+            yield tree
+        finally:
+            _ACTIVE.reset(token)
     finally:
         shutil.rmtree(copy, ignore_errors=True)

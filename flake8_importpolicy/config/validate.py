@@ -44,6 +44,7 @@ from flake8_importpolicy.config.fields import (
 )
 from flake8_importpolicy.config.locate import has_cache_tag, resolve_cache_dir
 from flake8_importpolicy.config.read import ignore_lines
+from flake8_importpolicy.config.staged import in_work_tree
 from flake8_importpolicy.model.errors import find_close_match
 from flake8_importpolicy.model.files import CACHE_TAG, DEFAULT_CACHE_DIR
 from flake8_importpolicy.model.patterns import (
@@ -254,7 +255,9 @@ def interpreter(entry: Entry, key: str, value: object) -> Path | None:
         return None
     separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
     if os.path.isabs(value) or any(sep in value for sep in separators):
-        path = Path(os.path.normpath(check.setting_root("interpreter") / value))
+        # Under check --staged the policy is read in a copy of the git index, which holds no
+        # (untracked) virtual environment: the path is the work tree's.
+        path = in_work_tree(Path(os.path.normpath(check.setting_root("interpreter") / value)))
         note = "" if os.path.isabs(value) else _RELATIVE_NOTE
         if not path.exists():
             check.add(key, f"{quote(value)} does not exist{note}")

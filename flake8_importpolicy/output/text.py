@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from flake8_importpolicy.model.findings import Problem, Report
+from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
@@ -43,6 +43,7 @@ __all__ = [
     "format_chain_lines",
     "format_report_text",
     "format_why_text",
+    "group_by_cause",
 ]
 
 
@@ -58,16 +59,23 @@ light pattern printed 502,000 lines). ``--format json`` keeps everything."""
 
 
 def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN) -> str:
-    """The text report: one block per violation (header, then one hop per line), one per unresolved
-    site (IPL006, at the site, with the chain from the light module), at most
-    :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then problems,
-    then a summary line. ``style`` colours the paths of the reported lines, their codes and the
-    summary (:mod:`~flake8_importpolicy.output.style`; none by default)."""
+    """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
+    line, then each further statement of the light module that reaches the same forbidden package,
+    indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
+    light module), at most :data:`LINES_PER_LIGHT_MODULE` lines per light module (see
+    :func:`_plan_lines`), then problems, then a summary line. ``style`` colours the paths of the
+    reported lines, their codes and the summary (:mod:`~flake8_importpolicy.output.style`; none by
+    default)."""
     out: list[str] = []
-    blocks = [
-        (violation.light, len(violation.chain),
-         bool(violation.also) + bool(violation.covers) + bool(format_fix_offer(violation, relpath)))
-        for violation in report.violations
+    violations = report.violations
+    # Display order: each entry's head, then the statements it gathers.
+    shown_order = [(number, position > 0) for group in group_by_cause(violations)
+                   for position, number in enumerate(group)]
+    blocks = [  # a gathered statement's "also reaches ..., from ...:" line takes its header's place
+        (violations[number].light, len(violations[number].chain),
+         bool(violations[number].also) + bool(violations[number].covers)
+         + bool(format_fix_offer(violations[number], relpath)))
+        for number, _ in shown_order
     ] + [(unresolved.light, len(unresolved.chain), 0) for unresolved in report.unresolved]
     allowed, untold = _plan_lines(blocks)
     last_shown = {blocks[number][0]: number for number in sorted(allowed)}
@@ -77,22 +85,34 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
             out.append(f"    ... {plural(untold[light], 'more finding')} of light module {light} "
                        "(--format json lists them all)")
 
-    for number, violation in enumerate(report.violations):
-        if number not in allowed:
+    head: Violation | None = None
+    for block, (number, member) in enumerate(shown_order):
+        violation = violations[number]
+        if not member:
+            head = violation
+            if out and out[-1] != "":
+                out.append("")
+        if block not in allowed:
             continue
-        out.append(_reported(relpath(violation.path), f":{violation.line}:{violation.col + 1}: ",
-                             format_violation_header(violation), style))
-        out.extend(_bounded_chain(violation.chain, relpath, allowed[number]))
+        indent = "    "
+        if member and head is not None:
+            out.append(f"    {_gathered_line(violation, head, relpath, style)}")
+            indent = "        "
+        else:
+            out.append(_reported(relpath(violation.path), f":{violation.line}:{violation.col + 1}: ",
+                                 format_violation_header(violation), style))
+        out.extend(_bounded_chain(violation.chain, relpath, allowed[block], indent))
         if violation.also:
-            out.append(f"    also reaches: {', '.join(violation.also)}")
+            out.append(f"{indent}also reaches: {', '.join(violation.also)}")
         if violation.covers:
-            out.append(f"    {format_covers(violation)}")
+            out.append(f"{indent}{format_covers(violation)}")
         offer = format_fix_offer(violation, relpath)
         if offer:
-            out.append(f"    {offer}")
-        untold_line(number, violation.light)
+            out.append(f"{indent}{offer}")
+        untold_line(block, violation.light)
+    if out and out[-1] != "":
         out.append("")
-    for offset, unresolved in enumerate(report.unresolved, start=len(report.violations)):
+    for offset, unresolved in enumerate(report.unresolved, start=len(violations)):
         if offset not in allowed:
             continue
         site = unresolved.site
@@ -111,6 +131,51 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     outcome: Outcome = "failed" if report.exit_code else "blind" if report.unresolved else "ok"
     out.append(style.summary(format_summary(report), outcome))
     return "\n".join(out) + "\n"
+
+
+def group_by_cause(violations: Sequence[Violation]) -> list[list[int]]:
+    """One cause, one entry: the indexes of ``violations`` (report order), grouped so that the
+    statements of one light module that reach the same forbidden package are one entry of the text
+    report: a later IPL001 of that light module joins the earlier one whose forbidden module is the
+    same, a parent package or a submodule of its own (``deepspeed`` at line 3, ``deepspeed.ops`` at
+    line 9: the second "also reaches" under the first). A call of a ``[heavy-calls]`` function
+    joins only the same call; a budget (IPL008) is an entry of its own. Each group lists its head
+    first, then the others in report order; groups are in the order of their heads. flake8, mypy,
+    GitHub annotations, JSON and SARIF keep one finding per statement, where the user acts."""
+    groups: list[list[int]] = []
+    heads: dict[str, list[int]] = {}  # light module -> the groups of its IPL001 heads
+    for number, violation in enumerate(violations):
+        if violation.budget is None:
+            for group in heads.get(violation.light, ()):
+                if _same_package(violations[groups[group][0]], violation):
+                    groups[group].append(number)
+                    break
+            else:
+                heads.setdefault(violation.light, []).append(len(groups))
+                groups.append([number])
+        else:
+            groups.append([number])
+    return groups
+
+
+def _same_package(head: Violation, other: Violation) -> bool:
+    """Whether ``other`` reaches the forbidden package ``head`` reaches: the same module, or one a
+    submodule of the other (calls: the same call)."""
+    if head.code != other.code or head.is_call or other.is_call:
+        return head.code == other.code and head.heavy == other.heavy
+    first, second = str(head.heavy), str(other.heavy)
+    return (first == second or second.startswith(first + ".")
+            or first.startswith(second + "."))
+
+
+def _gathered_line(violation: Violation, head: Violation, relpath: PathFormatter,
+                   style: Style) -> str:
+    """The line of a statement an entry gathers under ``head``: ``also reaches ds.ops (its reason,
+    when not the head's), from app/light.py:4:1:`` (``also calls pkg.f()`` for a call)."""
+    verb = "calls" if violation.is_call else "reaches"
+    reason = f" ({single_line(violation.reason)})" if violation.reason != head.reason else ""
+    where = style.path(relpath(violation.path))
+    return f"also {verb} {violation.heavy}{reason}, from {where}:{violation.line}:{violation.col + 1}:"
 
 
 def _reported(path: str, position: str, header: str, style: Style, level: Level = "error") -> str:
@@ -159,17 +224,19 @@ def _plan_lines(blocks: Sequence[tuple[str, int, int]]) -> tuple[dict[int, int],
     return allowed, untold
 
 
-def _bounded_chain(chain: Sequence[Hop], relpath: PathFormatter, most: int) -> list[str]:
+def _bounded_chain(
+    chain: Sequence[Hop], relpath: PathFormatter, most: int, indent: str = "    "
+) -> list[str]:
     """The chain's lines, at most ``most`` (at least 1): a longer chain keeps its first and last hops
     around one line saying how many are left out."""
     if len(chain) <= most:
-        return format_chain_lines(chain, relpath)
+        return format_chain_lines(chain, relpath, indent)
     head = (most - 1) // 2
     tail = most - 1 - head
     return [
-        *format_chain_lines(chain[:head], relpath),
-        f"    ... {plural(len(chain) - head - tail, 'more hop')} (--format json lists them all)",
-        *format_chain_lines(chain[len(chain) - tail:], relpath),
+        *format_chain_lines(chain[:head], relpath, indent),
+        f"{indent}... {plural(len(chain) - head - tail, 'more hop')} (--format json lists them all)",
+        *format_chain_lines(chain[len(chain) - tail:], relpath, indent),
     ]
 
 
