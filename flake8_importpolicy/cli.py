@@ -407,13 +407,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     error: a bug, reported in one line, with the traceback only when ``IMPORTPOLICY_DEBUG=1``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    started = time.perf_counter()
     if args.command == "presets":
         return _run_presets(args)
     if args.command == "lsp":
         return _run_lsp(args)
     if getattr(args, "staged", False):
-        return _run_staged(list(sys.argv[1:] if argv is None else argv))
+        return _run_staged(parser, args)
+    return _run_command(parser, args)
+
+
+def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the parsed command line ``args`` (every command but ``presets``, ``lsp`` and ``check
+    --staged``); returns the exit code."""
+    started = time.perf_counter()
     try:
         _settle_working_directory(args)
         _say_skipped_policies(args)
@@ -575,29 +581,26 @@ def _run_lsp(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _run_staged(argv: list[str]) -> int:
+def _run_staged(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``check --staged``: the same check in a copy of the git index (config/staged.py), from the
-    working directory's place in it (a ``--policy`` inside the repository is the copy's), without
-    the cache (the copy is thrown away). An ``--interpreter`` path stays the work tree's: a
-    virtual environment is not committed, so the copy has none."""
+    working directory's place in it (a ``--policy`` and each ``FILE`` inside the repository are the
+    copy's), without the cache (the copy is thrown away). The command line is parsed once, so every
+    spelling argparse takes (``--policy=X``, ``--pol X``) is mapped alike. An ``--interpreter``
+    path stays the work tree's (already absolute: :func:`_interpreter`): a virtual environment is
+    not committed, so the copy has none."""
     from flake8_importpolicy.config.staged import staged_tree
     from flake8_importpolicy.model.errors import ImportPolicyError
 
     here = Path.cwd()
-    rest = [arg for arg in argv if arg != "--staged"]
-    for index, arg in enumerate(rest):
-        if arg.startswith("--interpreter="):
-            rest[index] = "--interpreter=" + _interpreter(arg.partition("=")[2])
-        elif arg == "--interpreter" and index + 1 < len(rest):
-            rest[index + 1] = _interpreter(rest[index + 1])
     try:
         with staged_tree(here) as tree:
-            for index, arg in enumerate(rest[:-1]):
-                if arg == "--policy":
-                    rest[index + 1] = str(tree.map(Path(rest[index + 1]).absolute()))
+            if args.policy is not None:
+                args.policy = tree.map(args.policy.absolute())
+            args.files = [tree.map(file.absolute()) for file in args.files]
+            args.staged, args.no_cache = False, True
             os.chdir(tree.map(here))
             try:
-                return main(rest if "--no-cache" in rest else [*rest, "--no-cache"])
+                return _run_command(parser, args)
             finally:
                 os.chdir(here)
     except ImportPolicyError as error:

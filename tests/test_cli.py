@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import shutil
 import sys
 import textwrap
 import time
@@ -1473,3 +1474,29 @@ def test_check_file_reports_only_the_light_modules_of_that_file(tmp_path: Path, 
                    "the file of a light module (app.a, app.b, app.clean), or no FILE\n")
     code, _, err = run(tmp_path, "check", "--write-baseline", "b.json", "app/a.py")
     assert code == 2 and "name no FILE" in err
+
+
+@pytest.mark.parametrize("spelling", [["--policy={}"], ["--pol", "{}"], ["--policy", "{}"]])
+def test_staged_maps_every_spelling_of_policy_into_the_copy(
+    tmp_path: Path, run: Run, spelling: list[str]
+) -> None:
+    """``check --staged`` checks what the git index holds: a policy named by its absolute path as
+    ``--policy=X`` or abbreviated (``--pol X``) is the copy's too, not the work tree's, whose
+    unstaged edit imports the heavy module."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    files = {"app/__init__.py": "", "app/light.py": "import json\n", "app/heavy.py": "",
+             "conf/policy.toml": '[settings]\nsource-roots = [".."]\n\n[heavy]\n"app.heavy" = "slow"\n'
+                                 '\n[light."app.light"]\nreason = "r"\n'}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for command in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *command], cwd=tmp_path, env=env, check=True, timeout=HANG_CATCHER)
+    (tmp_path / "app" / "light.py").write_text("import app.heavy\n")  # not staged
+    assert run(tmp_path, "check", "--policy", "conf/policy.toml")[0] == 1
+    policy = str(tmp_path / "conf" / "policy.toml")
+    code, out, err = run(tmp_path, "check", "--staged", *(arg.format(policy) for arg in spelling))
+    assert (code, err) == (0, ""), (out, err)
