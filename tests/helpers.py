@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -281,3 +282,16 @@ def parse_workflow_command(line: str) -> WorkflowCommand | None:
 def runner_lines(output: str) -> list[str]:
     """``output`` split into lines as the runner reads a step's output (``\\r\\n``, ``\\n`` or ``\\r``)."""
     return re.split(r"\r\n|\n|\r", output.removesuffix("\n"))
+
+
+def find_python(version: str) -> str | None:
+    """An installed ``python<version>`` that runs (on PATH, else kept by pyenv, which keeps versions
+    that are installed but not selected out of PATH), or None."""
+    name = f"python{version}"
+    found = shutil.which(name)
+    if found is None or subprocess.run(
+        [found, "-c", ""], capture_output=True, timeout=HANG_CATCHER
+    ).returncode != 0:
+        kept = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{name}"))
+        found = str(kept[-1]) if kept else None
+    return found

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HANG_CATCHER
+from helpers import HANG_CATCHER, find_python
 from hostile import (
     CACHE,
     CHECK_IPL001,
@@ -703,22 +703,10 @@ def test_cache_numbers_too_large_and_nulls_are_a_miss(
     assert_violation_found(*adapters(root))  # and from the repaired caches
 
 
-def _other_python(version: str) -> str | None:
-    """An installed ``python<version>`` (on PATH, else kept by pyenv), or None."""
-    name = f"python{version}"
-    found = shutil.which(name)
-    if found is None or subprocess.run(
-        [found, "-c", ""], capture_output=True, timeout=HANG_CATCHER
-    ).returncode != 0:
-        kept = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{name}"))
-        found = str(kept[-1]) if kept else None
-    return found
-
-
 def test_facts_key_includes_the_parsing_interpreter(tmp_path: Path) -> None:
     """With ``target-versions = ["3.11"]``, Python 3.12 parses ``type X = int`` and 3.11 cannot
     (IPL005): whichever run filled the facts cache first decided the other's answer."""
-    other = _other_python("3.12" if sys.version_info[:2] != (3, 12) else "3.11")
+    other = find_python("3.12" if sys.version_info[:2] != (3, 12) else "3.11")
     if other is None:
         pytest.skip("needs a second Python (3.12, or 3.11 when running on 3.12)")
     policy = policy_text("zoo.light").replace("[settings]\n", '[settings]\ntarget-versions = ["3.11"]\n')

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import HANG_CATCHER
+from helpers import HANG_CATCHER, find_python
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -288,14 +287,7 @@ print(json.dumps(out))
 def test_pep_701_fields_are_left_to_the_whole_parse(python: str) -> None:
     """On Python 3.12+ an f-string field may hold the f-string's own quote and span lines; a lexer
     of the old rules would end the literal inside the field. Run by each newer Python found."""
-    version = python.removeprefix("python")
-    exe = shutil.which(python)
-    if exe is None or subprocess.run(
-        [exe, "-c", ""], capture_output=True, timeout=HANG_CATCHER
-    ).returncode != 0:
-        # pyenv keeps versions that are installed but not selected out of PATH
-        found = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{python}"))
-        exe = str(found[-1]) if found else None
+    exe = find_python(python.removeprefix("python"))
     if exe is None:
         pytest.skip(f"{python} is not installed")
     result = subprocess.run(
