@@ -68,11 +68,7 @@ SUPPORTED_PYTHONS = ("3.11", "3.12", "3.13")
 # code texts, the documented examples. A sample (the whole suite takes minutes), read from the sdist.
 SDIST_TESTS = ("tests/test_policy.py", "tests/test_fixtures.py", "tests/test_docs_links.py",
                "tests/test_codes.py", "tests/test_examples.py",
-               "tests/test_packaging.py::test_the_tests_run_against_the_installed_package",
-               # its expectations hold only where enum and collections are imported at startup (an
-               # editable install's .pth finder imports them): in a fresh venv the fixture's
-               # external = "follow" reaches them and reports their 157 IPL006 sites, as it should
-               "--deselect", "tests/test_fixtures.py::test_inline_expectations[x_find_spec_parent]")
+               "tests/test_packaging.py::test_the_tests_run_against_the_installed_package")
 
 
 @pytest.fixture(scope="module")
