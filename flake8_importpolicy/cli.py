@@ -51,8 +51,9 @@ _EXIT_ERRORS = (
 
 
 def _exit_status(meaning: str, errors: str = _EXIT_ERRORS) -> str:
-    """A command's exit statuses for its ``--help``: ``meaning`` (0 and 1), then 2 and 3."""
-    return f"Exit status: {meaning}; {errors}"
+    """A command's exit statuses for its ``--help``: ``meaning`` (0 and 1), then 2 and 3, then 130
+    (Ctrl-C, as a shell reports SIGINT: :mod:`flake8_importpolicy.__main__`)."""
+    return f"Exit status: {meaning}; {errors} 130 interrupted (Ctrl-C)."
 
 
 EXIT_STATUS = _exit_status(
