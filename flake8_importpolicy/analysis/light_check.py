@@ -29,7 +29,7 @@ from typing import Final, NamedTuple
 from flake8_importpolicy.analysis.follow import FollowedCode
 from flake8_importpolicy.analysis.graph import ImportGraph
 from flake8_importpolicy.model.facts import SourceProblem
-from flake8_importpolicy.model.findings import Unresolved, Violation
+from flake8_importpolicy.model.findings import STANDARD_LIBRARY, Unresolved, Violation
 from flake8_importpolicy.model.graph import Construct, Hop, HopKind, UnresolvedCode, module_of
 from flake8_importpolicy.model.policy import HeavyRule, ModuleRules
 
@@ -68,6 +68,22 @@ class LightModuleChecker:
         self._traversals = SharedTraversals(graph)
         self._unclear: dict[str, bool] = {}
 
+    def _installed_of(self, site: UnresolvedCode, chain: tuple[Hop, ...]) -> str:
+        """:attr:`~flake8_importpolicy.model.findings.Unresolved.installed` of ``site``, by where
+        its file lies (:meth:`~flake8_importpolicy.analysis.resolve.ModuleIndex.origin_of_path`):
+        empty when first-party or without a file, else the top-level package of the module whose
+        statement it is, or the standard library."""
+        if site.path is None:
+            return ""
+        origin = self.index.origin_of_path(site.path)
+        if origin == "first-party":
+            return ""
+        if origin == "stdlib":
+            return STANDARD_LIBRARY
+        # these sites are at the statement that imports the module they name
+        owner = chain[-1].module if site.construct in _ONCE_PER_MODULE and chain else site.module
+        return module_of(owner).partition(".")[0]
+
     def count_statements(self, light: str, rules: ModuleRules) -> None:
         """Count ``light``'s statements among those that light modules have (before any light module
         is checked: a statement that more than one has gets a shared traversal)."""
@@ -92,7 +108,7 @@ class LightModuleChecker:
         light_problem = self.graph.find_problem(light)
         if light_problem is not None:
             bad[light] = light_problem
-        blind = _BlindSpots(light, path if resolved.path else None)
+        blind = _BlindSpots(light, path if resolved.path else None, self._installed_of)
         blind.add(self.graph.find_unresolved(light), ())
         unfollowed = self._follow.find_unfollowed_origins(rules)
         find_unexpanded = self._follow.find_unexpanded
@@ -306,11 +322,16 @@ _ONCE_PER_MODULE: Final = frozenset(
 
 class _BlindSpots:
     """The unresolved sites met while checking one light module: each once, with the first chain
-    that reached it (breadth first, statements in order: the shortest)."""
+    that reached it (breadth first, statements in order: the shortest), and where its code is
+    installed (``installed_of``: :meth:`LightModuleChecker._installed_of`)."""
 
-    def __init__(self, light: str, light_path: Path | None) -> None:
+    def __init__(
+        self, light: str, light_path: Path | None,
+        installed_of: Callable[[UnresolvedCode, tuple[Hop, ...]], str],
+    ) -> None:
         self.light = light
         self.light_path = light_path
+        self._installed_of = installed_of
         self._found: dict[tuple[str, int, int, str, str], Unresolved] = {}
 
     def add(self, sites: Iterable[UnresolvedCode], chain: tuple[Hop, ...]) -> None:
@@ -321,7 +342,8 @@ class _BlindSpots:
             if site.construct in _ONCE_PER_MODULE:  # one blind spot, however often imported
                 key = ("", 0, 0, str(site.construct), str(site.module))
             if key not in self._found:
-                self._found[key] = Unresolved(self.light, site, chain, self.light_path)
+                self._found[key] = Unresolved(self.light, site, chain, self.light_path,
+                                              installed=self._installed_of(site, chain))
 
     def add_too_deep(self, hop: Hop, chain: tuple[Hop, ...]) -> None:
         """A call not followed because it is deeper than ``call-depth`` (IPL006 call-depth)."""

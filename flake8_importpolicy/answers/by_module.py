@@ -60,7 +60,7 @@ __all__ = [
     "start_index_build",
 ]
 
-_FORMAT = 3
+_FORMAT = 4
 _INDEX_DIR = "mypy"
 _PROBLEM_CODES = ("IPL003", "IPL004", "IPL007", "IPL009")
 
@@ -365,8 +365,9 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
     from flake8_importpolicy.model.errors import NoLightModule
     from flake8_importpolicy.output.render import (
         format_problem,
-        format_unresolved_message,
+        format_unresolved_entry,
         format_violation_message,
+        group_unresolved,
     )
 
     root = os.path.join(policy.root, "")
@@ -383,14 +384,14 @@ def _translate(policy: Policy, report: Report) -> tuple[dict[str, list[Finding]]
             format_violation_message(violation, relpath),
         ))
         files_of[violation.light] = str(violation.path)
-    for unresolved in report.unresolved:
-        at, line, col = unresolved.first_hop
-        if at is None or unresolved.light_path is None:
+    for entry in group_unresolved(report.unresolved):
+        at, line, col = entry.first_hop
+        if at is None or entry.light_path is None:
             continue
-        found.setdefault(unresolved.light, []).append(Finding(
-            line, col, unresolved.code.id, format_unresolved_message(unresolved, relpath),
+        found.setdefault(entry.light, []).append(Finding(
+            line, col, entry.code.id, format_unresolved_entry(entry, relpath),
         ))
-        files_of[unresolved.light] = str(unresolved.light_path)
+        files_of[entry.light] = str(entry.light_path)
     problems = [p for p in report.problems if p.code.id in _PROBLEM_CODES]
     if problems and not report.light_modules:
         raise NoLightModule("no [light] pattern matches a module; check settings.source-roots")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 3
+_FORMAT = 4
 _INDEX_DIR = "per-file"
 
 
@@ -56,19 +56,22 @@ def find_findings_by_file(
     """The findings of every file a report touches, keyed by the file's real path.
 
     IPL001 at each violation's first-hop statement in the light module's file (IPL008 at its line
-    1); IPL002 at each later
-    hop of its chain, in the importing module's file; IPL006 at the light module's statement that
-    leads to each unresolved site (the site and the chain in the message). Hops of several chains at
-    the same statement that reach the same forbidden module (same reason) make one IPL002 naming
-    every light module, with the chain of the first light module. Each file's findings are sorted by position.
+    1); IPL002 at each later hop of its chain, in the importing module's file; IPL006 at the light
+    module's statement that leads to each unresolved site (the site and the chain in the message),
+    one for the sites of a light module in one installed package
+    (:func:`~flake8_importpolicy.output.render.group_unresolved`). Hops of several chains at the
+    same statement that reach the same forbidden module (same reason) make one IPL002 naming every
+    light module, with the chain of the first light module. Each file's findings are sorted by
+    position.
     """
     from flake8_importpolicy import codes
     from flake8_importpolicy.model.graph import CallNode
     from flake8_importpolicy.output.render import (
         format_chain_compact,
         format_message,
-        format_unresolved_message,
+        format_unresolved_entry,
         format_violation_message,
+        group_unresolved,
     )
 
     found: dict[str, list[Finding]] = {}
@@ -93,11 +96,11 @@ def find_findings_by_file(
         found.setdefault(path, []).append(
             Finding(line, col, codes.IPL002.id, f"{head}: {lights[0][1]}")
         )
-    for unresolved in report.unresolved:
-        where, line, col = unresolved.first_hop
+    for entry in group_unresolved(report.unresolved):
+        where, line, col = entry.first_hop
         if where is not None:
             found.setdefault(os.path.realpath(where), []).append(Finding(
-                line, col, codes.IPL006.id, format_unresolved_message(unresolved, relpath)
+                line, col, codes.IPL006.id, format_unresolved_entry(entry, relpath)
             ))
     return {path: tuple(sorted(set(items))) for path, items in found.items()}
 

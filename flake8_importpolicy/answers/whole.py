@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 7
+_FORMAT = 8
 _INDEX_DIR = "answers"
 _MAX_COUNT = 2**63 - 1
 """The largest count (of modules, suppressed findings...) an entry may hold."""
@@ -162,7 +162,7 @@ def report_to_json(report: Report) -> dict[str, object]:
         "notes": [_problem_row(p) for p in report.notes],
         "unresolved": [
             [u.light, unresolved_code_row(u.site), [_hop_row(h) for h in u.chain],
-             str(u.light_path) if u.light_path else None]
+             str(u.light_path) if u.light_path else None, u.installed]
             for u in report.unresolved
         ],
         "unresolved_fails": report.unresolved_fails,
@@ -226,9 +226,10 @@ def report_from_json(data: object) -> Report:
         ))
     unresolved = []
     for row in expect_list(data["unresolved"]):
-        light, site, chain, light_path = expect_list(row)
+        light, site, chain, light_path, installed = expect_list(row)
         unresolved.append(Unresolved(expect_str(light), unresolved_code_from_row(site),
-                                     tuple(_hop(h) for h in expect_list(chain)), _path(light_path)))
+                                     tuple(_hop(h) for h in expect_list(chain)), _path(light_path),
+                                     installed=expect_str(installed)))
     return Report(
         violations=tuple(violations),
         problems=tuple(_problem(row) for row in expect_list(data["problems"])),

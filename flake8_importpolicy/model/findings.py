@@ -18,7 +18,10 @@ from flake8_importpolicy.model.graph import CallNode, Hop, UnresolvedCode
 if TYPE_CHECKING:  # annotations only: a warm answer rebuilds reports without loading these
     from flake8_importpolicy.model.budget import Budget
 
-__all__ = ["Problem", "Report", "Unresolved", "Violation"]
+__all__ = ["STANDARD_LIBRARY", "Problem", "Report", "Unresolved", "Violation"]
+
+STANDARD_LIBRARY = "<stdlib>"
+""":attr:`Unresolved.installed` of a site in the standard library (no module name has ``<``)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,12 @@ class Unresolved:
             light module's own code); the shortest, ties broken as for violations.
         light_path: the light module's file.
         code: :data:`~flake8_importpolicy.codes.IPL006`.
+        installed: where the site's code is installed: the top-level package name (``torch``) of
+            the module whose code it is (for ``extension-module``, ``unfollowed-package`` and
+            ``not-installed``, the module whose statement imports it), :data:`STANDARD_LIBRARY`
+            for the standard library, empty for first-party code (under a source root) or a site
+            without a file. The text report, flake8 and mypy show one entry per light module and
+            installed package (:func:`~flake8_importpolicy.output.render.group_unresolved`).
     """
 
     light: str
@@ -104,6 +113,7 @@ class Unresolved:
     chain: tuple[Hop, ...]
     light_path: Path | None
     code: Code = codes.IPL006
+    installed: str = ""
 
     @property
     def first_hop(self) -> tuple[Path | None, int, int]:

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Final
 
 from flake8_importpolicy import codes
 from flake8_importpolicy.codes import Code
-from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
+from flake8_importpolicy.model.findings import (
+    STANDARD_LIBRARY,
+    Problem,
+    Report,
+    Unresolved,
+    Violation,
+)
 from flake8_importpolicy.model.graph import Hop
 
 if TYPE_CHECKING:  # a check never loads what only why shows, nor a warm one the policy errors
@@ -37,8 +43,11 @@ __all__ = [
     "format_policy_problem",
     "format_problem",
     "format_summary",
+    "format_unresolved_entry",
     "format_unresolved_header",
     "format_unresolved_message",
+    "group_unresolved",
+    "UnresolvedGroup",
     "format_violation_header",
     "format_violation_message",
     "format_where",
@@ -197,6 +206,89 @@ def format_unresolved_message(unresolved: Unresolved, relpath: PathFormatter) ->
     if unresolved.chain:
         message += f": {format_chain_compact(unresolved.chain, relpath)}"
     return message
+
+
+class UnresolvedGroup:
+    """The IPL006 sites of one light module whose code is in one installed package (or the
+    standard library), shown as one entry (:func:`group_unresolved`).
+
+    Attributes:
+        sites: in report order, at least two, all of one light module and one
+            :attr:`~flake8_importpolicy.model.findings.Unresolved.installed`.
+        lead: the site whose light-module statement comes first: the entry is reported there.
+    """
+
+    __slots__ = ("sites", "lead")
+
+    def __init__(self, sites: Sequence[Unresolved]) -> None:
+        self.sites = tuple(sites)
+        self.lead = min(self.sites, key=lambda u: (str(u.first_hop[0]), *u.first_hop[1:]))
+
+    @property
+    def light(self) -> str:
+        """The light module."""
+        return self.lead.light
+
+    @property
+    def light_path(self) -> Path | None:
+        """The light module's file."""
+        return self.lead.light_path
+
+    @property
+    def code(self) -> Code:
+        """:data:`~flake8_importpolicy.codes.IPL006`."""
+        return self.lead.code
+
+    @property
+    def first_hop(self) -> tuple[Path | None, int, int]:
+        """Where the entry is reported: the lead site's first hop."""
+        return self.lead.first_hop
+
+
+def group_unresolved(unresolved: Sequence[Unresolved]) -> list[Unresolved | UnresolvedGroup]:
+    """The entries the text report, flake8 and mypy show for ``unresolved`` (report order): a
+    first-party site (or one without a file) on its own; the sites of one light module in one
+    installed package or the standard library as one :class:`UnresolvedGroup` when there are two or
+    more (a light module reaching ``torch`` meets hundreds), placed where the first of them is.
+    JSON, SARIF and GitHub annotations keep every site."""
+    members: dict[tuple[str, str], list[Unresolved]] = {}
+    for site in unresolved:
+        if site.installed:
+            members.setdefault((site.light, site.installed), []).append(site)
+    entries: list[Unresolved | UnresolvedGroup] = []
+    for site in unresolved:
+        group = members.get((site.light, site.installed)) if site.installed else None
+        if group is None or len(group) == 1:
+            entries.append(site)
+        elif group[0] is site:
+            entries.append(UnresolvedGroup(group))
+    return entries
+
+
+def format_unresolved_entry(entry: Unresolved | UnresolvedGroup, relpath: PathFormatter) -> str:
+    """The one-line form of flake8 and mypy of an entry of :func:`group_unresolved`: a site's
+    (:func:`format_unresolved_message`) or a group's (:func:`format_unresolved_group_header`)."""
+    if isinstance(entry, UnresolvedGroup):
+        return format_unresolved_group_header(entry)
+    return format_unresolved_message(entry, relpath)
+
+
+def format_unresolved_group_header(group: UnresolvedGroup) -> str:
+    """``IPL006 light module <light> runs import-time code that cannot be resolved in installed
+    package torch: 212 sites (call-through-variable 150, call-depth 40, getattr-import 22);
+    --format json lists them`` (``in the standard library``); constructs by count, most first."""
+    counts: dict[str, int] = {}
+    for site in group.sites:
+        construct = str(site.site.construct)
+        counts[construct] = counts.get(construct, 0) + 1
+    constructs = ", ".join(f"{name} {count}" for name, count in
+                           sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+    installed = group.lead.installed
+    where = ("the standard library" if installed == STANDARD_LIBRARY
+             else f"installed package {installed}")
+    head = group.lead.code.template.partition(":")[0].format(light=group.light)
+    return (f"{group.lead.code.id} {head} in {where}: {plural(len(group.sites), 'site')} "
+            f"({constructs}); --format json lists them")
 
 
 def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from flake8_importpolicy.model.findings import Problem, Report, Violation
+from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
@@ -19,8 +19,11 @@ from flake8_importpolicy.output.render import (
     format_hop_line,
     format_problem,
     format_summary,
+    UnresolvedGroup,
+    format_unresolved_group_header,
     format_unresolved_header,
     format_violation_header,
+    group_unresolved,
     format_where,
     format_why_notes,
     plural,
@@ -62,12 +65,15 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
     line, then each further statement of the light module that reaches the same forbidden package,
     indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
-    light module), at most :data:`LINES_PER_LIGHT_MODULE` lines per light module (see
-    :func:`_plan_lines`), then problems, then a summary line. ``style`` colours the paths of the
-    reported lines, their codes and the summary (:mod:`~flake8_importpolicy.output.style`; none by
-    default)."""
+    light module), except that the sites of one light module in one installed package are one block
+    at the light module's statement that leads there
+    (:func:`~flake8_importpolicy.output.render.group_unresolved`), at most
+    :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then
+    problems, then a summary line. ``style`` colours the paths of the reported lines, their codes
+    and the summary (:mod:`~flake8_importpolicy.output.style`; none by default)."""
     out: list[str] = []
     violations = report.violations
+    unresolved_entries = group_unresolved(report.unresolved)
     # Display order: each entry's head, then the statements it gathers.
     shown_order = [(number, position > 0) for group in group_by_cause(violations)
                    for position, number in enumerate(group)]
@@ -76,7 +82,7 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
          bool(violations[number].also) + bool(violations[number].covers)
          + bool(format_fix_offer(violations[number], relpath)))
         for number, _ in shown_order
-    ] + [(unresolved.light, len(unresolved.chain), 0) for unresolved in report.unresolved]
+    ] + [(entry.light, len(_entry_chain(entry)), 0) for entry in unresolved_entries]
     allowed, untold = _plan_lines(blocks)
     last_shown = {blocks[number][0]: number for number in sorted(allowed)}
 
@@ -112,15 +118,19 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
         untold_line(block, violation.light)
     if out and out[-1] != "":
         out.append("")
-    for offset, unresolved in enumerate(report.unresolved, start=len(violations)):
+    for offset, entry in enumerate(unresolved_entries, start=len(violations)):
         if offset not in allowed:
             continue
-        site = unresolved.site
-        where = relpath(site.path) if site.path is not None else "?"
-        out.append(_reported(where, f":{site.line}:{site.col + 1}: ",
-                             format_unresolved_header(unresolved), style, "info"))
-        out.extend(_bounded_chain(unresolved.chain, relpath, allowed[offset]))
-        untold_line(offset, unresolved.light)
+        if isinstance(entry, UnresolvedGroup):
+            at, line, col = entry.first_hop
+            header = format_unresolved_group_header(entry)
+        else:
+            at, line, col = entry.site.path, entry.site.line, entry.site.col
+            header = format_unresolved_header(entry)
+        where = relpath(at) if at is not None else "?"
+        out.append(_reported(where, f":{line}:{col + 1}: ", header, style, "info"))
+        out.extend(_bounded_chain(_entry_chain(entry), relpath, allowed[offset]))
+        untold_line(offset, entry.light)
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath, style=style))
@@ -131,6 +141,14 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     outcome: Outcome = "failed" if report.exit_code else "blind" if report.unresolved else "ok"
     out.append(style.summary(format_summary(report), outcome))
     return "\n".join(out) + "\n"
+
+
+def _entry_chain(entry: Unresolved | UnresolvedGroup) -> tuple[Hop, ...]:
+    """The hops shown under an IPL006 entry: a site's chain; a group's first hop (the light
+    module's statement that leads into the package), the rest in ``--format json``."""
+    if isinstance(entry, UnresolvedGroup):
+        return entry.lead.chain[:1]
+    return entry.chain
 
 
 def group_by_cause(violations: Sequence[Violation]) -> list[list[int]]:
