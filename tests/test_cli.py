@@ -883,6 +883,89 @@ Found 3 violations in 1 light module.
         "app/light.py:1:1:", "app/light.py:4:1:", "app/light.py:5:1:"], flake8
 
 
+INSTALLED_SITES = {
+    "policy.toml": """
+        [settings]
+        external = "follow"
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+    """,
+    "app/__init__.py": "",
+    "app/heavy.py": "",
+    "app/light.py": "import os\nimport tp\nfrom app.dyn import X\n",
+    "app/dyn.py": "import importlib\nX = 1\nimportlib.import_module(__name__ + str(X))\n",
+}
+"""A light module reaching first-party dynamic code (``app.dyn``) and an installed package ``tp``
+(:data:`INSTALLED_TP`, put on ``PYTHONPATH`` outside the project) whose import-time code the engine
+cannot resolve at four sites."""
+
+INSTALLED_TP = {
+    "tp/__init__.py": """
+        from tp import core
+
+
+        def run(hook):
+            hook()
+
+
+        def make():
+            return print
+
+
+        run(print)
+        make()()
+        make()()
+    """,
+    "tp/core.py": "import importlib\nimportlib.import_module(str(1))\n",
+}
+
+
+def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) -> None:
+    """The IPL006 sites of one light module in one installed package are one entry of the text
+    report and one flake8 finding, at the light module's statement that leads there, with their
+    count and constructs; a first-party site stays on its own, at the site. JSON keeps every site.
+    (Issue 25 item 7: a light module reaching torch listed 271 sites one by one.)"""
+    root = write(tmp_path / "proj", INSTALLED_SITES)
+    site = write(tmp_path / "site", INSTALLED_TP)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("PYTHONSAFEPATH", None)
+
+    def tool(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
+
+    text = tool("flake8_importpolicy", "check", "--no-cache")
+    assert (text.returncode, text.stdout) == (0, """\
+app/dyn.py:3:1: IPL006 light module app.light runs import-time code that cannot be resolved: dynamic-import importlib.import_module(__name__ + str(X))
+    app/light.py:3: app.light -> app.dyn (from-import)
+
+app/light.py:2:1: IPL006 light module app.light runs import-time code that cannot be resolved in installed package tp: 4 sites (call-through-variable 3, dynamic-import 1); --format json lists them
+    app/light.py:2: app.light -> tp (import)
+
+No violations in 1 light module; 5 import-time sites not resolved (IPL006).
+"""), text.stderr
+    data = json.loads(tool("flake8_importpolicy", "check", "--no-cache", "--format", "json").stdout)
+    tp_init, tp_core = str(site / "tp" / "__init__.py"), str(site / "tp" / "core.py")
+    assert [(u["path"], u["line"], u["construct"]) for u in data["unresolved"]] == [
+        ("app/dyn.py", 3, "dynamic-import"),
+        (tp_init, 5, "call-through-variable"),
+        (tp_init, 13, "call-through-variable"),
+        (tp_init, 14, "call-through-variable"),
+        (tp_core, 2, "dynamic-import"),
+    ]
+    flake8 = tool("flake8", "--select", "IPL006", "app/light.py")
+    assert flake8.stdout.splitlines() == [
+        "app/light.py:2:1: IPL006 light module app.light runs import-time code that cannot be "
+        "resolved in installed package tp: 4 sites (call-through-variable 3, dynamic-import 1); "
+        "--format json lists them",
+        "app/light.py:3:1: IPL006 light module app.light runs import-time code that cannot be "
+        "resolved: dynamic-import importlib.import_module(__name__ + str(X)) at app/dyn.py:3: "
+        "app.light -> app.dyn (app/light.py:3)",
+    ], flake8
+
+
 def test_stale_forbid_and_allow_entries(run: Run, tmp_path: Path) -> None:
     """IPL007 at the entry's line, with a "did you mean" when a known module name is close; an entry
     whose top-level package is not installed here is a note, which does not change the exit status."""

@@ -972,3 +972,38 @@ def test_graph_nodes_carry_a_long_reason_cut(draw: Any) -> None:
     text = draw(why, relpath)
     assert LONG_REASON not in text
     assert "before it forks …" in text
+
+
+def test_group_unresolved_by_installed_package() -> None:
+    """One entry per light module and installed package (the standard library named as such),
+    constructs by count, at the earliest light-module statement leading there; a first-party site
+    and a lone site of a package stay on their own, in report order."""
+    from flake8_importpolicy.model.findings import STANDARD_LIBRARY, Unresolved
+    from flake8_importpolicy.output.render import (
+        UnresolvedGroup,
+        format_unresolved_entry,
+        group_unresolved,
+    )
+
+    light = ROOT / "app" / "light.py"
+
+    def site(module: str, line: int, construct: Construct, installed: str, first: int) -> Unresolved:
+        code = UnresolvedCode(module, Path(f"/lib/{module}.py"), line, 0, construct, "f()")
+        hop = Hop("app.light", light, first, 0, HopKind.IMPORT, module)
+        return Unresolved("app.light", code, (hop,), light, installed=installed)
+
+    sites = [
+        site("app.dyn", 3, Construct.DYNAMIC_IMPORT, "", 2),
+        site("json.x", 1, Construct.CALL_DEPTH, STANDARD_LIBRARY, 5),
+        site("json.y", 2, Construct.CALL_THROUGH_VARIABLE, STANDARD_LIBRARY, 4),
+        site("json.z", 3, Construct.CALL_DEPTH, STANDARD_LIBRARY, 6),
+        site("tp", 9, Construct.EXEC, "tp", 7),
+    ]
+    entries = group_unresolved(sites)
+    assert [type(entry).__name__ for entry in entries] == ["Unresolved", "UnresolvedGroup",
+                                                           "Unresolved"]
+    group = entries[1]
+    assert isinstance(group, UnresolvedGroup) and group.first_hop == (light, 4, 0)
+    assert format_unresolved_entry(group, lambda path: str(path)) == (
+        "IPL006 light module app.light runs import-time code that cannot be resolved in the "
+        "standard library: 3 sites (call-depth 2, call-through-variable 1); --format json lists them")
