@@ -86,6 +86,45 @@ def write_tree(root: Path, files: Mapping[str, str]) -> Path:
     return root
 
 
+INSTALLED_SITES = {
+    "policy.toml": """
+        [settings]
+        external = "follow"
+        [heavy]
+        "app.heavy" = "slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+    """,
+    "app/__init__.py": "",
+    "app/heavy.py": "",
+    "app/light.py": "import os\nimport tp\nfrom app.dyn import X\n",
+    "app/dyn.py": "import importlib\nX = 1\nimportlib.import_module(__name__ + str(X))\n",
+}
+"""A light module reaching first-party dynamic code (``app.dyn``) and an installed package ``tp``
+(:data:`INSTALLED_TP`, put on ``PYTHONPATH`` outside the project) whose import-time code the engine
+cannot resolve at four sites."""
+
+INSTALLED_TP = {
+    "tp/__init__.py": """
+        from tp import core
+
+
+        def run(hook):
+            hook()
+
+
+        def make():
+            return print
+
+
+        run(print)
+        make()()
+        make()()
+    """,
+    "tp/core.py": "import importlib\nimportlib.import_module(str(1))\n",
+}
+
+
 def make_venv(where: Path, packages: Mapping[str, str]) -> Path:
     """A real virtual environment at ``where`` (no pip: nothing is downloaded) with ``packages``
     (``{path under site-packages: text}``) written into its site-packages; returns its interpreter.

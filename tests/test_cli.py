@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HANG_CATCHER, fixture_dirs
+from helpers import HANG_CATCHER, INSTALLED_SITES, INSTALLED_TP, fixture_dirs
 
 from flake8_importpolicy.answers.jsonfile import read_json_sealed, write_json_atomic
 from flake8_importpolicy import __version__
@@ -881,45 +881,6 @@ Found 3 violations in 1 light module.
                             cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert [line.split(" IPL001 ")[0] for line in flake8.stdout.splitlines()] == [
         "app/light.py:1:1:", "app/light.py:4:1:", "app/light.py:5:1:"], flake8
-
-
-INSTALLED_SITES = {
-    "policy.toml": """
-        [settings]
-        external = "follow"
-        [heavy]
-        "app.heavy" = "slow to import"
-        [light."app.light"]
-        reason = "must start fast"
-    """,
-    "app/__init__.py": "",
-    "app/heavy.py": "",
-    "app/light.py": "import os\nimport tp\nfrom app.dyn import X\n",
-    "app/dyn.py": "import importlib\nX = 1\nimportlib.import_module(__name__ + str(X))\n",
-}
-"""A light module reaching first-party dynamic code (``app.dyn``) and an installed package ``tp``
-(:data:`INSTALLED_TP`, put on ``PYTHONPATH`` outside the project) whose import-time code the engine
-cannot resolve at four sites."""
-
-INSTALLED_TP = {
-    "tp/__init__.py": """
-        from tp import core
-
-
-        def run(hook):
-            hook()
-
-
-        def make():
-            return print
-
-
-        run(print)
-        make()()
-        make()()
-    """,
-    "tp/core.py": "import importlib\nimportlib.import_module(str(1))\n",
-}
 
 
 def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) -> None:

@@ -16,7 +16,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DOCS_URL, HANG_CATCHER, Reported, compare_expectations, read_expectations
+from helpers import (
+    DOCS_URL,
+    HANG_CATCHER,
+    INSTALLED_SITES,
+    INSTALLED_TP,
+    Reported,
+    compare_expectations,
+    read_expectations,
+    write_tree,
+)
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
@@ -513,6 +522,30 @@ def test_unresolved_import_time_code_is_a_note(tmp_path: Path) -> None:
     ]
     assert status == 1 and err == ""
     assert run_mypy(tree, "-p", "app") == cold
+
+
+def test_unresolved_sites_of_an_installed_package_are_one_note(tmp_path: Path) -> None:
+    """The IPL006 sites of one light module in one installed package are one note at the light
+    module's statement that leads there, as in the text report and flake8
+    (tests/test_cli.py test_unresolved_sites_of_an_installed_package_are_one_entry)."""
+    tree = write_tree(tmp_path / "proj", INSTALLED_SITES)
+    site = write_tree(tmp_path / "site", INSTALLED_TP)
+    (tree / "mypy.ini").write_text(
+        "[mypy]\nplugins = flake8_importpolicy.mypy\nignore_missing_imports = True\n"
+        "follow_imports = silent\n"
+    )
+    env = {**clean_env(), "PYTHONPATH": os.pathsep.join((str(CODE), str(site)))}
+    proc = subprocess.run([sys.executable, "-m", "mypy", "-p", "app"], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=HANG_CATCHER)
+    notes = [line for line in proc.stdout.splitlines() if ": note: IPL006 " in line]
+    assert notes == [
+        "app/light.py:2: note: IPL006 light module app.light runs import-time code that cannot be "
+        "resolved in installed package tp: 4 sites (call-through-variable 3, dynamic-import 1); "
+        "--format json lists them",
+        "app/light.py:3: note: IPL006 light module app.light runs import-time code that cannot be "
+        "resolved: dynamic-import importlib.import_module(__name__ + str(X)) at app/dyn.py:3: "
+        "app.light -> app.dyn (app/light.py:3)",
+    ], proc
 
 
 # -- the fixture walker: positions, codes and messages ---------------------------------------------
