@@ -265,15 +265,27 @@ def extract_facts_and_index(
     spans: dict[str, list[tuple[int, int]]] = {}
     for qualname, node in visitor.pending:
         spans.setdefault(qualname, []).append((node.lineno, node.end_lineno or node.lineno))
-    scope = visitor.scope
+    aliases: dict[str, str] = {}
+    constants: dict[str, object] = {}
+    definitions: set[str] = set()
+    call_bound: set[str] = set()
+    for name, binding in visitor.scope.items():  # a module's scope: no enclosing one
+        if binding.refers_to is not None:
+            aliases[name] = binding.refers_to
+        if binding.value is not NO_VALUE:
+            constants[name] = binding.value
+        if binding.kind in DEFINITIONS:
+            definitions.add(name)
+        if binding.call is not None:
+            call_bound.add(name)
     index = FunctionIndex(
         target=target,
         spans={name: tuple(found) for name, found in spans.items()},
-        aliases=dict(scope.aliases),
-        constants=dict(scope.constants),
-        local_defs=frozenset(name for name, b in scope.items() if b.kind in DEFINITIONS),
+        aliases=aliases,
+        constants=constants,
+        local_defs=frozenset(definitions),
         future_annotations=visitor.future_annotations,
-        call_bound=frozenset(name for name, b in scope.items() if b.call is not None),
+        call_bound=frozenset(call_bound),
         star_bases=tuple(visitor.star_bases),
         decorated=frozenset(visitor.decorated),
     )

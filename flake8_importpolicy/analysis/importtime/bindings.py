@@ -66,7 +66,7 @@ Guard = tuple[tuple[str, ...], bool]
 """An import guard (rule 12): the modules of a ``try`` and the name's truth when they are found."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Binding:
     """What one name of a scope is bound to.
 
@@ -93,8 +93,41 @@ class Binding:
     path: PathValue | None = None
     bound: bool = True
 
+    def __init__(
+        self,
+        kind: BindingKind,
+        refers_to: str | None = None,
+        value: object = NO_VALUE,
+        line: int | None = None,
+        guard: Guard | None = None,
+        call: CallBinding | None = None,
+        path: PathValue | None = None,
+        bound: bool = True,
+    ) -> None:
+        # The slots' own setters: the generated __init__ of a frozen dataclass goes through
+        # object.__setattr__ once a field, about twice the cost, and the walker makes one binding
+        # for every name it binds.
+        _SET_KIND(self, kind)
+        _SET_REFERS_TO(self, refers_to)
+        _SET_VALUE(self, value)
+        _SET_LINE(self, line)
+        _SET_GUARD(self, guard)
+        _SET_CALL(self, call)
+        _SET_PATH(self, path)
+        _SET_BOUND(self, bound)
+
+
+(
+    _SET_KIND, _SET_REFERS_TO, _SET_VALUE, _SET_LINE, _SET_GUARD, _SET_CALL, _SET_PATH, _SET_BOUND,
+) = (
+    vars(Binding)[name].__set__
+    for name in ("kind", "refers_to", "value", "line", "guard", "call", "path", "bound")
+)
 
 _UNBOUND: Final = Binding(BindingKind.OTHER, bound=False)
+_PLAIN: Final = {kind: Binding(kind) for kind in BindingKind}
+"""One shared binding of each kind for the names bound without a line or a dotted name (most of a
+class body's and a function body's)."""
 
 
 class Scope:
@@ -105,22 +138,38 @@ class Scope:
     conditions.ConditionEvaluator`, :mod:`~flake8_importpolicy.analysis.syspath`).
     """
 
-    __slots__ = (
-        "kind", "_table", "_parent", "aliases", "constants", "path_names", "ever_bound",
-        "seen_constants",
-    )
+    __slots__ = ("kind", "_table", "_parent", "_views", "ever_bound", "seen_constants")
 
     def __init__(self, kind: ScopeKind = ScopeKind.MODULE, parent: Scope | None = None) -> None:
         self.kind = kind
         self._table: dict[str, Binding] = {}
         self._parent = parent
-        self.aliases: Mapping[str, str] = _Aliases(self)
-        self.constants: Mapping[str, object] = _Constants(self)
-        self.path_names: MutableMapping[str, PathValue] = _PathNames(self)
+        self._views: tuple[_Aliases, _Constants, _PathNames] | None = None  # made when asked for
         # every name bound so far, also deleted ones and those of nested class bodies
         self.ever_bound: set[str] = set()
         # names that were once constants (their value was recorded or forgotten)
         self.seen_constants: set[str] = set()
+
+    def _made_views(self) -> tuple[_Aliases, _Constants, _PathNames]:
+        if self._views is None:  # a class body's scope (one per class statement) never needs them
+            self._views = (_Aliases(self), _Constants(self), _PathNames(self))
+        return self._views
+
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """``{name: dotted name}`` of the names an import binds."""
+        return self._made_views()[0]
+
+    @property
+    def constants(self) -> Mapping[str, object]:
+        """``{name: value}`` of the names whose value is known."""
+        return self._made_views()[1]
+
+    @property
+    def path_names(self) -> MutableMapping[str, PathValue]:
+        """``{name: sys.path entry}`` of this scope's names that hold one (written by
+        :mod:`~flake8_importpolicy.analysis.syspath` for a walrus)."""
+        return self._made_views()[2]
 
     @classmethod
     def from_index(
@@ -193,7 +242,10 @@ class Scope:
         old = self._table.get(name)
         if old is not None and old.line is not None:
             line = old.line
-        self._table[name] = Binding(kind, refers_to, line=line)
+        elif line is None and refers_to is None:
+            self._table[name] = _PLAIN[kind]
+            return
+        self._table[name] = Binding(kind, refers_to, NO_VALUE, line)
 
     def mark_bound(self, name: str) -> None:
         """Count ``name`` as bound here without changing what it refers to (a ``type`` statement's
@@ -221,7 +273,9 @@ class Scope:
             kind = BindingKind.CONSTANT
         elif value is NO_VALUE and kind is BindingKind.CONSTANT:
             kind = BindingKind.OTHER
-        self._table[name] = replace(own, value=value, kind=kind)
+        self._table[name] = Binding(
+            kind, own.refers_to, value, own.line, own.guard, own.call, own.path, own.bound
+        )
 
     def set_guard(self, name: str, guard: Guard) -> None:
         """Record that ``name`` is an import guard."""
@@ -231,7 +285,9 @@ class Scope:
         """Record the call ``name`` was just bound to."""
         own = self._own(name)
         kind = BindingKind.CALL if own.kind is BindingKind.OTHER and own.bound else own.kind
-        self._table[name] = replace(own, call=call, kind=kind)
+        self._table[name] = Binding(
+            kind, own.refers_to, own.value, own.line, own.guard, call, own.path, own.bound
+        )
 
     def set_path(self, name: str, path: PathValue | None) -> None:
         """Record (or, with None, forget) the ``sys.path`` entry ``name`` holds."""
