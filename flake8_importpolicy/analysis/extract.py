@@ -34,7 +34,6 @@ from collections.abc import (
     Callable,
     Iterator,
     Mapping,
-    MutableMapping,
     MutableSet,
     Sequence,
     Set,
@@ -49,10 +48,16 @@ from flake8_importpolicy.analysis.conditions import (
     Literal,
     dotted_name,
 )
+from flake8_importpolicy.analysis.importtime.bindings import (
+    DEFINITIONS,
+    NO_VALUE,
+    BindingKind,
+    Scope,
+    ScopeKind,
+)
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
-    PathValue,
     evaluate_path,
     find_added_paths,
     may_be_path,
@@ -216,21 +221,29 @@ def _extract_unpaused(
     problem = visitor.problem or _late_future_import(tree)
     if problem is not None:
         return visitor, ModuleFacts(problem=problem)
+    bound = sorted(visitor.scope.items())  # by name: the same mappings whatever the order of binding
     return visitor, ModuleFacts(
         sites=tuple(visitor.finish_lazy_sites()),
-        bindings=frozenset(visitor.bindings),
+        bindings=frozenset(name for name, binding in bound if binding.bound),
         all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
         defines_getattr=visitor.defines_getattr,
         all_conditional=visitor.all_conditional,
-        binding_lines=visitor.binding_lines,
+        binding_lines={
+            name: binding.line for name, binding in bound if binding.line is not None
+        },
         calls=tuple(visitor.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
         class_bases=visitor.class_bases,
-        aliases={k: v for k, v in visitor.aliases.items() if k in visitor.import_bound},
+        aliases={
+            name: binding.refers_to for name, binding in bound
+            if binding.kind is BindingKind.IMPORT and binding.refers_to is not None
+        },
         attribute_reads=tuple(visitor.attribute_reads),
-        call_bindings=dict(visitor.call_bindings),
+        call_bindings={
+            name: binding.call for name, binding in bound if binding.call is not None
+        },
         lazy_attach=visitor.lazy_attach,
         unresolved=tuple(visitor.unresolved),
         path_changes=tuple(visitor.path_changes),
@@ -252,14 +265,27 @@ def extract_facts_and_index(
     spans: dict[str, list[tuple[int, int]]] = {}
     for qualname, node in visitor.pending:
         spans.setdefault(qualname, []).append((node.lineno, node.end_lineno or node.lineno))
+    aliases: dict[str, str] = {}
+    constants: dict[str, object] = {}
+    definitions: set[str] = set()
+    call_bound: set[str] = set()
+    for name, binding in visitor.scope.items():  # a module's scope: no enclosing one
+        if binding.refers_to is not None:
+            aliases[name] = binding.refers_to
+        if binding.value is not NO_VALUE:
+            constants[name] = binding.value
+        if binding.kind in DEFINITIONS:
+            definitions.add(name)
+        if binding.call is not None:
+            call_bound.add(name)
     index = FunctionIndex(
         target=target,
         spans={name: tuple(found) for name, found in spans.items()},
-        aliases=dict(visitor.aliases),
-        constants=dict(visitor.constants),
-        local_defs=frozenset(visitor.local_defs),
+        aliases=aliases,
+        constants=constants,
+        local_defs=frozenset(definitions),
         future_annotations=visitor.future_annotations,
-        call_bound=frozenset(visitor.call_bindings),
+        call_bound=frozenset(call_bound),
         star_bases=tuple(visitor.star_bases),
         decorated=frozenset(visitor.decorated),
     )
@@ -309,11 +335,8 @@ class FunctionIndex:
         (the caller checks its digest). Parses nothing until a body is asked for."""
         visitor = _ImportTimeVisitor(
             self.target,
-            aliases=dict(self.aliases),
-            constants=dict(self.constants),
-            local_defs=set(self.local_defs),
+            scope=Scope.from_index(self.aliases, self.constants, self.local_defs, self.call_bound),
             future_annotations=self.future_annotations,
-            call_bound=set(self.call_bound),
             star_bases=list(self.star_bases),
             walrus=_has_walrus(source),
             decorated=set(self.decorated),
@@ -679,16 +702,13 @@ class _ImportTimeVisitor:
         self,
         target: Target,
         *,
-        aliases: MutableMapping[str, str] | None = None,
-        call_bound: MutableSet[str] | None = None,
-        constants: MutableMapping[str, object] | None = None,
+        scope: Scope | None = None,
         declared_global: frozenset[str] = frozenset(),
         decorated: MutableSet[str] | None = None,
         function_name: str = "",
         future_annotations: bool = False,
         in_function: bool = False,
         lazy_lines: dict[int, int] | None = None,
-        local_defs: MutableSet[str] | None = None,
         star_bases: list[str] | None = None,
         walrus: bool = True,
         source: bytes | None = None,
@@ -698,15 +718,16 @@ class _ImportTimeVisitor:
         self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
         self.identity_decorators: dict[str, bool] = {}
         self.sites: list[ImportSite] = []
-        self.bindings: set[str] = set()
+        # what each name is bound to (module or function body), and the innermost scope names
+        # are bound in (a class body's, or that one)
+        self.scope: Scope = Scope() if scope is None else scope
+        self.names: Scope = self.scope
         self.all_names: list[str] | None = None
         self.all_unknown: bool = False
         self.defines_getattr: bool = False
-        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``)
-        self.aliases: MutableMapping[str, str] = {} if aliases is None else aliases
-        # module-level names bound once to a literal (``MYPY = False``): usable in conditions
-        self.constants: MutableMapping[str, object] = {} if constants is None else constants
-        self.seen_constants: set[str] = set()
+        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
+        # a view of the scope's bindings (read on every dotted name)
+        self.aliases: Mapping[str, str] = self.scope.aliases
         self.class_depth: int = 0
         # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
         self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
@@ -717,8 +738,6 @@ class _ImportTimeVisitor:
         self.classes: set[str] = set()
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.class_path: list[str] = []
-        self.local_defs: MutableSet[str] = set() if local_defs is None else local_defs
-        self.import_bound: set[str] = set()
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         self.used_names: dict[str, list[int]] = {}
         self.lazy_bound: dict[int, tuple[str, ...]] = {}
@@ -726,12 +745,10 @@ class _ImportTimeVisitor:
         self.future_annotations: bool = future_annotations
         self.lazy_modules: list[str] = []
         self.bound_by_line: dict[int, tuple[str, ...]] = {}
-        self.ever_bound: set[str] = set()
         self.all_conditional: bool = False
         self.line: int = 0  # line of the statement being visited
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
-        self.binding_lines: dict[str, int] = {}
         # names a ``global`` statement in some function declares (they may be rebound at any time)
         self.declared_global: frozenset[str] = declared_global
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
@@ -740,9 +757,6 @@ class _ImportTimeVisitor:
         # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
         self.attribute_reads: list[AttributeRead] = []
         self.read_keys: set[tuple[str, str, bool]] = set()
-        # module-level ``name = callee(...)`` (candidate lazy module objects) and the names so bound
-        self.call_bindings: dict[str, CallBinding] = {}
-        self.call_bound: MutableSet[str] = set() if call_bound is None else call_bound
         self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
@@ -758,7 +772,6 @@ class _ImportTimeVisitor:
         # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
         self.unresolved: list[UnresolvedSite] = []
         self.path_changes: list[PathChange] = []
-        self.path_names: dict[str, PathValue] = {}
         # functions defined in the class body being visited (callable from that body)
         self.class_defs: set[str] = set()
         self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
@@ -769,9 +782,7 @@ class _ImportTimeVisitor:
         self.exec_budget: int = 64
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
-        # ``HAS_X`` -> (modules of its try, its value when they are all found) (rule 12), and the
-        # guard of the sites being visited
-        self.import_guards: dict[str, tuple[tuple[str, ...], bool]] = {}
+        # the import guard of the sites being visited (rule 12)
         self.requirement: tuple[tuple[str, ...], bool] | None = None
         # the [assume] entries that decided the conditions the statements being visited run under
         self.assumed: tuple[str, ...] = ()
@@ -779,7 +790,7 @@ class _ImportTimeVisitor:
         self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
         # visitor keeps binding names in
-        self.conditions = ConditionEvaluator(self.target, self.aliases, self.constants)
+        self.conditions = ConditionEvaluator(self.target, self.aliases, self.scope.constants)
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -846,7 +857,7 @@ class _ImportTimeVisitor:
     def _other_statement(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         """Expr, Return, Raise, Assert, Global, Pass, TypeAlias (a lazy value), ..."""
         if type(stmt).__name__ == "TypeAlias":
-            self.bindings.add(getattr(getattr(stmt, "name", None), "id", ""))
+            self.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
             return
         if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
             self.returns.append(stmt.value.id)
@@ -869,9 +880,9 @@ class _ImportTimeVisitor:
             self._add_site(stmt, "import", alias.name, flags, col=lazy_col,
                            lazy_names=(bound,) if lazy_col is not None else None)
             if alias.asname:
-                self._bind(alias.asname, alias.name, "import")
+                self._bind(alias.asname, alias.name, BindingKind.IMPORT)
             else:
-                self._bind(bound, bound, "import")
+                self._bind(bound, bound, BindingKind.IMPORT)
 
     def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[Flag]) -> None:
         module = stmt.module or ""
@@ -893,7 +904,7 @@ class _ImportTimeVisitor:
                        col=lazy_col, lazy_names=bound if lazy_col is not None else None)
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
-            self._bind(alias.asname or alias.name, prefix + alias.name, "import")
+            self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
             if (alias.asname or alias.name) == "__getattr__" and self._is_module_level():
                 self._unresolved(stmt, Construct.GETATTR_IMPORT, flags)  # a PEP 562 hook from elsewhere
 
@@ -940,10 +951,7 @@ class _ImportTimeVisitor:
         for node in ast.walk(test):
             if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                 value = self.conditions.literal(node.value)
-                if value is UNKNOWN:
-                    self.constants.pop(node.target.id, None)
-                else:
-                    self.constants[node.target.id] = value
+                self.scope.set_value(node.target.id, NO_VALUE if value is UNKNOWN else value)
 
     def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
@@ -984,14 +992,14 @@ class _ImportTimeVisitor:
             may_break = _breaks(stmt.body)
             for number, item in enumerate(items):
                 self._bind_target(stmt.target)
-                self.constants[stmt.target.id] = item
+                self.scope.set_value(stmt.target.id, item)
                 # after a ``break`` that may have ended the loop, later items may not run
                 later = number and may_break
                 self.visit_body(stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
                 if always_breaks:
                     break
             self._bind_target(stmt.target)
-            self.constants.pop(stmt.target.id, None)
+            self.scope.set_value(stmt.target.id, NO_VALUE)
             self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
             return
         self._bind_target(stmt.target, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
@@ -1034,7 +1042,7 @@ class _ImportTimeVisitor:
             if guarded and targets:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
-                        self.import_guards[name] = (targets, bool(then[name]))
+                        self.scope.set_guard(name, (targets, bool(then[name])))
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
 
@@ -1044,9 +1052,10 @@ class _ImportTimeVisitor:
         negated = False
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, not negated
-        if not isinstance(test, ast.Name) or test.id not in self.import_guards:
+        guard = self.scope.guard(test.id) if isinstance(test, ast.Name) else None
+        if guard is None:
             return None
-        targets, truth_if_found = self.import_guards[test.id]
+        targets, truth_if_found = guard
         return targets, truth_if_found != negated
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
@@ -1067,8 +1076,8 @@ class _ImportTimeVisitor:
         if not self.in_function:
             bases = (self._base_name(base) for base in stmt.bases)
             self.class_bases[qualname] = tuple(base for base in bases if base is not None)
-        saved, saved_defs = self.bindings, self.class_defs
-        self.bindings, self.class_defs = set(), set()
+        saved, saved_defs = self.names, self.class_defs
+        self.names, self.class_defs = Scope(ScopeKind.CLASS), set()
         self.class_depth += 1
         self.class_path.append(stmt.name)
         dataclass = any(
@@ -1080,8 +1089,8 @@ class _ImportTimeVisitor:
         self.dataclass_depth = saved_dataclass
         self.class_path.pop()
         self.class_depth -= 1
-        self.bindings, self.class_defs = saved, saved_defs
-        self._bind(stmt.name, None, "def")
+        self.names, self.class_defs = saved, saved_defs
+        self._bind(stmt.name, None, BindingKind.CLASS)
 
     def _keeps_body(self, decorator: ast.expr) -> bool:
         """Whether a function decorated by ``decorator`` still runs its own body when called: a
@@ -1124,7 +1133,7 @@ class _ImportTimeVisitor:
             if stmt.returns is not None:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self._scoped_name(stmt.name), stmt))
-        self._bind(stmt.name, None, "def")
+        self._bind(stmt.name, None, BindingKind.DEF)
         if self.in_function and not self.class_depth:
             self.nested_defs[stmt.name] = self._scoped_name(stmt.name)
         if not self.class_depth:
@@ -1184,7 +1193,8 @@ class _ImportTimeVisitor:
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
-        fresh = not any(isinstance(t, ast.Name) and t.id in self.ever_bound for t in targets)
+        ever_bound = self.scope.ever_bound
+        fresh = not any(isinstance(t, ast.Name) and t.id in ever_bound for t in targets)
         for target in targets:
             self._bind_target(target, flags)
             if self.class_depth and not self.in_function and isinstance(target, ast.Name):
@@ -1211,9 +1221,11 @@ class _ImportTimeVisitor:
             and isinstance(targets[0], ast.Name)
             and may_be_path(stmt.value)
         ):
-            value = evaluate_path(stmt.value, self.aliases, self.conditions.constant, self.path_names)
+            value = evaluate_path(
+                stmt.value, self.aliases, self.conditions.constant, self.scope.path_names
+            )
             if value is not None:
-                self.path_names[targets[0].id] = value
+                self.scope.set_path(targets[0].id, value)
         if self.in_function and isinstance(stmt, ast.Assign):
             self._record_self_parameter(targets, stmt.value)
         if self.in_function and not self.class_depth:
@@ -1300,10 +1312,9 @@ class _ImportTimeVisitor:
         first = call.func
         while isinstance(first, ast.Attribute):
             first = first.value
-        local = isinstance(first, ast.Name) and first.id in self.local_defs
+        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
         for name in bound:
-            self.call_bindings[name] = CallBinding(call.lineno, callee, local, args, keywords)
-            self.call_bound.add(name)
+            self.scope.set_call(name, CallBinding(call.lineno, callee, local, args, keywords))
 
     def _attach(self, call: ast.Call) -> LazyAttach | None:
         """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
@@ -1459,7 +1470,7 @@ class _ImportTimeVisitor:
             if (
                 isinstance(argument, ast.Call) and argument.args
                 and isinstance(argument.func, ast.Name) and argument.func.id in ("map", "filter")
-                and argument.func.id not in self.bindings
+                and not self.names.binds(argument.func.id)
             ):
                 functions.append(argument.args[0])
         for function in functions:
@@ -1473,7 +1484,7 @@ class _ImportTimeVisitor:
         builtin of :data:`_CONSUMERS` (not rebound here), or a ``join`` method."""
         if isinstance(func, ast.Attribute):
             return func.attr == "join"
-        return name in _CONSUMERS and isinstance(func, ast.Name) and func.id not in self.bindings
+        return name in _CONSUMERS and isinstance(func, ast.Name) and not self.names.binds(func.id)
 
     def _imports_unknown(self, call: ast.Call, name: str | None) -> bool:
         """Whether ``call`` calls a method named like an importer (:data:`_IMPORTING_METHODS`) that
@@ -1521,7 +1532,7 @@ class _ImportTimeVisitor:
             return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
         name = value.id
         target = self.aliases.get(name)
-        if target is None and name not in self.call_bound:
+        if target is None and not self.scope.is_call_bound(name):
             return
         deleted = type(node.ctx) is ast.Del
         key = (name, node.attr, deleted)
@@ -1594,7 +1605,7 @@ class _ImportTimeVisitor:
         elif name == "site.addsitedir":
             self._unresolved(call, Construct.SYS_PATH, flags)
         elif name in _EXECUTORS and call.args and not (
-            isinstance(call.func, ast.Name) and call.func.id in self.local_defs
+            isinstance(call.func, ast.Name) and self.scope.is_definition(call.func.id)
         ):
             text = self.conditions.constant(call.args[0])
             if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
@@ -1604,7 +1615,7 @@ class _ImportTimeVisitor:
             if not self.in_function:
                 added = find_added_paths(
                     call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
-                    self.path_names,
+                    self.scope.path_names,
                 )
             if added is None:
                 self._unresolved(call, Construct.SYS_PATH, flags)
@@ -1709,11 +1720,11 @@ class _ImportTimeVisitor:
         first = func
         while isinstance(first, ast.Attribute):
             first = first.value
-        local = isinstance(first, ast.Name) and first.id in self.local_defs
+        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
         names = [name]
         if (
             self.star_bases and isinstance(first, ast.Name) and not local
-            and first.id not in self.aliases and first.id not in self.bindings
+            and first.id not in self.aliases and not self.names.binds(first.id)
             and first.id not in _BUILTIN_NAMES
         ):
             # a name a star import may have bound: looked up in each star-imported module
@@ -1742,8 +1753,8 @@ class _ImportTimeVisitor:
         if not isinstance(node, ast.Name):
             return False
         name = node.id
-        return name in self.aliases or name in self.local_defs or name in self.class_defs or (
-            name not in self.bindings and name != "__builtins__"  # a builtin (``type[int]``)
+        return name in self.aliases or self.scope.is_definition(name) or name in self.class_defs or (
+            not self.names.binds(name) and name != "__builtins__"  # a builtin (``type[int]``)
         )
 
     def _is_local_definition(self, node: ast.Attribute) -> bool:
@@ -1752,7 +1763,7 @@ class _ImportTimeVisitor:
         while isinstance(first, ast.Attribute):
             first = first.value
         return isinstance(first, ast.Name) and (
-            first.id in self.local_defs or first.id in self.class_defs
+            self.scope.is_definition(first.id) or first.id in self.class_defs
         )
 
     def _calls_a_value(self, func: ast.expr) -> bool:
@@ -1765,10 +1776,10 @@ class _ImportTimeVisitor:
         if isinstance(func, ast.Name):
             name = func.id
             return (
-                name in self.bindings
-                and name not in self.local_defs
+                self.names.binds(name)
+                and not self.scope.is_definition(name)
                 and name not in self.aliases
-                and name not in self.import_bound
+                and not self.scope.is_import(name)
             )
         if isinstance(func, ast.Attribute):
             # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
@@ -1842,46 +1853,28 @@ class _ImportTimeVisitor:
 
     # -- bindings ----------------------------------------------------------------------------------
 
-    def _bind(self, name: str, refers_to: str | None, how: str = "other") -> None:
-        """Record that ``name`` is bound; ``how`` is ``import``, ``def`` (def or class) or ``other``."""
-        self.bindings.add(name)
-        if how != "def":
+    def _bind(
+        self, name: str, refers_to: str | None, how: BindingKind = BindingKind.OTHER
+    ) -> None:
+        """Bind ``name`` (``refers_to``: the dotted name an import binds it to) in the innermost
+        scope; a class body's bindings do not change what the module's names refer to."""
+        if how not in DEFINITIONS:
             self.nested_defs.pop(name, None)
-        if name in self.call_bound and not self.class_depth:
-            self.call_bound.discard(name)
-            self.call_bindings.pop(name, None)
-        self.ever_bound.add(name)
-        if self._is_module_level():
-            self.binding_lines.setdefault(name, self.line)
+        self.scope.ever_bound.add(name)
         if self.class_depth:
-            return  # class namespaces are not visible from functions or the module
-        if refers_to is None:
-            self.aliases.pop(name, None)
+            self.names.bind(name, how, refers_to, None)
         else:
-            self.aliases[name] = refers_to
-        (self.local_defs.add if how == "def" else self.local_defs.discard)(name)
-        (self.import_bound.add if how == "import" else self.import_bound.discard)(name)
-        self.constants.pop(name, None)  # in a function, a local shadows the module's constant
-        self.path_names.pop(name, None)
-        self.import_guards.pop(name, None)
+            self.scope.bind(name, how, refers_to, None if self.in_function else self.line)
 
     def _forget_values(self) -> None:
         """Forget every known value of the module's names: code bound names the engine cannot see
         (``globals()[...] = ...``, ``globals().update(...)``)."""
-        if self.in_function:
-            return
-        for name in list(self.constants):
-            self.constants.pop(name, None)
-            self.seen_constants.add(name)
-        self.import_guards.clear()
-        self.path_names.clear()
+        if not self.in_function:
+            self.scope.forget_values()
 
     def _unbind(self, name: str) -> None:
         """Forget a module-level name (``del name``); a later binding records its own line."""
-        for names in (self.bindings, self.local_defs, self.import_bound):
-            names.discard(name)
-        for mapping in (self.binding_lines, self.aliases, self.constants):
-            mapping.pop(name, None)
+        self.scope.unbind(name)
         if name == "__getattr__":
             self.defines_getattr = False
         elif name == "__all__":
@@ -1917,7 +1910,7 @@ class _ImportTimeVisitor:
             fresh
             and stmt.value is not None
             and isinstance(target, ast.Name)
-            and target.id not in self.seen_constants
+            and target.id not in self.scope.seen_constants
             and target.id not in self.declared_global
         ):
             if isinstance(stmt.value, ast.Constant):
@@ -1930,8 +1923,8 @@ class _ImportTimeVisitor:
                 value = self.conditions.literal(stmt.value)
                 if value is UNKNOWN:
                     return
-            self.constants[target.id] = value
-            self.seen_constants.add(target.id)
+            self.scope.set_value(target.id, value)
+            self.scope.seen_constants.add(target.id)
 
     def _record_all(
         self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
@@ -1999,13 +1992,10 @@ class _ImportTimeVisitor:
         first parameter is a constant of that value in the body."""
         child = _ImportTimeVisitor(
             self.target,
-            aliases=_MappingOverlay(self.aliases),
-            constants=_MappingOverlay(self.constants),
+            scope=self.scope.child(),
             in_function=True,
             function_name=qualname,
-            local_defs=_SetOverlay(self.local_defs),
             future_annotations=self.future_annotations,
-            call_bound=_SetOverlay(self.call_bound),
             star_bases=self.star_bases,
             walrus=self.walrus,
             decorated=_SetOverlay(self.decorated),
@@ -2016,7 +2006,7 @@ class _ImportTimeVisitor:
                 child._bind(arg.arg, None)
         positional = [*args.posonlyargs, *args.args]
         if argument is not None and positional:
-            child.constants[positional[0].arg] = argument
+            child.scope.set_value(positional[0].arg, argument)
         names = [arg.arg for arg in positional]
         child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
@@ -2263,65 +2253,9 @@ _IMPORT_ERRORS: Final = frozenset({
 _V = TypeVar("_V")
 
 
-class _MappingOverlay(MutableMapping[str, _V]):
-    """A copy-on-write view of a shared mapping: reads fall through to ``base`` (never modified),
-    writes and deletions stay in the view. A function body's view of the module's names."""
-
-    __slots__ = ("_base", "_own", "_removed")
-
-    def __init__(self, base: Mapping[str, _V]) -> None:
-        self._base = base
-        self._own: dict[str, _V] = {}
-        self._removed: set[str] = set()
-
-    def __getitem__(self, key: str) -> _V:
-        if key in self._own:
-            return self._own[key]
-        if key in self._removed:
-            raise KeyError(key)
-        return self._base[key]
-
-    def __setitem__(self, key: str, value: _V) -> None:
-        self._own[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        if key not in self:
-            raise KeyError(key)
-        self._own.pop(key, None)
-        self._removed.add(key)
-
-    # The mixins' versions go through __getitem__ and a KeyError: these are on hot paths.
-    def __contains__(self, key: object) -> bool:
-        if key in self._own:
-            return True
-        return key not in self._removed and key in self._base
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key in self._own:
-            return self._own[key]
-        if key in self._removed:
-            return default
-        return self._base.get(key, default)
-
-    def pop(self, key: str, *default: Any) -> Any:
-        if key in self:
-            value = self[key]
-            del self[key]
-            return value
-        if default:
-            return default[0]
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._own
-        yield from (k for k in self._base if k not in self._own and k not in self._removed)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 class _SetOverlay(MutableSet[str]):
-    """A copy-on-write view of a shared set (see :class:`_MappingOverlay`)."""
+    """A copy-on-write view of a shared set: reads fall through to ``base`` (never modified),
+    additions and removals stay in the view. A function body's view of the module's names."""
 
     __slots__ = ("_base", "_added", "_removed")
 
