@@ -389,7 +389,8 @@ def run() -> NoReturn:
     """
     try:
         code = main()
-        sys.stdout.flush()
+        if not sys.stdout.closed:  # the language server's stdout is closed when the client leaves
+            sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (``| head``): stop writing and leave, as the signal module's note on
         # SIGPIPE advises, with the error code (the report was not delivered).
@@ -473,7 +474,7 @@ def _report_bug(error: BaseException) -> int:
         import traceback
 
         traceback.print_exception(error)
-    text = " ".join(f"{type(error).__name__}: {error}".split())
+    text = " ".join(f"{type(error).__name__}: {error}".split()).rstrip(".")
     print(
         f"importpolicy: internal error (importpolicy {__version__}): {text[:300]}. This is a bug in "
         f"importpolicy, not in your code "

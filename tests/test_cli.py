@@ -1425,7 +1425,8 @@ def test_an_edit_in_any_subpackage_file_makes_the_warm_answer_miss(
 
 def _synopsis(parser: object, name: str) -> str:
     """``importpolicy NAME`` and every positional and option of ``parser``, as the README writes them:
-    ``MODULE``, ``[MODULE ...]``, ``[--flag]``, ``[--option METAVAR]``, ``[--option a|b]``,
+    ``MODULE``, ``[MODULE ...]``, ``[--flag]``, ``[--option METAVAR]`` (``--option METAVAR`` when
+    required), ``[--option a|b]``,
     ``[--repeatable METAVAR ...]``, aliases as ``--python|--interpreter``."""
     import argparse
 
@@ -1444,7 +1445,7 @@ def _synopsis(parser: object, name: str) -> str:
             continue
         value = "|".join(action.choices) if action.choices else str(action.metavar)
         more = " ..." if isinstance(action, argparse._AppendAction) else ""
-        options.append(f"[{names} {value}{more}]")
+        options.append(f"{names} {value}{more}" if action.required else f"[{names} {value}{more}]")
     return " ".join([f"importpolicy {name}", *positionals, *options])
 
 

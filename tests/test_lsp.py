@@ -214,3 +214,19 @@ def test_the_fixes_of_importpolicy_fix_are_code_actions_that_clear_the_finding(t
         lazy = actions[0]["edit"]["changes"][path.as_uri()]
         client.change(path, _apply(seeded, lazy), 2)
         assert client.wait_for_diagnostics(path) == []
+
+
+def test_the_language_server_exits_0_after_shutdown_and_exit(tmp_path: Path) -> None:
+    """initialize, shutdown, exit: the server leaves with status 0 and says nothing of an internal
+    error on stderr (pygls closes the stdout the command line flushed last: that was exit 3)."""
+    from helpers import HANG_CATCHER
+
+    tree = Path(shutil.copytree(FIXTURES / "seed", tmp_path / "seed"))
+    client = _server(tree)
+    client.initialize(tree)
+    client.request("shutdown", None)
+    client.notify("exit", None)
+    code = client.proc.wait(timeout=HANG_CATCHER)
+    err = client.proc.stderr.read() if client.proc.stderr is not None else b""
+    client.close()
+    assert (code, b"internal error" in err) == (0, False), err
