@@ -8,13 +8,29 @@ Ctrl-C (SIGINT) at any moment, the start-up's imports included, ends the command
 exit status 130 (128 + SIGINT, the shells' convention), never a traceback: this module imports only
 what is needed to say so before it imports the command line."""
 
+from __future__ import annotations
+
 import os
 import signal
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing is not imported at run time: a Ctrl-C during that import was a traceback
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 """The exit status after Ctrl-C: 128 plus the signal's number, as a shell reports it."""
+
+
+def _interrupt_at_start(signum: int, frame: object) -> None:
+    # Before entry() runs there is nothing to clean up: say so and leave at once.
+    try:
+        os.write(2, b"importpolicy: interrupted\n")
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+signal.signal(signal.SIGINT, _interrupt_at_start)
 
 
 def _interrupt(signum: int, frame: object) -> None:
