@@ -549,3 +549,35 @@ def test_an_import_of_the_submodule_a_lazy_name_is_named_after_is_a_blocker(tmp_
     assert forced.returncode == 0, forced.stderr
     after = _oracle(root, "import app.use\nassert app.use.KIND == 'function', app.use.KIND")
     assert "AssertionError: module" in after.stderr  # what the blocker protects against
+
+
+def test_an_importer_continued_by_a_backslash_is_rewritten(tmp_path: Path) -> None:
+    """``from pkg import B, \\`` then ``a`` on the next line (found by the attack on issue 27, F-F):
+    the last name's comma is found across the continuation; fix and check's SARIF (which verifies
+    the same fixes) were an internal error, exit 3."""
+    files = {
+        "src/zqpkg/__init__.py": "from .x import a\nB = 1\n",
+        "src/zqpkg/x.py": "import heavy\n\n\ndef a():\n    return 1\n",
+        "src/heavy.py": "",
+        "src/app/__init__.py": "",
+        "src/app/use.py": "from zqpkg import B, \\\n    a  # c1\nprint(a(), B)\n",
+        "policy.toml": '[settings]\nsource-roots = ["src"]\n[heavy]\n"heavy" = "slow"\n'
+                       '[light."zqpkg"]\nreason = "r"\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    sarif = _cli(tmp_path, "check", "--format", "sarif", "--no-cache")
+    assert (sarif.returncode, sarif.stderr) == (1, ""), sarif.stderr
+    done = _cli(tmp_path, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "src/app/use.py").read_text() == (
+        "from zqpkg import B  # c1\nfrom zqpkg.x import a\nprint(a(), B)\n")
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, 'src'); import zqpkg, app.use"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert probe.returncode == 0 and probe.stdout == "1 1\n", probe.stderr
+    light = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'src'); import zqpkg; "
+                            "print('heavy' in sys.modules)"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert light.stdout == "False\n", light.stderr

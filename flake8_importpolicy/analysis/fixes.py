@@ -1187,7 +1187,7 @@ def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _
     after = re.match(r"\s*,[ \t]*", text[end:])
     if after is not None:
         return _Edit(source.path, start, end + after.end(), "")
-    before = re.search(r",\s*$", text[:start])
+    before = re.search(r",(?:\s|\\(?=\r|\n))*$", text[:start])  # a backslash continuation too
     assert before is not None
     return _Edit(source.path, before.start(), end, "")
 
