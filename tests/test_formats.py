@@ -524,9 +524,8 @@ def test_cli_rejects_a_format_of_the_other_command(
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_cli_check_shows_progress_on_a_terminal(
-    in_r01: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _immediate_status_line(monkeypatch: pytest.MonkeyPatch) -> _Terminal:
+    """A terminal as stderr whose status line shows every report at once (no delay, no interval)."""
     terminal = _Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     monkeypatch.setenv("TERM", "xterm")
@@ -534,6 +533,13 @@ def test_cli_check_shows_progress_on_a_terminal(
         status, "open_status_line",
         lambda stream, **options: status.StatusLine(stream, delay=0, interval=0),
     )
+    return terminal
+
+
+def test_cli_check_shows_progress_on_a_terminal(
+    in_r01: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = _immediate_status_line(monkeypatch)
     assert cli.main(["check", "--no-cache"]) == 1
     err = terminal.getvalue()
     assert err.startswith("\r\x1b[Kchecking light module 1/1: app.ops.light\r\x1b[K")
@@ -575,13 +581,7 @@ def test_cli_check_progress_names_the_installed_package_being_read(
         '[light."app.light"]\nreason = "r"\n')
     monkeypatch.chdir(project)
     monkeypatch.setenv("PYTHONPATH", str(site))
-    terminal = _Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
-    monkeypatch.setenv("TERM", "xterm")
-    monkeypatch.setattr(
-        status, "open_status_line",
-        lambda stream, **options: status.StatusLine(stream, delay=0, interval=0),
-    )
+    terminal = _immediate_status_line(monkeypatch)
     assert cli.main(["check", "--no-cache"]) == 0
     lines = terminal.getvalue().split("\r\x1b[K")
     assert lines[1:4] == [
