@@ -103,46 +103,37 @@ def check_light_patterns(
 
 
 def check_misplaced(policy: Policy, misplaced: Mapping[str, Path]) -> dict[ProblemKey, Problem]:
-    """One problem per package of ``misplaced`` (:func:`find_misplaced_packages`), for all the
-    policy's entries that name its modules (which :func:`check_light_patterns` and
-    :func:`check_entries` then leave out): IPL003 at its first ``[light]`` pattern, else IPL007 at
-    its first other entry, naming the source root it needs."""
+    """One IPL003 per package of ``misplaced`` (:func:`find_misplaced_packages`, which finds them
+    from ``[light]`` patterns), at its first light pattern, for all the policy's entries that name
+    its modules (which :func:`check_light_patterns` and :func:`check_entries` then leave out),
+    naming the source root it needs."""
     problems: dict[ProblemKey, Problem] = {}
     for package, root in sorted(misplaced.items()):
-        named = [named for named in _named_patterns(policy) if named[1].top_level == package]
-        if not named:
-            continue
-        kind, pattern, source, line = named[0]
+        named = [pattern for pattern in _named_patterns(policy) if pattern.top_level == package]
+        rule = next(rule for rule in policy.light if rule.pattern.top_level == package)
         shown = policy.relpath(root)
         where = f"{shown}/" if shown != "." else "the policy's directory"
         more = f" ({len(named) - 1} more entries of the policy name modules of {package!r})" \
             if len(named) > 1 else ""
         hint = (f"; package {package!r} is in {where}, which is not a source root: set "
                 f'source-roots = ["{shown}"] in [settings]{more}')
-        path = _source_path(policy, source)
-        text = pattern.text
-        line = line or _lines_of(path, [text]).get(text)
-        if kind == "light":
-            problems[(codes.IPL003.id, text)] = Problem.of(codes.IPL003, path, line, pattern=text,
-                                                           hint=hint)
-        else:
-            problems[(codes.IPL007.id, kind)] = Problem.of(codes.IPL007, path, line, key=kind,
-                                                           entry=text, names="module", hint=hint)
+        path = _source_path(policy, rule.source)
+        text = rule.pattern.text
+        problems[(codes.IPL003.id, text)] = Problem.of(
+            codes.IPL003, path, _lines_of(path, [text]).get(text), pattern=text, hint=hint
+        )
     return problems
 
 
-def _named_patterns(policy: Policy) -> Iterator[tuple[str, ModulePattern, str, int | None]]:
-    """``(kind, pattern, source, line)`` of each module pattern the policy writes (presets' keys
-    left out), in file order: kind ``light`` for ``[light]`` patterns, else the entry's key as
-    IPL007 names it (``[heavy]``, ``light."app".forbid[0]``); line None where not known yet."""
+def _named_patterns(policy: Policy) -> Iterator[ModulePattern]:
+    """Each module pattern the policy writes (presets' keys left out): ``[light]`` patterns, their
+    ``forbid``/``allow`` entries, ``[heavy]`` and ``[heavy-calls]`` keys."""
     for rule in policy.light:
-        yield "light", rule.pattern, rule.source, None
-    for rule in policy.light:
-        for entry in rule.entries:
-            yield entry.key, entry.pattern, rule.source, entry.line
+        yield rule.pattern
+        yield from (entry.pattern for entry in rule.entries)
     for heavy in (*policy.heavy, *policy.heavy_calls):
         if not heavy.source.startswith("preset "):
-            yield ("[heavy-calls]" if heavy.call else "[heavy]"), heavy.pattern, heavy.source, None
+            yield heavy.pattern
 
 
 def find_misplaced_packages(policy: Policy, index: ModuleIndex) -> dict[str, Path]:

@@ -248,9 +248,10 @@ class FactsSource:
     def _say_reading(self, resolved: ResolvedModule) -> None:
         """Tell :attr:`reading` which installed package the traversal reads now (``installed
         package torch``, ``the standard library``), once each time it changes."""
+        assert self.reading is not None
         label = ("the standard library" if resolved.origin == "stdlib"
                  else f"installed package {resolved.name.partition('.')[0]}")
-        if label != self._reading_last and self.reading is not None:
+        if label != self._reading_last:
             self._reading_last = label
             self.reading(label)
 
