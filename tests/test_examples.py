@@ -3,6 +3,7 @@
 - ``examples/cuda_preset``: the torch-cuda preset and an ``[assume]`` entry, without torch installed:
   ``importpolicy check`` exits 1 with a chain ending in a torch.cuda call that names the assumption,
   and 0 after the fix its README documents (applied here to a copy).
+- ``examples/cuda_fork``: the project README's "What it prints" is its ``check`` output, verbatim.
 """
 
 from __future__ import annotations
@@ -73,3 +74,13 @@ def test_cuda_preset_example_is_clean_after_the_documented_fix(tmp_path: Path) -
     else:
         assert result.stdout.endswith(
             "\nNo violations in 1 light module; 1 import-time site not resolved (IPL006).\n")
+
+
+def test_readme_what_it_prints_is_the_cuda_fork_examples_output() -> None:
+    """README's "What it prints" block is, line for line, what ``check`` prints on examples/cuda_fork."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## What it prints\n.*?```\n(.*?)```", readme, re.S)
+    assert block is not None
+    result = _check(REPO / "examples" / "cuda_fork" / "policy.toml")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout == block.group(1)
