@@ -821,8 +821,15 @@ def _write_baseline(args: argparse.Namespace, policy: Policy, report: Report) ->
         target = args.baseline.absolute()
     else:
         target = policy.settings.baseline or policy.root / BASELINE_FILENAME
+    if target.suffix in (".py", ".pyi"):  # `check --write-baseline app.py` meant `check app.py`
+        shown = policy.relpath(target)
+        raise _UsageError(
+            f"--write-baseline FILE names the baseline file to write (JSON), not a source file: "
+            f"{shown}; to check the light modules of {shown}, run importpolicy check {shown}"
+        )
     today = entries_of(report.violations)
-    before = load_baseline(target).entries if target.exists() else None
+    before = load_baseline(
+        target, named_by="--write-baseline; not overwritten").entries if target.exists() else None
     known = {entry.identity for entry in before or ()}
     added = [entry for entry in today if entry.identity not in known]
     if before is not None and added and not args.add:

@@ -106,6 +106,33 @@ def test_write_baseline_creates_a_new_file_beside_the_policy(
     assert check(tree, capsys, "--baseline", str(tree / "importpolicy-baseline.json"))[0] == 0
 
 
+def test_write_baseline_never_overwrites_a_source_or_foreign_file(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check --write-baseline app/light.py`` (meaning ``check app/light.py``) writes nothing and
+    says what FILE is; an existing file that is not a baseline is named as not overwritten."""
+    light = tree / "app" / "light.py"
+    source = light.read_bytes()
+    with pytest.raises(SystemExit) as usage:  # a usage error, as argparse exits with it
+        check(tree, capsys, "--write-baseline", str(light))
+    out, err = capsys.readouterr()
+    assert (usage.value.code, out, light.read_bytes()) == (2, "", source)
+    assert err == (
+        "importpolicy: error: --write-baseline FILE names the baseline file to write (JSON), not a "
+        "source file: app/light.py; to check the light modules of app/light.py, run importpolicy "
+        "check app/light.py\n")
+    with pytest.raises(SystemExit):
+        check(tree, capsys, "--write-baseline", str(tree / "app" / "new.py"))
+    capsys.readouterr()
+    assert not (tree / "app" / "new.py").exists()
+    notes = tree / "notes.txt"
+    notes.write_text("my notes\n")
+    code, out, err = check(tree, capsys, "--write-baseline", str(notes))
+    assert (code, out, notes.read_text()) == (2, "", "my notes\n")
+    assert err == (f"importpolicy: {notes} (--write-baseline; not overwritten):1:1: invalid JSON: "
+                   "Expecting value\n")
+
+
 def test_a_broken_baseline_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     broken = FIXTURE / "broken"
     code, out, err = check(broken, capsys, "--no-cache")
