@@ -43,7 +43,8 @@ def format_suggestion_toml(suggestion: Suggestion, directory: Path) -> str:
         "# Keep the light modules that must stay light and say why in each reason; delete the rest.",
         "# Then record today's findings: importpolicy check --write-baseline (how to adopt it:",
         f"# {docs_url('adopt.md')}).",
-        "# Light candidates are ranked by score = (1 + importers) x weight / (1 + closure); closures",
+        "# Light candidates: top-level packages, then console-script modules, then the others, each",
+        "# group ranked by score = (1 + importers) x weight / (1 + closure); closures",
         "# are predicted from module-level imports and counted as max-modules counts (exact count:",
         "# importpolicy why MODULE --format json).",
     ]
