@@ -152,7 +152,9 @@ and the chain from the light module:
   to a value (`C.load = staticmethod(importlib.import_module)`), and of a function whose decorator
   may have replaced it (the decorator's result runs, not the body; `functools.cache`,
   `lru_cache`, `wraps`, `staticmethod`, `classmethod`, `contextmanager`, the typing decorators and
-  a decorator of the same module that returns its argument are known to keep the body);
+  a decorator of the same module that returns its argument are known to keep the body). A class
+  made by `collections.namedtuple`, `typing.NamedTuple`, `NewType`, `TypedDict` or the functional
+  enum API runs only generated code when called: not counted;
 - `call-depth`: a function called deeper than `settings.call-depth`; it is not followed, and is
   reported at the call;
 - `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`, and

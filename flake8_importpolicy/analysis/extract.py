@@ -55,6 +55,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     Scope,
     ScopeKind,
 )
+from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
@@ -1709,6 +1710,8 @@ class _ImportTimeVisitor:
             self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
                                        True, kind, tuple(sorted(flags)), self._assumed()))
             return
+        if isinstance(func, ast.Name) and self._names_generated_class(func.id):
+            return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
         if name is None:
             name = dotted_name(func, self.aliases)
         if kind == "call" and (
@@ -1765,6 +1768,14 @@ class _ImportTimeVisitor:
         return isinstance(first, ast.Name) and (
             self.scope.is_definition(first.id) or first.id in self.class_defs
         )
+
+    def _names_generated_class(self, name: str) -> bool:
+        """Whether ``name`` is a module-level name bound to a class a standard-library factory
+        made (:func:`~flake8_importpolicy.analysis.importtime.generated.makes_generated_class`)."""
+        if self.class_depth and self.names.binds(name):
+            return False
+        binding = self.scope.lookup(name)
+        return binding is not None and makes_generated_class(binding.call)
 
     def _calls_a_value(self, func: ast.expr) -> bool:
         """Whether calling ``func`` calls what a variable, a container item or another call holds
