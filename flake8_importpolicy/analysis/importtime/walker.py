@@ -1,0 +1,1854 @@
+"""The import-time walker (docs/semantics.md rules 8-13): which statements and expressions run when
+a module is imported, dispatch, and the flow state they run under; what it finds is kept by the
+recorders of this package. :mod:`flake8_importpolicy.analysis.extract` is its public face."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+from collections import deque
+from collections.abc import (
+    Callable,
+    Iterator,
+    Mapping,
+    MutableSet,
+    Sequence,
+    Set,
+)
+from typing import Any, Final, TypeVar
+
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    Anchored,
+    ConditionEvaluator,
+    Literal,
+    dotted_name,
+)
+from flake8_importpolicy.analysis.importtime.bindings import (
+    DEFINITIONS,
+    NO_VALUE,
+    BindingKind,
+    Scope,
+    ScopeKind,
+)
+from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
+from flake8_importpolicy.analysis.syspath import (
+    SYS_PATH_CHANGERS,
+    evaluate_path,
+    find_added_paths,
+    may_be_path,
+)
+from flake8_importpolicy.model.facts import (
+    AttributeRead,
+    CallBinding,
+    CallKind,
+    CallSite,
+    FunctionFacts,
+    ImportSite,
+    LazyAttach,
+    PathChange,
+    SiteKind,
+    SourceProblem,
+    Target,
+    UnresolvedSite,
+)
+from flake8_importpolicy.model.graph import Construct, Flag
+
+__all__ = ["_ImportTimeVisitor"]
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
+    """``stack.extend(ast.iter_child_nodes(node))`` without the ``ctx`` markers (``Load``,
+    ``Store``) and about twice as fast: the fields to look at are listed once per node class."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f != "ctx")
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack.extend(item for item in value if isinstance(item, ast.AST))
+
+
+_DYNAMIC_IMPORTERS: Final = frozenset({
+    "importlib.import_module", "__import__", "builtins.__import__", "importlib.__import__",
+    "importlib._bootstrap._gcd_import",
+})
+_IMPORTING_METHODS: Final = frozenset({
+    "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
+    "run_path",
+})
+"""Names of functions and methods that import or run a module they are given (``importlib``'s,
+loaders' ``exec_module``/``load_module``, ``runpy``'s): a call of one that is not resolved to a
+known importer (``sys.modules["importlib"].import_module(n)``, ``spec.loader.exec_module(m)``)
+runs code the engine cannot name (IPL006 ``dynamic-import``)."""
+_CONSUMERS: Final = frozenset({
+    "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
+})
+"""Builtins that iterate a generator expression given to them before they return (so its body
+runs at import time, unlike a generator expression kept for later, rule 9); ``str.join`` too."""
+_KEYED: Final = frozenset({"sorted", "min", "max"})
+"""Consumers that call their ``key=`` function on the items."""
+_MODULE_READERS: Final = frozenset({
+    "importlib.resources.files", "importlib.resources.read_text", "importlib.resources.read_binary",
+    "importlib.resources.open_text", "importlib.resources.open_binary", "importlib.resources.path",
+    "importlib.resources.contents", "importlib.resources.is_resource",
+    "importlib.util.find_spec", "pkgutil.resolve_name",
+})
+"""Standard-library functions that import the module they are given: ``find_spec("a.b")`` imports
+``a`` (its parent), ``importlib.resources.files("pkg")`` imports ``pkg``, ``pkgutil.resolve_name
+("a.b:c")`` imports ``a.b``."""
+_EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | _MODULE_READERS | {"site.addsitedir"}
+_FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
+"""Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
+``type(self)(...)`` calls a class): not a call through a variable."""
+_LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
+"""Calls whose first argument names the module a lazy module object is made for (rule 19)."""
+_DATACLASS_DECORATORS: Final = frozenset({
+    "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
+    "attrs.define", "attr.dataclass",
+})
+"""Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
+otherwise from Python 3.14)."""
+_MAX_LOOP_ITEMS: Final = 64
+"""A loop over more constant items than this is walked once, its variable unknown."""
+
+
+class _ImportTimeVisitor:
+    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14).
+
+    A plain class, not a dataclass: with its 55 attributes, the generated ``__init__`` made it the
+    costliest class to create at import (about 1.5 ms on Python 3.11); a walker is never compared
+    or shown."""
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        scope: Scope | None = None,
+        declared_global: frozenset[str] = frozenset(),
+        decorated: MutableSet[str] | None = None,
+        function_name: str = "",
+        future_annotations: bool = False,
+        in_function: bool = False,
+        lazy_lines: dict[int, int] | None = None,
+        star_bases: list[str] | None = None,
+        walrus: bool = True,
+        source: bytes | None = None,
+    ) -> None:
+        self.target = target
+        self.source = source  # the module's text (module level only): decorators' bodies
+        self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
+        self.identity_decorators: dict[str, bool] = {}
+        self.sites: list[ImportSite] = []
+        # what each name is bound to (module or function body), and the innermost scope names
+        # are bound in (a class body's, or that one)
+        self.scope: Scope = Scope() if scope is None else scope
+        self.names: Scope = self.scope
+        self.all_names: list[str] | None = None
+        self.all_unknown: bool = False
+        self.defines_getattr: bool = False
+        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
+        # a view of the scope's bindings (read on every dotted name)
+        self.aliases: Mapping[str, str] = self.scope.aliases
+        self.class_depth: int = 0
+        # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
+        self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
+        # set for the visitor of a function body (analysed as if the function were called)
+        self.in_function: bool = in_function
+        self.function_name: str = function_name
+        self.calls: list[CallSite] = []
+        self.classes: set[str] = set()
+        self.class_bases: dict[str, tuple[str, ...]] = {}
+        self.class_path: list[str] = []
+        self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        self.used_names: dict[str, list[int]] = {}
+        self.lazy_bound: dict[int, tuple[str, ...]] = {}
+        self.returns: list[str] = []
+        self.future_annotations: bool = future_annotations
+        self.lazy_modules: list[str] = []
+        self.bound_by_line: dict[int, tuple[str, ...]] = {}
+        self.all_conditional: bool = False
+        self.line: int = 0  # line of the statement being visited
+        # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
+        self.problem: SourceProblem | None = None
+        # names a ``global`` statement in some function declares (they may be rebound at any time)
+        self.declared_global: frozenset[str] = declared_global
+        # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
+        self.walrus: bool = walrus
+        self.top_level_lines: set[int] = set()
+        # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
+        self.attribute_reads: list[AttributeRead] = []
+        self.read_keys: set[tuple[str, str, bool]] = set()
+        self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
+        # functions whose decorator may have replaced them: a call runs what the decorator returned
+        self.decorated: MutableSet[str] = set() if decorated is None else decorated
+        self.lazy_attach: LazyAttach | None = None
+        self.dataclass_depth: int = 0
+        # a function body's positional parameters (``self`` not counted) and what it does with them
+        self.parameters: tuple[str, ...] = ()
+        self.self_imports: list[str] = []
+        self.self_calls: list[str] = []
+        self.self_params: list[tuple[str, int]] = []
+        self.lazy_candidates: list[int] = []
+        self.mentions_lazy_loader: bool = False
+        # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
+        self.unresolved: list[UnresolvedSite] = []
+        self.path_changes: list[PathChange] = []
+        # functions defined in the class body being visited (callable from that body)
+        self.class_defs: set[str] = set()
+        self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
+        # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
+        self.nested_defs: dict[str, str] = {}
+        # how many more constant strings passed to exec/eval are analysed (their nesting can grow
+        # exponentially under conditions the engine cannot evaluate)
+        self.exec_budget: int = 64
+        # modules star-imported at module level (a call of a name they may bind is looked up there)
+        self.star_bases: list[str] = [] if star_bases is None else star_bases
+        # the import guard of the sites being visited (rule 12)
+        self.requirement: tuple[tuple[str, ...], bool] | None = None
+        # the [assume] entries that decided the conditions the statements being visited run under
+        self.assumed: tuple[str, ...] = ()
+        # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
+        self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
+        # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
+        # visitor keeps binding names in
+        self.conditions = ConditionEvaluator(self.target, self.aliases, self.scope.constants)
+
+    # -- statements --------------------------------------------------------------------------------
+
+    def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
+        assumed = self.assumed
+        for stmt in body:
+            self.line = stmt.lineno
+            self.visit_stmt(stmt, flags)
+            if type(stmt) is ast.Assert:
+                outcome, used = self.conditions.decide(stmt.test)
+                if outcome == _FALSE:
+                    break  # AssertionError: nothing after it runs
+                if used:
+                    self.assumed = (*self.assumed, *used)
+            # In a function body, what follows a statement that may return runs only if it did not
+            # (and not at all after one that always returns, also in a conditional block).
+            if self.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
+                returns, used = self._returns(stmt)
+                if returns == "always":
+                    break
+                if returns == "maybe":
+                    flags = flags | {Flag.CONDITIONAL}
+                elif used:  # an early return that an [assume] entry rules out
+                    self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
+
+    def _returns(self, stmt: ast.stmt) -> tuple[str, tuple[str, ...]]:
+        """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
+        ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
+        return whose guard is known: ``if current_platform.is_rocm(): return``)."""
+        if not isinstance(stmt, ast.If):
+            return ("maybe" if _may_return(stmt) else "never"), ()
+        used: list[str] = []
+        branch: ast.If | None = stmt
+        while branch is not None:
+            outcome, decided_by = self.decisions.get(id(branch), (None, ()))
+            if outcome is None or outcome == _BOTH:
+                return ("maybe" if _may_return(branch) else "never"), ()
+            used.extend(decided_by)
+            if outcome == _TRUE:
+                return _block_returns(branch.body), tuple(dict.fromkeys(used))
+            orelse = branch.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                branch = orelse[0]
+            else:
+                return _block_returns(orelse), tuple(dict.fromkeys(used))
+        return "never", ()
+
+    def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
+        # One dictionary lookup instead of a chain of isinstance tests (ast.parse makes nodes of
+        # exactly these classes): a def in a class body was the eleventh test.
+        _STATEMENT_VISITORS.get(type(stmt), _ImportTimeVisitor._other_statement)(self, stmt, flags)
+
+    def _with(self, stmt: ast.With | ast.AsyncWith, flags: frozenset[Flag]) -> None:
+        for item in stmt.items:
+            self.scan_expr(item.context_expr, flags)
+            if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
+                # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
+                self._add_call(item.context_expr, item.context_expr.func, "with", flags)
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, flags)
+        self.visit_body(stmt.body, flags)
+
+    def _other_statement(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
+        """Expr, Return, Raise, Assert, Global, Pass, TypeAlias (a lazy value), ..."""
+        if type(stmt).__name__ == "TypeAlias":
+            self.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
+            return
+        if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+            self.returns.append(stmt.value.id)
+        if not self.in_function and isinstance(stmt, ast.Return):
+            self._compile_error(stmt, "'return' outside function")
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.scan_expr(child, flags)
+
+    def _lazy_col(self, stmt: ast.stmt) -> int | None:
+        """The original column of a ``lazy import`` statement, or None for an eager import."""
+        if self._is_module_level() and stmt.lineno in self.lazy_lines:
+            return self.lazy_lines[stmt.lineno]
+        return None
+
+    def _import(self, stmt: ast.Import, flags: frozenset[Flag]) -> None:
+        lazy_col = self._lazy_col(stmt)
+        for alias in stmt.names:
+            bound = alias.asname or alias.name.split(".", 1)[0]
+            self._add_site(stmt, "import", alias.name, flags, col=lazy_col,
+                           lazy_names=(bound,) if lazy_col is not None else None)
+            if alias.asname:
+                self._bind(alias.asname, alias.name, BindingKind.IMPORT)
+            else:
+                self._bind(bound, bound, BindingKind.IMPORT)
+
+    def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[Flag]) -> None:
+        module = stmt.module or ""
+        if module == "__future__" and stmt.level == 0:
+            if any(alias.name == "annotations" for alias in stmt.names):
+                self.future_annotations = True
+            return
+        names = tuple(alias.name for alias in stmt.names)
+        if names == ("*",):
+            self._add_site(stmt, "star-import", module, flags, level=stmt.level)
+            if self._is_module_level():
+                # Names it binds are looked up for calls; constants bound before it keep their
+                # value (it rebinds them only in the rare module that exports the same name).
+                self.star_bases.append("." * stmt.level + module)
+            return
+        lazy_col = self._lazy_col(stmt)
+        bound = tuple(alias.asname or alias.name for alias in stmt.names)
+        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names,
+                       col=lazy_col, lazy_names=bound if lazy_col is not None else None)
+        prefix = "." * stmt.level + (f"{module}." if module else "")
+        for alias in stmt.names:
+            self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
+            if (alias.asname or alias.name) == "__getattr__" and self._is_module_level():
+                self._unresolved(stmt, Construct.GETATTR_IMPORT, flags)  # a PEP 562 hook from elsewhere
+
+    def _if(self, stmt: ast.If, flags: frozenset[Flag]) -> None:
+        """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
+        not recurse once per branch). After a test that cannot be evaluated, everything that
+        follows in the chain is conditional."""
+        branch: ast.If | None = stmt
+        assumed = self.assumed
+        while branch is not None:
+            self.scan_expr(branch.test, flags)
+            self._bind_walrus(branch.test)
+            guard = self._guard_of(branch.test) if self.requirement is None else None
+            if guard is not None:
+                self.requirement = guard
+                self.visit_body(branch.body, flags)
+                self.requirement = (guard[0], not guard[1])
+                self.visit_body(branch.orelse, flags)
+                self.requirement = None
+                return
+            outcome, used = self.conditions.decide(branch.test)
+            self.decisions[id(branch)] = (outcome, used)
+            if outcome is None:
+                flags = flags | {Flag.CONDITIONAL}
+            if used:  # this branch, and what the chain runs instead, depend on the entries
+                self.assumed = (*self.assumed, *used)
+            if outcome is None or True in outcome:
+                self.visit_body(branch.body, flags)
+            if outcome is not None and False not in outcome:
+                self.assumed = assumed
+                return
+            orelse = branch.orelse
+            branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+            if branch is None:
+                self.visit_body(orelse, flags)
+            else:
+                self.line = branch.lineno
+        self.assumed = assumed
+
+    def _bind_walrus(self, test: ast.expr) -> None:
+        """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
+        if not self.walrus:
+            return
+        for node in ast.walk(test):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                value = self.conditions.literal(node.value)
+                self.scope.set_value(node.target.id, NO_VALUE if value is UNKNOWN else value)
+
+    def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
+        """Every case may run (conditional). Capture patterns bind names (``case sub:``,
+        ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
+        they count as bindings. Value patterns (``case mod.X:``), class patterns' classes and
+        keys, and guards are evaluated while cases are tried (Language reference 8.6.4), so they
+        are scanned, flagged conditional."""
+        self.scan_expr(stmt.subject, flags)
+        tried = flags | {Flag.CONDITIONAL}
+        for case in stmt.cases:
+            for node in ast.walk(case.pattern):
+                if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                    self._bind(node.name, None)
+                elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                    self._bind(node.rest, None)
+                if isinstance(node, ast.MatchValue):
+                    self.scan_expr(node.value, tried)
+                elif isinstance(node, ast.MatchClass):
+                    self.scan_expr(node.cls, tried)
+                elif isinstance(node, ast.MatchMapping):
+                    for key in node.keys:
+                        self.scan_expr(key, tried)
+            if case.guard is not None:
+                self.scan_expr(case.guard, tried)
+            self.visit_body(case.body, tried)
+
+    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
+        """The body runs only over a non-empty iterable: conditional unless the iterable is a
+        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
+        constant sequence (a literal, or a name bound to one) with a simple target, the body is
+        walked once per item, the loop variable bound to it (``for p in ("a", "b"):
+        __import__(p)``, rule 14)."""
+        self.scan_expr(stmt.iter, flags)
+        items = _constant_items(self.conditions.constant(stmt.iter))
+        if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+            body_flags = flags if items else flags | {Flag.CONDITIONAL}
+            always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
+            may_break = _breaks(stmt.body)
+            for number, item in enumerate(items):
+                self._bind_target(stmt.target)
+                self.scope.set_value(stmt.target.id, item)
+                # after a ``break`` that may have ended the loop, later items may not run
+                later = number and may_break
+                self.visit_body(stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
+                if always_breaks:
+                    break
+            self._bind_target(stmt.target)
+            self.scope.set_value(stmt.target.id, NO_VALUE)
+            self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+            return
+        self._bind_target(stmt.target, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
+        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
+        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+
+    def _while(self, stmt: ast.While, flags: frozenset[Flag]) -> None:
+        """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
+        ends the loop."""
+        self.scan_expr(stmt.test, flags)
+        self._bind_walrus(stmt.test)
+        outcome, used = self.conditions.decide(stmt.test)
+        runs = outcome is None or True in outcome
+        if runs:
+            assumed = self.assumed
+            self.assumed = (*assumed, *used)
+            self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
+            self.assumed = assumed
+        breaks = runs and _breaks(stmt.body)
+        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
+
+    def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
+        """The body is guarded, handlers are fallbacks. A ``try`` of imports only (and constant
+        assignments) with an ``except ImportError`` handler: the handler runs only if one of the
+        modules is missing, and a name the body and the handler bind to opposite constants says
+        which ran (``HAS_X``); the graph decides with path search (rule 12)."""
+        body = getattr(stmt, "body")
+        handlers = getattr(stmt, "handlers")
+        targets = _try_import_targets(body) if self.requirement is None else None
+        self.visit_body(body, flags | {Flag.GUARDED})
+        then = _constant_bindings(body)
+        for handler in handlers:
+            if handler.type is not None:
+                self.scan_expr(handler.type, flags)
+            guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
+            if guarded:
+                self.requirement = (targets or (), False)
+            self.visit_body(handler.body, flags | {Flag.FALLBACK})
+            self.requirement = None
+            if guarded and targets:
+                for name, value in _constant_bindings(handler.body).items():
+                    if name in then and bool(then[name]) != bool(value):
+                        self.scope.set_guard(name, (targets, bool(then[name])))
+        self.visit_body(getattr(stmt, "orelse"), flags)
+        self.visit_body(getattr(stmt, "finalbody"), flags)
+
+    def _guard_of(self, test: ast.expr) -> tuple[tuple[str, ...], bool] | None:
+        """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
+        HAS_X:`` with ``HAS_X`` an import guard, else None."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        guard = self.scope.guard(test.id) if isinstance(test, ast.Name) else None
+        if guard is None:
+            return None
+        targets, truth_if_found = guard
+        return targets, truth_if_found != negated
+
+    def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
+        for decorator in stmt.decorator_list:
+            self._decorator(decorator, flags)
+        for base in stmt.bases:
+            self.scan_expr(base, flags)
+            self._add_call(base, base, "subclass", flags)
+        for keyword in stmt.keywords:
+            self.scan_expr(keyword.value, flags)
+            if keyword.arg == "metaclass":
+                self._add_call(keyword.value, keyword.value, "metaclass", flags)
+        # A class body runs when the class statement runs; its names bind in the class namespace.
+        qualname = self._scoped_name(stmt.name)
+        self.classes.add(qualname)
+        if self.in_function and not self.class_depth:
+            self.nested_defs[stmt.name] = qualname
+        if not self.in_function:
+            bases = (self._base_name(base) for base in stmt.bases)
+            self.class_bases[qualname] = tuple(base for base in bases if base is not None)
+        saved, saved_defs = self.names, self.class_defs
+        self.names, self.class_defs = Scope(ScopeKind.CLASS), set()
+        self.class_depth += 1
+        self.class_path.append(stmt.name)
+        dataclass = any(
+            _decorator_name(d, self.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
+        )
+        saved_dataclass = self.dataclass_depth
+        self.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
+        self.visit_body(stmt.body, flags)
+        self.dataclass_depth = saved_dataclass
+        self.class_path.pop()
+        self.class_depth -= 1
+        self.names, self.class_defs = saved, saved_defs
+        self._bind(stmt.name, None, BindingKind.CLASS)
+
+    def _keeps_body(self, decorator: ast.expr) -> bool:
+        """Whether a function decorated by ``decorator`` still runs its own body when called: a
+        decorator of :data:`_TRANSPARENT_DECORATORS`, or a function of this module that returns
+        the function it was given (``def mark(fn): fn.x = 1; return fn``)."""
+        if _decorator_name(decorator, self.aliases) in _TRANSPARENT_DECORATORS:
+            return True
+        if not isinstance(decorator, ast.Name) or decorator.id not in self.def_spans:
+            return False
+        name = decorator.id
+        if name not in self.identity_decorators:
+            start, end = self.def_spans[name]
+            self.identity_decorators[name] = _returns_its_argument(self.source, start, end)
+        return self.identity_decorators[name]
+
+    def _base_name(self, base: ast.expr) -> str | None:
+        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
+        qualified name, another by its dotted name through the module's imports."""
+        name = dotted_name(base, {})
+        if name is None:
+            return None
+        scoped = ".".join([*self.class_path, name])
+        if scoped in self.classes:
+            return scoped
+        if name in self.classes:
+            return name
+        return dotted_name(base, self.aliases)
+
+    def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
+        args = stmt.args
+        for decorator in stmt.decorator_list:
+            self._decorator(decorator, flags)
+        for expr in [*args.defaults, *(d for d in args.kw_defaults if d)]:
+            self.scan_expr(expr, flags)
+        if self._annotations_evaluated():
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            for arg in every:
+                if arg is not None and arg.annotation is not None:
+                    self.scan_expr(arg.annotation, flags)
+            if stmt.returns is not None:
+                self.scan_expr(stmt.returns, flags)
+        self.pending.append((self._scoped_name(stmt.name), stmt))
+        self._bind(stmt.name, None, BindingKind.DEF)
+        if self.in_function and not self.class_depth:
+            self.nested_defs[stmt.name] = self._scoped_name(stmt.name)
+        if not self.class_depth:
+            if all(self._keeps_body(d) for d in stmt.decorator_list):
+                self.decorated.discard(stmt.name)
+            else:
+                self.decorated.add(stmt.name)
+            if not self.in_function:
+                self.def_spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        if self.class_depth:
+            self.class_defs.add(stmt.name)
+        if stmt.name == "__getattr__" and self._is_module_level():
+            self.defines_getattr = True
+
+    def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
+        """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
+        if isinstance(decorator, ast.Call):
+            for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
+                self.scan_expr(expr, flags)
+            if not self._dynamic_import(decorator, flags):
+                self._add_call(decorator, decorator.func, "decorator-factory", flags)
+        else:
+            self.scan_expr(decorator, flags)
+            if isinstance(decorator, ast.Lambda):
+                self.scan_expr(decorator.body, flags)  # ``@(lambda f: ...)`` runs its body now
+            self._add_call(decorator, decorator, "call", flags)
+
+    def _scoped_name(self, name: str) -> str:
+        if self.in_function:
+            return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
+        return ".".join([*self.class_path, name])
+
+    def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
+        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
+        except a class body's under a decorator that evaluates them when it runs (a dataclass's).
+        ``from __future__ import annotations`` makes them strings nobody evaluates (PEP 563)."""
+        if self.future_annotations:
+            return False
+        if class_body and self.dataclass_depth:
+            return True
+        return any(version < (3, 14) for version in self.target.versions)
+
+    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
+        if stmt.value is not None:
+            self.scan_expr(stmt.value, flags)
+            if self.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
+                bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in bound)))
+            if self.class_depth and isinstance(stmt.value, ast.Call):
+                self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and (not self.in_function or self.class_depth > 0)
+            and self._annotations_evaluated(class_body=self.class_depth > 0)
+        ):
+            self.scan_expr(stmt.annotation, flags)
+        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+            return  # ``x: int`` binds nothing
+        ever_bound = self.scope.ever_bound
+        fresh = not any(isinstance(t, ast.Name) and t.id in ever_bound for t in targets)
+        for target in targets:
+            self._bind_target(target, flags)
+            if self.class_depth and not self.in_function and isinstance(target, ast.Name):
+                self.class_values.add(".".join([*self.class_path, target.id]))
+            if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
+                self._forget_values()  # ``globals()["NAME"] = ...``
+            if not isinstance(target, ast.Name) and dotted_name(
+                target.value if isinstance(target, ast.Subscript) else target, self.aliases
+            ) == "sys.path":
+                self._unresolved(target, Construct.SYS_PATH, flags)
+        if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
+            self._unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
+        if (
+            self._is_module_level()
+            and stmt.value is not None
+            and not isinstance(stmt.value, ast.Call)
+            and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
+        ):
+            self._unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
+        if (
+            not self.in_function
+            and stmt.value is not None
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+            and may_be_path(stmt.value)
+        ):
+            value = evaluate_path(
+                stmt.value, self.aliases, self.conditions.constant, self.scope.path_names
+            )
+            if value is not None:
+                self.scope.set_path(targets[0].id, value)
+        if self.in_function and isinstance(stmt, ast.Assign):
+            self._record_self_parameter(targets, stmt.value)
+        if self.in_function and not self.class_depth:
+            # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
+            self._record_constant(stmt, fresh)
+        if self._is_module_level():
+            self._record_all(stmt, flags)
+            self._record_constant(stmt, fresh)
+            if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
+                self.lazy_modules = _literal_strings(stmt.value) or []
+            if isinstance(stmt.value, ast.Call):
+                self._record_call_binding(targets, stmt.value)
+                if any(self._is_own_sys_modules_entry(t) for t in targets):
+                    self._lazy_module_replacement(stmt.value)
+
+    def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
+        """``sys.modules[__name__]`` (the module replacing itself)."""
+        if not (
+            isinstance(target, ast.Subscript)
+            and dotted_name(target.value, self.aliases) == "sys.modules"
+        ):
+            return False
+        key = target.slice
+        return (isinstance(key, ast.Name) and key.id == "__name__") or (  # or __spec__.name
+            isinstance(key, ast.Attribute) and key.attr == "name"
+            and isinstance(key.value, ast.Name) and key.value.id == "__spec__"
+        )
+
+    def _lazy_module_replacement(self, call: ast.Call) -> None:
+        """``sys.modules[__name__] = _LazyModule(__name__, ..., structure, ...)`` (transformers):
+        reading a name of ``structure`` (``{submodule: names}``, a constant, or
+        ``define_import_structure(...)``: each submodule's ``__all__``) imports its submodule, as a
+        ``lazy_loader.attach`` mapping does (rule 19)."""
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            if isinstance(arg, ast.Call) and (dotted_name(arg.func, self.aliases) or "").endswith(
+                "define_import_structure"
+            ):
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(scan_package=True)
+                return
+            value = self.conditions.literal(arg)
+            if isinstance(value, Literal):  # a constant container, looked up (rule 15)
+                value = value.value
+            if not isinstance(value, dict) or not value:
+                continue
+            mapping: dict[str, tuple[str, ...]] = {}
+            for sub, names in value.items():
+                if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                    break
+                mapping[sub] = tuple(sorted(str(n) for n in names))
+            else:
+                self.defines_getattr = True
+                self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
+                return
+        # an object of unknown behaviour stands for the module from now on
+        self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
+
+    def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
+        """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
+        attach(__name__, submodules=..., submod_attrs=...)`` (a lazy_loader attach), rule 19."""
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        names += [
+            e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
+        ]
+        if "__getattr__" in names:
+            self.defines_getattr = True
+            self.lazy_attach = self._attach(call)
+            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
+                self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
+            return
+        callee = dotted_name(call.func, self.aliases)
+        bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
+        if not bound or callee is None:
+            return
+        if not (call.args or call.keywords) and callee not in self.classes:
+            # a lazy module object is made for a module named by an argument; an instance of a
+            # class of this module may still have a ``__getattr__`` (rule 19)
+            return
+        args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
+        keywords = tuple(
+            (kw.arg, value) for kw in call.keywords
+            if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
+        )
+        first = call.func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
+        for name in bound:
+            self.scope.set_call(name, CallBinding(call.lineno, callee, local, args, keywords))
+
+    def _attach(self, call: ast.Call) -> LazyAttach | None:
+        """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
+        are constants, else None (``lazy_loader.attach``'s signature; vendored copies share it)."""
+        args = list(call.args)
+        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
+            return None
+        submodules_node = args[1] if len(args) > 1 else _keyword(call, "submodules")
+        attrs_node = args[2] if len(args) > 2 else _keyword(call, "submod_attrs")
+        if submodules_node is None and attrs_node is None:
+            return None
+        submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
+        attrs = self.conditions.constant(attrs_node) if attrs_node is not None else {}
+        if submodules is None:
+            submodules = ()
+        if attrs is None:
+            attrs = {}
+        if not isinstance(submodules, (list, tuple, set, frozenset)) or not isinstance(attrs, dict):
+            return None
+        if not all(isinstance(s, str) for s in submodules):
+            return None
+        mapping: dict[str, tuple[str, ...]] = {}
+        for sub, names in attrs.items():
+            if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
+                return None
+            mapping[sub] = tuple(sorted(str(n) for n in names))
+        return LazyAttach(tuple(sorted(submodules)), mapping)
+
+    def _record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
+        if not isinstance(value, ast.Name) or value.id not in self.parameters:
+            return
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                self.self_params.append((target.attr, self.parameters.index(value.id)))
+
+    def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
+        """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
+        the submodule again (rule 2). A ``del`` that may not run (conditional, in an ``except``
+        handler) leaves the name bound, as a binding that may not run counts as one."""
+        for target in stmt.targets:
+            self.scan_expr(target, flags)
+        if not self._is_module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
+            return
+        stack = list(stmt.targets)
+        while stack:
+            target = stack.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                stack.extend(target.elts)
+            elif isinstance(target, ast.Name):
+                self._unbind(target.id)
+
+    # -- expressions -------------------------------------------------------------------------------
+
+    def scan_expr(self, node: ast.expr, flags: frozenset[Flag]) -> None:
+        """Record dynamic imports (rule 14) and walrus bindings in an import-time expression.
+
+        Lambda bodies are deferred and skipped.
+        """
+        stack: list[ast.AST] = [node]
+        used = self.used_names
+        consumed: set[int] = set()  # generator expressions a builtin iterates at once
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            # Fast paths for the most common nodes (most of an expression tree is these).
+            if kind is ast.Constant:
+                continue
+            if kind is ast.Name:
+                if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    used.setdefault(current.id, []).append(current.lineno)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Attribute:
+                value = current.value  # type: ignore[attr-defined]
+                if type(value) is ast.Name:
+                    self._attribute_read(current, value, flags)  # type: ignore[arg-type]
+                stack.append(value)
+                continue
+            # Annotations are mostly these: nothing to record but what they hold.
+            if kind is ast.Subscript:
+                stack.append(current.value)  # type: ignore[attr-defined]
+                stack.append(current.slice)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.Tuple:
+                stack.extend(current.elts)  # type: ignore[attr-defined]
+                continue
+            if kind is ast.BinOp:
+                stack.append(current.left)  # type: ignore[attr-defined]
+                stack.append(current.right)  # type: ignore[attr-defined]
+                continue
+            if isinstance(current, ast.Lambda):
+                stack.extend(current.args.defaults)
+                stack.extend(d for d in current.args.kw_defaults if d)
+                continue
+            if isinstance(current, ast.GeneratorExp):
+                if id(current) in consumed:  # ``list(f(x) for x in xs)``: runs now
+                    _push_children(stack, current)
+                else:
+                    stack.append(current.generators[0].iter)  # the rest runs when it is iterated
+                continue
+            if isinstance(current, ast.IfExp):
+                self._scan_if_expression(current, flags)
+                continue
+            if isinstance(current, ast.BoolOp):
+                self._scan_bool_op(current, flags)
+                continue
+            if not self.in_function:
+                self._check_outside_function(current)
+            if isinstance(current, ast.Call):
+                if isinstance(current.func, ast.Lambda):
+                    stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
+                name = dotted_name(current.func, self.aliases)  # once for the three below
+                if self.in_function and _is_super_method(current.func):
+                    self._super_call(current, flags)
+                if self._consumes(current.func, name):
+                    consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
+                    self._callbacks(current, name, flags)
+                if name in _DYNAMIC_IMPORTERS:
+                    self._call_site(current, flags, name)
+                elif self._imports_unknown(current, name):
+                    self._add_site(current, "importlib", None, flags, detail=_unparse(current))
+                else:
+                    self._add_call(current, current.func, "call", flags, name)
+                    if name in _SPECIAL_CALLS:
+                        self._special_call(current, name, flags)
+                    elif isinstance(current.func, ast.Attribute) and _is_namespace_call(
+                        current.func.value
+                    ):
+                        self._forget_values()  # ``globals().update(...)``
+                self._all_mutation(current)
+                if self.in_function:
+                    self._self_facts(current)
+            elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
+                self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
+            _push_children(stack, current)
+
+    def _super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+        """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
+        define it (kind ``super``: looked up in ``C``'s bases, in order; docs/semantics.md rule 16)."""
+        owner = self.function_name.rpartition(".")[0]
+        if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
+            return
+        self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
+                                   "super", tuple(sorted(flags)), self._assumed()))
+
+    def _callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
+        """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,
+        ``min`` and ``max``, and ``f`` of a ``map(f, ...)``/``filter(f, ...)`` it iterates; each is
+        a call of ``f`` (an importer given this way imports names the engine does not know)."""
+        functions = [kw.value for kw in call.keywords if kw.arg == "key" and name in _KEYED]
+        for argument in call.args:
+            if (
+                isinstance(argument, ast.Call) and argument.args
+                and isinstance(argument.func, ast.Name) and argument.func.id in ("map", "filter")
+                and not self.names.binds(argument.func.id)
+            ):
+                functions.append(argument.args[0])
+        for function in functions:
+            if dotted_name(function, self.aliases) in _DYNAMIC_IMPORTERS:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            elif isinstance(function, (ast.Name, ast.Attribute)):
+                self._add_call(call, function, "call", flags)
+
+    def _consumes(self, func: ast.expr, name: str | None) -> bool:
+        """Whether calling ``func`` iterates a generator expression argument before it returns: a
+        builtin of :data:`_CONSUMERS` (not rebound here), or a ``join`` method."""
+        if isinstance(func, ast.Attribute):
+            return func.attr == "join"
+        return name in _CONSUMERS and isinstance(func, ast.Name) and not self.names.binds(func.id)
+
+    def _imports_unknown(self, call: ast.Call, name: str | None) -> bool:
+        """Whether ``call`` calls a method named like an importer (:data:`_IMPORTING_METHODS`) that
+        is not a known importer: what it imports or runs is not known. A lazy loader's
+        ``exec_module`` in a function body is the lazy-import recipe that rule 19 models."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _IMPORTING_METHODS:
+            return False
+        if name in _DYNAMIC_IMPORTERS or name in _MODULE_READERS:
+            return False
+        return not (
+            self.in_function and func.attr == "exec_module"
+            and dotted_name(func.value, {}) in self.lazy_loaders
+        )
+
+    def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
+        """``a if test else b``: only the branch a known test selects runs."""
+        self.scan_expr(node.test, flags)
+        outcome, used = self.conditions.decide(node.test)
+        assumed = self.assumed
+        self.assumed = (*assumed, *used)
+        if outcome is None or True in outcome:
+            self.scan_expr(node.body, flags)
+        if outcome is None or False in outcome:
+            self.scan_expr(node.orelse, flags)
+        self.assumed = assumed
+
+    def _scan_bool_op(self, node: ast.BoolOp, flags: frozenset[Flag]) -> None:
+        """``a and b`` / ``a or b``: an operand runs only if the ones before it did not decide the
+        result (a known false operand of ``and``, a known true one of ``or``, stops it)."""
+        stops = False if isinstance(node.op, ast.And) else True
+        assumed = self.assumed
+        for operand in node.values:
+            self.scan_expr(operand, flags)
+            outcome, used = self.conditions.decide(operand)
+            if outcome == frozenset({stops}):
+                break
+            if outcome is not None and stops not in outcome:
+                self.assumed = (*self.assumed, *used)
+        self.assumed = assumed
+
+    def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
+        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
+        if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
+            return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
+        name = value.id
+        target = self.aliases.get(name)
+        if target is None and not self.scope.is_call_bound(name):
+            return
+        deleted = type(node.ctx) is ast.Del
+        key = (name, node.attr, deleted)
+        if key in self.read_keys:
+            return
+        self.read_keys.add(key)
+        self.attribute_reads.append(AttributeRead(
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
+        ))
+
+    def _self_facts(self, call: ast.Call) -> None:
+        """What a method does with ``self`` and its parameters: ``self.m()`` calls,
+        ``super().__init__(param)``, ``find_spec(param)``/``lazy_loader.load(param)`` (rule 19)."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id == "self":
+                self.self_calls.append(func.attr)
+            elif func.attr == "__init__" and call.args:
+                first = call.args[0]
+                is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
+                    and owner.func.id == "super"
+                if not is_super and isinstance(first, ast.Name) and first.id == "self":
+                    first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
+                if (
+                    isinstance(first, ast.Call) and isinstance(first.func, ast.Name)
+                    and first.func.id == "str" and len(first.args) == 1 and not first.keywords
+                ):
+                    first = first.args[0]  # vLLM's ``super().__init__(str(name))``
+                if isinstance(first, ast.Name) and first.id in self.parameters:
+                    self.self_params.append(("__name__", self.parameters.index(first.id)))
+        name = dotted_name(func, self.aliases) or ""
+        if "LazyLoader" in name or name == "lazy_loader.load":
+            self.mentions_lazy_loader = True
+        if name in _LAZY_SPEC_MAKERS and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Name) and first.id in self.parameters:
+                self.lazy_candidates.append(self.parameters.index(first.id))
+
+    def _check_outside_function(self, node: ast.AST) -> None:
+        """Record the compile-time errors of expressions outside any function (the compiler rejects
+        them; ``ast.parse`` does not)."""
+        if isinstance(node, ast.Await):
+            self._compile_error(node, "'await' outside function")
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            self._compile_error(node, "'yield' outside function")
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)) and any(
+            generator.is_async for generator in node.generators
+        ):
+            self._compile_error(node, "asynchronous comprehension outside of an asynchronous function")
+
+    def _compile_error(self, node: ast.stmt | ast.expr, message: str) -> None:
+        if self.problem is None:
+            self.problem = SourceProblem(node.lineno, message)
+
+    def _dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
+        """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
+        name = dotted_name(call.func, self.aliases)
+        if name is None or name not in _DYNAMIC_IMPORTERS:
+            return False
+        self._call_site(call, flags, name)
+        return True
+
+    def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved),
+        ``sys.path`` changes (rule 7) and standard-library functions that import the module they
+        are given (rule 14); ``name`` is the called name."""
+        if name in _MODULE_READERS:
+            self._module_reader(call, name, flags)
+        elif name == "site.addsitedir":
+            self._unresolved(call, Construct.SYS_PATH, flags)
+        elif name in _EXECUTORS and call.args and not (
+            isinstance(call.func, ast.Name) and self.scope.is_definition(call.func.id)
+        ):
+            text = self.conditions.constant(call.args[0])
+            if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
+                self._unresolved(call, Construct.EXEC, flags)
+        elif name in SYS_PATH_CHANGERS:
+            added = None
+            if not self.in_function:
+                added = find_added_paths(
+                    call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
+                    self.scope.path_names,
+                )
+            if added is None:
+                self._unresolved(call, Construct.SYS_PATH, flags)
+            else:
+                self.path_changes.extend(
+                    PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
+                )
+
+    def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """The import ``find_spec``/``importlib.resources``/``pkgutil.resolve_name`` makes."""
+        first = call.args[0] if call.args else None
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) or (
+            isinstance(first, ast.Name) and first.id in self.aliases  # a module object: imported
+        ):
+            return
+        if not isinstance(value, str) or value.startswith("."):
+            self._unresolved(call, Construct.DYNAMIC_IMPORT, flags)
+            return
+        if name == "importlib.util.find_spec":
+            target = value.rpartition(".")[0]  # finding ``a.b`` imports the package ``a``
+        elif name == "pkgutil.resolve_name":
+            target, colon, _ = value.partition(":")
+            if not colon:  # imports as many leading parts as are modules
+                flags = flags | {Flag.CONDITIONAL}
+        else:
+            target = value
+        if target:
+            self._add_site(call, "importlib", target, flags)
+
+    def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
+        """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
+        (every node at the call's position); False if it does not parse."""
+        is_exec = name.rpartition(".")[2] == "exec"
+        mode = "exec" if is_exec else "eval"
+        if self.exec_budget <= 0:
+            return False  # nested or repeated exec beyond what is worth analysing: unresolved
+        self.exec_budget -= 1
+        try:
+            tree = ast.parse(text, mode=mode)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        try:
+            # compiled, never run: a string CPython rejects raises before it imports anything
+            compile(text, "<exec>", mode, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return True
+        except (RecursionError, MemoryError):
+            return False
+        if isinstance(tree, ast.Module):  # a future import in exec'd code is that code's own
+            tree.body = [
+                stmt for stmt in tree.body
+                if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+            ]
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+                node.lineno = node.end_lineno = call.lineno
+                node.col_offset = node.end_col_offset = call.col_offset
+        if isinstance(tree, ast.Module):
+            line = self.line
+            self.visit_body(tree.body, flags)
+            self.line = line
+        elif isinstance(tree, ast.Expression):
+            self.scan_expr(tree.body, flags)
+        return True
+
+    def _unresolved(
+        self, node: ast.expr | ast.stmt, construct: Construct, flags: frozenset[Flag]
+    ) -> None:
+        self.unresolved.append(UnresolvedSite(
+            node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
+        ))
+
+    def _add_call(
+        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
+        name: str | None = None,
+    ) -> None:
+        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
+        if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
+            func = func.value  # ``Key[int]()``: a generic class, instantiated
+            name = None
+        if isinstance(func, ast.Name) and func.id in self.nested_defs:
+            # a function or class defined in this function body (it wins over a module-level name)
+            if kind == "call" and func.id in self.decorated:
+                self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
+                                       True, kind, tuple(sorted(flags)), self._assumed()))
+            return
+        if isinstance(func, ast.Name) and func.id in self.class_defs:
+            # a function of the class body being run, called from that body
+            self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
+                                       True, kind, tuple(sorted(flags)), self._assumed()))
+            return
+        if isinstance(func, ast.Name) and self._names_generated_class(func.id):
+            return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
+        if name is None:
+            name = dotted_name(func, self.aliases)
+        if kind == "call" and (
+            self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
+        ):
+            self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+        if name is None:
+            return
+        first = func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
+        names = [name]
+        if (
+            self.star_bases and isinstance(first, ast.Name) and not local
+            and first.id not in self.aliases and not self.names.binds(first.id)
+            and first.id not in _BUILTIN_NAMES
+        ):
+            # a name a star import may have bound: looked up in each star-imported module
+            names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
+                     for base in self.star_bases]
+        for called in names:
+            self.calls.append(
+                CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
+                         self._assumed())
+            )
+
+    def _assumed(self) -> tuple[str, ...]:
+        """The ``[assume]`` entries the statement being visited runs under, each once."""
+        return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
+
+    def _names_a_definition(self, node: ast.expr) -> bool:
+        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
+        ``typing.Generic``; not an attribute of a local definition, nor a namespace dictionary
+        (``K.__dict__``, ``builtins.__dict__``)."""
+        if isinstance(node, ast.Attribute) and (
+            node.attr.startswith("__") or self._is_local_definition(node)
+        ):
+            return False
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        name = node.id
+        return name in self.aliases or self.scope.is_definition(name) or name in self.class_defs or (
+            not self.names.binds(name) and name != "__builtins__"  # a builtin (``type[int]``)
+        )
+
+    def _is_local_definition(self, node: ast.Attribute) -> bool:
+        """Whether the dotted ``node`` starts at a ``def`` or ``class`` of this module."""
+        first: ast.expr = node
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        return isinstance(first, ast.Name) and (
+            self.scope.is_definition(first.id) or first.id in self.class_defs
+        )
+
+    def _names_generated_class(self, name: str) -> bool:
+        """Whether ``name`` is a module-level name bound to a class a standard-library factory
+        made (:func:`~flake8_importpolicy.analysis.importtime.generated.makes_generated_class`)."""
+        if self.class_depth and self.names.binds(name):
+            return False
+        binding = self.scope.lookup(name)
+        return binding is not None and makes_generated_class(binding.call)
+
+    def _calls_a_value(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` calls what a variable, a container item or another call holds
+        (not a function, class or import the engine can follow; not a method of an object)."""
+        if isinstance(func, ast.Subscript):
+            return True
+        if isinstance(func, ast.Call):
+            return not (isinstance(func.func, ast.Name) and func.func.id in _FACTORY_BUILTINS)
+        if isinstance(func, ast.Name):
+            name = func.id
+            return (
+                self.names.binds(name)
+                and not self.scope.is_definition(name)
+                and name not in self.aliases
+                and not self.scope.is_import(name)
+            )
+        if isinstance(func, ast.Attribute):
+            # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
+            return dotted_name(func, self.aliases) in self.class_values
+        return False
+
+    def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
+        """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
+
+        The call's own line is used (not its statement's) so that a call in a decorator is reported,
+        and can be suppressed with ``# noqa``, on the decorator's line.
+        """
+        first = call.args[0] if call.args else _keyword(call, "name")
+        if (
+            self.in_function
+            and isinstance(first, ast.Attribute)
+            and isinstance(first.value, ast.Name)
+            and first.value.id == "self"
+        ):
+            self.self_imports.append(first.attr)
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
+            # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
+            self._add_site(call, "importlib", value.rest.lstrip("."), flags, level=1,
+                           anchor=value.anchor)
+            return
+        literal = value if isinstance(value, str) else None
+        if literal is None or not literal.strip("."):
+            self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            return
+        level = len(literal) - len(literal.lstrip("."))
+        anchor = "__package__"
+        if name == "importlib._bootstrap._gcd_import":
+            if level or len(call.args) > 1 or call.keywords:  # its package and level: not followed
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            else:
+                self._add_site(call, "importlib", literal, flags)
+            return
+        if name == "importlib.import_module" and level:
+            package = call.args[1] if len(call.args) > 1 else _keyword(call, "package")
+            anchor_or_none = self._anchor(package)
+            if anchor_or_none is None:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                return
+            anchor = anchor_or_none
+        fromlist: tuple[str, ...] = ()
+        if name != "importlib.import_module":
+            dunder_level = _dunder_import_level(call)
+            if dunder_level is None:
+                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                return
+            level = dunder_level
+            names = call.args[3] if len(call.args) > 3 else _keyword(call, "fromlist")
+            fromlist = tuple(_literal_strings(names) or ()) if names is not None else ()
+        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
+                       names=fromlist)
+
+    def _anchor(self, node: ast.expr | None) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in ("__name__", "__package__"):
+            return node.id
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return self._anchor(node.values[0])
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
+                return "__package__"
+        return None
+
+    # -- bindings ----------------------------------------------------------------------------------
+
+    def _bind(
+        self, name: str, refers_to: str | None, how: BindingKind = BindingKind.OTHER
+    ) -> None:
+        """Bind ``name`` (``refers_to``: the dotted name an import binds it to) in the innermost
+        scope; a class body's bindings do not change what the module's names refer to."""
+        if how not in DEFINITIONS:
+            self.nested_defs.pop(name, None)
+        self.scope.ever_bound.add(name)
+        if self.class_depth:
+            self.names.bind(name, how, refers_to, None)
+        else:
+            self.scope.bind(name, how, refers_to, None if self.in_function else self.line)
+
+    def _forget_values(self) -> None:
+        """Forget every known value of the module's names: code bound names the engine cannot see
+        (``globals()[...] = ...``, ``globals().update(...)``)."""
+        if not self.in_function:
+            self.scope.forget_values()
+
+    def _unbind(self, name: str) -> None:
+        """Forget a module-level name (``del name``); a later binding records its own line."""
+        self.scope.unbind(name)
+        if name == "__getattr__":
+            self.defines_getattr = False
+        elif name == "__all__":
+            self.all_names, self.all_unknown, self.all_conditional = None, False, False
+
+    def _bind_target(self, target: ast.expr, flags: frozenset[Flag] | None = None) -> None:
+        """Bind the names of an assignment target; with ``flags``, also scan what the target
+        evaluates when it is assigned: the object and key of ``D[key()] = v``, the object of
+        ``obj().x = v`` (Language reference 7.2, "Assignment statements")."""
+        if isinstance(target, ast.Name):
+            self._bind(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, flags)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, flags)
+        elif flags is not None and isinstance(target, ast.Subscript):
+            self.scan_expr(target.value, flags)
+            self.scan_expr(target.slice, flags)
+        elif flags is not None and isinstance(target, ast.Attribute):
+            self.scan_expr(target.value, flags)
+
+    def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
+        """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
+        (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
+        looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
+        rebind it). A list, set or dict counts for lookups, not for its truth (it may change). In a
+        function body the same holds for its locals: a second binding forgets the value."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        )
+        if (
+            fresh
+            and stmt.value is not None
+            and isinstance(target, ast.Name)
+            and target.id not in self.scope.seen_constants
+            and target.id not in self.declared_global
+        ):
+            if isinstance(stmt.value, ast.Constant):
+                value: object = stmt.value.value
+            elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                return  # a name or attribute stays what it is: not a literal
+            elif isinstance(stmt.value, ast.Call) and not self.conditions.may_compute(stmt.value):
+                return  # most calls compute nothing the engine knows: do not evaluate them
+            else:
+                value = self.conditions.literal(stmt.value)
+                if value is UNKNOWN:
+                    return
+            self.scope.set_value(target.id, value)
+            self.scope.seen_constants.add(target.id)
+
+    def _record_all(
+        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
+    ) -> None:
+        """Track a literal ``__all__``. ``+=`` of a non-literal keeps the names known so far; an
+        assignment under a condition that cannot be evaluated adds to them (both branches may run)."""
+        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return
+        names = _literal_strings(stmt.value)
+        if isinstance(stmt, ast.AugAssign) or Flag.CONDITIONAL in flags:
+            self.all_names = [*(self.all_names or []), *(names or [])]
+            self.all_conditional = self.all_conditional or Flag.CONDITIONAL in flags
+        elif names is None:
+            self.all_unknown = True
+        else:
+            self.all_names = list(names)
+            self.all_unknown = False
+
+    def _all_mutation(self, call: ast.Call) -> None:
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "__all__"
+            and self._is_module_level()
+        ):
+            return
+        if func.attr == "extend" and len(call.args) == 1:
+            names = _literal_strings(call.args[0])
+        elif func.attr == "append" and len(call.args) == 1:
+            names = _literal_strings(ast.List(elts=[call.args[0]]))
+        else:
+            names = None
+        self.all_names = [*(self.all_names or []), *(names or [])]
+
+    def _is_module_level(self) -> bool:
+        return self.class_depth == 0 and not self.in_function
+
+    # -- function bodies and lazy imports ------------------------------------------------------------
+
+    def analyse_functions(self) -> dict[str, FunctionFacts]:
+        """Analyse every function recorded so far as if it were called (docs/semantics.md rule 16).
+
+        A body sees the module's final import aliases, minus its own parameters and local bindings.
+        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each
+        body gets copy-on-write views of the module's names, so the cost is linear in the module.
+        """
+        out: dict[str, FunctionFacts] = {}
+        queue = deque(self.pending)
+        while queue:
+            qualname, node = queue.popleft()
+            out[qualname], nested = self.analyse_function(qualname, node)
+            queue.extend(nested)
+        return out
+
+    def analyse_function(
+        self,
+        qualname: str,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        argument: str | None = None,
+    ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+        """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
+        functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
+        first parameter is a constant of that value in the body."""
+        child = _ImportTimeVisitor(
+            self.target,
+            scope=self.scope.child(),
+            in_function=True,
+            function_name=qualname,
+            future_annotations=self.future_annotations,
+            star_bases=self.star_bases,
+            walrus=self.walrus,
+            decorated=_SetOverlay(self.decorated),
+        )
+        args = node.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                child._bind(arg.arg, None)
+        positional = [*args.posonlyargs, *args.args]
+        if argument is not None and positional:
+            child.scope.set_value(positional[0].arg, argument)
+        names = [arg.arg for arg in positional]
+        child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+        child.visit_body(node.body, frozenset())
+        nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
+        facts = FunctionFacts(
+            line=node.lineno,
+            sites=tuple(child.sites),
+            calls=tuple(child.calls),
+            returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+            attribute_reads=tuple(child.attribute_reads),
+            self_imports=tuple(dict.fromkeys(child.self_imports)),
+            self_calls=tuple(dict.fromkeys(child.self_calls)),
+            self_params=tuple(dict.fromkeys(child.self_params)),
+            lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
+            unresolved=tuple(child.unresolved),
+        )
+        return facts, child.pending if qualname.count("<locals>") < 2 else []
+
+    def finish_lazy_sites(self) -> list[ImportSite]:
+        """The import sites with PEP 810 applied for the target versions and lazy-imports mode.
+
+        A lazy import runs at import time only if a name it binds is used by import-time code after
+        it (then ``lazy_use_line`` is that use's line). ``__lazy_modules__`` makes imports of the
+        listed modules lazy on Python 3.15+ only; with older target versions too they stay eager,
+        flagged ``eager-before-3.15``.
+        """
+        mode = self.target.lazy_imports
+        new_enough = [version >= (3, 15) for version in self.target.versions]
+        listed = set(self.lazy_modules)
+        out: list[ImportSite] = []
+        for index, site in enumerate(self.sites):
+            names = self.lazy_bound.get(index)
+            if mode == "all" and names is None and site.kind in ("import", "from-import"):
+                if site.line not in self.top_level_lines or Flag.GUARDED in site.flags \
+                        or Flag.FALLBACK in site.flags:
+                    names = None
+                else:
+                    names = self.bound_by_line.get(site.line)
+            if names is None and listed and site.target in listed and site.level == 0:
+                if all(new_enough):
+                    names = self.bound_by_line.get(site.line)
+                elif any(new_enough):
+                    site = _with_flag(site, Flag.EAGER_BEFORE_315)
+            if names is None or mode == "none":
+                out.append(site)
+                continue
+            uses = [line for name in names for line in self.used_names.get(name, ()) if line > site.line]
+            if uses:
+                out.append(dataclasses.replace(site, lazy_use_line=min(uses)))
+        return out
+
+    def _add_site(
+        self,
+        stmt: ast.stmt | ast.expr,
+        kind: SiteKind,
+        target: str | None,
+        flags: frozenset[Flag],
+        *,
+        level: int = 0,
+        anchor: str = "__package__",
+        names: tuple[str, ...] = (),
+        detail: str = "",
+        col: int | None = None,
+        lazy_names: tuple[str, ...] | None = None,
+    ) -> None:
+        if lazy_names is not None:
+            self.lazy_bound[len(self.sites)] = lazy_names
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self._is_module_level():
+            bound = tuple(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
+            self.bound_by_line[stmt.lineno] = bound
+            if not self.class_path:
+                self.top_level_lines.add(stmt.lineno)
+        self.sites.append(
+            ImportSite(
+                line=stmt.lineno,
+                col=stmt.col_offset if col is None else col,
+                kind=kind,
+                target=target,
+                level=level,
+                anchor=anchor,
+                names=names,
+                flags=tuple(sorted(flags)),
+                detail=detail,
+                guard=self.requirement[0] if self.requirement else (),
+                guard_resolves=self.requirement[1] if self.requirement else True,
+                assumed=self._assumed(),
+            )
+        )
+
+
+_StatementVisitor = Callable[[_ImportTimeVisitor, Any, frozenset[Flag]], None]
+
+_STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
+    ast.Import: _ImportTimeVisitor._import,
+    ast.ImportFrom: _ImportTimeVisitor._import_from,
+    ast.If: _ImportTimeVisitor._if,
+    ast.Try: _ImportTimeVisitor._try,
+    ast.With: _ImportTimeVisitor._with,
+    ast.AsyncWith: _ImportTimeVisitor._with,
+    ast.For: _ImportTimeVisitor._for,
+    ast.AsyncFor: _ImportTimeVisitor._for,
+    ast.While: _ImportTimeVisitor._while,
+    ast.Match: _ImportTimeVisitor._match,
+    ast.ClassDef: _ImportTimeVisitor._class,
+    ast.FunctionDef: _ImportTimeVisitor._function,
+    ast.AsyncFunctionDef: _ImportTimeVisitor._function,
+    ast.Assign: _ImportTimeVisitor._assign,
+    ast.AnnAssign: _ImportTimeVisitor._assign,
+    ast.AugAssign: _ImportTimeVisitor._assign,
+    ast.Delete: _ImportTimeVisitor._delete,
+    **({ast.TryStar: _ImportTimeVisitor._try} if hasattr(ast, "TryStar") else {}),
+}
+"""How :meth:`_ImportTimeVisitor.visit_stmt` visits each class of statement; any other (``Expr``,
+``Return``, ``Raise``, ``Assert``, ``Global``, ``Pass``, ``TypeAlias``) by ``_other_statement``."""
+
+
+def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
+    """The modules a ``try`` body imports (relative ones with their leading dots; a from-import as
+    ``module:name,...``), when it does nothing else that may raise (imports, constant assignments,
+    ``pass``); else None."""
+    targets: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            targets.extend(alias.name for alias in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom):
+            if not stmt.module:
+                return None  # ``from . import x``: x may be a submodule or a name
+            names = ",".join(alias.name for alias in stmt.names if alias.name != "*")
+            # ``module:name,...``: the names must exist too (``from warnings import deprecated``)
+            targets.append("." * stmt.level + stmt.module + (f":{names}" if names else ""))
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Constant):
+            continue
+        elif isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        else:
+            return None
+    return tuple(targets) or None
+
+
+def _constant_bindings(body: Sequence[ast.stmt]) -> dict[str, object]:
+    """``{name: value}`` of the ``NAME = <constant>`` statements directly in ``body``."""
+    found: dict[str, object] = {}
+    for stmt in body:
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Constant)
+        ):
+            found[stmt.targets[0].id] = stmt.value.value
+    return found
+
+
+def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, str]) -> bool:
+    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError``."""
+    if handler_type is None:
+        return False
+    kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+
+
+_BUILTIN_NAMES: Final = frozenset(dir(builtins))
+
+
+_TRANSPARENT_DECORATORS: Final = frozenset({
+    "functools.cache", "functools.lru_cache", "functools.wraps", "functools.singledispatchmethod",
+    "staticmethod", "classmethod", "property", "abc.abstractmethod",
+    "typing.overload", "typing.final", "typing.override", "typing.no_type_check",
+    "typing_extensions.overload", "typing_extensions.final", "typing_extensions.override",
+    "contextlib.contextmanager", "contextlib.asynccontextmanager", "atexit.register",
+})
+"""Decorators whose result runs the decorated function's own body when called (or, for a context
+manager, when entered): a call of a function decorated only by these is followed into that body
+without an IPL006 (any other decorator may return a function of its own)."""
+
+
+def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
+    """Whether the module-level function on lines ``start``-``end`` of ``source`` returns its first
+    parameter at every ``return`` (and has one): a decorator that hands back the function it
+    decorates. False when unsure (no source, lines that do not parse on their own)."""
+    if source is None:
+        return False
+    lines = source.split(b"\n")[start - 1:end]
+    try:
+        tree = ast.parse(b"\n".join(lines))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
+        return False
+    parameter = node.args.args[0].arg
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested scope's returns are its own
+        if isinstance(current, ast.Return):
+            returns.append(current)
+        stack.extend(ast.iter_child_nodes(current))
+    return bool(returns) and all(
+        isinstance(r.value, ast.Name) and r.value.id == parameter for r in returns
+    )
+
+
+def _decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
+    """The dotted name of a decorator, or of the factory it calls (``@lru_cache(maxsize=8)``)."""
+    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator, aliases)
+
+
+def _is_super_method(func: ast.expr) -> bool:
+    """``super().m`` or ``super(C, self).m``."""
+    return (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
+    )
+
+
+def _makes_lazy_loader(call: ast.Call) -> bool:
+    """Whether ``call`` makes an ``importlib.util.LazyLoader`` (``LazyLoader(loader)``,
+    ``LazyLoader.factory(cls)(...)``), as the lazy-import recipe does (rule 19)."""
+    func: ast.expr = call.func
+    while isinstance(func, ast.Call):
+        func = func.func
+    while isinstance(func, ast.Attribute):
+        if func.attr == "LazyLoader":
+            return True
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "LazyLoader"
+
+
+def _is_namespace_call(node: ast.expr) -> bool:
+    """``globals()``, ``vars()`` or ``locals()`` (a module's namespace, written through)."""
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id in ("globals", "vars", "locals") and not node.args
+    )
+
+
+_IMPORT_ERRORS: Final = frozenset({
+    "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
+})
+
+_V = TypeVar("_V")
+
+
+class _SetOverlay(MutableSet[str]):
+    """A copy-on-write view of a shared set: reads fall through to ``base`` (never modified),
+    additions and removals stay in the view. A function body's view of the module's names."""
+
+    __slots__ = ("_base", "_added", "_removed")
+
+    def __init__(self, base: Set[str]) -> None:
+        self._base = base
+        self._added: set[str] = set()
+        self._removed: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._added or (key in self._base and key not in self._removed)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._added
+        yield from (k for k in self._base if k not in self._added and k not in self._removed)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def add(self, value: str) -> None:
+        self._added.add(value)
+        self._removed.discard(value)
+
+    def discard(self, value: str) -> None:
+        self._added.discard(value)
+        self._removed.add(value)
+
+
+def _constant_items(value: object) -> list[object] | None:
+    """The items of a constant sequence a loop walks (strings, numbers, tuples of them), or None."""
+    if isinstance(value, dict):
+        value = list(value)
+    if not isinstance(value, (list, tuple)) or len(value) > _MAX_LOOP_ITEMS:
+        return None
+    if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
+        return None
+    return list(value)
+
+
+def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
+    return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
+
+
+def _non_empty(iterable: ast.expr) -> bool:
+    """True if ``iterable`` is certainly not empty: a literal with an element, a non-empty string,
+    or ``range(...)`` of literal integers that is not empty."""
+    if isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+        return any(not isinstance(element, ast.Starred) for element in iterable.elts)
+    if isinstance(iterable, ast.Dict):
+        return any(key is not None for key in iterable.keys)
+    if isinstance(iterable, ast.Constant):
+        return isinstance(iterable.value, (str, bytes)) and bool(iterable.value)
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "range"
+        and not iterable.keywords
+    ):
+        try:
+            bounds = [ast.literal_eval(arg) for arg in iterable.args]
+            return all(type(bound) is int for bound in bounds) and bool(range(*bounds))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return False
+
+
+_TRUE: Final = frozenset({True})
+_FALSE: Final = frozenset({False})
+_BOTH: Final = frozenset({True, False})
+
+
+def _block_returns(body: Sequence[ast.stmt]) -> str:
+    """Whether a block returns from its function: ``"always"`` when one of its own statements is a
+    ``return`` (a statement before it may still return), ``"maybe"`` when a nested one may,
+    ``"never"``."""
+    if any(isinstance(stmt, ast.Return) for stmt in body):
+        return "always"
+    return "maybe" if any(_may_return(stmt) for stmt in body) else "never"
+
+
+def _may_return(stmt: ast.stmt) -> bool:
+    """True if ``stmt`` is or holds a ``return`` of the function it is in (not of a nested function
+    or class; a ``return`` is a statement, so only blocks of statements are searched)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if node is not stmt and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for block in _BLOCKS:
+            stack.extend(getattr(node, block, ()))
+    return False
+
+
+_BLOCKS: Final = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of statements (and of ``except`` handlers and ``match`` cases) that hold statements."""
+
+
+def _breaks(body: Sequence[ast.stmt]) -> bool:
+    """True if a loop whose body is ``body`` may end by ``break``: one in the body itself, not in a
+    nested loop's body (a nested loop's ``else`` counts), function or class."""
+    stack = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Break):
+            return True
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            stack.extend(stmt.orelse)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.stmt):
+                    stack.append(child)
+                elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    stack.extend(child.body)
+    return False
+
+
+def _literal_strings(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out: list[str] = []
+        for element in node.elts:
+            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                return None
+            out.append(element.value)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal_strings(node.left), _literal_strings(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _dunder_import_level(call: ast.Call) -> int | None:
+    level = call.args[4] if len(call.args) > 4 else _keyword(call, "level")
+    if level is None:
+        return 0
+    if isinstance(level, ast.Constant) and level.value == 0:
+        return 0
+    return None  # relative __import__ with globals(): not modelled, reported as unknown
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees is best effort
+        return "<dynamic import>"
+    return text if len(text) <= 120 else text[:117] + "..."
