@@ -32,6 +32,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     Scope,
     ScopeKind,
 )
+from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
@@ -143,6 +144,7 @@ class _ImportTimeVisitor:
         source: bytes | None = None,
     ) -> None:
         self.target = target
+        self.flow = Flow(in_function=in_function, function_name=function_name)
         self.source = source  # the module's text (module level only): decorators' bodies
         self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
         self.identity_decorators: dict[str, bool] = {}
@@ -157,16 +159,11 @@ class _ImportTimeVisitor:
         # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
         # a view of the scope's bindings (read on every dotted name)
         self.aliases: Mapping[str, str] = self.scope.aliases
-        self.class_depth: int = 0
         # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
         self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
-        # set for the visitor of a function body (analysed as if the function were called)
-        self.in_function: bool = in_function
-        self.function_name: str = function_name
         self.calls: list[CallSite] = []
         self.classes: set[str] = set()
         self.class_bases: dict[str, tuple[str, ...]] = {}
-        self.class_path: list[str] = []
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         self.used_names: dict[str, list[int]] = {}
         self.lazy_bound: dict[int, tuple[str, ...]] = {}
@@ -175,7 +172,6 @@ class _ImportTimeVisitor:
         self.lazy_modules: list[str] = []
         self.bound_by_line: dict[int, tuple[str, ...]] = {}
         self.all_conditional: bool = False
-        self.line: int = 0  # line of the statement being visited
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
         # names a ``global`` statement in some function declares (they may be rebound at any time)
@@ -190,7 +186,6 @@ class _ImportTimeVisitor:
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
         self.lazy_attach: LazyAttach | None = None
-        self.dataclass_depth: int = 0
         # a function body's positional parameters (``self`` not counted) and what it does with them
         self.parameters: tuple[str, ...] = ()
         self.self_imports: list[str] = []
@@ -211,10 +206,6 @@ class _ImportTimeVisitor:
         self.exec_budget: int = 64
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
-        # the import guard of the sites being visited (rule 12)
-        self.requirement: tuple[tuple[str, ...], bool] | None = None
-        # the [assume] entries that decided the conditions the statements being visited run under
-        self.assumed: tuple[str, ...] = ()
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
         self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
@@ -224,27 +215,28 @@ class _ImportTimeVisitor:
     # -- statements --------------------------------------------------------------------------------
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
-        assumed = self.assumed
+        flow = self.flow
+        assumed = flow.assumed
         for stmt in body:
-            self.line = stmt.lineno
+            flow.line = stmt.lineno
             self.visit_stmt(stmt, flags)
             if type(stmt) is ast.Assert:
                 outcome, used = self.conditions.decide(stmt.test)
                 if outcome == _FALSE:
                     break  # AssertionError: nothing after it runs
                 if used:
-                    self.assumed = (*self.assumed, *used)
+                    flow.assumed = (*flow.assumed, *used)
             # In a function body, what follows a statement that may return runs only if it did not
             # (and not at all after one that always returns, also in a conditional block).
-            if self.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
+            if flow.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
                 returns, used = self._returns(stmt)
                 if returns == "always":
                     break
                 if returns == "maybe":
                     flags = flags | {Flag.CONDITIONAL}
                 elif used:  # an early return that an [assume] entry rules out
-                    self.assumed = (*self.assumed, *used)
-        self.assumed = assumed
+                    flow.assumed = (*flow.assumed, *used)
+        flow.assumed = assumed
 
     def _returns(self, stmt: ast.stmt) -> tuple[str, tuple[str, ...]]:
         """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
@@ -288,9 +280,9 @@ class _ImportTimeVisitor:
         if type(stmt).__name__ == "TypeAlias":
             self.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
             return
-        if self.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
+        if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
             self.returns.append(stmt.value.id)
-        if not self.in_function and isinstance(stmt, ast.Return):
+        if not self.flow.in_function and isinstance(stmt, ast.Return):
             self._compile_error(stmt, "'return' outside function")
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
@@ -298,7 +290,7 @@ class _ImportTimeVisitor:
 
     def _lazy_col(self, stmt: ast.stmt) -> int | None:
         """The original column of a ``lazy import`` statement, or None for an eager import."""
-        if self._is_module_level() and stmt.lineno in self.lazy_lines:
+        if self.flow.module_level() and stmt.lineno in self.lazy_lines:
             return self.lazy_lines[stmt.lineno]
         return None
 
@@ -322,7 +314,7 @@ class _ImportTimeVisitor:
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
             self._add_site(stmt, "star-import", module, flags, level=stmt.level)
-            if self._is_module_level():
+            if self.flow.module_level():
                 # Names it binds are looked up for calls; constants bound before it keep their
                 # value (it rebinds them only in the rare module that exports the same name).
                 self.star_bases.append("." * stmt.level + module)
@@ -334,7 +326,7 @@ class _ImportTimeVisitor:
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
             self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
-            if (alias.asname or alias.name) == "__getattr__" and self._is_module_level():
+            if (alias.asname or alias.name) == "__getattr__" and self.flow.module_level():
                 self._unresolved(stmt, Construct.GETATTR_IMPORT, flags)  # a PEP 562 hook from elsewhere
 
     def _if(self, stmt: ast.If, flags: frozenset[Flag]) -> None:
@@ -342,36 +334,36 @@ class _ImportTimeVisitor:
         not recurse once per branch). After a test that cannot be evaluated, everything that
         follows in the chain is conditional."""
         branch: ast.If | None = stmt
-        assumed = self.assumed
+        assumed = self.flow.assumed
         while branch is not None:
             self.scan_expr(branch.test, flags)
             self._bind_walrus(branch.test)
-            guard = self._guard_of(branch.test) if self.requirement is None else None
+            guard = self._guard_of(branch.test) if self.flow.requirement is None else None
             if guard is not None:
-                self.requirement = guard
+                self.flow.requirement = guard
                 self.visit_body(branch.body, flags)
-                self.requirement = (guard[0], not guard[1])
+                self.flow.requirement = (guard[0], not guard[1])
                 self.visit_body(branch.orelse, flags)
-                self.requirement = None
+                self.flow.requirement = None
                 return
             outcome, used = self.conditions.decide(branch.test)
             self.decisions[id(branch)] = (outcome, used)
             if outcome is None:
                 flags = flags | {Flag.CONDITIONAL}
             if used:  # this branch, and what the chain runs instead, depend on the entries
-                self.assumed = (*self.assumed, *used)
+                self.flow.assumed = (*self.flow.assumed, *used)
             if outcome is None or True in outcome:
                 self.visit_body(branch.body, flags)
             if outcome is not None and False not in outcome:
-                self.assumed = assumed
+                self.flow.assumed = assumed
                 return
             orelse = branch.orelse
             branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
             if branch is None:
                 self.visit_body(orelse, flags)
             else:
-                self.line = branch.lineno
-        self.assumed = assumed
+                self.flow.line = branch.lineno
+        self.flow.assumed = assumed
 
     def _bind_walrus(self, test: ast.expr) -> None:
         """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
@@ -443,10 +435,10 @@ class _ImportTimeVisitor:
         outcome, used = self.conditions.decide(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
-            assumed = self.assumed
-            self.assumed = (*assumed, *used)
+            assumed = self.flow.assumed
+            self.flow.assumed = (*assumed, *used)
             self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
-            self.assumed = assumed
+            self.flow.assumed = assumed
         breaks = runs and _breaks(stmt.body)
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
@@ -457,7 +449,7 @@ class _ImportTimeVisitor:
         which ran (``HAS_X``); the graph decides with path search (rule 12)."""
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
-        targets = _try_import_targets(body) if self.requirement is None else None
+        targets = _try_import_targets(body) if self.flow.requirement is None else None
         self.visit_body(body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
         for handler in handlers:
@@ -465,9 +457,9 @@ class _ImportTimeVisitor:
                 self.scan_expr(handler.type, flags)
             guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
             if guarded:
-                self.requirement = (targets or (), False)
+                self.flow.requirement = (targets or (), False)
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
-            self.requirement = None
+            self.flow.requirement = None
             if guarded and targets:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
@@ -498,26 +490,26 @@ class _ImportTimeVisitor:
             if keyword.arg == "metaclass":
                 self._add_call(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
-        qualname = self._scoped_name(stmt.name)
+        qualname = self.flow.scoped_name(stmt.name)
         self.classes.add(qualname)
-        if self.in_function and not self.class_depth:
+        if self.flow.in_function and not self.flow.class_depth:
             self.nested_defs[stmt.name] = qualname
-        if not self.in_function:
+        if not self.flow.in_function:
             bases = (self._base_name(base) for base in stmt.bases)
             self.class_bases[qualname] = tuple(base for base in bases if base is not None)
         saved, saved_defs = self.names, self.class_defs
         self.names, self.class_defs = Scope(ScopeKind.CLASS), set()
-        self.class_depth += 1
-        self.class_path.append(stmt.name)
+        self.flow.class_depth += 1
+        self.flow.class_path.append(stmt.name)
         dataclass = any(
             _decorator_name(d, self.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
         )
-        saved_dataclass = self.dataclass_depth
-        self.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
+        saved_dataclass = self.flow.dataclass_depth
+        self.flow.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
         self.visit_body(stmt.body, flags)
-        self.dataclass_depth = saved_dataclass
-        self.class_path.pop()
-        self.class_depth -= 1
+        self.flow.dataclass_depth = saved_dataclass
+        self.flow.class_path.pop()
+        self.flow.class_depth -= 1
         self.names, self.class_defs = saved, saved_defs
         self._bind(stmt.name, None, BindingKind.CLASS)
 
@@ -541,7 +533,7 @@ class _ImportTimeVisitor:
         name = dotted_name(base, {})
         if name is None:
             return None
-        scoped = ".".join([*self.class_path, name])
+        scoped = ".".join([*self.flow.class_path, name])
         if scoped in self.classes:
             return scoped
         if name in self.classes:
@@ -561,20 +553,20 @@ class _ImportTimeVisitor:
                     self.scan_expr(arg.annotation, flags)
             if stmt.returns is not None:
                 self.scan_expr(stmt.returns, flags)
-        self.pending.append((self._scoped_name(stmt.name), stmt))
+        self.pending.append((self.flow.scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, BindingKind.DEF)
-        if self.in_function and not self.class_depth:
-            self.nested_defs[stmt.name] = self._scoped_name(stmt.name)
-        if not self.class_depth:
+        if self.flow.in_function and not self.flow.class_depth:
+            self.nested_defs[stmt.name] = self.flow.scoped_name(stmt.name)
+        if not self.flow.class_depth:
             if all(self._keeps_body(d) for d in stmt.decorator_list):
                 self.decorated.discard(stmt.name)
             else:
                 self.decorated.add(stmt.name)
-            if not self.in_function:
+            if not self.flow.in_function:
                 self.def_spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
-        if self.class_depth:
+        if self.flow.class_depth:
             self.class_defs.add(stmt.name)
-        if stmt.name == "__getattr__" and self._is_module_level():
+        if stmt.name == "__getattr__" and self.flow.module_level():
             self.defines_getattr = True
 
     def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
@@ -590,33 +582,28 @@ class _ImportTimeVisitor:
                 self.scan_expr(decorator.body, flags)  # ``@(lambda f: ...)`` runs its body now
             self._add_call(decorator, decorator, "call", flags)
 
-    def _scoped_name(self, name: str) -> str:
-        if self.in_function:
-            return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
-        return ".".join([*self.class_path, name])
-
     def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
         """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
         except a class body's under a decorator that evaluates them when it runs (a dataclass's).
         ``from __future__ import annotations`` makes them strings nobody evaluates (PEP 563)."""
         if self.future_annotations:
             return False
-        if class_body and self.dataclass_depth:
+        if class_body and self.flow.dataclass_depth:
             return True
         return any(version < (3, 14) for version in self.target.versions)
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
-            if self.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
+            if self.flow.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
                 bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in bound)))
-            if self.class_depth and isinstance(stmt.value, ast.Call):
+            if self.flow.class_depth and isinstance(stmt.value, ast.Call):
                 self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
         if (
             isinstance(stmt, ast.AnnAssign)
-            and (not self.in_function or self.class_depth > 0)
-            and self._annotations_evaluated(class_body=self.class_depth > 0)
+            and (not self.flow.in_function or self.flow.class_depth > 0)
+            and self._annotations_evaluated(class_body=self.flow.class_depth > 0)
         ):
             self.scan_expr(stmt.annotation, flags)
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -626,8 +613,8 @@ class _ImportTimeVisitor:
         fresh = not any(isinstance(t, ast.Name) and t.id in ever_bound for t in targets)
         for target in targets:
             self._bind_target(target, flags)
-            if self.class_depth and not self.in_function and isinstance(target, ast.Name):
-                self.class_values.add(".".join([*self.class_path, target.id]))
+            if self.flow.class_depth and not self.flow.in_function and isinstance(target, ast.Name):
+                self.class_values.add(".".join([*self.flow.class_path, target.id]))
             if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
                 self._forget_values()  # ``globals()["NAME"] = ...``
             if not isinstance(target, ast.Name) and dotted_name(
@@ -637,14 +624,14 @@ class _ImportTimeVisitor:
         if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
             self._unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
         if (
-            self._is_module_level()
+            self.flow.module_level()
             and stmt.value is not None
             and not isinstance(stmt.value, ast.Call)
             and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
         ):
             self._unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
         if (
-            not self.in_function
+            not self.flow.in_function
             and stmt.value is not None
             and len(targets) == 1
             and isinstance(targets[0], ast.Name)
@@ -655,12 +642,12 @@ class _ImportTimeVisitor:
             )
             if value is not None:
                 self.scope.set_path(targets[0].id, value)
-        if self.in_function and isinstance(stmt, ast.Assign):
+        if self.flow.in_function and isinstance(stmt, ast.Assign):
             self._record_self_parameter(targets, stmt.value)
-        if self.in_function and not self.class_depth:
+        if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self._record_constant(stmt, fresh)
-        if self._is_module_level():
+        if self.flow.module_level():
             self._record_all(stmt, flags)
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
@@ -787,7 +774,7 @@ class _ImportTimeVisitor:
         handler) leaves the name bound, as a binding that may not run counts as one."""
         for target in stmt.targets:
             self.scan_expr(target, flags)
-        if not self._is_module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
+        if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         stack = list(stmt.targets)
         while stack:
@@ -806,6 +793,7 @@ class _ImportTimeVisitor:
         """
         stack: list[ast.AST] = [node]
         used = self.used_names
+        in_function = self.flow.in_function
         consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
             current = stack.pop()
@@ -851,13 +839,13 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.BoolOp):
                 self._scan_bool_op(current, flags)
                 continue
-            if not self.in_function:
+            if not in_function:
                 self._check_outside_function(current)
             if isinstance(current, ast.Call):
                 if isinstance(current.func, ast.Lambda):
                     stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
                 name = dotted_name(current.func, self.aliases)  # once for the three below
-                if self.in_function and _is_super_method(current.func):
+                if in_function and _is_super_method(current.func):
                     self._super_call(current, flags)
                 if self._consumes(current.func, name):
                     consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
@@ -875,7 +863,7 @@ class _ImportTimeVisitor:
                     ):
                         self._forget_values()  # ``globals().update(...)``
                 self._all_mutation(current)
-                if self.in_function:
+                if in_function:
                     self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
@@ -884,11 +872,11 @@ class _ImportTimeVisitor:
     def _super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
         """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
         define it (kind ``super``: looked up in ``C``'s bases, in order; docs/semantics.md rule 16)."""
-        owner = self.function_name.rpartition(".")[0]
+        owner = self.flow.function_name.rpartition(".")[0]
         if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
             return
         self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
-                                   "super", tuple(sorted(flags)), self._assumed()))
+                                   "super", tuple(sorted(flags)), self.flow.assumed_once()))
 
     def _callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
         """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,
@@ -925,7 +913,7 @@ class _ImportTimeVisitor:
         if name in _DYNAMIC_IMPORTERS or name in _MODULE_READERS:
             return False
         return not (
-            self.in_function and func.attr == "exec_module"
+            self.flow.in_function and func.attr == "exec_module"
             and dotted_name(func.value, {}) in self.lazy_loaders
         )
 
@@ -933,27 +921,27 @@ class _ImportTimeVisitor:
         """``a if test else b``: only the branch a known test selects runs."""
         self.scan_expr(node.test, flags)
         outcome, used = self.conditions.decide(node.test)
-        assumed = self.assumed
-        self.assumed = (*assumed, *used)
+        assumed = self.flow.assumed
+        self.flow.assumed = (*assumed, *used)
         if outcome is None or True in outcome:
             self.scan_expr(node.body, flags)
         if outcome is None or False in outcome:
             self.scan_expr(node.orelse, flags)
-        self.assumed = assumed
+        self.flow.assumed = assumed
 
     def _scan_bool_op(self, node: ast.BoolOp, flags: frozenset[Flag]) -> None:
         """``a and b`` / ``a or b``: an operand runs only if the ones before it did not decide the
         result (a known false operand of ``and``, a known true one of ``or``, stops it)."""
         stops = False if isinstance(node.op, ast.And) else True
-        assumed = self.assumed
+        assumed = self.flow.assumed
         for operand in node.values:
             self.scan_expr(operand, flags)
             outcome, used = self.conditions.decide(operand)
             if outcome == frozenset({stops}):
                 break
             if outcome is not None and stops not in outcome:
-                self.assumed = (*self.assumed, *used)
-        self.assumed = assumed
+                self.flow.assumed = (*self.flow.assumed, *used)
+        self.flow.assumed = assumed
 
     def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
         """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
@@ -1041,7 +1029,7 @@ class _ImportTimeVisitor:
                 self._unresolved(call, Construct.EXEC, flags)
         elif name in SYS_PATH_CHANGERS:
             added = None
-            if not self.in_function:
+            if not self.flow.in_function:
                 added = find_added_paths(
                     call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
                     self.scope.path_names,
@@ -1104,9 +1092,9 @@ class _ImportTimeVisitor:
                 node.lineno = node.end_lineno = call.lineno
                 node.col_offset = node.end_col_offset = call.col_offset
         if isinstance(tree, ast.Module):
-            line = self.line
+            line = self.flow.line
             self.visit_body(tree.body, flags)
-            self.line = line
+            self.flow.line = line
         elif isinstance(tree, ast.Expression):
             self.scan_expr(tree.body, flags)
         return True
@@ -1131,12 +1119,12 @@ class _ImportTimeVisitor:
             if kind == "call" and func.id in self.decorated:
                 self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
             self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
-                                       True, kind, tuple(sorted(flags)), self._assumed()))
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
             return
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
-            self.calls.append(CallSite(where.lineno, where.col_offset, self._scoped_name(func.id),
-                                       True, kind, tuple(sorted(flags)), self._assumed()))
+            self.calls.append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
             return
         if isinstance(func, ast.Name) and self._names_generated_class(func.id):
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
@@ -1164,12 +1152,8 @@ class _ImportTimeVisitor:
         for called in names:
             self.calls.append(
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
-                         self._assumed())
+                         self.flow.assumed_once())
             )
-
-    def _assumed(self) -> tuple[str, ...]:
-        """The ``[assume]`` entries the statement being visited runs under, each once."""
-        return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
 
     def _names_a_definition(self, node: ast.expr) -> bool:
         """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
@@ -1200,7 +1184,7 @@ class _ImportTimeVisitor:
     def _names_generated_class(self, name: str) -> bool:
         """Whether ``name`` is a module-level name bound to a class a standard-library factory
         made (:func:`~flake8_importpolicy.analysis.importtime.generated.makes_generated_class`)."""
-        if self.class_depth and self.names.binds(name):
+        if self.flow.class_depth and self.names.binds(name):
             return False
         binding = self.scope.lookup(name)
         return binding is not None and makes_generated_class(binding.call)
@@ -1233,7 +1217,7 @@ class _ImportTimeVisitor:
         """
         first = call.args[0] if call.args else _keyword(call, "name")
         if (
-            self.in_function
+            self.flow.in_function
             and isinstance(first, ast.Attribute)
             and isinstance(first.value, ast.Name)
             and first.value.id == "self"
@@ -1300,15 +1284,15 @@ class _ImportTimeVisitor:
         if how not in DEFINITIONS:
             self.nested_defs.pop(name, None)
         self.scope.ever_bound.add(name)
-        if self.class_depth:
+        if self.flow.class_depth:
             self.names.bind(name, how, refers_to, None)
         else:
-            self.scope.bind(name, how, refers_to, None if self.in_function else self.line)
+            self.scope.bind(name, how, refers_to, None if self.flow.in_function else self.flow.line)
 
     def _forget_values(self) -> None:
         """Forget every known value of the module's names: code bound names the engine cannot see
         (``globals()[...] = ...``, ``globals().update(...)``)."""
-        if not self.in_function:
+        if not self.flow.in_function:
             self.scope.forget_values()
 
     def _unbind(self, name: str) -> None:
@@ -1389,7 +1373,7 @@ class _ImportTimeVisitor:
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id == "__all__"
-            and self._is_module_level()
+            and self.flow.module_level()
         ):
             return
         if func.attr == "extend" and len(call.args) == 1:
@@ -1399,9 +1383,6 @@ class _ImportTimeVisitor:
         else:
             names = None
         self.all_names = [*(self.all_names or []), *(names or [])]
-
-    def _is_module_level(self) -> bool:
-        return self.class_depth == 0 and not self.in_function
 
     # -- function bodies and lazy imports ------------------------------------------------------------
 
@@ -1513,10 +1494,10 @@ class _ImportTimeVisitor:
     ) -> None:
         if lazy_names is not None:
             self.lazy_bound[len(self.sites)] = lazy_names
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self._is_module_level():
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self.flow.module_level():
             bound = tuple(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
             self.bound_by_line[stmt.lineno] = bound
-            if not self.class_path:
+            if not self.flow.class_path:
                 self.top_level_lines.add(stmt.lineno)
         self.sites.append(
             ImportSite(
@@ -1529,9 +1510,9 @@ class _ImportTimeVisitor:
                 names=names,
                 flags=tuple(sorted(flags)),
                 detail=detail,
-                guard=self.requirement[0] if self.requirement else (),
-                guard_resolves=self.requirement[1] if self.requirement else True,
-                assumed=self._assumed(),
+                guard=self.flow.requirement[0] if self.flow.requirement else (),
+                guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
+                assumed=self.flow.assumed_once(),
             )
         )
 

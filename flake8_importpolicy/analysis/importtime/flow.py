@@ -1,0 +1,54 @@
+"""Where the import-time walker is and what the statements it visits run under (docs/semantics.md
+rules 8-13): one value the walker owns and updates, and the recorders read when they stamp what
+they record (an import site's guard and ``[assume]`` entries, a call's qualified name)."""
+
+from __future__ import annotations
+
+__all__ = ["Flow", "Requirement"]
+
+Requirement = tuple[tuple[str, ...], bool]
+"""An import guard (rule 12): the modules, and whether they must be found for the code to run."""
+
+
+class Flow:
+    """The walker's flow state. A plain class with slots: it is read on every site and call.
+
+    Attributes:
+        in_function: set for the walker of a function body (analysed as if the function were
+            called); ``function_name`` is that function's qualified name.
+        class_depth: how many class bodies the statement being visited is in; ``class_path``
+            their names, outermost first; ``dataclass_depth`` 1 in the body of a class whose
+            decorator evaluates its annotations.
+        requirement: the import guard of the statements being visited (rule 12).
+        assumed: the ``[assume]`` entries that decided the conditions they run under.
+        line: the line of the statement being visited.
+    """
+
+    __slots__ = (
+        "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
+        "line", "requirement",
+    )
+
+    def __init__(self, *, in_function: bool = False, function_name: str = "") -> None:
+        self.in_function = in_function
+        self.function_name = function_name
+        self.class_depth = 0
+        self.class_path: list[str] = []
+        self.dataclass_depth = 0
+        self.requirement: Requirement | None = None
+        self.assumed: tuple[str, ...] = ()
+        self.line = 0
+
+    def module_level(self) -> bool:
+        """Whether the statement being visited runs in the module's own namespace."""
+        return self.class_depth == 0 and not self.in_function
+
+    def assumed_once(self) -> tuple[str, ...]:
+        """The ``[assume]`` entries the statement being visited runs under, each once."""
+        return tuple(dict.fromkeys(self.assumed)) if self.assumed else ()
+
+    def scoped_name(self, name: str) -> str:
+        """The qualified name of ``name`` defined where the walker is."""
+        if self.in_function:
+            return ".".join([f"{self.function_name}.<locals>", *self.class_path, name])
+        return ".".join([*self.class_path, name])
