@@ -269,8 +269,9 @@ when no module has its name.""",
 **What it does.** Reports a light module whose predicted import-time closure is larger than the
 `max-modules` of its `[light."…"]` rule. The closure is counted as every first-party module that
 runs (the light module and its parent packages included) plus each top-level third-party or
-standard-library package reached (`numpy` counts once however many of its submodules run); modules
-already imported at interpreter start-up do not count. The report gives the count, the budget and
+standard-library package that first-party code imports (`numpy` counts once however many of its
+submodules run; what numpy or `logging` imports in turn is their own cost and does not count);
+modules already imported at interpreter start-up do not count. The report gives the count, the budget and
 the first hops (the light module's own statements) that bring in the most counted modules. It is
 reported at line 1 of the light module's file. `importpolicy verify` counts what really executed
 the same way and fails the light module when that count is over the budget too.
@@ -301,10 +302,9 @@ max-modules = 40; most through: mypkg.plugins (31), json (2), mypkg.config (1)`
 
 **Options.** `max-modules` in `[light."…"]`; `# noqa: IPL008` on line 1 of the light module's file.
 
-**Known limits.** The static count follows what `check` follows: with `external = "stop"` (or
-`auto` when no forbidden pattern names a third-party module) the standard-library packages that
-third-party code imports are not seen, so `verify`'s count, taken from what executed, can be
-higher. Conservative hops (`guarded`, `conditional`) count as running.""",
+**Known limits.** Conservative hops (`guarded`, `conditional`) count as running, so the static
+count can be higher than `verify`'s; an import first-party code makes in a way `check` cannot
+resolve (a name computed at runtime) is counted by `verify` only.""",
     "IPL009": """\
 **What it does.** Reports an entry of the baseline file (`[settings] baseline`, `--baseline`) that
 matches no finding any more: the violation it recorded was fixed, or the code moved so that the

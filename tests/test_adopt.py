@@ -78,6 +78,15 @@ def test_the_readme_walk_runs_verbatim(tmp_path: Path) -> None:
                 codes.append(done.returncode)
     assert codes == [0, 0, 0, 1, 0, 1, 0, 0]
     assert not (tree / "src" / "inferno" / "__pycache__").exists()  # nothing was imported
+    # the walk's final policy passes the runtime proof: verify counts the budgets as check does
+    # (logging is 1 module, not the 13 standard-library modules logging imports itself)
+    done = subprocess.run(["importpolicy", "verify"], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=HANG_CATCHER)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  modules: 3 executed, counted as max-modules counts (within max-modules = 3)\n" \
+        in done.stdout
+    assert "  modules: 7 executed, counted as max-modules counts (within max-modules = 7)\n" \
+        in done.stdout
 
 
 def suggest(*args: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -122,3 +122,23 @@ def test_bad_budgets_are_policy_errors(
     err = capsys.readouterr().err
     assert f'light."app.light".max-modules: {message}' in err
     assert 'light."app.light".max-import-ms: expected a positive number of milliseconds' in err
+
+
+@pytest.mark.slow
+def test_a_standard_library_package_counts_once_in_check_and_in_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import logging`` runs a dozen standard-library modules (traceback, threading, ...): what
+    logging imports is its own cost, so both commands count it as 1 (verify counted 15 against
+    check's 4, and the README walk's policy failed verify)."""
+    policy = write(tmp_path, {
+        "policy.toml": '[light."app.light"]\nreason = "fast"\nmax-modules = 4\n',
+        "app/__init__.py": "",
+        "app/light.py": "import logging\nimport json\n",
+    })
+    assert main(["why", "app.light", "--policy", str(policy), "--no-cache", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 4  # app, app.light, logging, json
+    assert main(["verify", "--policy", str(policy), "--no-cache", "--format", "json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert (result["modules"], result["max_modules"]) == (4, 4)
+    assert len(result["executed"]) > 6  # everything that ran is still listed

@@ -27,7 +27,7 @@ from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.errors import find_close_match
 from flake8_importpolicy.model.facts import ModuleFacts, SourceProblem
 from flake8_importpolicy.model.findings import Problem, Violation
-from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
+from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop, module_of
 from flake8_importpolicy.model.patterns import ModulePattern, normalize_name
 from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.policy import HeavyRule, LightRule, ModuleRules, PatternEntry, Policy
@@ -400,15 +400,15 @@ def check_ignores_used(
 
 def check_budget(
     light: str, rules: ModuleRules, closure: Mapping[str, tuple[Hop, ...]], index: ModuleIndex,
-    path: Path,
+    path: Path, edges: Callable[[str], Iterable[Hop]],
 ) -> Violation | None:
     """IPL008 when ``light``'s import-time ``closure`` (followed as its check follows it) counts
     more units than ``max-modules`` (:func:`count_closure`); None when within it or when no budget
-    applies. ``path`` is the light module's file."""
+    applies. ``path`` is the light module's file; ``edges`` gives a node's import-time hops."""
     limit = rules.max_modules
     if limit is None:
         return None
-    units = count_closure(closure, index)
+    units = count_closure(closure, index, edges)
     if len(units) <= limit:
         return None
     through: dict[str, int] = {}
@@ -427,15 +427,24 @@ def check_budget(
 
 
 def count_closure(
-    closure: Mapping[str, tuple[Hop, ...]], index: ModuleIndex
+    closure: Mapping[str, tuple[Hop, ...]], index: ModuleIndex, edges: Callable[[str], Iterable[Hop]]
 ) -> dict[str, tuple[Hop, ...]]:
     """The units a ``max-modules`` budget counts in ``closure``
-    (:func:`~flake8_importpolicy.model.budget.count_units`: each first-party module, each
-    top-level package of other code), each with the shortest chain that first reaches it.
-    Function bodies, heavy calls, modules preloaded at start-up and unresolved names do not
+    (:func:`~flake8_importpolicy.model.budget.counts`: each first-party module, and each top-level
+    package of other code that a first-party node of the closure imports, per ``edges``, the node's
+    import-time hops), each with the shortest chain that first reaches it. Function bodies, heavy
+    calls, modules preloaded at start-up, unresolved names and what outside code imports do not
     count."""
-    from flake8_importpolicy.model.budget import unit_of  # most policies set no budget
+    from flake8_importpolicy.model.budget import counts, unit_of  # most policies set no budget
 
+    def is_first_party(node: str) -> bool:
+        return index.resolve_module(module_of(node)).origin == "first-party"
+
+    by_first_party = {
+        hop.imported
+        for node in closure if not isinstance(node, CallNode) and is_first_party(node)
+        for hop in edges(node)
+    }
     units: dict[str, tuple[Hop, ...]] = {}
     for name, chain in closure.items():
         if isinstance(name, (FunctionNode, CallNode)):
@@ -443,7 +452,11 @@ def count_closure(
         resolved = index.resolve_module(name)
         if resolved.preloaded or resolved.kind == "unresolved":
             continue
-        unit = unit_of(name, resolved.origin == "first-party")
+        first_party = resolved.origin == "first-party"
+        imported = name in by_first_party or bool(chain and is_first_party(chain[-1].module))
+        if not counts(first_party, imported):
+            continue
+        unit = unit_of(name, first_party)
         if unit not in units or len(chain) < len(units[unit]):
             units[unit] = chain
     return units

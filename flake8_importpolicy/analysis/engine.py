@@ -282,7 +282,8 @@ class PolicyEngine:
             return None
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
-        return check_budget(light, rules, self.find_closure(light, rules), self.index, path)
+        return check_budget(light, rules, self.find_closure(light, rules), self.index, path,
+                            self.graph.find_import_time_edges)
 
     def find_closure(self, module: str, rules: ModuleRules) -> dict[str, tuple[Hop, ...]]:
         """``module``'s import-time closure followed as its check follows it (forbidden modules are
@@ -293,7 +294,7 @@ class PolicyEngine:
     def count_closure(self, closure: Mapping[str, tuple[Hop, ...]]) -> dict[str, tuple[Hop, ...]]:
         """The units a ``max-modules`` budget counts in ``closure``, each with the shortest chain
         that first reaches it (:func:`~flake8_importpolicy.analysis.checks.count_closure`)."""
-        return count_closure(closure, self.index)
+        return count_closure(closure, self.index, self.graph.find_import_time_edges)
 
     def _is_accepted(self, unresolved: Unresolved) -> bool:
         """An unresolved site accepted by ``# noqa: IPL006`` on its line (in first-party code) or on

@@ -169,7 +169,8 @@ LIGHT: Final = Table("light", [
         meaning="how many modules the import-time closure may count, the light module included",
         doc="import budget: the import-time closure may count at most this many modules "
             "(first-party modules, plus each top-level third-party or standard-library package "
-            "once); over it is IPL008, and `verify` fails when what executed counts more "
+            "that first-party code imports, once; what that package imports in turn is not "
+            "counted); over it is IPL008, and `verify` fails when what executed counts more "
             "([adopt.md](adopt.md#budgets))",
     ),
     Key(

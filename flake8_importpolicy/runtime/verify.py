@@ -296,15 +296,29 @@ class Verifier:
 
     def count_executed(self, run: RuntimeRun) -> int:
         """What executed, counted as a ``max-modules`` budget counts a closure
-        (:func:`~flake8_importpolicy.model.budget.count_units`): each first-party module (a file
-        under a source root), each other top-level package once (thread-safe)."""
+        (:func:`~flake8_importpolicy.model.budget.counts`): each first-party module (a file
+        under a source root), each other top-level package once when a first-party module's code
+        imported it (or the verifier's own import did); what outside code imported is not counted
+        (thread-safe)."""
         with self._lock:  # the index's caches are not thread-safe
             index = self.engine.index
+            first_party = {
+                record.name: (index.origin_of_path(record.path) if record.path is not None and
+                              record.path.is_absolute() else index.resolve_module(record.name).origin)
+                == "first-party"
+                for record in run.executed
+            }
+
+            def by_first_party(importer: str | None) -> bool:
+                if importer is None:  # the verifier's own import, or not observed
+                    return True
+                known = first_party.get(importer)
+                if known is None:
+                    known = index.resolve_module(importer).origin == "first-party"
+                return known
+
             return len(count_units(
-                (record.name,
-                 (index.origin_of_path(record.path) if record.path is not None and
-                  record.path.is_absolute() else index.resolve_module(record.name).origin)
-                 == "first-party")
+                (record.name, first_party[record.name], by_first_party(record.importer))
                 for record in run.executed
             ))
 
