@@ -550,3 +550,65 @@ def test_the_hop_it_added_under_a_source_root_git_quotes_or_ends_with_a_tab(
     assert f"first commit: {culprit[:12]} ops: re-export" in done.stdout
     assert (f"it added: {root}/pkg/ops/__init__.py:2: pkg.ops -> pkg.ops.fused (from-import)"
             in done.stdout), done.stdout
+
+
+def test_it_added_names_the_new_statement_not_an_old_one_the_commit_touched(tmp_path: Path) -> None:
+    """Issue 27, F-I: the commit that makes pkg.ops reach pkg.config adds ``from pkg.config import
+    CUDA`` to fused.py and only appends a comment to the old re-export line of pkg/ops/__init__.py;
+    "it added" names the new statement, not the re-export the diff merely touched."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "ops: re-export fused", {
+        "src/pkg/ops/__init__.py": REEXPORT, "src/pkg/ops/fused.py": "def fused(x):\n    return x\n",
+    })
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "fused: read the CUDA flag", {
+        "src/pkg/ops/__init__.py": "from .layernorm import rms_norm\nfrom .fused import fused  # public\n",
+        "src/pkg/ops/fused.py": "from pkg.config import CUDA\n\n\ndef fused(x):\n    return x\n",
+    })
+    noise(repo, 2, start=2)
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} fused: read the CUDA flag" in done.stdout
+    assert ("it added: src/pkg/ops/fused.py:1: pkg.ops.fused -> pkg.config (from-import)"
+            in done.stdout), done.stdout
+
+
+def test_a_commit_that_only_touched_the_chains_statements_added_none(tmp_path: Path) -> None:
+    """Issue 27, F-I: when the commit's diff touches the chain's statements only (a comment on the
+    old re-export line) and the chain shows because of something else (here the ``if`` above the
+    old ``from pkg.config import CUDA`` now holds on every target version), bisect does not claim
+    it added the touched line."""
+    repo = make_repo(tmp_path / "repo")
+    fused = "import sys\n\nif sys.version_info {}:\n    from pkg.config import CUDA\n"
+    commit(repo, "ops: re-export fused", {"src/pkg/ops/__init__.py": REEXPORT,
+                                          "src/pkg/ops/fused.py": fused.format("< (3,)")})
+    good = git(repo, "rev-parse", "HEAD")
+    culprit = commit(repo, "fused: the flag on Python 3", {
+        "src/pkg/ops/fused.py": fused.format(">= (3,)"),
+        "src/pkg/ops/__init__.py": "from .layernorm import rms_norm\nfrom .fused import fused  # api\n",
+    })
+    done = bisect(repo, "--good", good, "pkg.ops")
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert f"first commit: {culprit[:12]} fused: the flag on Python 3" in done.stdout
+    assert "it added:" not in done.stdout
+    assert "it added no statement of the chain" in done.stdout
+
+
+def test_a_budget_commit_names_the_statement_it_added_not_one_it_touched(tmp_path: Path) -> None:
+    """Issue 27, F-I for IPL008: the commit appends a comment to the old ``from . import a, b``
+    line and adds ``from . import c`` below it; "it added" names the new statement."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "budget", {"policy.toml": POLICY + "max-modules = 4\n",
+                            "src/pkg/ops/a.py": "", "src/pkg/ops/b.py": "", "src/pkg/ops/c.py": "",
+                            "src/pkg/ops/__init__.py": "from . import a, b\n"})
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "ops: c", {
+        "src/pkg/ops/__init__.py": "from . import a, b  # kernels\nfrom . import c\n",
+    })
+    done = bisect(repo, "--good", good, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    [finding] = json.loads(done.stdout)["findings"]
+    assert (finding["code"], finding["commit"]["hash"]) == ("IPL008", culprit)
+    assert (finding["added"]["path"], finding["added"]["line"]) == ("src/pkg/ops/__init__.py", 2)

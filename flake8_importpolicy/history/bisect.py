@@ -10,6 +10,7 @@ removed when the search ends, also when it is interrupted.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import shutil
@@ -30,7 +31,7 @@ from flake8_importpolicy.history.search import search_first_bad
 from flake8_importpolicy.model.errors import PolicyError
 from flake8_importpolicy.model.files import POLICY_FILENAME, PYPROJECT_FILENAME
 from flake8_importpolicy.model.findings import Report, Violation
-from flake8_importpolicy.model.graph import Hop
+from flake8_importpolicy.model.graph import Hop, HopKind
 from flake8_importpolicy.model.history import (
     BisectFinding,
     BisectResult,
@@ -326,11 +327,38 @@ class _Bisect:
             # only the hops' files: a release's diff against the last one is megabytes
             files = sorted({hop.path.as_posix() for hop in hops if hop.path is not None})
             lines = self.repository.find_added_lines(parent, commit, files)
-            added = next((hop for hop in hops if hop.path is not None and any(
+            touched = [hop for hop in hops if hop.path is not None and any(
                 first <= hop.line < first + count for first, count in lines.get(hop.path.as_posix(), ())
-            )), None)
+            )]
+            added = self._first_new(touched, parent, commit)
         return BisectFinding(*key, status, commit=self._commit(commit) if commit else None,
                              chain=chain, added=added)
+
+    def _first_new(self, hops: Sequence[Hop], parent: str, commit: str) -> Hop | None:
+        """The first of ``hops`` (lines the commit's diff adds) whose statement the commit
+        introduced: not one the parent's file already holds, in the same place (same enclosing
+        blocks), that the commit only touched (a comment appended, a line re-wrapped)."""
+        files = sorted({hop.path.as_posix() for hop in hops if hop.path is not None})
+        if not files:
+            return None
+        now = self.repository.list_tree(commit, files)
+        before = self.repository.list_tree(parent, files)
+        blobs = self.repository.read_blobs([entry.oid for entry in [*now.values(), *before.values()]
+                                            if entry.mode.startswith("100")])
+        for hop in hops:
+            assert hop.path is not None
+            path = hop.path.as_posix()
+            old = before.get(path)
+            if old is None or old.oid not in blobs:
+                return hop  # a new file: every statement of it is new
+            if hop.kind in (HopKind.PARENT_PACKAGE, HopKind.FINDER):
+                continue  # a pseudo-statement at line 1 of a file the parent has already
+            new = now.get(path)
+            statement = _statement_at(blobs[new.oid], hop.line) if new and new.oid in blobs else None
+            previous = _statement_keys(blobs[old.oid])
+            if statement is None or previous is None or statement not in previous:
+                return hop
+        return None
 
     def _chain(self, checked: _Checked, key: FindingKey) -> tuple[Hop, ...]:
         violation = checked.findings.get(key)
@@ -430,6 +458,56 @@ def _budget_hops(engine: PolicyEngine, policy: Policy, light: str) -> tuple[Hop,
             brought[hop] = brought.get(hop, 0) + 1
     return tuple(sorted(brought, key=lambda hop: (
         -brought[hop], hop.path.as_posix() if hop.path is not None else "", *hop.sort_key())))
+
+
+def _statements(source: bytes) -> list[tuple[int, int, int, str]] | None:
+    """Every statement of a module: ``(first line, last line, depth, key)``, where the key is the
+    statement without positions or comments (:func:`ast.dump`) and the blocks around it (a
+    function's or class's name, an ``if``'s or ``while``'s test, which branch); None when it
+    does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found: list[tuple[int, int, int, str]] = []
+
+    def visit(statements: list[ast.stmt], around: str, depth: int) -> None:
+        for statement in statements:
+            key = f"{around}/{ast.dump(statement)}"
+            found.append((statement.lineno, statement.end_lineno or statement.lineno, depth, key))
+            header = type(statement).__name__ + ":" + str(getattr(statement, "name", ""))
+            test = getattr(statement, "test", None)
+            if isinstance(test, ast.expr):
+                header += ":" + ast.dump(test)
+            for branch in ("body", "orelse", "handlers", "finalbody", "cases"):
+                inner = getattr(statement, branch, None)
+                if isinstance(inner, list) and all(isinstance(s, ast.stmt) for s in inner):
+                    visit(inner, f"{around}/{header}.{branch}", depth + 1)
+                elif isinstance(inner, list):
+                    for part in inner:  # except handlers, match cases
+                        body = getattr(part, "body", None)
+                        if isinstance(body, list):
+                            label = ast.dump(getattr(part, "type", None) or
+                                             getattr(part, "pattern", None) or ast.Pass())
+                            visit(body, f"{around}/{header}.{branch}:{label}", depth + 1)
+
+    visit(tree.body, "", 0)
+    return found
+
+
+def _statement_keys(source: bytes) -> set[str] | None:
+    """The keys of :func:`_statements`, or None when the module does not parse."""
+    found = _statements(source)
+    return None if found is None else {key for _first, _last, _depth, key in found}
+
+
+def _statement_at(source: bytes, line: int) -> str | None:
+    """The key of the innermost statement of the module that spans ``line``."""
+    found = _statements(source)
+    if found is None:
+        return None
+    spanning = [(depth, key) for first, last, depth, key in found if first <= line <= last]
+    return max(spanning)[1] if spanning else None
 
 
 def _scratch_parent() -> str | None:
