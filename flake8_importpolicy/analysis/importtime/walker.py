@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
 from collections import deque
 from collections.abc import (
     Callable,
@@ -34,6 +33,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
+from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
     evaluate_path,
@@ -46,10 +46,8 @@ from flake8_importpolicy.model.facts import (
     CallKind,
     CallSite,
     FunctionFacts,
-    ImportSite,
     LazyAttach,
     PathChange,
-    SiteKind,
     SourceProblem,
     Target,
     UnresolvedSite,
@@ -145,40 +143,30 @@ class _ImportTimeVisitor:
     ) -> None:
         self.target = target
         self.flow = Flow(in_function=in_function, function_name=function_name)
+        self.imports = SiteRecorder(target, self.flow, lazy_lines)
         self.source = source  # the module's text (module level only): decorators' bodies
         self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
         self.identity_decorators: dict[str, bool] = {}
-        self.sites: list[ImportSite] = []
         # what each name is bound to (module or function body), and the innermost scope names
         # are bound in (a class body's, or that one)
         self.scope: Scope = Scope() if scope is None else scope
         self.names: Scope = self.scope
-        self.all_names: list[str] | None = None
-        self.all_unknown: bool = False
         self.defines_getattr: bool = False
         # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
         # a view of the scope's bindings (read on every dotted name)
         self.aliases: Mapping[str, str] = self.scope.aliases
-        # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
-        self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
         self.calls: list[CallSite] = []
         self.classes: set[str] = set()
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        self.used_names: dict[str, list[int]] = {}
-        self.lazy_bound: dict[int, tuple[str, ...]] = {}
         self.returns: list[str] = []
         self.future_annotations: bool = future_annotations
-        self.lazy_modules: list[str] = []
-        self.bound_by_line: dict[int, tuple[str, ...]] = {}
-        self.all_conditional: bool = False
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
         # names a ``global`` statement in some function declares (they may be rebound at any time)
         self.declared_global: frozenset[str] = declared_global
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
         self.walrus: bool = walrus
-        self.top_level_lines: set[int] = set()
         # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
         self.attribute_reads: list[AttributeRead] = []
         self.read_keys: set[tuple[str, str, bool]] = set()
@@ -288,18 +276,12 @@ class _ImportTimeVisitor:
             if isinstance(child, ast.expr):
                 self.scan_expr(child, flags)
 
-    def _lazy_col(self, stmt: ast.stmt) -> int | None:
-        """The original column of a ``lazy import`` statement, or None for an eager import."""
-        if self.flow.module_level() and stmt.lineno in self.lazy_lines:
-            return self.lazy_lines[stmt.lineno]
-        return None
-
     def _import(self, stmt: ast.Import, flags: frozenset[Flag]) -> None:
-        lazy_col = self._lazy_col(stmt)
+        lazy_col = self.imports.lazy_col(stmt)
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".", 1)[0]
-            self._add_site(stmt, "import", alias.name, flags, col=lazy_col,
-                           lazy_names=(bound,) if lazy_col is not None else None)
+            self.imports.add(stmt, "import", alias.name, flags, col=lazy_col,
+                             lazy_names=(bound,) if lazy_col is not None else None)
             if alias.asname:
                 self._bind(alias.asname, alias.name, BindingKind.IMPORT)
             else:
@@ -313,16 +295,16 @@ class _ImportTimeVisitor:
             return
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
-            self._add_site(stmt, "star-import", module, flags, level=stmt.level)
+            self.imports.add(stmt, "star-import", module, flags, level=stmt.level)
             if self.flow.module_level():
                 # Names it binds are looked up for calls; constants bound before it keep their
                 # value (it rebinds them only in the rare module that exports the same name).
                 self.star_bases.append("." * stmt.level + module)
             return
-        lazy_col = self._lazy_col(stmt)
+        lazy_col = self.imports.lazy_col(stmt)
         bound = tuple(alias.asname or alias.name for alias in stmt.names)
-        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names,
-                       col=lazy_col, lazy_names=bound if lazy_col is not None else None)
+        self.imports.add(stmt, "from-import", module, flags, level=stmt.level, names=names,
+                         col=lazy_col, lazy_names=bound if lazy_col is not None else None)
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
             self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
@@ -648,10 +630,10 @@ class _ImportTimeVisitor:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self._record_constant(stmt, fresh)
         if self.flow.module_level():
-            self._record_all(stmt, flags)
+            self.imports.record_all(stmt, flags)
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
-                self.lazy_modules = _literal_strings(stmt.value) or []
+                self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
                 self._record_call_binding(targets, stmt.value)
                 if any(self._is_own_sys_modules_entry(t) for t in targets):
@@ -792,7 +774,7 @@ class _ImportTimeVisitor:
         Lambda bodies are deferred and skipped.
         """
         stack: list[ast.AST] = [node]
-        used = self.used_names
+        used = self.imports.used_names
         in_function = self.flow.in_function
         consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
@@ -853,7 +835,7 @@ class _ImportTimeVisitor:
                 if name in _DYNAMIC_IMPORTERS:
                     self._call_site(current, flags, name)
                 elif self._imports_unknown(current, name):
-                    self._add_site(current, "importlib", None, flags, detail=_unparse(current))
+                    self.imports.add(current, "importlib", None, flags, detail=_unparse(current))
                 else:
                     self._add_call(current, current.func, "call", flags, name)
                     if name in _SPECIAL_CALLS:
@@ -862,7 +844,7 @@ class _ImportTimeVisitor:
                         current.func.value
                     ):
                         self._forget_values()  # ``globals().update(...)``
-                self._all_mutation(current)
+                self.imports.all_mutation(current)
                 if in_function:
                     self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
@@ -892,7 +874,7 @@ class _ImportTimeVisitor:
                 functions.append(argument.args[0])
         for function in functions:
             if dotted_name(function, self.aliases) in _DYNAMIC_IMPORTERS:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                self.imports.add(call, "importlib", None, flags, detail=_unparse(call))
             elif isinstance(function, (ast.Name, ast.Attribute)):
                 self._add_call(call, function, "call", flags)
 
@@ -1061,7 +1043,7 @@ class _ImportTimeVisitor:
         else:
             target = value
         if target:
-            self._add_site(call, "importlib", target, flags)
+            self.imports.add(call, "importlib", target, flags)
 
     def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
         """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
@@ -1226,39 +1208,39 @@ class _ImportTimeVisitor:
         value = self.conditions.constant(first) if first is not None else UNKNOWN
         if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
             # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
-            self._add_site(call, "importlib", value.rest.lstrip("."), flags, level=1,
-                           anchor=value.anchor)
+            self.imports.add(call, "importlib", value.rest.lstrip("."), flags, level=1,
+                             anchor=value.anchor)
             return
         literal = value if isinstance(value, str) else None
         if literal is None or not literal.strip("."):
-            self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            self.imports.add(call, "importlib", None, flags, detail=_unparse(call))
             return
         level = len(literal) - len(literal.lstrip("."))
         anchor = "__package__"
         if name == "importlib._bootstrap._gcd_import":
             if level or len(call.args) > 1 or call.keywords:  # its package and level: not followed
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                self.imports.add(call, "importlib", None, flags, detail=_unparse(call))
             else:
-                self._add_site(call, "importlib", literal, flags)
+                self.imports.add(call, "importlib", literal, flags)
             return
         if name == "importlib.import_module" and level:
             package = call.args[1] if len(call.args) > 1 else _keyword(call, "package")
             anchor_or_none = self._anchor(package)
             if anchor_or_none is None:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                self.imports.add(call, "importlib", None, flags, detail=_unparse(call))
                 return
             anchor = anchor_or_none
         fromlist: tuple[str, ...] = ()
         if name != "importlib.import_module":
             dunder_level = _dunder_import_level(call)
             if dunder_level is None:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+                self.imports.add(call, "importlib", None, flags, detail=_unparse(call))
                 return
             level = dunder_level
             names = call.args[3] if len(call.args) > 3 else _keyword(call, "fromlist")
-            fromlist = tuple(_literal_strings(names) or ()) if names is not None else ()
-        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
-                       names=fromlist)
+            fromlist = tuple(literal_strings(names) or ()) if names is not None else ()
+        self.imports.add(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
+                         names=fromlist)
 
     def _anchor(self, node: ast.expr | None) -> str | None:
         if node is None:
@@ -1301,7 +1283,7 @@ class _ImportTimeVisitor:
         if name == "__getattr__":
             self.defines_getattr = False
         elif name == "__all__":
-            self.all_names, self.all_unknown, self.all_conditional = None, False, False
+            self.imports.forget_all()
 
     def _bind_target(self, target: ast.expr, flags: frozenset[Flag] | None = None) -> None:
         """Bind the names of an assignment target; with ``flags``, also scan what the target
@@ -1348,41 +1330,6 @@ class _ImportTimeVisitor:
                     return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
-
-    def _record_all(
-        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
-    ) -> None:
-        """Track a literal ``__all__``. ``+=`` of a non-literal keeps the names known so far; an
-        assignment under a condition that cannot be evaluated adds to them (both branches may run)."""
-        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            return
-        names = _literal_strings(stmt.value)
-        if isinstance(stmt, ast.AugAssign) or Flag.CONDITIONAL in flags:
-            self.all_names = [*(self.all_names or []), *(names or [])]
-            self.all_conditional = self.all_conditional or Flag.CONDITIONAL in flags
-        elif names is None:
-            self.all_unknown = True
-        else:
-            self.all_names = list(names)
-            self.all_unknown = False
-
-    def _all_mutation(self, call: ast.Call) -> None:
-        func = call.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "__all__"
-            and self.flow.module_level()
-        ):
-            return
-        if func.attr == "extend" and len(call.args) == 1:
-            names = _literal_strings(call.args[0])
-        elif func.attr == "append" and len(call.args) == 1:
-            names = _literal_strings(ast.List(elts=[call.args[0]]))
-        else:
-            names = None
-        self.all_names = [*(self.all_names or []), *(names or [])]
 
     # -- function bodies and lazy imports ------------------------------------------------------------
 
@@ -1433,7 +1380,7 @@ class _ImportTimeVisitor:
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
             line=node.lineno,
-            sites=tuple(child.sites),
+            sites=tuple(child.imports.sites),
             calls=tuple(child.calls),
             returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
             attribute_reads=tuple(child.attribute_reads),
@@ -1444,77 +1391,6 @@ class _ImportTimeVisitor:
             unresolved=tuple(child.unresolved),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
-
-    def finish_lazy_sites(self) -> list[ImportSite]:
-        """The import sites with PEP 810 applied for the target versions and lazy-imports mode.
-
-        A lazy import runs at import time only if a name it binds is used by import-time code after
-        it (then ``lazy_use_line`` is that use's line). ``__lazy_modules__`` makes imports of the
-        listed modules lazy on Python 3.15+ only; with older target versions too they stay eager,
-        flagged ``eager-before-3.15``.
-        """
-        mode = self.target.lazy_imports
-        new_enough = [version >= (3, 15) for version in self.target.versions]
-        listed = set(self.lazy_modules)
-        out: list[ImportSite] = []
-        for index, site in enumerate(self.sites):
-            names = self.lazy_bound.get(index)
-            if mode == "all" and names is None and site.kind in ("import", "from-import"):
-                if site.line not in self.top_level_lines or Flag.GUARDED in site.flags \
-                        or Flag.FALLBACK in site.flags:
-                    names = None
-                else:
-                    names = self.bound_by_line.get(site.line)
-            if names is None and listed and site.target in listed and site.level == 0:
-                if all(new_enough):
-                    names = self.bound_by_line.get(site.line)
-                elif any(new_enough):
-                    site = _with_flag(site, Flag.EAGER_BEFORE_315)
-            if names is None or mode == "none":
-                out.append(site)
-                continue
-            uses = [line for name in names for line in self.used_names.get(name, ()) if line > site.line]
-            if uses:
-                out.append(dataclasses.replace(site, lazy_use_line=min(uses)))
-        return out
-
-    def _add_site(
-        self,
-        stmt: ast.stmt | ast.expr,
-        kind: SiteKind,
-        target: str | None,
-        flags: frozenset[Flag],
-        *,
-        level: int = 0,
-        anchor: str = "__package__",
-        names: tuple[str, ...] = (),
-        detail: str = "",
-        col: int | None = None,
-        lazy_names: tuple[str, ...] | None = None,
-    ) -> None:
-        if lazy_names is not None:
-            self.lazy_bound[len(self.sites)] = lazy_names
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self.flow.module_level():
-            bound = tuple(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
-            self.bound_by_line[stmt.lineno] = bound
-            if not self.flow.class_path:
-                self.top_level_lines.add(stmt.lineno)
-        self.sites.append(
-            ImportSite(
-                line=stmt.lineno,
-                col=stmt.col_offset if col is None else col,
-                kind=kind,
-                target=target,
-                level=level,
-                anchor=anchor,
-                names=names,
-                flags=tuple(sorted(flags)),
-                detail=detail,
-                guard=self.flow.requirement[0] if self.flow.requirement else (),
-                guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
-                assumed=self.flow.assumed_once(),
-            )
-        )
 
 
 _StatementVisitor = Callable[[_ImportTimeVisitor, Any, frozenset[Flag]], None]
@@ -1714,10 +1590,6 @@ def _constant_items(value: object) -> list[object] | None:
     return list(value)
 
 
-def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
-    return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
-
-
 def _non_empty(iterable: ast.expr) -> bool:
     """True if ``iterable`` is certainly not empty: a literal with an element, a non-empty string,
     or ``range(...)`` of literal integers that is not empty."""
@@ -1791,20 +1663,6 @@ def _breaks(body: Sequence[ast.stmt]) -> bool:
                 elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
                     stack.extend(child.body)
     return False
-
-
-def _literal_strings(node: ast.expr | None) -> list[str] | None:
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        out: list[str] = []
-        for element in node.elts:
-            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
-                return None
-            out.append(element.value)
-        return out
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _literal_strings(node.left), _literal_strings(node.right)
-        return None if left is None or right is None else left + right
-    return None
 
 
 def _string(value: object) -> str | None:
