@@ -219,8 +219,8 @@ def _extract_unpaused(
             name: binding.call for name, binding in bound if binding.call is not None
         },
         lazy_attach=visitor.lazy_attach,
-        unresolved=tuple(visitor.unresolved),
-        path_changes=tuple(visitor.path_changes),
+        unresolved=tuple(visitor.dynamic.unresolved_sites),
+        path_changes=tuple(visitor.dynamic.path_changes),
     )
 
 
