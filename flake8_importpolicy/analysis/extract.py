@@ -196,11 +196,12 @@ def _extract_unpaused(
         return visitor, ModuleFacts(problem=problem)
     bound = sorted(visitor.scope.items())  # by name: the same mappings whatever the order of binding
     return visitor, ModuleFacts(
-        sites=tuple(visitor.finish_lazy_sites()),
+        sites=tuple(visitor.imports.finish()),
         bindings=frozenset(name for name, binding in bound if binding.bound),
-        all_names=None if visitor.all_unknown or visitor.all_names is None else tuple(visitor.all_names),
+        all_names=None if visitor.imports.all_unknown or visitor.imports.all_names is None
+        else tuple(visitor.imports.all_names),
         defines_getattr=visitor.defines_getattr,
-        all_conditional=visitor.all_conditional,
+        all_conditional=visitor.imports.all_conditional,
         binding_lines={
             name: binding.line for name, binding in bound if binding.line is not None
         },
@@ -218,8 +219,8 @@ def _extract_unpaused(
             name: binding.call for name, binding in bound if binding.call is not None
         },
         lazy_attach=visitor.lazy_attach,
-        unresolved=tuple(visitor.unresolved),
-        path_changes=tuple(visitor.path_changes),
+        unresolved=tuple(visitor.dynamic.unresolved_sites),
+        path_changes=tuple(visitor.dynamic.path_changes),
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
 from collections import deque
 from collections.abc import (
     Callable,
@@ -20,7 +19,6 @@ from typing import Any, Final, TypeVar
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
-    Anchored,
     ConditionEvaluator,
     Literal,
     dotted_name,
@@ -32,12 +30,19 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     Scope,
     ScopeKind,
 )
+from flake8_importpolicy.analysis.importtime.dynamic import (
+    DYNAMIC_IMPORTERS,
+    MODULE_READERS,
+    DynamicRecorder,
+    keyword_value,
+    unparse,
+)
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
+from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
     evaluate_path,
-    find_added_paths,
     may_be_path,
 )
 from flake8_importpolicy.model.facts import (
@@ -46,13 +51,9 @@ from flake8_importpolicy.model.facts import (
     CallKind,
     CallSite,
     FunctionFacts,
-    ImportSite,
     LazyAttach,
-    PathChange,
-    SiteKind,
     SourceProblem,
     Target,
-    UnresolvedSite,
 )
 from flake8_importpolicy.model.graph import Construct, Flag
 
@@ -76,10 +77,6 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
             stack.extend(item for item in value if isinstance(item, ast.AST))
 
 
-_DYNAMIC_IMPORTERS: Final = frozenset({
-    "importlib.import_module", "__import__", "builtins.__import__", "importlib.__import__",
-    "importlib._bootstrap._gcd_import",
-})
 _IMPORTING_METHODS: Final = frozenset({
     "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
     "run_path",
@@ -95,17 +92,8 @@ _CONSUMERS: Final = frozenset({
 runs at import time, unlike a generator expression kept for later, rule 9); ``str.join`` too."""
 _KEYED: Final = frozenset({"sorted", "min", "max"})
 """Consumers that call their ``key=`` function on the items."""
-_MODULE_READERS: Final = frozenset({
-    "importlib.resources.files", "importlib.resources.read_text", "importlib.resources.read_binary",
-    "importlib.resources.open_text", "importlib.resources.open_binary", "importlib.resources.path",
-    "importlib.resources.contents", "importlib.resources.is_resource",
-    "importlib.util.find_spec", "pkgutil.resolve_name",
-})
-"""Standard-library functions that import the module they are given: ``find_spec("a.b")`` imports
-``a`` (its parent), ``importlib.resources.files("pkg")`` imports ``pkg``, ``pkgutil.resolve_name
-("a.b:c")`` imports ``a.b``."""
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
-_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | _MODULE_READERS | {"site.addsitedir"}
+_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | MODULE_READERS | {"site.addsitedir"}
 _FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
 """Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
 ``type(self)(...)`` calls a class): not a call through a variable."""
@@ -145,40 +133,30 @@ class _ImportTimeVisitor:
     ) -> None:
         self.target = target
         self.flow = Flow(in_function=in_function, function_name=function_name)
+        self.imports = SiteRecorder(target, self.flow, lazy_lines)
         self.source = source  # the module's text (module level only): decorators' bodies
         self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
         self.identity_decorators: dict[str, bool] = {}
-        self.sites: list[ImportSite] = []
         # what each name is bound to (module or function body), and the innermost scope names
         # are bound in (a class body's, or that one)
         self.scope: Scope = Scope() if scope is None else scope
         self.names: Scope = self.scope
-        self.all_names: list[str] | None = None
-        self.all_unknown: bool = False
         self.defines_getattr: bool = False
         # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
         # a view of the scope's bindings (read on every dotted name)
         self.aliases: Mapping[str, str] = self.scope.aliases
-        # PEP 810: ``{line: column}`` of statements written ``lazy import ...``
-        self.lazy_lines: dict[int, int] = {} if lazy_lines is None else lazy_lines
         self.calls: list[CallSite] = []
         self.classes: set[str] = set()
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        self.used_names: dict[str, list[int]] = {}
-        self.lazy_bound: dict[int, tuple[str, ...]] = {}
         self.returns: list[str] = []
         self.future_annotations: bool = future_annotations
-        self.lazy_modules: list[str] = []
-        self.bound_by_line: dict[int, tuple[str, ...]] = {}
-        self.all_conditional: bool = False
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
         # names a ``global`` statement in some function declares (they may be rebound at any time)
         self.declared_global: frozenset[str] = declared_global
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
         self.walrus: bool = walrus
-        self.top_level_lines: set[int] = set()
         # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
         self.attribute_reads: list[AttributeRead] = []
         self.read_keys: set[tuple[str, str, bool]] = set()
@@ -188,22 +166,15 @@ class _ImportTimeVisitor:
         self.lazy_attach: LazyAttach | None = None
         # a function body's positional parameters (``self`` not counted) and what it does with them
         self.parameters: tuple[str, ...] = ()
-        self.self_imports: list[str] = []
         self.self_calls: list[str] = []
         self.self_params: list[tuple[str, int]] = []
         self.lazy_candidates: list[int] = []
         self.mentions_lazy_loader: bool = False
-        # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
-        self.unresolved: list[UnresolvedSite] = []
-        self.path_changes: list[PathChange] = []
         # functions defined in the class body being visited (callable from that body)
         self.class_defs: set[str] = set()
         self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
         # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
         self.nested_defs: dict[str, str] = {}
-        # how many more constant strings passed to exec/eval are analysed (their nesting can grow
-        # exponentially under conditions the engine cannot evaluate)
-        self.exec_budget: int = 64
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
@@ -211,6 +182,7 @@ class _ImportTimeVisitor:
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
         # visitor keeps binding names in
         self.conditions = ConditionEvaluator(self.target, self.aliases, self.scope.constants)
+        self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -288,18 +260,12 @@ class _ImportTimeVisitor:
             if isinstance(child, ast.expr):
                 self.scan_expr(child, flags)
 
-    def _lazy_col(self, stmt: ast.stmt) -> int | None:
-        """The original column of a ``lazy import`` statement, or None for an eager import."""
-        if self.flow.module_level() and stmt.lineno in self.lazy_lines:
-            return self.lazy_lines[stmt.lineno]
-        return None
-
     def _import(self, stmt: ast.Import, flags: frozenset[Flag]) -> None:
-        lazy_col = self._lazy_col(stmt)
+        lazy_col = self.imports.lazy_col(stmt)
         for alias in stmt.names:
             bound = alias.asname or alias.name.split(".", 1)[0]
-            self._add_site(stmt, "import", alias.name, flags, col=lazy_col,
-                           lazy_names=(bound,) if lazy_col is not None else None)
+            self.imports.add(stmt, "import", alias.name, flags, col=lazy_col,
+                             lazy_names=(bound,) if lazy_col is not None else None)
             if alias.asname:
                 self._bind(alias.asname, alias.name, BindingKind.IMPORT)
             else:
@@ -313,21 +279,22 @@ class _ImportTimeVisitor:
             return
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
-            self._add_site(stmt, "star-import", module, flags, level=stmt.level)
+            self.imports.add(stmt, "star-import", module, flags, level=stmt.level)
             if self.flow.module_level():
                 # Names it binds are looked up for calls; constants bound before it keep their
                 # value (it rebinds them only in the rare module that exports the same name).
                 self.star_bases.append("." * stmt.level + module)
             return
-        lazy_col = self._lazy_col(stmt)
+        lazy_col = self.imports.lazy_col(stmt)
         bound = tuple(alias.asname or alias.name for alias in stmt.names)
-        self._add_site(stmt, "from-import", module, flags, level=stmt.level, names=names,
-                       col=lazy_col, lazy_names=bound if lazy_col is not None else None)
+        self.imports.add(stmt, "from-import", module, flags, level=stmt.level, names=names,
+                         col=lazy_col, lazy_names=bound if lazy_col is not None else None)
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
             self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
             if (alias.asname or alias.name) == "__getattr__" and self.flow.module_level():
-                self._unresolved(stmt, Construct.GETATTR_IMPORT, flags)  # a PEP 562 hook from elsewhere
+                # a PEP 562 hook from elsewhere
+                self.dynamic.unresolved(stmt, Construct.GETATTR_IMPORT, flags)
 
     def _if(self, stmt: ast.If, flags: frozenset[Flag]) -> None:
         """An ``if`` and its ``elif`` chain, walked in a loop (a chain of hundreds of branches must
@@ -574,7 +541,7 @@ class _ImportTimeVisitor:
         if isinstance(decorator, ast.Call):
             for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
                 self.scan_expr(expr, flags)
-            if not self._dynamic_import(decorator, flags):
+            if not self.dynamic.dynamic_import(decorator, flags):
                 self._add_call(decorator, decorator.func, "decorator-factory", flags)
         else:
             self.scan_expr(decorator, flags)
@@ -620,16 +587,16 @@ class _ImportTimeVisitor:
             if not isinstance(target, ast.Name) and dotted_name(
                 target.value if isinstance(target, ast.Subscript) else target, self.aliases
             ) == "sys.path":
-                self._unresolved(target, Construct.SYS_PATH, flags)
+                self.dynamic.unresolved(target, Construct.SYS_PATH, flags)
         if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
-            self._unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
+            self.dynamic.unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
         if (
             self.flow.module_level()
             and stmt.value is not None
             and not isinstance(stmt.value, ast.Call)
             and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
         ):
-            self._unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
+            self.dynamic.unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
         if (
             not self.flow.in_function
             and stmt.value is not None
@@ -648,10 +615,10 @@ class _ImportTimeVisitor:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self._record_constant(stmt, fresh)
         if self.flow.module_level():
-            self._record_all(stmt, flags)
+            self.imports.record_all(stmt, flags)
             self._record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
-                self.lazy_modules = _literal_strings(stmt.value) or []
+                self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
                 self._record_call_binding(targets, stmt.value)
                 if any(self._is_own_sys_modules_entry(t) for t in targets):
@@ -697,7 +664,7 @@ class _ImportTimeVisitor:
                 self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
                 return
         # an object of unknown behaviour stands for the module from now on
-        self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
+        self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
 
     def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
         """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
@@ -710,7 +677,7 @@ class _ImportTimeVisitor:
             self.defines_getattr = True
             self.lazy_attach = self._attach(call)
             if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
-                self._unresolved(call, Construct.GETATTR_IMPORT, frozenset())
+                self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
             return
         callee = dotted_name(call.func, self.aliases)
         bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
@@ -738,8 +705,8 @@ class _ImportTimeVisitor:
         args = list(call.args)
         if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
             return None
-        submodules_node = args[1] if len(args) > 1 else _keyword(call, "submodules")
-        attrs_node = args[2] if len(args) > 2 else _keyword(call, "submod_attrs")
+        submodules_node = args[1] if len(args) > 1 else keyword_value(call, "submodules")
+        attrs_node = args[2] if len(args) > 2 else keyword_value(call, "submod_attrs")
         if submodules_node is None and attrs_node is None:
             return None
         submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
@@ -792,7 +759,7 @@ class _ImportTimeVisitor:
         Lambda bodies are deferred and skipped.
         """
         stack: list[ast.AST] = [node]
-        used = self.used_names
+        used = self.imports.used_names
         in_function = self.flow.in_function
         consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
@@ -850,10 +817,10 @@ class _ImportTimeVisitor:
                 if self._consumes(current.func, name):
                     consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
                     self._callbacks(current, name, flags)
-                if name in _DYNAMIC_IMPORTERS:
-                    self._call_site(current, flags, name)
+                if name in DYNAMIC_IMPORTERS:
+                    self.dynamic.import_call(current, flags, name)
                 elif self._imports_unknown(current, name):
-                    self._add_site(current, "importlib", None, flags, detail=_unparse(current))
+                    self.imports.add(current, "importlib", None, flags, detail=unparse(current))
                 else:
                     self._add_call(current, current.func, "call", flags, name)
                     if name in _SPECIAL_CALLS:
@@ -862,7 +829,7 @@ class _ImportTimeVisitor:
                         current.func.value
                     ):
                         self._forget_values()  # ``globals().update(...)``
-                self._all_mutation(current)
+                self.imports.all_mutation(current)
                 if in_function:
                     self._self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
@@ -891,8 +858,8 @@ class _ImportTimeVisitor:
             ):
                 functions.append(argument.args[0])
         for function in functions:
-            if dotted_name(function, self.aliases) in _DYNAMIC_IMPORTERS:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
+            if dotted_name(function, self.aliases) in DYNAMIC_IMPORTERS:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
             elif isinstance(function, (ast.Name, ast.Attribute)):
                 self._add_call(call, function, "call", flags)
 
@@ -910,7 +877,7 @@ class _ImportTimeVisitor:
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in _IMPORTING_METHODS:
             return False
-        if name in _DYNAMIC_IMPORTERS or name in _MODULE_READERS:
+        if name in DYNAMIC_IMPORTERS or name in MODULE_READERS:
             return False
         return not (
             self.flow.in_function and func.attr == "exec_module"
@@ -1005,72 +972,26 @@ class _ImportTimeVisitor:
         if self.problem is None:
             self.problem = SourceProblem(node.lineno, message)
 
-    def _dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
-        """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
-        name = dotted_name(call.func, self.aliases)
-        if name is None or name not in _DYNAMIC_IMPORTERS:
-            return False
-        self._call_site(call, flags, name)
-        return True
-
     def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
-        """``exec``/``eval`` (a constant string is analysed where it runs; another is unresolved),
-        ``sys.path`` changes (rule 7) and standard-library functions that import the module they
-        are given (rule 14); ``name`` is the called name."""
-        if name in _MODULE_READERS:
-            self._module_reader(call, name, flags)
-        elif name == "site.addsitedir":
-            self._unresolved(call, Construct.SYS_PATH, flags)
-        elif name in _EXECUTORS and call.args and not (
+        """``exec``/``eval``: a constant string is analysed where it runs; another is unresolved.
+        The other special calls are the dynamic recorder's."""
+        if name not in _EXECUTORS:
+            self.dynamic.special_call(call, name, flags)
+        elif call.args and not (
             isinstance(call.func, ast.Name) and self.scope.is_definition(call.func.id)
         ):
             text = self.conditions.constant(call.args[0])
             if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
-                self._unresolved(call, Construct.EXEC, flags)
-        elif name in SYS_PATH_CHANGERS:
-            added = None
-            if not self.flow.in_function:
-                added = find_added_paths(
-                    call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
-                    self.scope.path_names,
-                )
-            if added is None:
-                self._unresolved(call, Construct.SYS_PATH, flags)
-            else:
-                self.path_changes.extend(
-                    PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
-                )
-
-    def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
-        """The import ``find_spec``/``importlib.resources``/``pkgutil.resolve_name`` makes."""
-        first = call.args[0] if call.args else None
-        value = self.conditions.constant(first) if first is not None else UNKNOWN
-        if isinstance(value, Anchored) or (
-            isinstance(first, ast.Name) and first.id in self.aliases  # a module object: imported
-        ):
-            return
-        if not isinstance(value, str) or value.startswith("."):
-            self._unresolved(call, Construct.DYNAMIC_IMPORT, flags)
-            return
-        if name == "importlib.util.find_spec":
-            target = value.rpartition(".")[0]  # finding ``a.b`` imports the package ``a``
-        elif name == "pkgutil.resolve_name":
-            target, colon, _ = value.partition(":")
-            if not colon:  # imports as many leading parts as are modules
-                flags = flags | {Flag.CONDITIONAL}
-        else:
-            target = value
-        if target:
-            self._add_site(call, "importlib", target, flags)
+                self.dynamic.unresolved(call, Construct.EXEC, flags)
 
     def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
         """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
         (every node at the call's position); False if it does not parse."""
         is_exec = name.rpartition(".")[2] == "exec"
         mode = "exec" if is_exec else "eval"
-        if self.exec_budget <= 0:
+        if self.dynamic.exec_budget <= 0:
             return False  # nested or repeated exec beyond what is worth analysing: unresolved
-        self.exec_budget -= 1
+        self.dynamic.exec_budget -= 1
         try:
             tree = ast.parse(text, mode=mode)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -1099,13 +1020,6 @@ class _ImportTimeVisitor:
             self.scan_expr(tree.body, flags)
         return True
 
-    def _unresolved(
-        self, node: ast.expr | ast.stmt, construct: Construct, flags: frozenset[Flag]
-    ) -> None:
-        self.unresolved.append(UnresolvedSite(
-            node.lineno, node.col_offset, construct, _unparse(node), tuple(sorted(flags))
-        ))
-
     def _add_call(
         self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
         name: str | None = None,
@@ -1117,7 +1031,7 @@ class _ImportTimeVisitor:
         if isinstance(func, ast.Name) and func.id in self.nested_defs:
             # a function or class defined in this function body (it wins over a module-level name)
             if kind == "call" and func.id in self.decorated:
-                self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+                self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
             self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
                                        True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
             return
@@ -1133,7 +1047,7 @@ class _ImportTimeVisitor:
         if kind == "call" and (
             self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
         ):
-            self._unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
         if name is None:
             return
         first = func
@@ -1209,71 +1123,6 @@ class _ImportTimeVisitor:
             return dotted_name(func, self.aliases) in self.class_values
         return False
 
-    def _call_site(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
-        """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
-
-        The call's own line is used (not its statement's) so that a call in a decorator is reported,
-        and can be suppressed with ``# noqa``, on the decorator's line.
-        """
-        first = call.args[0] if call.args else _keyword(call, "name")
-        if (
-            self.flow.in_function
-            and isinstance(first, ast.Attribute)
-            and isinstance(first.value, ast.Name)
-            and first.value.id == "self"
-        ):
-            self.self_imports.append(first.attr)
-        value = self.conditions.constant(first) if first is not None else UNKNOWN
-        if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
-            # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
-            self._add_site(call, "importlib", value.rest.lstrip("."), flags, level=1,
-                           anchor=value.anchor)
-            return
-        literal = value if isinstance(value, str) else None
-        if literal is None or not literal.strip("."):
-            self._add_site(call, "importlib", None, flags, detail=_unparse(call))
-            return
-        level = len(literal) - len(literal.lstrip("."))
-        anchor = "__package__"
-        if name == "importlib._bootstrap._gcd_import":
-            if level or len(call.args) > 1 or call.keywords:  # its package and level: not followed
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
-            else:
-                self._add_site(call, "importlib", literal, flags)
-            return
-        if name == "importlib.import_module" and level:
-            package = call.args[1] if len(call.args) > 1 else _keyword(call, "package")
-            anchor_or_none = self._anchor(package)
-            if anchor_or_none is None:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
-                return
-            anchor = anchor_or_none
-        fromlist: tuple[str, ...] = ()
-        if name != "importlib.import_module":
-            dunder_level = _dunder_import_level(call)
-            if dunder_level is None:
-                self._add_site(call, "importlib", None, flags, detail=_unparse(call))
-                return
-            level = dunder_level
-            names = call.args[3] if len(call.args) > 3 else _keyword(call, "fromlist")
-            fromlist = tuple(_literal_strings(names) or ()) if names is not None else ()
-        self._add_site(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
-                       names=fromlist)
-
-    def _anchor(self, node: ast.expr | None) -> str | None:
-        if node is None:
-            return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in ("__name__", "__package__"):
-            return node.id
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-            return self._anchor(node.values[0])
-        if isinstance(node, ast.Attribute) and node.attr == "parent":
-            if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
-                return "__package__"
-        return None
-
     # -- bindings ----------------------------------------------------------------------------------
 
     def _bind(
@@ -1301,7 +1150,7 @@ class _ImportTimeVisitor:
         if name == "__getattr__":
             self.defines_getattr = False
         elif name == "__all__":
-            self.all_names, self.all_unknown, self.all_conditional = None, False, False
+            self.imports.forget_all()
 
     def _bind_target(self, target: ast.expr, flags: frozenset[Flag] | None = None) -> None:
         """Bind the names of an assignment target; with ``flags``, also scan what the target
@@ -1348,41 +1197,6 @@ class _ImportTimeVisitor:
                     return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
-
-    def _record_all(
-        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
-    ) -> None:
-        """Track a literal ``__all__``. ``+=`` of a non-literal keeps the names known so far; an
-        assignment under a condition that cannot be evaluated adds to them (both branches may run)."""
-        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            return
-        names = _literal_strings(stmt.value)
-        if isinstance(stmt, ast.AugAssign) or Flag.CONDITIONAL in flags:
-            self.all_names = [*(self.all_names or []), *(names or [])]
-            self.all_conditional = self.all_conditional or Flag.CONDITIONAL in flags
-        elif names is None:
-            self.all_unknown = True
-        else:
-            self.all_names = list(names)
-            self.all_unknown = False
-
-    def _all_mutation(self, call: ast.Call) -> None:
-        func = call.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "__all__"
-            and self.flow.module_level()
-        ):
-            return
-        if func.attr == "extend" and len(call.args) == 1:
-            names = _literal_strings(call.args[0])
-        elif func.attr == "append" and len(call.args) == 1:
-            names = _literal_strings(ast.List(elts=[call.args[0]]))
-        else:
-            names = None
-        self.all_names = [*(self.all_names or []), *(names or [])]
 
     # -- function bodies and lazy imports ------------------------------------------------------------
 
@@ -1433,88 +1247,17 @@ class _ImportTimeVisitor:
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
             line=node.lineno,
-            sites=tuple(child.sites),
+            sites=tuple(child.imports.sites),
             calls=tuple(child.calls),
             returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
             attribute_reads=tuple(child.attribute_reads),
-            self_imports=tuple(dict.fromkeys(child.self_imports)),
+            self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
             self_calls=tuple(dict.fromkeys(child.self_calls)),
             self_params=tuple(dict.fromkeys(child.self_params)),
             lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
-            unresolved=tuple(child.unresolved),
+            unresolved=tuple(child.dynamic.unresolved_sites),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
-
-    def finish_lazy_sites(self) -> list[ImportSite]:
-        """The import sites with PEP 810 applied for the target versions and lazy-imports mode.
-
-        A lazy import runs at import time only if a name it binds is used by import-time code after
-        it (then ``lazy_use_line`` is that use's line). ``__lazy_modules__`` makes imports of the
-        listed modules lazy on Python 3.15+ only; with older target versions too they stay eager,
-        flagged ``eager-before-3.15``.
-        """
-        mode = self.target.lazy_imports
-        new_enough = [version >= (3, 15) for version in self.target.versions]
-        listed = set(self.lazy_modules)
-        out: list[ImportSite] = []
-        for index, site in enumerate(self.sites):
-            names = self.lazy_bound.get(index)
-            if mode == "all" and names is None and site.kind in ("import", "from-import"):
-                if site.line not in self.top_level_lines or Flag.GUARDED in site.flags \
-                        or Flag.FALLBACK in site.flags:
-                    names = None
-                else:
-                    names = self.bound_by_line.get(site.line)
-            if names is None and listed and site.target in listed and site.level == 0:
-                if all(new_enough):
-                    names = self.bound_by_line.get(site.line)
-                elif any(new_enough):
-                    site = _with_flag(site, Flag.EAGER_BEFORE_315)
-            if names is None or mode == "none":
-                out.append(site)
-                continue
-            uses = [line for name in names for line in self.used_names.get(name, ()) if line > site.line]
-            if uses:
-                out.append(dataclasses.replace(site, lazy_use_line=min(uses)))
-        return out
-
-    def _add_site(
-        self,
-        stmt: ast.stmt | ast.expr,
-        kind: SiteKind,
-        target: str | None,
-        flags: frozenset[Flag],
-        *,
-        level: int = 0,
-        anchor: str = "__package__",
-        names: tuple[str, ...] = (),
-        detail: str = "",
-        col: int | None = None,
-        lazy_names: tuple[str, ...] | None = None,
-    ) -> None:
-        if lazy_names is not None:
-            self.lazy_bound[len(self.sites)] = lazy_names
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) and self.flow.module_level():
-            bound = tuple(alias.asname or alias.name.split(".", 1)[0] for alias in stmt.names)
-            self.bound_by_line[stmt.lineno] = bound
-            if not self.flow.class_path:
-                self.top_level_lines.add(stmt.lineno)
-        self.sites.append(
-            ImportSite(
-                line=stmt.lineno,
-                col=stmt.col_offset if col is None else col,
-                kind=kind,
-                target=target,
-                level=level,
-                anchor=anchor,
-                names=names,
-                flags=tuple(sorted(flags)),
-                detail=detail,
-                guard=self.flow.requirement[0] if self.flow.requirement else (),
-                guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
-                assumed=self.flow.assumed_once(),
-            )
-        )
 
 
 _StatementVisitor = Callable[[_ImportTimeVisitor, Any, frozenset[Flag]], None]
@@ -1714,10 +1457,6 @@ def _constant_items(value: object) -> list[object] | None:
     return list(value)
 
 
-def _with_flag(site: ImportSite, flag: Flag) -> ImportSite:
-    return dataclasses.replace(site, flags=tuple(sorted({*site.flags, flag})))
-
-
 def _non_empty(iterable: ast.expr) -> bool:
     """True if ``iterable`` is certainly not empty: a literal with an element, a non-empty string,
     or ``range(...)`` of literal integers that is not empty."""
@@ -1793,43 +1532,5 @@ def _breaks(body: Sequence[ast.stmt]) -> bool:
     return False
 
 
-def _literal_strings(node: ast.expr | None) -> list[str] | None:
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        out: list[str] = []
-        for element in node.elts:
-            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
-                return None
-            out.append(element.value)
-        return out
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _literal_strings(node.left), _literal_strings(node.right)
-        return None if left is None or right is None else left + right
-    return None
-
-
 def _string(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return None
-
-
-def _dunder_import_level(call: ast.Call) -> int | None:
-    level = call.args[4] if len(call.args) > 4 else _keyword(call, "level")
-    if level is None:
-        return 0
-    if isinstance(level, ast.Constant) and level.value == 0:
-        return 0
-    return None  # relative __import__ with globals(): not modelled, reported as unknown
-
-
-def _unparse(node: ast.AST) -> str:
-    try:
-        text = ast.unparse(node)
-    except Exception:  # noqa: BLE001 - unparse of odd trees is best effort
-        return "<dynamic import>"
-    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,204 @@
+"""Dynamic imports and ``sys.path`` changes (docs/semantics.md rules 7 and 14), and what the engine
+cannot resolve (IPL006), recorded for the import-time walker; it never calls back into the walker."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from typing import Final
+
+from flake8_importpolicy.analysis.conditions import UNKNOWN, Anchored, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.importtime.bindings import Scope
+from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
+from flake8_importpolicy.analysis.syspath import SYS_PATH_CHANGERS, find_added_paths
+from flake8_importpolicy.model.facts import PathChange, UnresolvedSite
+from flake8_importpolicy.model.graph import Construct, Flag
+
+__all__ = [
+    "DYNAMIC_IMPORTERS", "MODULE_READERS", "DynamicRecorder", "keyword_value", "unparse",
+]
+
+DYNAMIC_IMPORTERS: Final = frozenset({
+    "importlib.import_module", "__import__", "builtins.__import__", "importlib.__import__",
+    "importlib._bootstrap._gcd_import",
+})
+MODULE_READERS: Final = frozenset({
+    "importlib.resources.files", "importlib.resources.read_text", "importlib.resources.read_binary",
+    "importlib.resources.open_text", "importlib.resources.open_binary", "importlib.resources.path",
+    "importlib.resources.contents", "importlib.resources.is_resource",
+    "importlib.util.find_spec", "pkgutil.resolve_name",
+})
+"""Standard-library functions that import the module they are given: ``find_spec("a.b")`` imports
+``a`` (its parent), ``importlib.resources.files("pkg")`` imports ``pkg``, ``pkgutil.resolve_name
+("a.b:c")`` imports ``a.b``."""
+
+
+class DynamicRecorder:
+    """The import sites of ``importlib.import_module``/``__import__`` and of the standard-library
+    functions that import the module they are given, the computable ``sys.path`` additions, and
+    the constructs whose effect is unknown."""
+
+    def __init__(
+        self, flow: Flow, imports: SiteRecorder, scope: Scope, conditions: ConditionEvaluator
+    ) -> None:
+        self.flow = flow
+        self.imports = imports
+        self.scope = scope
+        self.aliases: Mapping[str, str] = scope.aliases
+        self.conditions = conditions
+        # what cannot be resolved (IPL006), and the computable sys.path additions (rule 7)
+        self.unresolved_sites: list[UnresolvedSite] = []
+        self.path_changes: list[PathChange] = []
+        self.self_imports: list[str] = []  # in a method: ``import_module(self.attr)``'s attributes
+        # how many more constant strings passed to exec/eval are analysed (their nesting can grow
+        # exponentially under conditions the engine cannot evaluate)
+        self.exec_budget: int = 64
+
+    def unresolved(
+        self, node: ast.expr | ast.stmt, construct: Construct, flags: frozenset[Flag]
+    ) -> None:
+        self.unresolved_sites.append(UnresolvedSite(
+            node.lineno, node.col_offset, construct, unparse(node), tuple(sorted(flags))
+        ))
+
+    def import_call(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
+        """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.
+
+        The call's own line is used (not its statement's) so that a call in a decorator is reported,
+        and can be suppressed with ``# noqa``, on the decorator's line.
+        """
+        first = call.args[0] if call.args else keyword_value(call, "name")
+        if (
+            self.flow.in_function
+            and isinstance(first, ast.Attribute)
+            and isinstance(first.value, ast.Name)
+            and first.value.id == "self"
+        ):
+            self.self_imports.append(first.attr)
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
+            # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
+            self.imports.add(call, "importlib", value.rest.lstrip("."), flags, level=1,
+                             anchor=value.anchor)
+            return
+        literal = value if isinstance(value, str) else None
+        if literal is None or not literal.strip("."):
+            self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+            return
+        level = len(literal) - len(literal.lstrip("."))
+        anchor = "__package__"
+        if name == "importlib._bootstrap._gcd_import":
+            if level or len(call.args) > 1 or call.keywords:  # its package and level: not followed
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+            else:
+                self.imports.add(call, "importlib", literal, flags)
+            return
+        if name == "importlib.import_module" and level:
+            package = call.args[1] if len(call.args) > 1 else keyword_value(call, "package")
+            anchor_or_none = self._anchor(package)
+            if anchor_or_none is None:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+                return
+            anchor = anchor_or_none
+        fromlist: tuple[str, ...] = ()
+        if name != "importlib.import_module":
+            dunder_level = _dunder_import_level(call)
+            if dunder_level is None:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+                return
+            level = dunder_level
+            names = call.args[3] if len(call.args) > 3 else keyword_value(call, "fromlist")
+            fromlist = tuple(literal_strings(names) or ()) if names is not None else ()
+        self.imports.add(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
+                         names=fromlist)
+
+    def _anchor(self, node: ast.expr | None) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in ("__name__", "__package__"):
+            return node.id
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return self._anchor(node.values[0])
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
+                return "__package__"
+        return None
+
+    def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """The import ``find_spec``/``importlib.resources``/``pkgutil.resolve_name`` makes."""
+        first = call.args[0] if call.args else None
+        value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) or (
+            isinstance(first, ast.Name) and first.id in self.aliases  # a module object: imported
+        ):
+            return
+        if not isinstance(value, str) or value.startswith("."):
+            self.unresolved(call, Construct.DYNAMIC_IMPORT, flags)
+            return
+        if name == "importlib.util.find_spec":
+            target = value.rpartition(".")[0]  # finding ``a.b`` imports the package ``a``
+        elif name == "pkgutil.resolve_name":
+            target, colon, _ = value.partition(":")
+            if not colon:  # imports as many leading parts as are modules
+                flags = flags | {Flag.CONDITIONAL}
+        else:
+            target = value
+        if target:
+            self.imports.add(call, "importlib", target, flags)
+
+    def dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
+        """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
+        name = dotted_name(call.func, self.aliases)
+        if name is None or name not in DYNAMIC_IMPORTERS:
+            return False
+        self.import_call(call, flags, name)
+        return True
+
+    def special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
+        """``sys.path`` changes (rule 7) and standard-library functions that import the module
+        they are given (rule 14); ``name`` is the called name (not ``exec``/``eval``: the walker
+        analyses a constant string where it runs)."""
+        if name in MODULE_READERS:
+            self._module_reader(call, name, flags)
+        elif name == "site.addsitedir":
+            self.unresolved(call, Construct.SYS_PATH, flags)
+        elif name in SYS_PATH_CHANGERS:
+            added = None
+            if not self.flow.in_function:
+                added = find_added_paths(
+                    call, name.rpartition(".")[2], self.aliases, self.conditions.constant,
+                    self.scope.path_names,
+                )
+            if added is None:
+                self.unresolved(call, Construct.SYS_PATH, flags)
+            else:
+                self.path_changes.extend(
+                    PathChange(call.lineno, call.col_offset, value.up, value.parts) for value in added
+                )
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return None
+
+
+def _dunder_import_level(call: ast.Call) -> int | None:
+    level = call.args[4] if len(call.args) > 4 else keyword_value(call, "level")
+    if level is None:
+        return 0
+    if isinstance(level, ast.Constant) and level.value == 0:
+        return 0
+    return None  # relative __import__ with globals(): not modelled, reported as unknown
+
+
+def unparse(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd trees is best effort
+        return "<dynamic import>"
+    return text if len(text) <= 120 else text[:117] + "..."
