@@ -883,6 +883,51 @@ Found 3 violations in 1 light module.
         "app/light.py:1:1:", "app/light.py:4:1:", "app/light.py:5:1:"], flake8
 
 
+ONE_TRIGGER = {  # ds.nn's module __getattr__, as transformers-style and stand-in packages have
+    "policy.toml": """
+        [heavy]
+        "ds" = "deepspeed: slow to import"
+        [light."app.light"]
+        reason = "must start fast"
+    """,
+    "app/__init__.py": "",
+    "ds/__init__.py": "",
+    "ds/nn/__init__.py": """\
+        import json
+
+
+        def __getattr__(name):
+            return json.dumps(name)
+    """,
+    "app/light.py": """\
+        import ds.nn
+        from ds.nn import Linear
+    """,
+}
+
+
+def test_a_forbidden_modules_getattr_is_that_module(run: Run, tmp_path: Path) -> None:
+    """``from ds.nn import Linear`` runs ds.nn's PEP 562 ``__getattr__``: code of ds.nn, which line 1
+    already ran, so line 2 is the same cause, not a finding "imports ds.nn:__getattr__('Linear')"
+    (on peft, ``from torch.nn import BCEWithLogitsLoss`` was one, and a baseline entry of that
+    name). The interpreter as the oracle: line 2 runs ds.nn's ``__getattr__`` and no new module."""
+    root = write(tmp_path, ONE_TRIGGER)
+    code, out, _ = run(root, "check", "--no-cache")
+    assert code == 1 and ":__getattr__" not in out and out.endswith("\nFound 1 violation in 1 light module.\n")
+    assert [(v["line"], v["heavy"], v["covers"]) for v in report(run, root, "--no-cache")["violations"]] \
+        == [(1, "ds", [2])]
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, ds.nn; before = set(sys.modules); import ds.nn as nn; "
+         "nn.__getattr__ = lambda name, g=nn.__getattr__: print('getattr', name) or g(name); "
+         "from ds.nn import Linear; print(sorted(set(sys.modules) - before))"],
+        cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER)
+    lines = done.stdout.splitlines()  # hasattr, then the from-import's getattr: ds.nn's code
+    assert set(lines[:-1]) == {"getattr Linear"} and lines[-1] == "[]", done.stderr
+    write(root, {"app/light.py": "from ds.nn import Linear\n"})
+    (violation,) = report(run, root, "--no-cache")["violations"]
+    assert (violation["heavy"], violation["also"]) == ("ds", [])
+
+
 def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) -> None:
     """The IPL006 sites of one light module in one installed package are one entry of the text
     report and one flake8 finding, at the light module's statement that leads there, with their

@@ -11,7 +11,8 @@ The contract every adapter shares (CLI, flake8, mypy):
   statement are listed in ``also``;
 - one cause, one report: a statement whose every forbidden node was already run by an earlier
   statement (the light module's parent packages first, then in order) is not reported; its line is
-  listed in the earlier one's ``covers``.
+  listed in the earlier one's ``covers``. A forbidden module's function that runs (its PEP 562
+  ``__getattr__``, which ``from m import name`` calls) counts as that module.
 
 Light modules whose statements name the same modules under the same rules share one traversal
 (:class:`SharedTraversals`).
@@ -30,7 +31,14 @@ from flake8_importpolicy.analysis.follow import FollowedCode
 from flake8_importpolicy.analysis.graph import ImportGraph
 from flake8_importpolicy.model.facts import SourceProblem
 from flake8_importpolicy.model.findings import STANDARD_LIBRARY, Unresolved, Violation
-from flake8_importpolicy.model.graph import Construct, Hop, HopKind, UnresolvedCode, module_of
+from flake8_importpolicy.model.graph import (
+    Construct,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnresolvedCode,
+    module_of,
+)
 from flake8_importpolicy.model.policy import HeavyRule, ModuleRules
 
 __all__ = ["LightModuleCheck", "LightModuleChecker", "find_outermost", "too_deep_code"]
@@ -130,7 +138,10 @@ class LightModuleChecker:
             ):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
-                    reached.append((name, chain, heavy))
+                    # a forbidden module's function (its PEP 562 __getattr__ a from-import runs)
+                    # is code of that module: the finding names the module
+                    reached.append((module_of(name) if isinstance(name, FunctionNode) else name,
+                                    chain, heavy))
                 elif expand(name):
                     problem = self.graph.find_problem(name)
                     if problem is not None:
