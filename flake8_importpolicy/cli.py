@@ -430,6 +430,8 @@ def _run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         code = _run_suggest(args) if args.command == "suggest" else None
         if code is None and args.command == "check":
             code = _run_cached_check(args)
+        if code is None and args.command == "why":
+            code = _run_cached_why(args)
         if code is None:
             from flake8_importpolicy.analysis.resolve import (
                 start_interpreter_query,
@@ -634,13 +636,9 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
     if args.no_cache or args.write_baseline is not None or args.files:
         return None
     from flake8_importpolicy.answers.whole import find_cached_report
-    from flake8_importpolicy.config.locate import find_policy
     from flake8_importpolicy.model.paths import relpath_under
 
-    try:
-        path = args.policy.resolve() if args.policy is not None else find_policy(Path.cwd())
-    except (OSError, RuntimeError):
-        return None
+    path = _cached_policy_path(args)
     if path is None:
         return None
     report = find_cached_report(
@@ -651,6 +649,38 @@ def _run_cached_check(args: argparse.Namespace) -> int | None:
         return None
     root = path.parent
     return _write_report(args, report, lambda shown: relpath_under((root,), shown))
+
+
+def _cached_policy_path(args: argparse.Namespace) -> Path | None:
+    """The policy a warm ``check`` or ``why`` answers for (``--policy``, else the one found from the
+    working directory), found without loading it; None if there is none."""
+    from flake8_importpolicy.config.locate import find_policy
+
+    try:
+        return args.policy.resolve() if args.policy is not None else find_policy(Path.cwd())
+    except (OSError, RuntimeError):
+        return None
+
+
+def _run_cached_why(args: argparse.Namespace) -> int | None:
+    """``why`` answered from its answer index (:mod:`flake8_importpolicy.answers.why`), as a warm
+    ``check`` is: without loading the policy or the engine; None when there is no fresh answer (or
+    ``--no-cache``)."""
+    if args.no_cache:
+        return None
+    from flake8_importpolicy.answers.why import find_cached_why
+
+    path = _cached_policy_path(args)
+    if path is None:
+        return None
+    output = find_cached_why(
+        str(path), module=args.module, heavy=args.heavy, output_format=args.format,
+        interpreter=args.interpreter, target_versions=args.target_version,
+    )
+    if output is None:
+        return None
+    sys.stdout.write(output)
+    return EXIT_CLEAN
 
 
 def _run_handler(args: argparse.Namespace, policy: Policy) -> int:
@@ -713,16 +743,20 @@ def _version(text: str) -> tuple[int, int]:
 def _engine(args: argparse.Namespace, policy: Policy) -> PolicyEngine:
     from flake8_importpolicy.analysis.engine import PolicyEngine
 
-    cache = None
-    if not args.no_cache:
+    cache = info = None
+    executable = policy.settings.interpreter_executable(args.interpreter)
+    if not args.no_cache:  # the facts and the interpreter's facts as check reads them (answers.compute)
+        from flake8_importpolicy.answers.compute import find_interpreter_info
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
 
         cache = open_facts_cache(policy)
+        info = find_interpreter_info(policy, executable)
     return PolicyEngine(
         policy,
-        interpreter=args.interpreter,
+        interpreter=executable,
         target_versions=args.target_version,
         facts_cache=cache,
+        interpreter_info=info,
         jobs=_jobs(args),
     )
 
@@ -940,13 +974,21 @@ def _run_why(args: argparse.Namespace, policy: Policy) -> int:
                 "chain per forbidden module, or use --format text"
             )
     if args.format == "json":
-        sys.stdout.write(format_why_json(why, policy.relpath, closure=heavy is None))
+        output = format_why_json(why, policy.relpath, closure=heavy is None)
     elif args.format == "dot":
-        sys.stdout.write(format_why_dot(why, policy.relpath))
+        output = format_why_dot(why, policy.relpath)
     elif args.format == "mermaid":
-        sys.stdout.write(format_why_mermaid(why, policy.relpath))
+        output = format_why_mermaid(why, policy.relpath)
     else:
-        sys.stdout.write(format_why_text(why, policy.relpath))
+        output = format_why_text(why, policy.relpath)
+    if not args.no_cache:  # the next run answers from it (_run_cached_why)
+        from flake8_importpolicy.answers.why import store_why
+
+        store_why(
+            policy, engine, output, module=module, heavy=args.heavy, output_format=args.format,
+            interpreter=args.interpreter, target_versions=args.target_version,
+        )
+    sys.stdout.write(output)
     return EXIT_CLEAN
 
 

@@ -625,6 +625,72 @@ def test_why_lists_unknown_imports_and_problems(run: Run, tmp_path: Path) -> Non
     assert "cannot analyse app.broken: line 1:" in out
 
 
+WHY_ARGS = [["app.light"], ["app.light", "--format", "json"], ["app.light", "--heavy", "app.mid"],
+            ["app.mid", "--format", "mermaid"]]
+
+
+def test_warm_why_answers_without_the_engine(
+    run: Run, basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30 item 6: a warm ``why`` took 3-4.5 s CPU where a warm ``check`` took 0.5 s (it read,
+    hashed and decoded every module of the closure, and asked the interpreter again); it answers
+    from its answer index as ``check`` does, without the engine: no source file is read or parsed."""
+    from flake8_importpolicy.analysis import engine, sources
+    from flake8_importpolicy.answers import compute
+
+    age(basic)
+    expected = {" ".join(args): run(basic, "why", *args) for args in WHY_ARGS}
+    assert all(code == 0 for code, _, _ in expected.values()), expected
+
+    def no_engine(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the engine ran")
+
+    def no_query(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the interpreter was asked")
+
+    monkeypatch.setattr(engine.PolicyEngine, "__init__", no_engine)
+    monkeypatch.setattr(sources, "query_interpreter", no_query)
+    monkeypatch.setattr(compute, "query_interpreter", no_query)
+    for args in WHY_ARGS:
+        assert run(basic, "why", *args) == expected[" ".join(args)]
+    monkeypatch.undo()
+    # an edit is seen: the chain through app.mid is gone
+    (basic / "app" / "mid.py").write_text("X = 1\n")
+    code, out, _ = run(basic, "why", "app.light")
+    assert code == 0 and "FORBIDDEN" not in out and "no forbidden module is reached" in out
+    assert run(basic, "why", "app.light", "--no-cache")[1] == out
+
+
+def test_why_missing_its_answer_reads_every_fact_from_the_cache(
+    run: Run, basic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``why`` with no answer of its own yet (another module, pattern or format than before) reads
+    the facts ``check`` cached and the cached interpreter facts: nothing is parsed, the interpreter
+    is not asked (counted through the facts source's own ``cached_facts``)."""
+    from flake8_importpolicy.analysis import sources
+    from flake8_importpolicy.answers import compute
+
+    assert run(basic, "check")[0] == 1
+    extracted: list[bool] = []
+    real = sources.cached_facts
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        extracted.append(found[3])
+        return found
+
+    def no_query(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the interpreter was asked")
+
+    monkeypatch.setattr(sources, "cached_facts", counted)
+    monkeypatch.setattr(sources, "query_interpreter", no_query)
+    monkeypatch.setattr(compute, "query_interpreter", no_query)
+    code, out, err = run(basic, "why", "app.light", "--heavy", "app.heavy")
+    assert code == 0, err
+    assert "FORBIDDEN" in out
+    assert extracted and not any(extracted)
+
+
 @pytest.mark.parametrize("module", ["app.nope", "nowhere_at_all", "a-b", "app..x"])
 def test_why_unknown_module_exits_2(run: Run, basic: Path, module: str) -> None:
     code, out, err = run(basic, "why", module)

@@ -26,7 +26,8 @@ _FACTS_SHARD: Final = re.compile(r"[0-9a-f]{2}")
 _FACTS_ENTRY: Final = re.compile(r"[0-9a-f]{62}\.json")
 """``facts/<shard>/<the other 62 hex digits of the key>.json``."""
 _INDEX_ENTRY: Final = re.compile(r"[0-9a-f]{8}\.json")
-"""``<index dir>/<CRC-32 of the key, 8 hex digits>.json``: answers, interpreters, per-file, mypy."""
+"""``<index dir>/<CRC-32 of the key, 8 hex digits>.json``: answers, why, interpreters, per-file,
+mypy."""
 _TEMPORARY: Final = re.compile(r"\.tmp-[A-Za-z0-9_]+\.json")
 """An entry being written (:func:`~flake8_importpolicy.answers.jsonfile.write_json_atomic`)."""
 

@@ -27,9 +27,10 @@ __all__ = ["ENTRY_DIRS", "GITIGNORE_TEXT", "USER_CACHE_VARIABLE", "ensure_cache_
 USER_CACHE_VARIABLE: Final = "IMPORTPOLICY_CACHE_DIR"
 """The environment variable that moves the user-level cache (empty: no user-level cache)."""
 
-ENTRY_DIRS: Final = ("facts", "answers", "interpreters", "per-file", "mypy")
+ENTRY_DIRS: Final = ("facts", "answers", "why", "interpreters", "per-file", "mypy")
 """The subdirectories of the cache directory the tool writes: per-file facts, the command line's
-answers, interpreter facts, the flake8 checker's and the mypy plugin's indexes."""
+answers (``check``'s and ``why``'s), interpreter facts, the flake8 checker's and the mypy plugin's
+indexes."""
 
 GITIGNORE_TEXT: Final = "# Created by flake8-importpolicy; everything here is a cache.\n*\n"
 """The ``.gitignore`` the tool writes beside its tag (``cache clear`` removes only this one)."""

@@ -109,7 +109,9 @@ class ImportSites:
 
         Source: ``importlib._bootstrap._handle_fromlist``, which imports ``package.name`` only when
         ``not hasattr(package, name)``. A package whose source is not analysed (not followed,
-        extension, namespace) is assumed not to bind the name. In the package itself
+        extension, namespace) is assumed not to bind the name. A package path search does not find
+        (not installed) runs nothing of the fromlist: importing it raises first, so ``from
+        torch.nn import Linear`` without torch is never a module ``torch.nn.Linear``. In the package itself
         (``from . import name`` in its ``__init__``) the binding is made by this very import, so it
         does not count.
 
@@ -119,9 +121,7 @@ class ImportSites:
         """
         resolved_package = self.index.resolve_module(package)
         candidate = f"{package}.{name}"
-        if resolved_package.kind == "unresolved":
-            return (candidate, False) if name.isidentifier() else None
-        if not resolved_package.is_package:
+        if resolved_package.kind == "unresolved" or not resolved_package.is_package:
             return None
         if self.index.resolve_module(candidate).kind == "unresolved":
             return None
