@@ -684,3 +684,28 @@ def test_a_lazy_name_a_sibling_imports_while_the_package_runs(tmp_path: Path) ->
     assert refused.returncode == 1 and "no lazy-reexport fix passes verification" in refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
 
+
+def test_sarif_gives_the_fixes_of_a_finding_under_a_baseline(tmp_path: Path) -> None:
+    """With a baseline in use, SARIF gave no ``fixes`` for an IPL001 that ``fix`` fixes, verified
+    (issue 27): the in-memory verification compared the whole patched tree with the report the
+    baseline filtered, and counted the baselined finding as new."""
+    import json
+
+    root = _light_tree(tmp_path, "", use="from zqpkg import a\n")
+    (root / "policy.toml").write_text((root / "policy.toml").read_text()
+                                      + '\n[light."app.old"]\nreason = "light"\n')
+    (root / "src/app/old.py").write_text("import heavy\n")
+    written = _cli(root, "check", "--write-baseline", "baseline.json")
+    assert written.returncode == 0, written.stderr
+    (root / "src/zqpkg/__init__.py").write_text("from .x import a\n")
+    sarif = _cli(root, "check", "--baseline", "baseline.json", "--format", "sarif", "--no-cache")
+    assert sarif.returncode == 1, sarif.stderr
+    [result] = json.loads(sarif.stdout)["runs"][0]["results"]
+    assert [fix["description"]["text"] for fix in result.get("fixes", [])] == [
+        "re-export a lazily (module __getattr__, PEP 562)",
+        "import a from zqpkg.x where it is used, and remove the re-export",
+    ]
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr

@@ -155,8 +155,8 @@ def find_fixes(
     Args:
         policy: the policy the violation was found with.
         violation: the finding.
-        report: the report it belongs to (computed when None): the patched tree's report is
-            compared with it.
+        report: the report it belongs to (computed when None, or when a baseline filtered it):
+            the patched tree's report is compared with it.
         overrides: ``{path: bytes}`` of unsaved editor buffers, read instead of the files.
         facts_cache, interpreter_info, interpreter, target_versions: as for
             :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`.
@@ -191,7 +191,9 @@ def find_fixes(
             why_not.update(planner.refusals)
         if not verify or not fixes:
             return fixes
-        if report is None:
+        if report is None or report.baselined:
+            # the patched tree is checked whole: a report a baseline filtered would make each
+            # baselined finding look new (SARIF's fixes under a baseline: issue 27)
             report = engine.check()
         info = engine.interpreter
     options = dataclasses.replace(options, interpreter_info=info)
