@@ -18,7 +18,7 @@ from helpers import HANG_CATCHER
 from flake8_importpolicy.analysis.fixes import apply_edits, find_fixes, find_fixes_at
 from flake8_importpolicy.analysis.engine import PolicyEngine
 from flake8_importpolicy.config.load import load_policy
-from flake8_importpolicy.model.fixes import FixKind, TextEdit, offered_fix_kinds
+from flake8_importpolicy.model.fixes import FixKind, offered_fix_kinds
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -168,11 +168,12 @@ def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
     assert all(fix.verified for fix in fixes)
     lazy = fixes[0]
     init = (root / "src/app/ops/__init__.py").resolve()
-    assert lazy.edits[0] == TextEdit(
-        init, (4, 0), (5, 0),
+    # the map, then the __getattr__ (in the re-export's place: issue 27, F-B)
+    assert (lazy.edits[0].path, lazy.edits[0].start, lazy.edits[0].end) == (init, (4, 0), (5, 0))
+    assert lazy.edits[0].new_text.startswith(
         '# Loaded on first access (PEP 562, module __getattr__ below): name -> module.\n'
-        '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n',
-    )
+        '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n'
+        '\n\ndef __getattr__(name: str) -> object:\n')
     # an unsaved buffer wins over the file: the fix is planned on what the editor shows
     buffer = init.read_bytes().replace(b"from .layernorm import rms_norm\n", b"")
     [edited] = [v for v in PolicyEngine(policy, overrides={init: buffer}).check().violations]
@@ -581,3 +582,130 @@ def test_an_importer_continued_by_a_backslash_is_rewritten(tmp_path: Path) -> No
                             "print('heavy' in sys.modules)"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert light.stdout == "False\n", light.stderr
+
+
+def test_a_re_export_before_a_semicolon_is_offered_nowhere(tmp_path: Path) -> None:
+    """``from .x import a; B = 1``: check advertised both fixes, fix refused both (issue 27, F-A):
+    offered_fix_kinds reads the statement and offers neither."""
+    init = "from .x import a; B = 1\n"
+    root = _light_tree(tmp_path, init, use="from zqpkg import a, B\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        [violation] = engine.check().violations
+    assert offered_fix_kinds(violation) == ()
+    checked = _cli(root, "check")
+    assert checked.returncode == 1 and "use instead" not in checked.stdout
+    for kind in ("lazy", "direct"):
+        refused = _cli(root, "fix", "--kind", kind)
+        assert refused.returncode == 1 and refused.stdout == ""
+        assert "the re-export shares its line with another statement (a semicolon)" in refused.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == init
+
+
+def test_an_aliased_re_export_is_offered_direct_imports_only(tmp_path: Path) -> None:
+    """``from .x import a as b``: check advertised a lazy fix that fix refused (issue 27, F-A)."""
+    root = _light_tree(tmp_path, "from .x import a as b\n", use="from zqpkg import b\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        [violation] = engine.check().violations
+    assert offered_fix_kinds(violation) == (FixKind.DIRECT_IMPORTS,)
+    checked = _cli(root, "check")
+    assert ("use instead: direct imports (importpolicy fix --kind direct src/zqpkg/__init__.py:1 "
+            "writes them)") in checked.stdout
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and "an aliased name (from .x import a as b)" in refused.stderr
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert app.use.b() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_one_name_a_line_re_exports_of_one_submodule_are_fixed_together(
+    tmp_path: Path, kind: str
+) -> None:
+    """isort's single-line style, ``from .x import a`` / ``from .x import b``: fixing the first
+    left the second running the submodule, neither fix passed verification (issue 27, F-A)."""
+    init = '"""Doc."""\n\nfrom .x import a\nfrom .x import b  # second\nimport os\n\n__all__ = ["a", "b"]\n'
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\nfrom zqpkg import b\n")
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0, done.stderr
+    assert "verified" in done.stderr
+    assert _cli(root, "check").returncode == 0
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    assert "from .x" not in text and "import os\n" in text
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.b()) == ('a', 'b')\n"
+                        + ("assert (zqpkg.a(), zqpkg.b()) == ('a', 'b')" if kind == "lazy" else ""))
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_one_line_getattr_gets_the_lazy_names(tmp_path: Path) -> None:
+    """``def __getattr__(name): raise AttributeError(name)``: the lazy lines were inserted before
+    the def, outside it (issue 27, F-A): its body gets lines of its own, the statement last."""
+    init = "from .x import a\n\n\ndef __getattr__(name): raise AttributeError(name)  # one line\n"
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert "verified" in done.stderr
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    assert "    raise AttributeError(name)  # one line\n" in text
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'\n"
+                        "try:\n    zqpkg.nothing\nexcept AttributeError as e:\n"
+                        "    assert str(e) == 'nothing'\nelse:\n    raise AssertionError")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_lazy_name_a_sibling_imports_while_the_package_runs(tmp_path: Path) -> None:
+    """The package imports ``.y`` after the re-export, and y does ``from . import a`` (issue 27,
+    F-B): the appended ``__getattr__`` was not defined yet when y ran, ``import zqpkg`` failed, and
+    the fix was "verified". The ``__getattr__`` now follows the map, so ``import zqpkg`` works, and
+    y loading the name runs the heavy module: the fresh interpreter shows it, and fix refuses."""
+    init = "from .x import a\nfrom .y import thing\n"
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    (root / "src/zqpkg/y.py").write_text("from . import a\n\nthing = a\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        report = engine.check()
+    [violation] = report.violations
+    unverified = find_fixes(policy, violation, report=report, verify=False)
+    lazy = next(fix for fix in unverified if fix.kind is FixKind.LAZY_REEXPORT)
+    copy = tmp_path / "patched"
+    shutil.copytree(root, copy)
+    for path, data in apply_edits(lazy.edits).items():
+        (copy / path.relative_to(root)).write_bytes(data)
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'src'); import zqpkg; "
+                          "print(zqpkg.thing(), 'heavy' in sys.modules)"],
+                         cwd=copy, capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert run.stdout == "a True\n", run.stderr  # it imports; the package still runs heavy
+    assert [fix.kind for fix in find_fixes(policy, violation, report=report)] == []
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and "no lazy-reexport fix passes verification" in refused.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == init
+
+
+def test_sarif_gives_the_fixes_of_a_finding_under_a_baseline(tmp_path: Path) -> None:
+    """With a baseline in use, SARIF gave no ``fixes`` for an IPL001 that ``fix`` fixes, verified
+    (issue 27): the in-memory verification compared the whole patched tree with the report the
+    baseline filtered, and counted the baselined finding as new."""
+    import json
+
+    root = _light_tree(tmp_path, "", use="from zqpkg import a\n")
+    (root / "policy.toml").write_text((root / "policy.toml").read_text()
+                                      + '\n[light."app.old"]\nreason = "light"\n')
+    (root / "src/app/old.py").write_text("import heavy\n")
+    written = _cli(root, "check", "--write-baseline", "baseline.json")
+    assert written.returncode == 0, written.stderr
+    (root / "src/zqpkg/__init__.py").write_text("from .x import a\n")
+    sarif = _cli(root, "check", "--baseline", "baseline.json", "--format", "sarif", "--no-cache")
+    assert sarif.returncode == 1, sarif.stderr
+    [result] = json.loads(sarif.stdout)["runs"][0]["results"]
+    assert [fix["description"]["text"] for fix in result.get("fixes", [])] == [
+        "re-export a lazily (module __getattr__, PEP 562)",
+        "import a from zqpkg.x where it is used, and remove the re-export",
+    ]
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr

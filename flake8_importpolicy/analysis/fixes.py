@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flake8_importpolicy.analysis.engine import PolicyEngine
-from flake8_importpolicy.model.findings import Report, Violation
+from flake8_importpolicy.model.findings import Report, Unresolved, Violation
 from flake8_importpolicy.model.fixes import (
     NOT_AT_TOP_LEVEL,
     Fix,
@@ -45,7 +45,9 @@ from flake8_importpolicy.model.fixes import (
     Importer,
     TextEdit,
     find_reexport_hop,
-    offered_fix_kinds,
+    fix_refusals,
+    module_level_binding_lines,
+    reexport_statements,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.paths import module_name_under
@@ -153,8 +155,8 @@ def find_fixes(
     Args:
         policy: the policy the violation was found with.
         violation: the finding.
-        report: the report it belongs to (computed when None): the patched tree's report is
-            compared with it.
+        report: the report it belongs to (computed when None, or when a baseline filtered it):
+            the patched tree's report is compared with it.
         overrides: ``{path: bytes}`` of unsaved editor buffers, read instead of the files.
         facts_cache, interpreter_info, interpreter, target_versions: as for
             :class:`~flake8_importpolicy.analysis.engine.PolicyEngine`.
@@ -170,19 +172,28 @@ def find_fixes(
     Raises:
         flake8_importpolicy.model.errors.InterpreterError: the interpreter cannot be queried.
     """
-    if not offered_fix_kinds(violation):
-        if why_not is not None and find_reexport_hop(violation) is not None:
-            why_not.update(dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL))
+    if find_reexport_hop(violation) is None:
+        return []
+    try:
+        refusals = fix_refusals(violation, _Reader(overrides or {})(violation.path))
+    except OSError:
+        refusals = dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL)
+    if len(refusals) == len(FixKind):
+        if why_not is not None:
+            why_not.update(refusals)
         return []
     options = _EngineOptions(interpreter, tuple(target_versions), facts_cache, interpreter_info)
     with options.engine(policy, overrides) as engine:
         planner = _Planner(policy, engine, dict(overrides or {}))
+        planner.refusals.update(refusals)
         fixes = planner.plan(violation)
         if why_not is not None:
             why_not.update(planner.refusals)
         if not verify or not fixes:
             return fixes
-        if report is None:
+        if report is None or report.baselined:
+            # the patched tree is checked whole: a report a baseline filtered would make each
+            # baselined finding look new (SARIF's fixes under a baseline: issue 27)
             report = engine.check()
         info = engine.interpreter
     options = dataclasses.replace(options, interpreter_info=info)
@@ -233,16 +244,35 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             return False
     with options.engine(policy, patched) as engine:
         after = engine.check()
+    # the light package's own findings: none of the fixed statement's, and none through another
+    # first hop that was not one before (``from .y import thing``, covered by the re-export, when
+    # y's ``from . import name`` now loads the lazy name: the package still runs the heavy module)
     first = violation.chain[0].imported
+    kept = {(v.code.id, str(v.heavy), v.chain[0].imported) for v in report.violations
+            if v.light == violation.light and v.path == violation.path and v.chain
+            and v.chain[0].imported != first}
     for found in after.violations:
-        if found.light == violation.light and found.chain and found.chain[0].imported == first \
-                and found.path == violation.path:
+        if found.light == violation.light and found.path == violation.path and found.chain and (
+                (found.code.id, str(found.heavy), found.chain[0].imported) not in kept):
             return False
+    # nor import-time code of the light package's that cannot be resolved and was not there before
+    # (``from . import name`` in a module the package imports: its ``__getattr__``, loading a name)
+    sites = {_site_identity(u) for u in report.unresolved}
+    if any(u.light == violation.light and _site_identity(u) not in sites for u in after.unresolved):
+        return False
     before = {(v.code.id, v.light, str(v.heavy)) for v in report.violations}
     if any((v.code.id, v.light, str(v.heavy)) not in before for v in after.violations):
         return False
     problems = {p.identity for p in report.problems}
     return all(p.identity in problems for p in after.problems)
+
+
+def _site_identity(unresolved: Unresolved) -> tuple[str, ...]:
+    """An unresolved site across edits that move lines: its light module, the modules of its chain,
+    and what it is."""
+    site = unresolved.site
+    return (unresolved.light, *(str(h.imported) for h in unresolved.chain), site.module,
+            str(site.construct), site.detail)
 
 
 class _Reader:
@@ -458,21 +488,26 @@ class _Planner:
         hop = violation.chain[0]
         if source is None:
             return []
-        statement = next((node for node in source.tree.body if isinstance(node, ast.ImportFrom)
-                          and node.lineno == hop.line and node.col_offset == hop.col), None)
-        if statement is None:  # the buffer no longer has it where the finding was
+        statements = reexport_statements(violation, source.tree)
+        if not statements or statements[0].lineno != hop.line:
+            # the buffer no longer has it where the finding was
             self.refusals.update(dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL))
             return []
-        moved = self._moved_names(violation.light, statement)
-        if not moved:
-            return []
+        moved: dict[str, _Moved] = {}
+        for statement in statements:
+            names = self._moved_names(violation.light, statement)
+            if not names:
+                return []
+            moved.update((m.name, m) for m in names)
         fixes = []
-        lazy = self._plan_lazy(violation, source, statement, moved)
-        if lazy is not None:
-            fixes.append(lazy)
-        direct = self._plan_direct(violation, source, statement, moved)
-        if direct is not None:
-            fixes.append(direct)
+        if FixKind.LAZY_REEXPORT not in self.refusals:
+            lazy = self._plan_lazy(violation, source, statements, list(moved.values()))
+            if lazy is not None:
+                fixes.append(lazy)
+        if FixKind.DIRECT_IMPORTS not in self.refusals:
+            direct = self._plan_direct(violation, source, statements, list(moved.values()))
+            if direct is not None:
+                fixes.append(direct)
         return fixes
 
     def _moved_names(self, light: str, node: ast.ImportFrom) -> list[_Moved]:
@@ -521,13 +556,12 @@ class _Planner:
 
     # -- lazy re-export ----------------------------------------------------------------------------
 
-    def _plan_lazy(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
+    def _plan_lazy(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
                    moved: list[_Moved]) -> Fix | None:
         names = [m.name for m in moved]
-        lines = source.whole_lines(statement)
-        if lines is None:
+        if any(source.whole_lines(s) is None for s in statements):
             return None
-        blockers = self._own_uses(violation, source, statement, names)
+        blockers = self._own_uses(violation, source, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [
                 Importer(path, line, self.project.module_name(path) or "",
@@ -537,15 +571,15 @@ class _Planner:
             ]
         blockers += self._submodule_shadows(violation, moved)
         versions = self.engine.target.versions
-        is_star = any(alias.name == "*" for alias in statement.names)
+        is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         if versions and min(versions) >= (3, 15) and not is_star:
-            start = source.offset(statement.lineno, statement.col_offset)
-            edit = _Edit(source.path, start, start, "lazy ")
+            edits = [_Edit(source.path, start, start, "lazy ") for start in
+                     (source.offset(s.lineno, s.col_offset) for s in statements)]
             return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
-                             f"... import {title_names}", violation, statement, names, [edit], source,
-                             blockers=blockers)
-        return self._plan_getattr(violation, source, statement, moved, lines, title_names, blockers)
+                             f"... import {title_names}", violation, statements[0], names, edits,
+                             source, blockers=blockers)
+        return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
 
     def _submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
         """The first-party imports that would change what a lazy name means: a name bound to an
@@ -572,114 +606,88 @@ class _Planner:
                 if path != violation.path.resolve())
         return found
 
-    def _own_uses(self, violation: Violation, source: _Source, statement: ast.stmt,
+    def _own_uses(self, violation: Violation, source: _Source, statements: Sequence[ast.stmt],
                   names: Sequence[str]) -> list[Importer]:
         """The package's own reads of the names: a module's global lookups never call its
         ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
-        uses = _used_names(source.tree, statement)
+        uses = _used_names(source.tree, statements)
         return [Importer(source.path, uses[name], violation.light,
                          f"the package itself uses {name}") for name in names if name in uses]
 
-    def _plan_getattr(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
-                      moved: list[_Moved], lines: tuple[int, int], title_names: str,
-                      blockers: list[Importer]) -> Fix | None:
+    def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
+                      moved: list[_Moved], title_names: str, blockers: list[Importer]) -> Fix | None:
+        """The map in place of the (first) statement, and a ``__getattr__`` right after it (so that
+        a module the package imports later, ``from . import name`` in a sibling, finds the name as
+        it found the eager one), or the map's lines merged into the package's own ``__getattr__``
+        (fix_refusals has ruled out one that is not a single top-level def)."""
         tree = source.tree
         bound = _top_level_bindings(tree)
         getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
-        others = [line for line in _module_level_binding_lines(tree, "__getattr__")
-                  if line not in {g.lineno for g in getattrs}]
-        if len(getattrs) > 1 or others:
-            # an appended or merged one would not be the one that runs (or not always)
-            line = sorted({*others, *(g.lineno for g in getattrs)})[-1]
-            self.refusals[FixKind.LAZY_REEXPORT] = (
-                f"the package binds __getattr__ at line {line} other than by one top-level def "
-                "(under an if or a try, by assignment, or twice): merge the lazy names into it by hand")
-            return None
         nl = source.newline
         map_name = _unused_name("_LAZY_IMPORTS", bound)
         modules_map = _unused_name("_LAZY_SUBMODULES", bound | {map_name})
         attributes = [m for m in moved if m.attribute is not None]
         submodules = [m for m in moved if m.attribute is None]
-        if any(m.attribute != m.name for m in attributes):
-            # the map would need a second column
-            self.refusals[FixKind.LAZY_REEXPORT] = "an aliased name (from .x import a as b)"
-            return None
-        table = []
-        if attributes:
-            table.append(f"{map_name} = {{{nl}" + "".join(
-                f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in attributes) + f"}}{nl}")
-        if submodules:
-            table.append(f"{modules_map} = {{{nl}" + "".join(
-                f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in submodules) + f"}}{nl}")
-        comment = f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
-        edits = [_Edit(source.path, lines[0], lines[1], comment + "".join(table))]
+        maps = (map_name if attributes else None, modules_map if submodules else None)
+        replacement = f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
+        for table, entries in ((map_name, attributes), (modules_map, submodules)):
+            if entries:
+                replacement += f"{table} = {{{nl}" + "".join(
+                    f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in entries) + f"}}{nl}"
+        lines = [source.whole_lines(s) for s in statements]
+        edits = [_Edit(source.path, *span, "") for span in lines[1:] if span is not None]
+        assert lines[0] is not None
         if getattrs:
-            existing = getattrs[0]
-            parameter = existing.args.posonlyargs + existing.args.args
-            if not parameter:
-                return None
-            indent = source.indent(existing.body[0]) if existing.body else "    "
-            first = existing.body[0]
-            if _is_docstring(first) and len(existing.body) > 1:
-                first = existing.body[1]
-            taken = {n.id for n in ast.walk(existing) if isinstance(n, ast.Name)} | {
-                a.arg for a in ast.walk(existing.args) if isinstance(a, ast.arg)}
-            taken |= {alias.asname or alias.name.partition(".")[0] for n in ast.walk(existing)
-                      if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
-            block = _getattr_block(parameter[0].arg, map_name if attributes else None,
-                                   modules_map if submodules else None, indent, nl, taken)
-            at = source.line_start(first.lineno)
-            edits.append(_Edit(source.path, at, at, block))
+            edits.append(_merge_into_getattr(source, getattrs[0], maps))
         else:
-            block = (f"{nl}{nl}def __getattr__(name: str) -> object:{nl}"
-                     + _getattr_block("name", map_name if attributes else None,
-                                      modules_map if submodules else None, "    ", nl)
-                     + f"    raise AttributeError(f\"module {{__name__!r}} has no attribute "
-                       f"{{name!r}}\"){nl}")
+            replacement += (f"{nl}{nl}def __getattr__(name: str) -> object:{nl}"
+                            + _getattr_block("name", *maps, "    ", nl)
+                            + f"    raise AttributeError(f\"module {{__name__!r}} has no attribute "
+                              f"{{name!r}}\"){nl}")
+            rest = lines[0][1]
+            while any(span is not None and span[0] == rest for span in lines[1:]):
+                rest = next(span[1] for span in lines[1:] if span is not None and span[0] == rest)
+            blank = 0
+            for line in source.text[rest:].splitlines():
+                if line.strip():
+                    break
+                blank += 1
+            if rest < len(source.text) and blank < 2:
+                replacement += nl * (2 - blank)
+        edits.append(_Edit(source.path, lines[0][0], lines[0][1], replacement))
+        note = ""
+        if any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body):
+            note = "the package's own __dir__ is kept as it is"
+        else:
+            listed = " | ".join(f"set({m})" for m in maps if m is not None)
+            block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
+                     f"    return sorted(set(globals()) | {listed}){nl}")
             end = len(source.text)
             if source.text and not source.text.endswith(("\n", "\r")):
                 block = nl + block
             edits.append(_Edit(source.path, end, end, block))
-        note = ""
-        has_dir = any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body)
-        if has_dir:
-            note = "the package's own __dir__ is kept as it is"
-        else:
-            pairs = ((map_name, attributes), (modules_map, submodules))
-            maps = " | ".join(f"set({m})" for m, used in pairs if used)
-            block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
-                     f"    return sorted(set(globals()) | {maps}){nl}")
-            end = len(source.text)
-            if edits[-1].start == end:
-                edits[-1] = _Edit(source.path, end, end, edits[-1].new_text + block)
-            else:
-                if source.text and not source.text.endswith(("\n", "\r")):
-                    block = nl + block
-                edits.append(_Edit(source.path, end, end, block))
         return self._fix(FixKind.LAZY_REEXPORT, f"re-export {title_names} lazily (module "
-                         "__getattr__, PEP 562)", violation, statement,
+                         "__getattr__, PEP 562)", violation, statements[0],
                          [m.name for m in moved], edits, source, note=note, blockers=blockers)
 
     # -- direct imports ----------------------------------------------------------------------------
 
-    def _plan_direct(self, violation: Violation, source: _Source, statement: ast.ImportFrom,
+    def _plan_direct(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
                      moved: list[_Moved]) -> Fix | None:
         light = violation.light
         names = {m.name: m for m in moved}
         edits: list[_Edit] = []
-        removal = source.whole_lines(statement)
-        if removal is None:
-            return None
-        replacement = ""
-        if len(source.tree.body) == 1:
-            replacement = ""  # an empty __init__.py is a valid package
-        edits.append(_Edit(source.path, removal[0], removal[1], replacement))
+        for statement in statements:
+            removal = source.whole_lines(statement)
+            if removal is None:
+                return None
+            edits.append(_Edit(source.path, removal[0], removal[1], ""))
         declared = _literal_all(source.tree)
         if declared is not None:
             removed = [e for e in declared[1] if e.value in names]
             for element in removed:
                 edits.append(_list_element_removal(source, element, declared[1], removed))
-        blockers = self._own_uses(violation, source, statement, list(names))
+        blockers = self._own_uses(violation, source, statements, list(names))
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
         blockers.extend(self.project.outside_importers(light, names))
@@ -688,8 +696,8 @@ class _Planner:
                  if moved[0].attribute is not None else
                  f"import {moved[0].module} where {light}.{moved[0].name} is used, and remove the "
                  "re-export")
-        return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statement, sorted(names), edits,
-                         source, blockers=blockers)
+        return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statements[0], sorted(names),
+                         edits, source, blockers=blockers)
 
     def _rewrite_importer(self, path: Path, light: str, names: Mapping[str, _Moved],
                           edits: list[_Edit], blockers: list[Importer]) -> None:
@@ -733,7 +741,7 @@ class _Planner:
         ours = [a for a in node.names if a.name in names and names[a.name].attribute is not None]
         star = any(a.name == "*" for a in node.names)
         if star:
-            used = set(_used_names(source.tree, node)) & {n for n, m in names.items() if m.attribute}
+            used = set(_used_names(source.tree, (node,))) & {n for n, m in names.items() if m.attribute}
             if not used:
                 return
             ours = [ast.alias(name=name) for name in sorted(used)]
@@ -885,29 +893,6 @@ def _top_level_bindings(tree: ast.Module) -> set[str]:
     return names
 
 
-def _module_level_binding_lines(tree: ast.Module, name: str) -> list[int]:
-    """The lines of every module-level binding of ``name``: a ``def``/``class``, an assignment
-    target, an import, also under ``if``/``try``/``with``/``for`` (function and class bodies are
-    their own scopes and left out)."""
-    lines: list[int] = []
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == name:
-                lines.append(node.lineno)
-            continue
-        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
-            lines.append(node.lineno)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            lines.extend(node.lineno for a in node.names
-                         if (a.asname or a.name.partition(".")[0]) == name)
-        pending.extend(ast.iter_child_nodes(node))
-    return sorted(lines)
-
-
 _Scope = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
           ast.DictComp, ast.GeneratorExp)
 
@@ -1004,7 +989,7 @@ def _module_level_rebindings(tree: ast.Module, names: set[str], light: str) -> l
     import of the light package or a relative of it."""
     lines = []
     for name in names:
-        for line in _module_level_binding_lines(tree, name):
+        for line in module_level_binding_lines(tree, name):
             statement = next((n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                               and n.lineno == line), None)
             if statement is None:
@@ -1027,12 +1012,12 @@ def _literal_all(tree: ast.Module) -> tuple[list[str], list[ast.Constant]] | Non
     return None
 
 
-def _used_names(tree: ast.Module, skip: ast.stmt) -> dict[str, int]:
-    """The names a module reads or deletes anywhere (function bodies too), but in ``skip``, each
-    with the line of its first use."""
+def _used_names(tree: ast.Module, skip: Sequence[ast.stmt]) -> dict[str, int]:
+    """The names a module reads or deletes anywhere (function bodies too), but in the statements
+    ``skip``, each with the line of its first use."""
     used: dict[str, int] = {}
     for node in ast.walk(tree):
-        if node is skip:
+        if any(node is statement for statement in skip):
             continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             used[node.id] = min(used.get(node.id, node.lineno), node.lineno)
@@ -1053,6 +1038,31 @@ def _unused_name(name: str, taken: set[str]) -> str:
         number += 1
         candidate = f"{name}_{number}"
     return candidate
+
+
+def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
+                        maps: tuple[str | None, str | None]) -> _Edit:
+    """The lines that serve the lazy names, inserted at the top of the package's own
+    ``__getattr__`` (after its docstring); a one-line ``def __getattr__(name): ...`` gets them as
+    a body of its own lines, the statement after the colon last."""
+    parameter = (existing.args.posonlyargs + existing.args.args)[0].arg
+    first = existing.body[0]
+    taken = {n.id for n in ast.walk(existing) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(existing.args) if isinstance(a, ast.arg)}
+    taken |= {alias.asname or alias.name.partition(".")[0] for n in ast.walk(existing)
+              if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
+    nl = source.newline
+    if first.lineno == existing.lineno:  # def __getattr__(name): raise AttributeError(name)
+        indent = source.indent(existing) + "    "
+        at = source.offset(first.lineno, first.col_offset)
+        colon = len(source.text[:at].rstrip(" \t"))
+        block = _getattr_block(parameter, *maps, indent, nl, taken)
+        return _Edit(source.path, colon, at, nl + block + indent)
+    indent = source.indent(first)
+    if _is_docstring(first) and len(existing.body) > 1:
+        first = existing.body[1]
+    at = source.line_start(first.lineno)
+    return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
 
 
 def _quote(text: str) -> str:
@@ -1267,7 +1277,7 @@ def find_fixes_at(
     where = os.path.abspath(path)
     for violation in report.violations:
         hop = find_reexport_hop(violation)
-        if (hop is None or not offered_fix_kinds(violation) or hop.line != line or hop.path is None
+        if (hop is None or hop.line != line or hop.path is None
                 or os.path.abspath(hop.path) != where):
             continue
         return [fix for fix in find_fixes(policy, violation, report=report, overrides=overrides,

@@ -5,16 +5,19 @@ admits. :mod:`flake8_importpolicy.analysis.fixes` plans and verifies them.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from flake8_importpolicy.model.findings import Violation
 from flake8_importpolicy.model.graph import Hop, HopKind
+from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
-    "NOT_AT_TOP_LEVEL", "Fix", "FixKind", "Importer", "TextEdit", "find_reexport_hop",
-    "offered_fix_kinds",
+    "ALIASED", "NOT_AT_TOP_LEVEL", "SHARES_A_LINE", "Fix", "FixKind", "Importer", "TextEdit",
+    "find_reexport_hop", "fix_refusals", "module_level_binding_lines", "offered_fix_kinds",
+    "reexport_statements",
 ]
 
 
@@ -116,17 +119,115 @@ NOT_AT_TOP_LEVEL = ("the re-export is not a statement of the module's top level 
                     "a try, or after a semicolon)")
 """Why a re-export of the right shape gets no fix (:func:`offered_fix_kinds`)."""
 
+SHARES_A_LINE = "the re-export shares its line with another statement (a semicolon)"
+ALIASED = "an aliased name (from .x import a as b)"
 
-def offered_fix_kinds(violation: Violation) -> tuple[FixKind, ...]:
-    """The fixes ``importpolicy fix`` can offer for a finding of this shape: both, for a re-export
-    in a light package's ``__init__.py`` (:func:`find_reexport_hop`) that is a statement of the
-    module's top level, starting its line (column 0); none otherwise. The one decision whether a fix
-    is offered: ``check``'s "use instead" text and SARIF ``fixes``, ``importpolicy fix`` and the
-    editor's code actions all ask it. A re-export under an ``if`` or a ``try`` is left to a person
-    (:data:`NOT_AT_TOP_LEVEL`): which branch binds the name is the package's decision. ``fix``
-    verifies each offered fix before writing it: a name the package itself uses, or an importer it
-    cannot rewrite, rules one out."""
+
+def reexport_statements(violation: Violation, tree: ast.Module) -> list[ast.ImportFrom]:
+    """The top-level statements of the package's ``__init__.py`` (its syntax tree ``tree``) that a
+    fix of ``violation`` replaces: its re-export, then every other top-level from-import of the same
+    submodule (isort's one-name-a-line style, ``from .x import a`` / ``from .x import b``: the second
+    still runs the submodule when only the first is fixed); empty when the finding's first hop is
+    not a re-export statement of the top level (:func:`find_reexport_hop`)."""
     hop = find_reexport_hop(violation)
     if hop is None or hop.col != 0:
+        return []
+    first = next((node for node in tree.body if isinstance(node, ast.ImportFrom)
+                  and node.lineno == hop.line and node.col_offset == 0), None)
+    if first is None:
+        return []
+    base = _from_base(violation.light, first)
+    if base is None or base == violation.light:  # from . import x, y: each its own submodule
+        return [first]
+    return [first, *(node for node in tree.body if isinstance(node, ast.ImportFrom)
+                     and node is not first and node.col_offset == 0
+                     and _from_base(violation.light, node) == base)]
+
+
+def fix_refusals(violation: Violation, source: bytes | None = None) -> dict[FixKind, str]:
+    """Why each fix ``importpolicy fix`` cannot write for a re-export finding is not offered, from
+    the statement and the package's ``__init__.py`` (its bytes ``source``; read from
+    ``violation.path`` when None): ``{kind: why}``, every kind when the finding is not a re-export
+    statement of the module's top level, none for a finding that is not a re-export at all."""
+    if find_reexport_hop(violation) is None:
+        return {}
+    everything = dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL)
+    try:
+        data = source if source is not None else read_regular_file(violation.path)[1]
+        tree = ast.parse(data, str(violation.path))
+    except (OSError, SyntaxError, ValueError):
+        return everything
+    statements = reexport_statements(violation, tree)
+    if not statements:
+        return everything
+    taken = {line for node in tree.body if not any(node is s for s in statements)
+             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    if any(s.lineno in taken or s.end_lineno in taken for s in statements):
+        return dict.fromkeys(FixKind, SHARES_A_LINE)
+    refusals: dict[FixKind, str] = {}
+    if any(s.module and alias.asname and alias.asname != alias.name
+           for s in statements for alias in s.names):
+        refusals[FixKind.LAZY_REEXPORT] = ALIASED  # the map would need a second column
+    getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
+    others = [line for line in module_level_binding_lines(tree, "__getattr__")
+              if line not in {g.lineno for g in getattrs}]
+    if len(getattrs) > 1 or others:
+        # an appended or merged one would not be the one that runs (or not always)
+        line = sorted({*others, *(g.lineno for g in getattrs)})[-1]
+        refusals[FixKind.LAZY_REEXPORT] = (
+            f"the package binds __getattr__ at line {line} other than by one top-level def "
+            "(under an if or a try, by assignment, or twice): merge the lazy names into it by hand")
+    elif getattrs and not (getattrs[0].args.posonlyargs or getattrs[0].args.args):
+        refusals[FixKind.LAZY_REEXPORT] = (
+            f"the package's __getattr__ at line {getattrs[0].lineno} takes no name")
+    return refusals
+
+
+def offered_fix_kinds(violation: Violation, source: bytes | None = None) -> tuple[FixKind, ...]:
+    """The fixes ``importpolicy fix`` can offer for a finding: for a re-export in a light package's
+    ``__init__.py`` (:func:`find_reexport_hop`) that is a statement of the module's top level, on
+    lines of its own, each kind :func:`fix_refusals` does not rule out; none otherwise. The one
+    decision whether a fix is offered: ``check``'s "use instead" text and SARIF ``fixes``,
+    ``importpolicy fix`` and the editor's code actions all ask it (``source``: the bytes of the
+    package's ``__init__.py``, read from ``violation.path`` when None). A re-export under an ``if``
+    or a ``try`` is left to a person (:data:`NOT_AT_TOP_LEVEL`): which branch binds the name is the
+    package's decision. ``fix`` verifies each offered fix before writing it: a name the package
+    itself uses, or an importer it cannot rewrite, rules one out."""
+    if find_reexport_hop(violation) is None:
         return ()
-    return (FixKind.LAZY_REEXPORT, FixKind.DIRECT_IMPORTS)
+    refused = fix_refusals(violation, source)
+    return tuple(kind for kind in FixKind if kind not in refused)
+
+
+def _from_base(package: str, node: ast.ImportFrom) -> str | None:
+    """The absolute module a from-import in the package's ``__init__.py`` names."""
+    if not node.level:
+        return node.module
+    parts = package.split(".")
+    if node.level - 1 >= len(parts):
+        return None
+    base = parts[:len(parts) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def module_level_binding_lines(tree: ast.Module, name: str) -> list[int]:
+    """The lines of every module-level binding of ``name``: a ``def``/``class``, an assignment
+    target, an import, also under ``if``/``try``/``with``/``for`` (function and class bodies are
+    their own scopes and left out)."""
+    lines: list[int] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                lines.append(node.lineno)
+            continue
+        if isinstance(node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            lines.append(node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            lines.extend(node.lineno for a in node.names
+                         if (a.asname or a.name.partition(".")[0]) == name)
+        pending.extend(ast.iter_child_nodes(node))
+    return sorted(lines)

@@ -167,14 +167,20 @@ def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
     """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
     re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
-    second)``; ``fix`` verifies each before it offers it."""
-    from flake8_importpolicy.model.fixes import offered_fix_kinds  # a finding's shape, no engine
+    second)``, or the one of them it offers (:func:`~flake8_importpolicy.model.fixes.offered_fix_kinds`
+    reads the statement); ``fix`` verifies each before it offers it."""
+    from flake8_importpolicy.model.fixes import FixKind, offered_fix_kinds  # no engine
 
-    if not offered_fix_kinds(violation):
+    offered = offered_fix_kinds(violation)
+    if not offered:
         return ""
     where = format_where(violation.path, violation.line, relpath)
-    return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
-            "the first, --kind direct the second)")
+    if len(offered) == 2:
+        return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
+                "the first, --kind direct the second)")
+    if offered[0] is FixKind.LAZY_REEXPORT:
+        return f"use instead: a lazy re-export (importpolicy fix {where} writes it)"
+    return f"use instead: direct imports (importpolicy fix --kind direct {where} writes them)"
 
 
 def format_covers(violation: Violation) -> str:
