@@ -74,8 +74,9 @@ COMMAND_EXIT_STATUS = {
                         "2 the lsp extra is not installed; 3 an internal error."),
     "bisect": _exit_status(
         "0 the first commit was found for every finding; 1 not found in the range",
-        "2 a usage error (not a git repository, a revision that does not exist); 3 an internal "
-        "error.",
+        "2 a usage error (not a git repository, a revision that does not exist), or nothing "
+        "found while a commit's tree holds a submodule or a link to outside the repository, "
+        "which bisect cannot read; 3 an internal error.",
     ),
     "fix": _exit_status("0 every finding asked for was fixed; 1 a finding could not be fixed (or "
                         "none can)"),
