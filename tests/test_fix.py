@@ -6,6 +6,7 @@ and runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -581,3 +582,27 @@ def test_an_importer_continued_by_a_backslash_is_rewritten(tmp_path: Path) -> No
                             "print('heavy' in sys.modules)"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert light.stdout == "False\n", light.stderr
+
+
+@pytest.mark.parametrize("where, policy", [("src", False), ("..", True)])
+def test_the_use_instead_command_works_pasted_where_check_ran(
+    tmp_path: Path, where: str, policy: bool,
+) -> None:
+    """Issue 27: the ``use instead`` line's ``importpolicy fix path:line`` was relative to the
+    policy's directory and had no ``--policy``: pasted in a subdirectory (or beside the project,
+    after ``check --policy``) it fixed nothing. It is a command for the directory check ran in."""
+    import re
+    import shlex
+
+    root = _copy("x_fix_incident", tmp_path)
+    cwd = (root / where).resolve()
+    extra = ["--policy", os.path.relpath(root / "policy.toml", cwd)] if policy else []
+    text = _cli(cwd, "check", *extra)
+    assert text.returncode == 1, text.stderr
+    match = re.search(r"use instead: .*\((importpolicy fix .*) writes the first", text.stdout)
+    assert match is not None, text.stdout
+    pasted = shlex.split(match.group(1))
+    assert ("--policy" in pasted) is policy
+    done = _cli(cwd, *pasted[1:])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("--- a/"), done.stdout

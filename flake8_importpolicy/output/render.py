@@ -163,17 +163,25 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
 
 
-def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
+def format_fix_offer(violation: Violation, relpath: PathFormatter, policy_option: str = "") -> str:
     """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
     re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
-    second)``; ``fix`` verifies each before it offers it."""
+    second)``; ``fix`` verifies each before it offers it.
+
+    Args:
+        relpath: how the command names the file: as ``fix`` reads it where the command is pasted
+            (``check`` passes the path relative to its working directory, shell-quoted).
+        policy_option: ``--policy PATH`` when ``check`` was given one (``fix`` finds the same
+            policy then), else empty.
+    """
     from flake8_importpolicy.model.fixes import offered_fix_kinds  # a finding's shape, no engine
 
     if not offered_fix_kinds(violation):
         return ""
     where = format_where(violation.path, violation.line, relpath)
-    return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
+    command = " ".join(part for part in ("importpolicy fix", policy_option, where) if part)
+    return (f"use instead: a lazy re-export or direct imports ({command} writes "
             "the first, --kind direct the second)")
 
 
