@@ -74,8 +74,9 @@ COMMAND_EXIT_STATUS = {
                         "2 the lsp extra is not installed; 3 an internal error."),
     "bisect": _exit_status(
         "0 the first commit was found for every finding; 1 not found in the range",
-        "2 a usage error (not a git repository, a revision that does not exist); 3 an internal "
-        "error.",
+        "2 a usage error (not a git repository, a revision that does not exist), or nothing "
+        "found while a commit's tree holds a submodule or a link to outside the repository, "
+        "which bisect cannot read; 3 an internal error.",
     ),
     "fix": _exit_status("0 every finding asked for was fixed; 1 a finding could not be fixed (or "
                         "none can)"),
@@ -912,8 +913,30 @@ def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatt
         from flake8_importpolicy.output.style import Style, use_colour
         from flake8_importpolicy.output.text import format_report_text
 
-        sys.stdout.write(format_report_text(report, relpath, Style(use_colour(sys.stdout))))
+        command_relpath, policy_option = _fix_command_context(args)
+        sys.stdout.write(format_report_text(report, relpath, Style(use_colour(sys.stdout)),
+                                            command_relpath=command_relpath,
+                                            policy_option=policy_option))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
+
+
+def _fix_command_context(args: argparse.Namespace) -> tuple[PathFormatter, str]:
+    """How a "use instead" line's ``importpolicy fix`` command names its file (relative to the
+    working directory, shell-quoted: ``fix`` reads its ``path:line`` from there) and its policy
+    (``--policy PATH`` relative to the working directory when ``check`` was given one)."""
+    import shlex
+
+    here = Path.cwd()
+
+    def shown(path: Path) -> str:
+        try:
+            relative = os.path.relpath(path, here)
+        except ValueError:  # another drive
+            relative = str(path)
+        return shlex.quote(relative.replace(os.sep, "/"))
+
+    policy = getattr(args, "policy", None)
+    return shown, f"--policy {shown(policy.absolute())}" if policy is not None else ""
 
 
 def _sarif_fixes(args: argparse.Namespace, report: Report) -> dict[Violation, list[Fix]]:

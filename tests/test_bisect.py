@@ -612,3 +612,58 @@ def test_a_budget_commit_names_the_statement_it_added_not_one_it_touched(tmp_pat
     [finding] = json.loads(done.stdout)["findings"]
     assert (finding["code"], finding["commit"]["hash"]) == ("IPL008", culprit)
     assert (finding["added"]["path"], finding["added"]["line"]) == ("src/pkg/ops/__init__.py", 2)
+
+
+def test_a_module_that_is_a_symbolic_link_is_followed(tmp_path: Path) -> None:
+    """Issue 27, F-J: pkg/ops/fused.py is a symbolic link to shared/fused.py, outside the source
+    roots; check follows it (as Python does) and so does bisect, which names the commit that
+    changed the linked file and the statement in it."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "fused lives in shared/", {
+        "src/pkg/ops/__init__.py": REEXPORT, "src/pkg/ops/fused.py": None,
+        "shared/fused.py": "def fused(x):\n    return x\n",
+    })
+    os.symlink("../../../shared/fused.py", repo / "src/pkg/ops/fused.py")
+    good = commit(repo, "ops: link fused")
+    noise(repo, 2)
+    culprit = commit(repo, "fused: read the CUDA flag",
+                     {"shared/fused.py": "from pkg.config import CUDA\n"})
+    noise(repo, 2, start=2)
+    checked = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "check"], cwd=repo,
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert "IPL001" in checked.stdout
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"first commit: {culprit[:12]} fused: read the CUDA flag" in done.stdout
+    assert "it added: shared/fused.py:1: pkg.ops.fused -> pkg.config (from-import)" in done.stdout
+
+
+def test_a_submodule_or_a_link_out_of_the_repository_is_not_a_silent_no_finding(
+    tmp_path: Path,
+) -> None:
+    """Issue 27, F-J: bisect reads this repository's objects; a submodule's files (and a link to
+    outside the repository) are not among them. When nothing is found it says what it could not
+    read and exits 2, where it said "no finding" and exited 1."""
+    sub = make_repo(tmp_path / "sub")
+    commit(sub, "vendored kernels", {"__init__.py": "from pkg.config import CUDA\n"})
+    repo = make_repo(tmp_path / "repo")
+    good = git(repo, "rev-parse", "HEAD")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub),
+        "src/pkg/ops/vendored")
+    os.symlink("/nonexistent/elsewhere.py", repo / "src/pkg/ops/elsewhere.py")
+    commit(repo, "ops: vendored kernels", {
+        "src/pkg/ops/__init__.py": "from .layernorm import rms_norm\nfrom . import vendored\n",
+    })
+    checked = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "check"], cwd=repo,
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert "IPL001" in checked.stdout  # the working tree has the submodule's files
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ("src/pkg/ops/vendored: a git submodule: its files are objects of another repository"
+            in done.stdout)
+    assert ("src/pkg/ops/elsewhere.py: a symbolic link to /nonexistent/elsewhere.py, outside the "
+            "repository" in done.stdout)
+    assert "bisect cannot read" in done.stdout
+    data = json.loads(bisect(repo, "--good", good, "--format", "json").stdout)
+    assert [entry["path"] for entry in data["unreadable"]] == ["src/pkg/ops/elsewhere.py",
+                                                               "src/pkg/ops/vendored"]

@@ -21,11 +21,15 @@ REPO = Path(__file__).resolve().parent.parent
 PRESET_EXAMPLE = REPO / "examples" / "cuda_preset"
 
 
-def _check(policy: Path) -> subprocess.CompletedProcess[str]:
+def _check(policy: Path, *, beside: bool = False) -> subprocess.CompletedProcess[str]:
+    """``check --policy POLICY`` from the repository's top, or with ``beside``, ``check`` in the
+    policy's directory (as the README runs it: its "use instead" command is for that directory)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    where = ["--policy", str(policy)] if not beside else []
     return subprocess.run(
-        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--policy", str(policy)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
+        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", *where],
+        cwd=policy.parent if beside else REPO, env=env, capture_output=True, text=True,
+        timeout=HANG_CATCHER,
     )
 
 
@@ -81,6 +85,6 @@ def test_readme_what_it_prints_is_the_cuda_fork_examples_output() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = re.search(r"## What it prints\n.*?```\n(.*?)```", readme, re.S)
     assert block is not None
-    result = _check(REPO / "examples" / "cuda_fork" / "policy.toml")
+    result = _check(REPO / "examples" / "cuda_fork" / "policy.toml", beside=True)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout == block.group(1)

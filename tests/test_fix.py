@@ -6,6 +6,7 @@ and runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -709,3 +710,27 @@ def test_sarif_gives_the_fixes_of_a_finding_under_a_baseline(tmp_path: Path) -> 
     assert done.returncode == 0 and "verified" in done.stderr, done.stderr
     run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("where, policy", [("src", False), ("..", True)])
+def test_the_use_instead_command_works_pasted_where_check_ran(
+    tmp_path: Path, where: str, policy: bool,
+) -> None:
+    """Issue 27: the ``use instead`` line's ``importpolicy fix path:line`` was relative to the
+    policy's directory and had no ``--policy``: pasted in a subdirectory (or beside the project,
+    after ``check --policy``) it fixed nothing. It is a command for the directory check ran in."""
+    import re
+    import shlex
+
+    root = _copy("x_fix_incident", tmp_path)
+    cwd = (root / where).resolve()
+    extra = ["--policy", os.path.relpath(root / "policy.toml", cwd)] if policy else []
+    text = _cli(cwd, "check", *extra)
+    assert text.returncode == 1, text.stderr
+    match = re.search(r"use instead: .*\((importpolicy fix .*) writes the first", text.stdout)
+    assert match is not None, text.stdout
+    pasted = shlex.split(match.group(1))
+    assert ("--policy" in pasted) is policy
+    done = _cli(cwd, *pasted[1:])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("--- a/"), done.stdout

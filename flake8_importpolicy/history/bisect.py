@@ -61,6 +61,9 @@ class _Checked:
     reached: dict[FindingKey, tuple[Hop, ...]] = field(default_factory=dict)
     """An IPL008's statements: every hop of the counted closure's chains, those that bring in
     the most counted modules first (an IPL008 has no chain of its own)."""
+    linked: dict[str, str] = field(default_factory=dict)
+    """The files of the hops that are symbolic links (or under a linked directory): the path of
+    the file they lead to, relative to the repository's top."""
 
 
 def bisect_findings(
@@ -141,6 +144,7 @@ class _Bisect:
         self.mirror = TreeMirror(repository, root, only=(".toml",))
         self.checked: dict[str, _Checked] = {}
         self.skips: dict[str, str] = {}
+        self.unreadable: dict[str, str] = {}  # a path of a commit's tree: why it cannot be read
         self.policy: Policy | None = None
         self.info: InterpreterInfo | None = None
         self.cache: FactsCache | None = None
@@ -186,7 +190,7 @@ class _Bisect:
             good=self.good, bad=self.bad, policy=relative, policy_origin=origin,
             first_parent=self.options.first_parent, commits=len(self._range), checked=len(self.checked),
             findings=tuple(sorted(results, key=lambda f: (f.light, f.code, f.heavy))),
-            skipped=skipped,
+            skipped=skipped, unreadable=tuple(sorted(self.unreadable.items())),
         )
 
     def _find_policy(self, start: Path, given: Path | None) -> tuple[str, bytes, str]:
@@ -321,6 +325,10 @@ class _Bisect:
         chain = self._chain(checked, key)
         # the statements the commit may have added: the chain's, or for a budget the closure's
         hops = chain or tuple(self._repository_hop(hop) for hop in checked.reached.get(key, ()))
+        # a module reached through a symbolic link: its statements are the linked file's
+        hops = tuple(dataclasses.replace(hop, path=Path(checked.linked[hop.path.as_posix()]))
+                     if hop.path is not None and hop.path.as_posix() in checked.linked else hop
+                     for hop in hops)
         added = None
         if commit is not None and hops:
             parent = self._parent(commit)
@@ -416,6 +424,15 @@ class _Bisect:
             for key, violation in found.findings.items():
                 if violation.budget is not None:
                     found.reached[key] = _budget_hops(engine, self.policy, violation.light)
+            for hops in [*(v.chain for v in found.findings.values()), *found.reached.values()]:
+                for hop in hops:
+                    if hop.path is None:
+                        continue
+                    real = self.mirror.linked_path(hop.path)
+                    inside = self.mirror.to_repository_path(hop.path)
+                    if real is not None and inside is not None:
+                        found.linked[inside] = real
+        self.unreadable.update(self.mirror.unreadable)
         self.checked[commit] = found
         return found
 

@@ -16,6 +16,7 @@ commit that shares a file shares its facts).
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -376,7 +377,13 @@ class TreeMirror:
         self._only = only
         self._files: dict[str, TreeEntry] = {}
         self._directories: dict[str, bool] = {}  # made here: whether it is inside the mirror
+        self._links: dict[str, str] = {}  # a symbolic link of the mirror: its text
+        self._extras: dict[str, TreeEntry] = {}  # written for a link to outside the prefixes
         self.commit: str | None = None
+        self.unreadable: dict[str, str] = {}
+        """The paths of the commit's tree (under the prefixes) whose files the mirror cannot
+        hold, with why: a submodule (its files are another repository's objects), a symbolic link
+        to outside the repository."""
 
     def narrow(self, prefixes: Sequence[str]) -> None:
         """From the next :meth:`switch` on, mirror every file under ``prefixes`` (and nothing
@@ -410,10 +417,58 @@ class TreeMirror:
             if path in self._files:
                 self._remove(path)
             self._write(path, entry, blobs)
+        self._follow_links(commit)
         self.commit = commit
+
+    def _mirrored(self, path: str) -> bool:
+        return not self.prefixes or any(path == prefix or path.startswith(prefix.rstrip("/") + "/")
+                                        for prefix in self.prefixes)
+
+    def _follow_links(self, commit: str) -> None:
+        """Write the files a symbolic link of the mirror points to when they are outside the
+        prefixes (a module linked from another directory of the repository: the engine follows
+        the link as Python does), and name what the mirror cannot hold in :attr:`unreadable`."""
+        unreadable: dict[str, str] = {}
+        targets: list[str] = []
+        for path, entry in sorted(self._files.items()):
+            if entry.mode == "160000":
+                unreadable[path] = ("a git submodule: its files are objects of another repository, "
+                                    "which bisect does not read")
+            elif entry.mode == "120000" and path in self._links:
+                text = self._links[path]
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(path), text))
+                if posixpath.isabs(text) or target == ".." or target.startswith("../"):
+                    unreadable[path] = (f"a symbolic link to {text}, outside the repository, "
+                                        "which bisect does not read")
+                elif not self._mirrored(target):
+                    targets.append(target)
+        wanted = self.repository.list_tree(commit, targets) if targets else {}
+        wanted = {path: entry for path, entry in wanted.items() if not self._mirrored(path)}
+        for path in [path for path in self._extras if path not in wanted]:
+            self._remove_extra(path)
+        writes = [(path, entry) for path, entry in wanted.items() if self._extras.get(path) != entry]
+        blobs = self.repository.read_blobs(
+            [entry.oid for path, entry in writes if entry.mode == "120000" or _has_bytes(path)]
+        )
+        for path, entry in writes:
+            if path in self._extras:
+                self._remove_extra(path)
+            if entry.mode != "120000":  # one level of links: a link to a link is not followed
+                self._write(path, entry, blobs)
+                self._extras[path] = self._files.pop(path)
+        self.unreadable = unreadable
+
+    def _remove_extra(self, path: str) -> None:
+        del self._extras[path]
+        try:
+            (self.root / path).unlink()
+        except OSError:
+            pass
+        _prune_directories(self.root, [path])
 
     def _remove(self, path: str) -> None:
         del self._files[path]
+        self._links.pop(path, None)
         target = self.root / path
         try:
             if target.is_dir() and not target.is_symlink():
@@ -446,12 +501,22 @@ class TreeMirror:
         if entry.mode == "160000":  # a submodule: an empty directory, as in a fresh clone
             target.mkdir(exist_ok=True)
         elif entry.mode == "120000":
-            os.symlink(os.fsdecode(blobs[entry.oid]), target)
+            text = os.fsdecode(blobs[entry.oid])
+            os.symlink(text, target)
+            self._links[path] = text
         else:
             with open(target, "wb") as stream:
                 if _has_bytes(path):
                     stream.write(blobs[entry.oid])
         self._files[path] = entry
+
+    def linked_path(self, path: Path) -> str | None:
+        """When the file ``path`` of the mirror is a symbolic link (or under a linked
+        directory) whose file is inside the mirror: that file's path relative to the top."""
+        real = os.path.realpath(path)
+        if real == os.path.abspath(path) or not real.startswith(str(self.root) + os.sep):
+            return None
+        return Path(real).relative_to(self.root).as_posix()
 
     def to_repository_path(self, path: Path) -> str | None:
         """A path of the mirror as a path relative to the repository's top (``/`` separators), or

@@ -117,6 +117,10 @@ class BisectResult:
         checked: how many commits were checked (``--good`` and ``--bad`` included).
         findings: one per finding searched for, sorted by (light, code, heavy).
         skipped: the commits skipped, oldest first.
+        unreadable: the paths of a checked commit's tree (under the source roots) whose files
+            bisect cannot read, each with why: a git submodule, a symbolic link to outside the
+            repository. A finding through them does not show, so "not found" is not an answer
+            then (exit status 2).
     """
 
     good: Commit
@@ -128,10 +132,13 @@ class BisectResult:
     checked: int
     findings: tuple[BisectFinding, ...]
     skipped: tuple[SkippedCommit, ...]
+    unreadable: tuple[tuple[str, str], ...] = ()
 
     @property
     def exit_code(self) -> int:
-        """0 when the first commit was found for every finding searched for (and there was one),
-        else 1."""
+        """0 when the first commit was found for every finding searched for (and there was one);
+        else 2 when a commit's tree holds files bisect cannot read (:attr:`unreadable`), else 1."""
         found = [f.status == BisectStatus.FOUND for f in self.findings]
-        return 0 if found and all(found) else 1
+        if found and all(found):
+            return 0
+        return 2 if self.unreadable else 1

@@ -39,8 +39,18 @@ def format_bisect_text(result: BisectResult) -> str:
         out.append(f"skipped {plural(len(result.skipped), 'commit')} (as git bisect skip):")
         out.extend(f"  {_commit(s.commit)}: {s.reason}" for s in result.skipped)
         out.append("")
+    if result.unreadable:
+        out.append("cannot read (a finding through these does not show, so bisect cannot say it "
+                   "is not there; importpolicy check reads the working tree):")
+        out.extend(f"  {path}: {reason}" for path, reason in result.unreadable)
+        out.append("")
     found = sum(f.status is BisectStatus.FOUND for f in result.findings)
-    if not result.findings:
+    if not result.findings and result.unreadable:
+        out.append(f"no finding seen at --bad {result.bad.short} that is not at --good "
+                   f"{result.good.short}, but the tree holds "
+                   f"{plural(len(result.unreadable), 'path')} bisect cannot read; checked "
+                   f"{plural(result.checked, 'commit')}")
+    elif not result.findings:
         out.append(f"no finding at --bad {result.bad.short} that is not at --good "
                    f"{result.good.short}; checked {plural(result.checked, 'commit')}")
     else:
@@ -78,7 +88,8 @@ def format_bisect_json(result: BisectResult) -> str:
 
         {"good": commit, "bad": commit, "policy": {"path", "from"}, "first_parent", "commits",
          "checked", "findings": [{"code", "light", "heavy", "status", "commit", "candidates",
-         "added", "chain"}], "skipped": [{"commit", "reason"}]}
+         "added", "chain"}], "skipped": [{"commit", "reason"}], "unreadable": [{"path",
+         "reason"}]}
 
     where a commit is ``{"hash", "subject"}`` and a hop is as in ``check --format json``.
     """
@@ -106,5 +117,6 @@ def format_bisect_json(result: BisectResult) -> str:
             for f in result.findings
         ],
         "skipped": [{"commit": commit(s.commit), "reason": s.reason} for s in result.skipped],
+        "unreadable": [{"path": path, "reason": reason} for path, reason in result.unreadable],
     }
     return json.dumps(data, indent=2) + "\n"

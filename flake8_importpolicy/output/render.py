@@ -163,24 +163,32 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
 
 
-def format_fix_offer(violation: Violation, relpath: PathFormatter) -> str:
+def format_fix_offer(violation: Violation, relpath: PathFormatter, policy_option: str = "") -> str:
     """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
     re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
     second)``, or the one of them it offers (:func:`~flake8_importpolicy.model.fixes.offered_fix_kinds`
-    reads the statement); ``fix`` verifies each before it offers it."""
+    reads the statement); ``fix`` verifies each before it offers it.
+
+    Args:
+        relpath: how the command names the file: as ``fix`` reads it where the command is pasted
+            (``check`` passes the path relative to its working directory, shell-quoted).
+        policy_option: ``--policy PATH`` when ``check`` was given one (``fix`` finds the same
+            policy then), else empty.
+    """
     from flake8_importpolicy.model.fixes import FixKind, offered_fix_kinds  # no engine
 
     offered = offered_fix_kinds(violation)
     if not offered:
         return ""
     where = format_where(violation.path, violation.line, relpath)
+    fix = " ".join(part for part in ("importpolicy fix", policy_option) if part)
     if len(offered) == 2:
-        return (f"use instead: a lazy re-export or direct imports (importpolicy fix {where} writes "
+        return (f"use instead: a lazy re-export or direct imports ({fix} {where} writes "
                 "the first, --kind direct the second)")
     if offered[0] is FixKind.LAZY_REEXPORT:
-        return f"use instead: a lazy re-export (importpolicy fix {where} writes it)"
-    return f"use instead: direct imports (importpolicy fix --kind direct {where} writes them)"
+        return f"use instead: a lazy re-export ({fix} {where} writes it)"
+    return f"use instead: direct imports ({fix} --kind direct {where} writes them)"
 
 
 def format_covers(violation: Violation) -> str:

@@ -61,7 +61,9 @@ chains, and the violations past that, are summarised (a 1,000-module import cycl
 light pattern printed 502,000 lines). ``--format json`` keeps everything."""
 
 
-def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN) -> str:
+def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN, *,
+                       command_relpath: PathFormatter | None = None,
+                       policy_option: str = "") -> str:
     """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
     line, then each further statement of the light module that reaches the same forbidden package,
     indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
@@ -70,7 +72,10 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     (:func:`~flake8_importpolicy.output.render.group_unresolved`), at most
     :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then
     problems, then a summary line. ``style`` colours the paths of the reported lines, their codes
-    and the summary (:mod:`~flake8_importpolicy.output.style`; none by default)."""
+    and the summary (:mod:`~flake8_importpolicy.output.style`; none by default).
+    ``command_relpath`` and ``policy_option`` make the ``importpolicy fix`` command of a "use
+    instead" line one that works where ``check`` ran (see
+    :func:`~flake8_importpolicy.output.render.format_fix_offer`; by default: ``relpath``)."""
     out: list[str] = []
     violations = report.violations
     unresolved_entries = group_unresolved(report.unresolved)
@@ -112,7 +117,7 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
             out.append(f"{indent}also reaches: {', '.join(violation.also)}")
         if violation.covers:
             out.append(f"{indent}{format_covers(violation)}")
-        offer = format_fix_offer(violation, relpath)
+        offer = format_fix_offer(violation, command_relpath or relpath, policy_option)
         if offer:
             out.append(f"{indent}{offer}")
         untold_line(block, violation.light)
