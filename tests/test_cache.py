@@ -395,3 +395,28 @@ def test_cached_and_uncached_reports_agree_on_every_fixture(tmp_path: Path) -> N
         if warm != cold:
             differing.append(fixture.name)
     assert differing == []
+
+
+def test_answer_report_round_trip_builds_each_path_once() -> None:
+    """An answer-cache hit rebuilds every hop of the stored report; a closure through torch repeats a
+    few thousand paths in tens of thousands of hops, and building a Path per hop was most of a warm
+    check's time (benchmarks/real_env.py). The decoded report is the same, its equal paths one
+    object."""
+    from flake8_importpolicy.answers.whole import report_from_json, report_to_json
+    from flake8_importpolicy.model.findings import Unresolved
+    from flake8_importpolicy.model.graph import Construct, Hop, HopKind, UnresolvedCode
+
+    where = Path("/site/torch/__init__.py")
+    chain = (Hop("app", Path("/src/app.py"), 1, 0, HopKind.IMPORT, "torch"),
+             Hop("torch", where, 3, 0, HopKind.IMPORT, "torch._C"))
+    unresolved = tuple(
+        Unresolved("app", UnresolvedCode("torch", where, line, 0, Construct.DYNAMIC_IMPORT, "x", ()),
+                   chain, Path("/src/app.py"), installed="torch")
+        for line in (5, 9)
+    )
+    report = Report(violations=(), problems=(), light_modules=("app",), unresolved=unresolved)
+    decoded = report_from_json(json.loads(json.dumps(report_to_json(report))))
+    assert decoded == report
+    paths = [decoded.unresolved[0].chain[1].path, decoded.unresolved[1].chain[1].path,
+             decoded.unresolved[0].site.path, decoded.unresolved[1].site.path]
+    assert all(path is paths[0] for path in paths)

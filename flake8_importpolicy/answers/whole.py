@@ -11,6 +11,7 @@ index (:mod:`flake8_importpolicy.answers.warm_index`, directory ``answers``) wit
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +136,15 @@ def _hop(row: object) -> Hop:
 
 def _path(value: object) -> Path | None:
     text = expect_optional_str(value)
-    return Path(text) if text else None
+    return _path_of(text) if text else None
+
+
+@lru_cache(maxsize=16384)
+def _path_of(text: str) -> Path:
+    """``Path(text)``, made once per text: a report of a closure through torch repeats a few
+    thousand paths in tens of thousands of hops, and building a ``Path`` was most of the time an
+    answer-cache hit took (paths are immutable, so sharing one is safe)."""
+    return Path(text)
 
 
 def _flags(value: object) -> tuple[Flag, ...]:
