@@ -130,10 +130,20 @@ class DynamicRecorder:
     def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
         """The import ``find_spec``/``importlib.resources``/``pkgutil.resolve_name`` makes."""
         first = call.args[0] if call.args else None
+        if first is None and name in ("importlib.util.find_spec", "pkgutil.resolve_name"):
+            first = keyword_value(call, "name")
         value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if name == "importlib.util.find_spec" and isinstance(value, Anchored):
+            if value.rest.startswith(".") and not value.rest.startswith(".."):  # f"{__name__}.a.b"
+                self._find_spec_relative(call, value.rest, value.anchor, flags)
+            return
         if isinstance(value, Anchored) or (
             isinstance(first, ast.Name) and first.id in self.aliases  # a module object: imported
         ):
+            return
+        if name == "importlib.util.find_spec" and isinstance(value, str) and value.startswith("."):
+            package = call.args[1] if len(call.args) > 1 else keyword_value(call, "package")
+            self._find_spec_relative(call, value, self._anchor(package), flags)
             return
         if not isinstance(value, str) or value.startswith("."):
             self.unresolved(call, Construct.DYNAMIC_IMPORT, flags)
@@ -148,6 +158,30 @@ class DynamicRecorder:
             target = value
         if target:
             self.imports.add(call, "importlib", target, flags)
+
+    def _find_spec_relative(
+        self, call: ast.Call, value: str, anchor: str | None, flags: frozenset[Flag]
+    ) -> None:
+        """``find_spec(".b.c", package)``: the parent of the name ``importlib.util.resolve_name``
+        makes of it is imported (rule 14); ``anchor`` is ``package`` (see :meth:`_anchor`). Relative
+        to the module's own name or package (``__name__``, ``__package__``, ``__spec__.parent``) a
+        name without a dot has a parent already imported."""
+        level = len(value) - len(value.lstrip("."))
+        rest = value[level:]
+        if anchor is None or not all(part.isidentifier() for part in rest.split(".") if rest):
+            self.unresolved(call, Construct.DYNAMIC_IMPORT, flags)
+        elif anchor in ("__name__", "__package__"):
+            if "." in rest:
+                self.imports.add(call, "importlib", rest.rpartition(".")[0], flags, level=level,
+                                 anchor=anchor)
+        else:
+            bits = anchor.rsplit(".", level - 1)
+            if len(bits) < level:  # ImportError: beyond the top-level package
+                self.unresolved(call, Construct.DYNAMIC_IMPORT, flags)
+                return
+            target = (f"{bits[0]}.{rest}" if rest else bits[0]).rpartition(".")[0]
+            if target:
+                self.imports.add(call, "importlib", target, flags)
 
     def dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""
