@@ -1,24 +1,26 @@
-"""Warm ``importpolicy why`` against warm ``importpolicy check`` on vLLM 0.33.0 (issue 30 item 6).
+"""Warm ``importpolicy why`` against warm ``importpolicy check`` (issue 30 item 6).
 
 Usage::
 
-    python benchmarks/why_warm.py [--runs 7] [--module vllm.models.common.ops] [--heavy vllm.config]
-                                  [--external stop|auto|follow] [--engine-rev REV]
-                                  [--summary-json PATH]
+    python benchmarks/why_warm.py [--runs 7] [--codebase vllm|transformers|torch] [--module M]
+                                  [--heavy PATTERN] [--external stop|auto|follow]
+                                  [--engine-rev REV] [--summary-json PATH]
 
-The vLLM 0.33.0 tree (``fetch.py``, cached outside the repository) with the 5-light policy of
-``common.CODEBASES["vllm"]`` (written under ``<bench cache>/bench/why_warm``, the tree untouched).
-One untimed ``check`` and one untimed ``why`` fill the caches; then ``--runs`` rounds, each a warm
-``check --format json`` and a warm ``why MODULE`` (the default is a light module: its closure is the
-one ``check`` traversed) and ``why MODULE --heavy PATTERN`` (one chain), each a fresh process timed
-from outside (``common.measure``: wall clock, and CPU time with GNU time). Prints the medians.
+The codebase's tree (``fetch.py``, cached outside the repository; vLLM 0.33.0 by default) with its
+5-light policy of ``common.CODEBASES`` (written under ``<bench cache>/bench/why_warm-*``, the tree
+untouched). One untimed run of each command fills the caches; then ``--runs`` rounds, each a warm
+``check --format json``, a warm ``why MODULE`` (default: the codebase's first light module, whose
+closure ``check`` traversed) and a warm ``why MODULE --heavy PATTERN`` (one chain; default: the first
+heavy entry), each a fresh process timed from outside (``common.measure``: wall clock, and CPU time
+with GNU time). Prints the medians.
 
-``--external`` replaces the policy's ``external = "stop"`` (``follow`` also walks the standard library:
-a larger closure, as a project whose closure runs through installed packages has). ``--engine-rev
-REV`` runs the engine of that git revision instead of the working tree's (``common.snapshot_engine_rev``;
-its own work directory, so the two never share a cache): run the script with and without it to
-compare. Before ``why`` had an answer index of its own, a warm ``why`` read, hashed and decoded every
-module of its closure and asked the interpreter again.
+``--external`` replaces the policy's ``external = "stop"`` (``follow`` also walks the standard
+library: a larger closure, as a project's closure through installed packages is). ``--engine-rev
+REV`` runs the engine of that git revision instead of the working tree's
+(``common.snapshot_engine_rev``, in a work directory of its own, so the two never share a cache): run
+the script with and without it to compare. Before ``why`` had an answer index of its own
+(``answers/why.py``), a warm ``why`` read, hashed and decoded every module of its closure and asked
+the interpreter again.
 """
 
 from __future__ import annotations
@@ -40,16 +42,19 @@ from fetch import fetch_wheel_tree  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--module", default="vllm.models.common.ops")
-    parser.add_argument("--heavy", default="vllm.config")
+    parser.add_argument("--codebase", choices=sorted(CODEBASES), default="vllm")
+    parser.add_argument("--module")
+    parser.add_argument("--heavy")
     parser.add_argument("--external", choices=("stop", "auto", "follow"), default="stop")
     parser.add_argument("--engine-rev", metavar="REV")
     parser.add_argument("--summary-json", type=Path)
     args = parser.parse_args()
-    codebase = CODEBASES["vllm"]
+    codebase = CODEBASES[args.codebase]
+    module = args.module or codebase.light[0][0]
+    heavy = args.heavy or codebase.heavy[0][0]
     tree = fetch_wheel_tree(codebase.dist, codebase.version)
     engine_path = None
-    work = f"why_warm-{args.external}"
+    work = f"why_warm-{codebase.key}-{args.external}"
     if args.engine_rev:
         engine_path, note = snapshot_engine_rev(args.engine_rev)
         work += f"-{engine_path.name}"
@@ -64,10 +69,8 @@ def main() -> None:
     policy = ["--policy", str(setup.policy)]
     commands = {
         "check (warm)": [importpolicy, "check", *policy, "--format", "json"],
-        f"why {args.module} (warm)": [importpolicy, "why", *policy, args.module],
-        f"why {args.module} --heavy {args.heavy} (warm)": [
-            importpolicy, "why", *policy, args.module, "--heavy", args.heavy,
-        ],
+        f"why {module} (warm)": [importpolicy, "why", *policy, module],
+        f"why {module} --heavy {heavy} (warm)": [importpolicy, "why", *policy, module, "--heavy", heavy],
     }
     for argv in commands.values():  # fill the facts cache and the answers
         first = measure(argv, cwd=setup.work, env=env)
@@ -85,7 +88,7 @@ def main() -> None:
         }
         for label, values in runs.items()
     }
-    print(f"vLLM {codebase.version}, external = {args.external!r}, {args.runs} runs each, load "
+    print(f"{codebase.dist} {codebase.version}, external = {args.external!r}, {args.runs} runs each, load "
           f"average {load_average()}")
     print(table(
         ("command", "wall median (s)", "CPU median (s)"),
