@@ -659,6 +659,8 @@ def test_warm_why_answers_without_the_engine(
     code, out, _ = run(basic, "why", "app.light")
     assert code == 0 and "FORBIDDEN" not in out and "no forbidden module is reached" in out
     assert run(basic, "why", "app.light", "--no-cache")[1] == out
+    assert (basic / CACHE / "why").is_dir()  # cache clear knows why's answers
+    assert run(basic, "cache", "clear")[:2] == (0, "removed .importpolicy_cache\n")
 
 
 def test_why_missing_its_answer_reads_every_fact_from_the_cache(
