@@ -90,7 +90,7 @@ while True:
 LOUD = """\
 import sys
 
-for _ in range(3000):
+for _ in range(300):
     sys.stderr.write("y" * 65536)
 sys.stderr.write("\\nthe last words\\n")
 """
@@ -102,13 +102,15 @@ def test_a_flood_of_stderr_costs_verify_nothing(tmp_path: Path) -> None:
     memory grew with it. The subprocess's stderr is read as it comes and only its last 64 KiB are
     kept; the report shows at most 8 lines of 300 characters, after one saying how much came
     before (V, P)."""
+    # LOUD writes 19 MB (megabytes, 300 times what is kept) so that it passes well within the
+    # timeout on a loaded machine; 196 MB took longer than 3 s there.
     root = write(tmp_path, tree({"flood": FLOOD, "loud": LOUD}))
-    verified, tested = run_all(lambda: cli(root, "verify", "--timeout", "3"), lambda: pytest_run(root))
+    verified, tested = run_all(lambda: cli(root, "verify", "--timeout", "6"), lambda: pytest_run(root))
     for result in (verified, tested):
         result.assert_no_crash()
         assert result.returncode == 1, result
         assert len(result.output) < 20_000, result.output[:2000]
-    assert "FAIL zoo.flood" in verified.stdout and "timed out after 3 s" in verified.stdout
+    assert "FAIL zoo.flood" in verified.stdout and "timed out after 6 s" in verified.stdout
     assert "    stderr: [... " in verified.stdout
     assert " bytes of stderr before these lines]" in verified.stdout
     assert "ok   zoo.loud" in verified.stdout  # it passes: stderr is not a failure
