@@ -4,6 +4,7 @@
   ``importpolicy check`` exits 1 with a chain ending in a torch.cuda call that names the assumption,
   and 0 after the fix its README documents (applied here to a copy).
 - ``examples/cuda_fork``: the project README's "What it prints" is its ``check`` output, verbatim.
+- the README's test command is the last line of ``.ci/run``.
 """
 
 from __future__ import annotations
@@ -88,3 +89,14 @@ def test_readme_what_it_prints_is_the_cuda_fork_examples_output() -> None:
     result = _check(REPO / "examples" / "cuda_fork" / "policy.toml", beside=True)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout == block.group(1)
+
+
+def test_readme_test_command_is_the_one_ci_runs() -> None:
+    """The README's test command is what ``.ci/run`` runs last, word for word (the brief: "the
+    README's test command is the one CI runs")."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"^    python -m pip install -e '\.\[test\]' && (python -m pytest.*)$", readme,
+                           re.MULTILINE)
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert ci[-1] == command
+    assert "python -m pip install -e '.[test]'" in ci
