@@ -205,7 +205,7 @@ def _extract_unpaused(
         binding_lines={
             name: binding.line for name, binding in bound if binding.line is not None
         },
-        calls=tuple(visitor.calls),
+        calls=tuple(visitor.callees.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
         classes=frozenset(visitor.classes),
@@ -260,8 +260,8 @@ def extract_facts_and_index(
         local_defs=frozenset(definitions),
         future_annotations=visitor.future_annotations,
         call_bound=frozenset(call_bound),
-        star_bases=tuple(visitor.star_bases),
-        decorated=frozenset(visitor.decorated),
+        star_bases=tuple(visitor.callees.star_bases),
+        decorated=frozenset(visitor.callees.decorated),
     )
     return facts, index
 
