@@ -200,7 +200,7 @@ def _extract_unpaused(
         bindings=frozenset(name for name, binding in bound if binding.bound),
         all_names=None if visitor.imports.all_unknown or visitor.imports.all_names is None
         else tuple(visitor.imports.all_names),
-        defines_getattr=visitor.defines_getattr,
+        defines_getattr=visitor.lazy.defines_getattr,
         all_conditional=visitor.imports.all_conditional,
         binding_lines={
             name: binding.line for name, binding in bound if binding.line is not None
@@ -214,11 +214,11 @@ def _extract_unpaused(
             name: binding.refers_to for name, binding in bound
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None
         },
-        attribute_reads=tuple(visitor.attribute_reads),
+        attribute_reads=tuple(visitor.lazy.attribute_reads),
         call_bindings={
             name: binding.call for name, binding in bound if binding.call is not None
         },
-        lazy_attach=visitor.lazy_attach,
+        lazy_attach=visitor.lazy.lazy_attach,
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
     )

@@ -19,7 +19,6 @@ from typing import Any, Final, TypeVar
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
     ConditionEvaluator,
-    Literal,
     dotted_name,
 )
 from flake8_importpolicy.analysis.importtime.bindings import (
@@ -34,10 +33,10 @@ from flake8_importpolicy.analysis.importtime.dynamic import (
     DYNAMIC_IMPORTERS,
     MODULE_READERS,
     DynamicRecorder,
-    keyword_value,
     unparse,
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
@@ -45,10 +44,7 @@ from flake8_importpolicy.analysis.syspath import (
     may_be_path,
 )
 from flake8_importpolicy.model.facts import (
-    AttributeRead,
-    CallBinding,
     FunctionFacts,
-    LazyAttach,
     SourceProblem,
     Target,
 )
@@ -74,18 +70,8 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
             stack.extend(item for item in value if isinstance(item, ast.AST))
 
 
-_IMPORTING_METHODS: Final = frozenset({
-    "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
-    "run_path",
-})
-"""Names of functions and methods that import or run a module they are given (``importlib``'s,
-loaders' ``exec_module``/``load_module``, ``runpy``'s): a call of one that is not resolved to a
-known importer (``sys.modules["importlib"].import_module(n)``, ``spec.loader.exec_module(m)``)
-runs code the engine cannot name (IPL006 ``dynamic-import``)."""
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
 _SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | MODULE_READERS | {"site.addsitedir"}
-_LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
-"""Calls whose first argument names the module a lazy module object is made for (rule 19)."""
 _DATACLASS_DECORATORS: Final = frozenset({
     "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
     "attrs.define", "attr.dataclass",
@@ -135,8 +121,8 @@ class _ImportTimeVisitor:
             self.flow, self.scope, self.imports, self.dynamic,
             decorated=decorated, star_bases=star_bases, source=source,
         )
-        self.defines_getattr: bool = False
         self.classes: set[str] = set()
+        self.lazy = LazyRecorder(self.flow, self.scope, self.conditions, self.dynamic, self.classes)
         self.class_bases: dict[str, tuple[str, ...]] = {}
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
         self.returns: list[str] = []
@@ -147,17 +133,6 @@ class _ImportTimeVisitor:
         self.declared_global: frozenset[str] = declared_global
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
         self.walrus: bool = walrus
-        # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
-        self.attribute_reads: list[AttributeRead] = []
-        self.read_keys: set[tuple[str, str, bool]] = set()
-        self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
-        self.lazy_attach: LazyAttach | None = None
-        # a function body's positional parameters (``self`` not counted) and what it does with them
-        self.parameters: tuple[str, ...] = ()
-        self.self_calls: list[str] = []
-        self.self_params: list[tuple[str, int]] = []
-        self.lazy_candidates: list[int] = []
-        self.mentions_lazy_loader: bool = False
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
         self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
 
@@ -487,7 +462,7 @@ class _ImportTimeVisitor:
         self._bind(stmt.name, None, BindingKind.DEF)
         self.callees.record_def(stmt)
         if stmt.name == "__getattr__" and self.flow.module_level():
-            self.defines_getattr = True
+            self.lazy.defines_getattr = True
 
     def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
         """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
@@ -515,9 +490,9 @@ class _ImportTimeVisitor:
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
-            if self.flow.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
+            if self.flow.in_function and isinstance(stmt.value, ast.Call):
                 bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in bound)))
+                self.lazy.function_call(bound, stmt.value)
             if self.flow.class_depth and isinstance(stmt.value, ast.Call):
                 self.callees.add(stmt.value, stmt.value.func, "class-attribute", flags)
         if (
@@ -563,7 +538,7 @@ class _ImportTimeVisitor:
             if value is not None:
                 self.scope.set_path(targets[0].id, value)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
-            self._record_self_parameter(targets, stmt.value)
+            self.lazy.record_self_parameter(targets, stmt.value)
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self._record_constant(stmt, fresh)
@@ -573,120 +548,7 @@ class _ImportTimeVisitor:
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
-                self._record_call_binding(targets, stmt.value)
-                if any(self._is_own_sys_modules_entry(t) for t in targets):
-                    self._lazy_module_replacement(stmt.value)
-
-    def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
-        """``sys.modules[__name__]`` (the module replacing itself)."""
-        if not (
-            isinstance(target, ast.Subscript)
-            and dotted_name(target.value, self.aliases) == "sys.modules"
-        ):
-            return False
-        key = target.slice
-        return (isinstance(key, ast.Name) and key.id == "__name__") or (  # or __spec__.name
-            isinstance(key, ast.Attribute) and key.attr == "name"
-            and isinstance(key.value, ast.Name) and key.value.id == "__spec__"
-        )
-
-    def _lazy_module_replacement(self, call: ast.Call) -> None:
-        """``sys.modules[__name__] = _LazyModule(__name__, ..., structure, ...)`` (transformers):
-        reading a name of ``structure`` (``{submodule: names}``, a constant, or
-        ``define_import_structure(...)``: each submodule's ``__all__``) imports its submodule, as a
-        ``lazy_loader.attach`` mapping does (rule 19)."""
-        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-            if isinstance(arg, ast.Call) and (dotted_name(arg.func, self.aliases) or "").endswith(
-                "define_import_structure"
-            ):
-                self.defines_getattr = True
-                self.lazy_attach = LazyAttach(scan_package=True)
-                return
-            value = self.conditions.literal(arg)
-            if isinstance(value, Literal):  # a constant container, looked up (rule 15)
-                value = value.value
-            if not isinstance(value, dict) or not value:
-                continue
-            mapping: dict[str, tuple[str, ...]] = {}
-            for sub, names in value.items():
-                if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
-                    break
-                mapping[sub] = tuple(sorted(str(n) for n in names))
-            else:
-                self.defines_getattr = True
-                self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
-                return
-        # an object of unknown behaviour stands for the module from now on
-        self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
-
-    def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
-        """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
-        attach(__name__, submodules=..., submod_attrs=...)`` (a lazy_loader attach), rule 19."""
-        names = [t.id for t in targets if isinstance(t, ast.Name)]
-        names += [
-            e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
-        ]
-        if "__getattr__" in names:
-            self.defines_getattr = True
-            self.lazy_attach = self._attach(call)
-            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
-                self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
-            return
-        callee = dotted_name(call.func, self.aliases)
-        bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
-        if not bound or callee is None:
-            return
-        if not (call.args or call.keywords) and callee not in self.classes:
-            # a lazy module object is made for a module named by an argument; an instance of a
-            # class of this module may still have a ``__getattr__`` (rule 19)
-            return
-        args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
-        keywords = tuple(
-            (kw.arg, value) for kw in call.keywords
-            if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
-        )
-        first = call.func
-        while isinstance(first, ast.Attribute):
-            first = first.value
-        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
-        for name in bound:
-            self.scope.set_call(name, CallBinding(call.lineno, callee, local, args, keywords))
-
-    def _attach(self, call: ast.Call) -> LazyAttach | None:
-        """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
-        are constants, else None (``lazy_loader.attach``'s signature; vendored copies share it)."""
-        args = list(call.args)
-        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
-            return None
-        submodules_node = args[1] if len(args) > 1 else keyword_value(call, "submodules")
-        attrs_node = args[2] if len(args) > 2 else keyword_value(call, "submod_attrs")
-        if submodules_node is None and attrs_node is None:
-            return None
-        submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
-        attrs = self.conditions.constant(attrs_node) if attrs_node is not None else {}
-        if submodules is None:
-            submodules = ()
-        if attrs is None:
-            attrs = {}
-        if not isinstance(submodules, (list, tuple, set, frozenset)) or not isinstance(attrs, dict):
-            return None
-        if not all(isinstance(s, str) for s in submodules):
-            return None
-        mapping: dict[str, tuple[str, ...]] = {}
-        for sub, names in attrs.items():
-            if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
-                return None
-            mapping[sub] = tuple(sorted(str(n) for n in names))
-        return LazyAttach(tuple(sorted(submodules)), mapping)
-
-    def _record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
-        """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
-        if not isinstance(value, ast.Name) or value.id not in self.parameters:
-            return
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                    and target.value.id == "self":
-                self.self_params.append((target.attr, self.parameters.index(value.id)))
+                self.lazy.module_call(targets, stmt.value)
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
@@ -728,7 +590,7 @@ class _ImportTimeVisitor:
             if kind is ast.Attribute:
                 value = current.value  # type: ignore[attr-defined]
                 if type(value) is ast.Name:
-                    self._attribute_read(current, value, flags)  # type: ignore[arg-type]
+                    self.lazy.attribute_read(current, value, flags)  # type: ignore[arg-type]
                 stack.append(value)
                 continue
             # Annotations are mostly these: nothing to record but what they hold.
@@ -772,7 +634,7 @@ class _ImportTimeVisitor:
                     self.callees.callbacks(current, name, flags)
                 if name in DYNAMIC_IMPORTERS:
                     self.dynamic.import_call(current, flags, name)
-                elif self._imports_unknown(current, name):
+                elif self.lazy.imports_unknown(current, name):
                     self.imports.add(current, "importlib", None, flags, detail=unparse(current))
                 else:
                     self.callees.add(current, current.func, "call", flags, name)
@@ -784,24 +646,10 @@ class _ImportTimeVisitor:
                         self._forget_values()  # ``globals().update(...)``
                 self.imports.all_mutation(current)
                 if in_function:
-                    self._self_facts(current)
+                    self.lazy.self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
             _push_children(stack, current)
-
-    def _imports_unknown(self, call: ast.Call, name: str | None) -> bool:
-        """Whether ``call`` calls a method named like an importer (:data:`_IMPORTING_METHODS`) that
-        is not a known importer: what it imports or runs is not known. A lazy loader's
-        ``exec_module`` in a function body is the lazy-import recipe that rule 19 models."""
-        func = call.func
-        if not isinstance(func, ast.Attribute) or func.attr not in _IMPORTING_METHODS:
-            return False
-        if name in DYNAMIC_IMPORTERS or name in MODULE_READERS:
-            return False
-        return not (
-            self.flow.in_function and func.attr == "exec_module"
-            and dotted_name(func.value, {}) in self.lazy_loaders
-        )
 
     def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
         """``a if test else b``: only the branch a known test selects runs."""
@@ -828,52 +676,6 @@ class _ImportTimeVisitor:
             if outcome is not None and stops not in outcome:
                 self.flow.assumed = (*self.flow.assumed, *used)
         self.flow.assumed = assumed
-
-    def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
-        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
-        if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
-            return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
-        name = value.id
-        target = self.aliases.get(name)
-        if target is None and not self.scope.is_call_bound(name):
-            return
-        deleted = type(node.ctx) is ast.Del
-        key = (name, node.attr, deleted)
-        if key in self.read_keys:
-            return
-        self.read_keys.add(key)
-        self.attribute_reads.append(AttributeRead(
-            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
-        ))
-
-    def _self_facts(self, call: ast.Call) -> None:
-        """What a method does with ``self`` and its parameters: ``self.m()`` calls,
-        ``super().__init__(param)``, ``find_spec(param)``/``lazy_loader.load(param)`` (rule 19)."""
-        func = call.func
-        if isinstance(func, ast.Attribute):
-            owner = func.value
-            if isinstance(owner, ast.Name) and owner.id == "self":
-                self.self_calls.append(func.attr)
-            elif func.attr == "__init__" and call.args:
-                first = call.args[0]
-                is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
-                    and owner.func.id == "super"
-                if not is_super and isinstance(first, ast.Name) and first.id == "self":
-                    first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
-                if (
-                    isinstance(first, ast.Call) and isinstance(first.func, ast.Name)
-                    and first.func.id == "str" and len(first.args) == 1 and not first.keywords
-                ):
-                    first = first.args[0]  # vLLM's ``super().__init__(str(name))``
-                if isinstance(first, ast.Name) and first.id in self.parameters:
-                    self.self_params.append(("__name__", self.parameters.index(first.id)))
-        name = dotted_name(func, self.aliases) or ""
-        if "LazyLoader" in name or name == "lazy_loader.load":
-            self.mentions_lazy_loader = True
-        if name in _LAZY_SPEC_MAKERS and call.args:
-            first = call.args[0]
-            if isinstance(first, ast.Name) and first.id in self.parameters:
-                self.lazy_candidates.append(self.parameters.index(first.id))
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects
@@ -964,7 +766,7 @@ class _ImportTimeVisitor:
         """Forget a module-level name (``del name``); a later binding records its own line."""
         self.scope.unbind(name)
         if name == "__getattr__":
-            self.defines_getattr = False
+            self.lazy.defines_getattr = False
         elif name == "__all__":
             self.imports.forget_all()
 
@@ -1058,7 +860,7 @@ class _ImportTimeVisitor:
         if argument is not None and positional:
             child.scope.set_value(positional[0].arg, argument)
         names = [arg.arg for arg in positional]
-        child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+        child.lazy.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
@@ -1066,11 +868,13 @@ class _ImportTimeVisitor:
             sites=tuple(child.imports.sites),
             calls=tuple(child.callees.calls),
             returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
-            attribute_reads=tuple(child.attribute_reads),
+            attribute_reads=tuple(child.lazy.attribute_reads),
             self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
-            self_calls=tuple(dict.fromkeys(child.self_calls)),
-            self_params=tuple(dict.fromkeys(child.self_params)),
-            lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
+            self_calls=tuple(dict.fromkeys(child.lazy.self_calls)),
+            self_params=tuple(dict.fromkeys(child.lazy.self_params)),
+            lazy_params=(
+                tuple(dict.fromkeys(child.lazy.lazy_candidates)) if child.lazy.mentions_lazy_loader else ()
+            ),
             unresolved=tuple(child.dynamic.unresolved_sites),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
@@ -1153,19 +957,6 @@ def _is_super_method(func: ast.expr) -> bool:
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
         and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
     )
-
-
-def _makes_lazy_loader(call: ast.Call) -> bool:
-    """Whether ``call`` makes an ``importlib.util.LazyLoader`` (``LazyLoader(loader)``,
-    ``LazyLoader.factory(cls)(...)``), as the lazy-import recipe does (rule 19)."""
-    func: ast.expr = call.func
-    while isinstance(func, ast.Call):
-        func = func.func
-    while isinstance(func, ast.Attribute):
-        if func.attr == "LazyLoader":
-            return True
-        func = func.value
-    return isinstance(func, ast.Name) and func.id == "LazyLoader"
 
 
 def _is_namespace_call(node: ast.expr) -> bool:
@@ -1297,7 +1088,3 @@ def _breaks(body: Sequence[ast.stmt]) -> bool:
                 elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
                     stack.extend(child.body)
     return False
-
-
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) else None
