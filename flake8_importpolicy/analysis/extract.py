@@ -208,8 +208,8 @@ def _extract_unpaused(
         calls=tuple(visitor.callees.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
-        classes=frozenset(visitor.classes),
-        class_bases=visitor.class_bases,
+        classes=frozenset(visitor.callees.classes),
+        class_bases=visitor.callees.class_bases,
         aliases={
             name: binding.refers_to for name, binding in bound
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None

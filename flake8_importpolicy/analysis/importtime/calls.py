@@ -67,9 +67,10 @@ class CallRecorder:
         self.imports = imports
         self.dynamic = dynamic
         self.calls: list[CallSite] = []
-        self.source = source  # the module's text (module level only): decorators' bodies
-        self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
-        self.identity_decorators: dict[str, bool] = {}
+        self.classes: set[str] = set()  # the module's classes, by qualified name
+        self.class_bases: dict[str, tuple[str, ...]] = {}  # module-level classes' bases
+        self.returns: list[str] = []  # in a function body: the names its ``return``s give back
+        self.own_defs = _OwnDefs(source)  # module-level ``def``s: may one be an identity decorator
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
         # functions defined in the class body being visited (callable from that body)
@@ -79,6 +80,19 @@ class CallRecorder:
         self.nested_defs: dict[str, str] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
+
+    def base_name(self, base: ast.expr) -> str | None:
+        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
+        qualified name, another by its dotted name through the module's imports."""
+        name = dotted_name(base, {})
+        if name is None:
+            return None
+        scoped = ".".join([*self.flow.class_path, name])
+        if scoped in self.classes:
+            return scoped
+        if name in self.classes:
+            return name
+        return dotted_name(base, self.aliases)
 
     def record_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A ``def`` where the walker is: what a call of it runs (its body, or what a decorator
@@ -93,7 +107,7 @@ class CallRecorder:
             else:
                 self.decorated.add(stmt.name)
             if not flow.in_function:
-                self.def_spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+                self.own_defs.spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
         if flow.class_depth:
             self.class_defs.add(stmt.name)
 
@@ -186,13 +200,9 @@ class CallRecorder:
         the function it was given (``def mark(fn): fn.x = 1; return fn``)."""
         if decorator_name(decorator, self.aliases) in _TRANSPARENT_DECORATORS:
             return True
-        if not isinstance(decorator, ast.Name) or decorator.id not in self.def_spans:
+        if not isinstance(decorator, ast.Name) or decorator.id not in self.own_defs.spans:
             return False
-        name = decorator.id
-        if name not in self.identity_decorators:
-            start, end = self.def_spans[name]
-            self.identity_decorators[name] = _returns_its_argument(self.source, start, end)
-        return self.identity_decorators[name]
+        return self.own_defs.returns_its_argument(decorator.id)
 
     def _names_a_definition(self, node: ast.expr) -> bool:
         """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
@@ -247,6 +257,24 @@ class CallRecorder:
             # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
             return dotted_name(func, self.aliases) in self.class_values
         return False
+
+
+class _OwnDefs:
+    """A module's own ``def``s by name (first and last line) and, asked once each, whether one
+    returns the function it decorates (``def mark(fn): fn.x = 1; return fn``)."""
+
+    __slots__ = ("identity", "source", "spans")
+
+    def __init__(self, source: bytes | None) -> None:
+        self.source = source  # the module's text (module level only)
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.identity: dict[str, bool] = {}
+
+    def returns_its_argument(self, name: str) -> bool:
+        if name not in self.identity:
+            start, end = self.spans[name]
+            self.identity[name] = _returns_its_argument(self.source, start, end)
+        return self.identity[name]
 
 
 def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:

@@ -21,7 +21,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.model.facts import AttributeRead, CallBinding, LazyAttach
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["IMPORTING_METHODS", "LazyRecorder"]
+__all__ = ["IMPORTING_METHODS", "LazyRecorder", "MethodUse"]
 
 IMPORTING_METHODS: Final = frozenset({
     "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
@@ -33,6 +33,22 @@ known importer (``sys.modules["importlib"].import_module(n)``, ``spec.loader.exe
 runs code the engine cannot name (IPL006 ``dynamic-import``)."""
 _LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
 """Calls whose first argument names the module a lazy module object is made for (rule 19)."""
+
+
+class MethodUse:
+    """What a function body does with ``self`` and its positional parameters (rule 19): the
+    methods it calls on ``self``, where it keeps a parameter (``self.attr = param``, or
+    ``__name__`` through ``super().__init__(param)``), and the parameters it makes a lazy module
+    for (``find_spec(param)``, when it mentions a lazy loader)."""
+
+    __slots__ = ("lazy_candidates", "mentions_lazy_loader", "parameters", "self_calls", "self_params")
+
+    def __init__(self) -> None:
+        self.parameters: tuple[str, ...] = ()  # positional, ``self`` not counted
+        self.self_calls: list[str] = []
+        self.self_params: list[tuple[str, int]] = []
+        self.lazy_candidates: list[int] = []
+        self.mentions_lazy_loader: bool = False
 
 
 class LazyRecorder:
@@ -58,12 +74,7 @@ class LazyRecorder:
         self.attribute_reads: list[AttributeRead] = []
         self.read_keys: set[tuple[str, str, bool]] = set()
         self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
-        # a function body's positional parameters (``self`` not counted) and what it does with them
-        self.parameters: tuple[str, ...] = ()
-        self.self_calls: list[str] = []
-        self.self_params: list[tuple[str, int]] = []
-        self.lazy_candidates: list[int] = []
-        self.mentions_lazy_loader: bool = False
+        self.method = MethodUse()  # in a function body: what it does with ``self``
 
     def module_call(self, targets: list[ast.expr], call: ast.Call) -> None:
         """A module-level ``targets = call``: a candidate lazy module object, a lazy_loader attach,
@@ -101,7 +112,7 @@ class LazyRecorder:
         if isinstance(func, ast.Attribute):
             owner = func.value
             if isinstance(owner, ast.Name) and owner.id == "self":
-                self.self_calls.append(func.attr)
+                self.method.self_calls.append(func.attr)
             elif func.attr == "__init__" and call.args:
                 first = call.args[0]
                 is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
@@ -113,24 +124,24 @@ class LazyRecorder:
                     and first.func.id == "str" and len(first.args) == 1 and not first.keywords
                 ):
                     first = first.args[0]  # vLLM's ``super().__init__(str(name))``
-                if isinstance(first, ast.Name) and first.id in self.parameters:
-                    self.self_params.append(("__name__", self.parameters.index(first.id)))
+                if isinstance(first, ast.Name) and first.id in self.method.parameters:
+                    self.method.self_params.append(("__name__", self.method.parameters.index(first.id)))
         name = dotted_name(func, self.aliases) or ""
         if "LazyLoader" in name or name == "lazy_loader.load":
-            self.mentions_lazy_loader = True
+            self.method.mentions_lazy_loader = True
         if name in _LAZY_SPEC_MAKERS and call.args:
             first = call.args[0]
-            if isinstance(first, ast.Name) and first.id in self.parameters:
-                self.lazy_candidates.append(self.parameters.index(first.id))
+            if isinstance(first, ast.Name) and first.id in self.method.parameters:
+                self.method.lazy_candidates.append(self.method.parameters.index(first.id))
 
     def record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
         """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
-        if not isinstance(value, ast.Name) or value.id not in self.parameters:
+        if not isinstance(value, ast.Name) or value.id not in self.method.parameters:
             return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                     and target.value.id == "self":
-                self.self_params.append((target.attr, self.parameters.index(value.id)))
+                self.method.self_params.append((target.attr, self.method.parameters.index(value.id)))
 
     def imports_unknown(self, call: ast.Call, name: str | None) -> bool:
         """Whether ``call`` calls a method named like an importer (:data:`IMPORTING_METHODS`) that

@@ -40,8 +40,6 @@ from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
-    evaluate_path,
-    may_be_path,
 )
 from flake8_importpolicy.model.facts import (
     FunctionFacts,
@@ -109,23 +107,19 @@ class _ImportTimeVisitor:
         # scope names are bound in (a class body's, or that one)
         self.scope: Scope = Scope() if scope is None else scope
         self.flow = Flow(self.scope, in_function=in_function, function_name=function_name)
-        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
-        # a view of the scope's bindings (read on every dotted name)
-        self.aliases: Mapping[str, str] = self.scope.aliases
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
         # visitor keeps binding names in
-        self.conditions = ConditionEvaluator(self.target, self.aliases, self.scope.constants)
+        self.conditions = ConditionEvaluator(self.target, self.scope.aliases, self.scope.constants)
         self.imports = SiteRecorder(target, self.flow, lazy_lines)
         self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
         self.callees = CallRecorder(
             self.flow, self.scope, self.imports, self.dynamic,
             decorated=decorated, star_bases=star_bases, source=source,
         )
-        self.classes: set[str] = set()
-        self.lazy = LazyRecorder(self.flow, self.scope, self.conditions, self.dynamic, self.classes)
-        self.class_bases: dict[str, tuple[str, ...]] = {}
+        self.lazy = LazyRecorder(
+            self.flow, self.scope, self.conditions, self.dynamic, self.callees.classes
+        )
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        self.returns: list[str] = []
         self.future_annotations: bool = future_annotations
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
@@ -205,7 +199,7 @@ class _ImportTimeVisitor:
             self.flow.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
             return
         if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
-            self.returns.append(stmt.value.id)
+            self.callees.returns.append(stmt.value.id)
         if not self.flow.in_function and isinstance(stmt, ast.Return):
             self._compile_error(stmt, "'return' outside function")
         for child in ast.iter_child_nodes(stmt):
@@ -374,7 +368,7 @@ class _ImportTimeVisitor:
         for handler in handlers:
             if handler.type is not None:
                 self.scan_expr(handler.type, flags)
-            guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
+            guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
@@ -410,18 +404,18 @@ class _ImportTimeVisitor:
                 self.callees.add(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self.flow.scoped_name(stmt.name)
-        self.classes.add(qualname)
+        self.callees.classes.add(qualname)
         if self.flow.in_function and not self.flow.class_depth:
             self.callees.nested_defs[stmt.name] = qualname
         if not self.flow.in_function:
-            bases = (self._base_name(base) for base in stmt.bases)
-            self.class_bases[qualname] = tuple(base for base in bases if base is not None)
+            bases = (self.callees.base_name(base) for base in stmt.bases)
+            self.callees.class_bases[qualname] = tuple(base for base in bases if base is not None)
         saved, saved_defs = self.flow.names, self.callees.class_defs
         self.flow.names, self.callees.class_defs = Scope(ScopeKind.CLASS), set()
         self.flow.class_depth += 1
         self.flow.class_path.append(stmt.name)
         dataclass = any(
-            decorator_name(d, self.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
+            decorator_name(d, self.scope.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
         )
         saved_dataclass = self.flow.dataclass_depth
         self.flow.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
@@ -431,19 +425,6 @@ class _ImportTimeVisitor:
         self.flow.class_depth -= 1
         self.flow.names, self.callees.class_defs = saved, saved_defs
         self._bind(stmt.name, None, BindingKind.CLASS)
-
-    def _base_name(self, base: ast.expr) -> str | None:
-        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
-        qualified name, another by its dotted name through the module's imports."""
-        name = dotted_name(base, {})
-        if name is None:
-            return None
-        scoped = ".".join([*self.flow.class_path, name])
-        if scoped in self.classes:
-            return scoped
-        if name in self.classes:
-            return name
-        return dotted_name(base, self.aliases)
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
         args = stmt.args
@@ -512,31 +493,9 @@ class _ImportTimeVisitor:
                 self.callees.class_values.add(".".join([*self.flow.class_path, target.id]))
             if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
                 self._forget_values()  # ``globals()["NAME"] = ...``
-            if not isinstance(target, ast.Name) and dotted_name(
-                target.value if isinstance(target, ast.Subscript) else target, self.aliases
-            ) == "sys.path":
-                self.dynamic.unresolved(target, Construct.SYS_PATH, flags)
-        if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
-            self.dynamic.unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
-        if (
-            self.flow.module_level()
-            and stmt.value is not None
-            and not isinstance(stmt.value, ast.Call)
-            and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
-        ):
-            self.dynamic.unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
-        if (
-            not self.flow.in_function
-            and stmt.value is not None
-            and len(targets) == 1
-            and isinstance(targets[0], ast.Name)
-            and may_be_path(stmt.value)
-        ):
-            value = evaluate_path(
-                stmt.value, self.aliases, self.conditions.constant, self.scope.path_names
-            )
-            if value is not None:
-                self.scope.set_path(targets[0].id, value)
+            if not isinstance(target, ast.Name):
+                self.dynamic.assigned_target(target, flags)
+        self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
         if self.flow.in_function and not self.flow.class_depth:
@@ -576,6 +535,7 @@ class _ImportTimeVisitor:
         stack: list[ast.AST] = [node]
         used = self.imports.used_names
         in_function = self.flow.in_function
+        aliases = self.scope.aliases
         consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
             current = stack.pop()
@@ -626,7 +586,7 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.Call):
                 if isinstance(current.func, ast.Lambda):
                     stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
-                name = dotted_name(current.func, self.aliases)  # once for the three below
+                name = dotted_name(current.func, aliases)  # once for the three below
                 if in_function and _is_super_method(current.func):
                     self.callees.super_call(current, flags)
                 if self.callees.consumes(current.func, name):
@@ -860,20 +820,21 @@ class _ImportTimeVisitor:
         if argument is not None and positional:
             child.scope.set_value(positional[0].arg, argument)
         names = [arg.arg for arg in positional]
-        child.lazy.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+        method = child.lazy.method
+        method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
             line=node.lineno,
             sites=tuple(child.imports.sites),
             calls=tuple(child.callees.calls),
-            returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
+            returns=tuple(dict.fromkeys(r for r in child.callees.returns if r in nested)),
             attribute_reads=tuple(child.lazy.attribute_reads),
             self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
-            self_calls=tuple(dict.fromkeys(child.lazy.self_calls)),
-            self_params=tuple(dict.fromkeys(child.lazy.self_params)),
+            self_calls=tuple(dict.fromkeys(method.self_calls)),
+            self_params=tuple(dict.fromkeys(method.self_params)),
             lazy_params=(
-                tuple(dict.fromkeys(child.lazy.lazy_candidates)) if child.lazy.mentions_lazy_loader else ()
+                tuple(dict.fromkeys(method.lazy_candidates)) if method.mentions_lazy_loader else ()
             ),
             unresolved=tuple(child.dynamic.unresolved_sites),
         )
