@@ -115,3 +115,30 @@ def test_every_module_of_the_graphs_concerns_is_in_a_layer(copy: Path) -> None:
     result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "flake8_importpolicy.analysis.hops.extra" in result.stdout
+
+
+_IMPORTTIME = "The import-time walker's recorders depend one way (analysis.importtime) BROKEN"
+
+
+@pytest.mark.parametrize(("importer", "imported"), [
+    ("sites", "flake8_importpolicy.analysis.importtime.walker"),
+    ("lazy", "flake8_importpolicy.analysis.importtime.walker"),
+    ("calls", "flake8_importpolicy.analysis.importtime.lazy"),
+    ("sites", "flake8_importpolicy.analysis.importtime.dynamic"),
+    ("bindings", "flake8_importpolicy.analysis.importtime.flow"),
+])
+def test_a_recorder_never_imports_the_walker_or_up(copy: Path, importer: str, imported: str) -> None:
+    """The walker's recorders (analysis/importtime) import only the modules below their own: never
+    the walker, nor a recorder beside or above."""
+    _add(copy, f"analysis/importtime/{importer}.py",
+         f"\n\ndef _wrong_way() -> None:\n    import {imported}  # noqa\n")
+    result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert _IMPORTTIME in result.stdout
+
+
+def test_every_module_of_the_walkers_state_is_in_a_layer(copy: Path) -> None:
+    (copy / "flake8_importpolicy" / "analysis" / "importtime" / "extra.py").write_text("")
+    result = _lint_imports(copy / "setup.cfg", copy, pythonpath=copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "flake8_importpolicy.analysis.importtime.extra" in result.stdout

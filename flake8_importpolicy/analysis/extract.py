@@ -200,25 +200,25 @@ def _extract_unpaused(
         bindings=frozenset(name for name, binding in bound if binding.bound),
         all_names=None if visitor.imports.all_unknown or visitor.imports.all_names is None
         else tuple(visitor.imports.all_names),
-        defines_getattr=visitor.defines_getattr,
+        defines_getattr=visitor.lazy.defines_getattr,
         all_conditional=visitor.imports.all_conditional,
         binding_lines={
             name: binding.line for name, binding in bound if binding.line is not None
         },
-        calls=tuple(visitor.calls),
+        calls=tuple(visitor.callees.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
-        classes=frozenset(visitor.classes),
-        class_bases=visitor.class_bases,
+        classes=frozenset(visitor.callees.classes),
+        class_bases=visitor.callees.class_bases,
         aliases={
             name: binding.refers_to for name, binding in bound
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None
         },
-        attribute_reads=tuple(visitor.attribute_reads),
+        attribute_reads=tuple(visitor.lazy.attribute_reads),
         call_bindings={
             name: binding.call for name, binding in bound if binding.call is not None
         },
-        lazy_attach=visitor.lazy_attach,
+        lazy_attach=visitor.lazy.lazy_attach,
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
     )
@@ -260,8 +260,8 @@ def extract_facts_and_index(
         local_defs=frozenset(definitions),
         future_annotations=visitor.future_annotations,
         call_bound=frozenset(call_bound),
-        star_bases=tuple(visitor.star_bases),
-        decorated=frozenset(visitor.decorated),
+        star_bases=tuple(visitor.callees.star_bases),
+        decorated=frozenset(visitor.callees.decorated),
     )
     return facts, index
 

@@ -11,7 +11,12 @@ from flake8_importpolicy.analysis.conditions import UNKNOWN, Anchored, Condition
 from flake8_importpolicy.analysis.importtime.bindings import Scope
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
-from flake8_importpolicy.analysis.syspath import SYS_PATH_CHANGERS, find_added_paths
+from flake8_importpolicy.analysis.syspath import (
+    SYS_PATH_CHANGERS,
+    evaluate_path,
+    find_added_paths,
+    may_be_path,
+)
 from flake8_importpolicy.model.facts import PathChange, UnresolvedSite
 from flake8_importpolicy.model.graph import Construct, Flag
 
@@ -61,6 +66,38 @@ class DynamicRecorder:
         self.unresolved_sites.append(UnresolvedSite(
             node.lineno, node.col_offset, construct, unparse(node), tuple(sorted(flags))
         ))
+
+    def assigned_target(self, target: ast.expr, flags: frozenset[Flag]) -> None:
+        """An assignment to ``target`` (not a name): ``sys.path[...] = ...`` or ``sys.path = ...``
+        changes the path in a way the engine does not follow (rule 7)."""
+        if dotted_name(
+            target.value if isinstance(target, ast.Subscript) else target, self.aliases
+        ) == "sys.path":
+            self.unresolved(target, Construct.SYS_PATH, flags)
+
+    def assigned(self, targets: list[ast.expr], value: ast.expr | None, flags: frozenset[Flag]) -> None:
+        """``targets = value``: ``sys.path`` or ``sys.modules`` bound to another name (changed
+        through it, rule 7), a module-level ``__getattr__`` bound to a value (a PEP 562 hook from
+        elsewhere), and a name bound to a path the engine computes (rule 7)."""
+        if value is not None and dotted_name(value, self.aliases) in ("sys.path", "sys.modules"):
+            self.unresolved(value, Construct.SYS_PATH, flags)  # changed through another name
+        if (
+            self.flow.module_level()
+            and value is not None
+            and not isinstance(value, ast.Call)
+            and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
+        ):
+            self.unresolved(value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
+        if (
+            not self.flow.in_function
+            and value is not None
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Name)
+            and may_be_path(value)
+        ):
+            path = evaluate_path(value, self.aliases, self.conditions.constant, self.scope.path_names)
+            if path is not None:
+                self.scope.set_path(targets[0].id, path)
 
     def import_call(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
         """Record ``importlib.import_module(...)`` / ``__import__(...)`` at the call's position.

@@ -4,6 +4,8 @@ they record (an import site's guard and ``[assume]`` entries, a call's qualified
 
 from __future__ import annotations
 
+from flake8_importpolicy.analysis.importtime.bindings import Scope
+
 __all__ = ["Flow", "Requirement"]
 
 Requirement = tuple[tuple[str, ...], bool]
@@ -22,14 +24,16 @@ class Flow:
         requirement: the import guard of the statements being visited (rule 12).
         assumed: the ``[assume]`` entries that decided the conditions they run under.
         line: the line of the statement being visited.
+        names: the innermost scope names are bound in (a class body's, or the walker's own).
     """
 
     __slots__ = (
         "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
-        "line", "requirement",
+        "line", "names", "requirement",
     )
 
-    def __init__(self, *, in_function: bool = False, function_name: str = "") -> None:
+    def __init__(self, scope: Scope, *, in_function: bool = False, function_name: str = "") -> None:
+        self.names = scope
         self.in_function = in_function
         self.function_name = function_name
         self.class_depth = 0

@@ -5,7 +5,6 @@ recorders of this package. :mod:`flake8_importpolicy.analysis.extract` is its pu
 from __future__ import annotations
 
 import ast
-import builtins
 from collections import deque
 from collections.abc import (
     Callable,
@@ -20,7 +19,6 @@ from typing import Any, Final, TypeVar
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
     ConditionEvaluator,
-    Literal,
     dotted_name,
 )
 from flake8_importpolicy.analysis.importtime.bindings import (
@@ -30,28 +28,21 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     Scope,
     ScopeKind,
 )
+from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
 from flake8_importpolicy.analysis.importtime.dynamic import (
     DYNAMIC_IMPORTERS,
     MODULE_READERS,
     DynamicRecorder,
-    keyword_value,
     unparse,
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
-from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
+from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
     SYS_PATH_CHANGERS,
-    evaluate_path,
-    may_be_path,
 )
 from flake8_importpolicy.model.facts import (
-    AttributeRead,
-    CallBinding,
-    CallKind,
-    CallSite,
     FunctionFacts,
-    LazyAttach,
     SourceProblem,
     Target,
 )
@@ -77,28 +68,8 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
             stack.extend(item for item in value if isinstance(item, ast.AST))
 
 
-_IMPORTING_METHODS: Final = frozenset({
-    "import_module", "__import__", "_gcd_import", "exec_module", "load_module", "run_module",
-    "run_path",
-})
-"""Names of functions and methods that import or run a module they are given (``importlib``'s,
-loaders' ``exec_module``/``load_module``, ``runpy``'s): a call of one that is not resolved to a
-known importer (``sys.modules["importlib"].import_module(n)``, ``spec.loader.exec_module(m)``)
-runs code the engine cannot name (IPL006 ``dynamic-import``)."""
-_CONSUMERS: Final = frozenset({
-    "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
-})
-"""Builtins that iterate a generator expression given to them before they return (so its body
-runs at import time, unlike a generator expression kept for later, rule 9); ``str.join`` too."""
-_KEYED: Final = frozenset({"sorted", "min", "max"})
-"""Consumers that call their ``key=`` function on the items."""
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
 _SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | MODULE_READERS | {"site.addsitedir"}
-_FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
-"""Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
-``type(self)(...)`` calls a class): not a call through a variable."""
-_LAZY_SPEC_MAKERS: Final = frozenset({"importlib.util.find_spec", "lazy_loader.load"})
-"""Calls whose first argument names the module a lazy module object is made for (rule 19)."""
 _DATACLASS_DECORATORS: Final = frozenset({
     "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
     "attrs.define", "attr.dataclass",
@@ -132,24 +103,23 @@ class _ImportTimeVisitor:
         source: bytes | None = None,
     ) -> None:
         self.target = target
-        self.flow = Flow(in_function=in_function, function_name=function_name)
-        self.imports = SiteRecorder(target, self.flow, lazy_lines)
-        self.source = source  # the module's text (module level only): decorators' bodies
-        self.def_spans: dict[str, tuple[int, int]] = {}  # module-level ``def``s: first, last line
-        self.identity_decorators: dict[str, bool] = {}
-        # what each name is bound to (module or function body), and the innermost scope names
-        # are bound in (a class body's, or that one)
+        # what each name is bound to (module or function body); the flow keeps the innermost
+        # scope names are bound in (a class body's, or that one)
         self.scope: Scope = Scope() if scope is None else scope
-        self.names: Scope = self.scope
-        self.defines_getattr: bool = False
-        # local name -> dotted name it refers to (``np`` -> ``numpy``, ``TC`` -> ``typing.TYPE_CHECKING``),
-        # a view of the scope's bindings (read on every dotted name)
-        self.aliases: Mapping[str, str] = self.scope.aliases
-        self.calls: list[CallSite] = []
-        self.classes: set[str] = set()
-        self.class_bases: dict[str, tuple[str, ...]] = {}
+        self.flow = Flow(self.scope, in_function=in_function, function_name=function_name)
+        # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
+        # visitor keeps binding names in
+        self.conditions = ConditionEvaluator(self.target, self.scope.aliases, self.scope.constants)
+        self.imports = SiteRecorder(target, self.flow, lazy_lines)
+        self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
+        self.callees = CallRecorder(
+            self.flow, self.scope, self.imports, self.dynamic,
+            decorated=decorated, star_bases=star_bases, source=source,
+        )
+        self.lazy = LazyRecorder(
+            self.flow, self.scope, self.conditions, self.dynamic, self.callees.classes
+        )
         self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        self.returns: list[str] = []
         self.future_annotations: bool = future_annotations
         # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
         self.problem: SourceProblem | None = None
@@ -157,32 +127,8 @@ class _ImportTimeVisitor:
         self.declared_global: frozenset[str] = declared_global
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
         self.walrus: bool = walrus
-        # attribute reads on names bound by imports or calls (rule 19), each (name, attr) once
-        self.attribute_reads: list[AttributeRead] = []
-        self.read_keys: set[tuple[str, str, bool]] = set()
-        self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
-        # functions whose decorator may have replaced them: a call runs what the decorator returned
-        self.decorated: MutableSet[str] = set() if decorated is None else decorated
-        self.lazy_attach: LazyAttach | None = None
-        # a function body's positional parameters (``self`` not counted) and what it does with them
-        self.parameters: tuple[str, ...] = ()
-        self.self_calls: list[str] = []
-        self.self_params: list[tuple[str, int]] = []
-        self.lazy_candidates: list[int] = []
-        self.mentions_lazy_loader: bool = False
-        # functions defined in the class body being visited (callable from that body)
-        self.class_defs: set[str] = set()
-        self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
-        # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
-        self.nested_defs: dict[str, str] = {}
-        # modules star-imported at module level (a call of a name they may bind is looked up there)
-        self.star_bases: list[str] = [] if star_bases is None else star_bases
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
         self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
-        # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
-        # visitor keeps binding names in
-        self.conditions = ConditionEvaluator(self.target, self.aliases, self.scope.constants)
-        self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -242,7 +188,7 @@ class _ImportTimeVisitor:
             self.scan_expr(item.context_expr, flags)
             if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
                 # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
-                self._add_call(item.context_expr, item.context_expr.func, "with", flags)
+                self.callees.add(item.context_expr, item.context_expr.func, "with", flags)
             if item.optional_vars is not None:
                 self._bind_target(item.optional_vars, flags)
         self.visit_body(stmt.body, flags)
@@ -250,10 +196,10 @@ class _ImportTimeVisitor:
     def _other_statement(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         """Expr, Return, Raise, Assert, Global, Pass, TypeAlias (a lazy value), ..."""
         if type(stmt).__name__ == "TypeAlias":
-            self.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
+            self.flow.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
             return
         if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
-            self.returns.append(stmt.value.id)
+            self.callees.returns.append(stmt.value.id)
         if not self.flow.in_function and isinstance(stmt, ast.Return):
             self._compile_error(stmt, "'return' outside function")
         for child in ast.iter_child_nodes(stmt):
@@ -283,7 +229,7 @@ class _ImportTimeVisitor:
             if self.flow.module_level():
                 # Names it binds are looked up for calls; constants bound before it keep their
                 # value (it rebinds them only in the rare module that exports the same name).
-                self.star_bases.append("." * stmt.level + module)
+                self.callees.star_bases.append("." * stmt.level + module)
             return
         lazy_col = self.imports.lazy_col(stmt)
         bound = tuple(alias.asname or alias.name for alias in stmt.names)
@@ -422,7 +368,7 @@ class _ImportTimeVisitor:
         for handler in handlers:
             if handler.type is not None:
                 self.scan_expr(handler.type, flags)
-            guarded = targets is not None and _catches_import_error(handler.type, self.aliases)
+            guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
@@ -451,25 +397,25 @@ class _ImportTimeVisitor:
             self._decorator(decorator, flags)
         for base in stmt.bases:
             self.scan_expr(base, flags)
-            self._add_call(base, base, "subclass", flags)
+            self.callees.add(base, base, "subclass", flags)
         for keyword in stmt.keywords:
             self.scan_expr(keyword.value, flags)
             if keyword.arg == "metaclass":
-                self._add_call(keyword.value, keyword.value, "metaclass", flags)
+                self.callees.add(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self.flow.scoped_name(stmt.name)
-        self.classes.add(qualname)
+        self.callees.classes.add(qualname)
         if self.flow.in_function and not self.flow.class_depth:
-            self.nested_defs[stmt.name] = qualname
+            self.callees.nested_defs[stmt.name] = qualname
         if not self.flow.in_function:
-            bases = (self._base_name(base) for base in stmt.bases)
-            self.class_bases[qualname] = tuple(base for base in bases if base is not None)
-        saved, saved_defs = self.names, self.class_defs
-        self.names, self.class_defs = Scope(ScopeKind.CLASS), set()
+            bases = (self.callees.base_name(base) for base in stmt.bases)
+            self.callees.class_bases[qualname] = tuple(base for base in bases if base is not None)
+        saved, saved_defs = self.flow.names, self.callees.class_defs
+        self.flow.names, self.callees.class_defs = Scope(ScopeKind.CLASS), set()
         self.flow.class_depth += 1
         self.flow.class_path.append(stmt.name)
         dataclass = any(
-            _decorator_name(d, self.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
+            decorator_name(d, self.scope.aliases) in _DATACLASS_DECORATORS for d in stmt.decorator_list
         )
         saved_dataclass = self.flow.dataclass_depth
         self.flow.dataclass_depth = 1 if dataclass else 0  # a nested class has decorators of its own
@@ -477,35 +423,8 @@ class _ImportTimeVisitor:
         self.flow.dataclass_depth = saved_dataclass
         self.flow.class_path.pop()
         self.flow.class_depth -= 1
-        self.names, self.class_defs = saved, saved_defs
+        self.flow.names, self.callees.class_defs = saved, saved_defs
         self._bind(stmt.name, None, BindingKind.CLASS)
-
-    def _keeps_body(self, decorator: ast.expr) -> bool:
-        """Whether a function decorated by ``decorator`` still runs its own body when called: a
-        decorator of :data:`_TRANSPARENT_DECORATORS`, or a function of this module that returns
-        the function it was given (``def mark(fn): fn.x = 1; return fn``)."""
-        if _decorator_name(decorator, self.aliases) in _TRANSPARENT_DECORATORS:
-            return True
-        if not isinstance(decorator, ast.Name) or decorator.id not in self.def_spans:
-            return False
-        name = decorator.id
-        if name not in self.identity_decorators:
-            start, end = self.def_spans[name]
-            self.identity_decorators[name] = _returns_its_argument(self.source, start, end)
-        return self.identity_decorators[name]
-
-    def _base_name(self, base: ast.expr) -> str | None:
-        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
-        qualified name, another by its dotted name through the module's imports."""
-        name = dotted_name(base, {})
-        if name is None:
-            return None
-        scoped = ".".join([*self.flow.class_path, name])
-        if scoped in self.classes:
-            return scoped
-        if name in self.classes:
-            return name
-        return dotted_name(base, self.aliases)
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
         args = stmt.args
@@ -522,19 +441,9 @@ class _ImportTimeVisitor:
                 self.scan_expr(stmt.returns, flags)
         self.pending.append((self.flow.scoped_name(stmt.name), stmt))
         self._bind(stmt.name, None, BindingKind.DEF)
-        if self.flow.in_function and not self.flow.class_depth:
-            self.nested_defs[stmt.name] = self.flow.scoped_name(stmt.name)
-        if not self.flow.class_depth:
-            if all(self._keeps_body(d) for d in stmt.decorator_list):
-                self.decorated.discard(stmt.name)
-            else:
-                self.decorated.add(stmt.name)
-            if not self.flow.in_function:
-                self.def_spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
-        if self.flow.class_depth:
-            self.class_defs.add(stmt.name)
+        self.callees.record_def(stmt)
         if stmt.name == "__getattr__" and self.flow.module_level():
-            self.defines_getattr = True
+            self.lazy.defines_getattr = True
 
     def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
         """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
@@ -542,12 +451,12 @@ class _ImportTimeVisitor:
             for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
                 self.scan_expr(expr, flags)
             if not self.dynamic.dynamic_import(decorator, flags):
-                self._add_call(decorator, decorator.func, "decorator-factory", flags)
+                self.callees.add(decorator, decorator.func, "decorator-factory", flags)
         else:
             self.scan_expr(decorator, flags)
             if isinstance(decorator, ast.Lambda):
                 self.scan_expr(decorator.body, flags)  # ``@(lambda f: ...)`` runs its body now
-            self._add_call(decorator, decorator, "call", flags)
+            self.callees.add(decorator, decorator, "call", flags)
 
     def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
         """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
@@ -562,11 +471,11 @@ class _ImportTimeVisitor:
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
             self.scan_expr(stmt.value, flags)
-            if self.flow.in_function and isinstance(stmt.value, ast.Call) and _makes_lazy_loader(stmt.value):
+            if self.flow.in_function and isinstance(stmt.value, ast.Call):
                 bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in bound)))
+                self.lazy.function_call(bound, stmt.value)
             if self.flow.class_depth and isinstance(stmt.value, ast.Call):
-                self._add_call(stmt.value, stmt.value.func, "class-attribute", flags)
+                self.callees.add(stmt.value, stmt.value.func, "class-attribute", flags)
         if (
             isinstance(stmt, ast.AnnAssign)
             and (not self.flow.in_function or self.flow.class_depth > 0)
@@ -581,36 +490,14 @@ class _ImportTimeVisitor:
         for target in targets:
             self._bind_target(target, flags)
             if self.flow.class_depth and not self.flow.in_function and isinstance(target, ast.Name):
-                self.class_values.add(".".join([*self.flow.class_path, target.id]))
+                self.callees.class_values.add(".".join([*self.flow.class_path, target.id]))
             if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
                 self._forget_values()  # ``globals()["NAME"] = ...``
-            if not isinstance(target, ast.Name) and dotted_name(
-                target.value if isinstance(target, ast.Subscript) else target, self.aliases
-            ) == "sys.path":
-                self.dynamic.unresolved(target, Construct.SYS_PATH, flags)
-        if stmt.value is not None and dotted_name(stmt.value, self.aliases) in ("sys.path", "sys.modules"):
-            self.dynamic.unresolved(stmt.value, Construct.SYS_PATH, flags)  # changed through another name
-        if (
-            self.flow.module_level()
-            and stmt.value is not None
-            and not isinstance(stmt.value, ast.Call)
-            and any(isinstance(t, ast.Name) and t.id == "__getattr__" for t in targets)
-        ):
-            self.dynamic.unresolved(stmt.value, Construct.GETATTR_IMPORT, flags)  # a hook bound by name
-        if (
-            not self.flow.in_function
-            and stmt.value is not None
-            and len(targets) == 1
-            and isinstance(targets[0], ast.Name)
-            and may_be_path(stmt.value)
-        ):
-            value = evaluate_path(
-                stmt.value, self.aliases, self.conditions.constant, self.scope.path_names
-            )
-            if value is not None:
-                self.scope.set_path(targets[0].id, value)
+            if not isinstance(target, ast.Name):
+                self.dynamic.assigned_target(target, flags)
+        self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
-            self._record_self_parameter(targets, stmt.value)
+            self.lazy.record_self_parameter(targets, stmt.value)
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self._record_constant(stmt, fresh)
@@ -620,120 +507,7 @@ class _ImportTimeVisitor:
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
-                self._record_call_binding(targets, stmt.value)
-                if any(self._is_own_sys_modules_entry(t) for t in targets):
-                    self._lazy_module_replacement(stmt.value)
-
-    def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
-        """``sys.modules[__name__]`` (the module replacing itself)."""
-        if not (
-            isinstance(target, ast.Subscript)
-            and dotted_name(target.value, self.aliases) == "sys.modules"
-        ):
-            return False
-        key = target.slice
-        return (isinstance(key, ast.Name) and key.id == "__name__") or (  # or __spec__.name
-            isinstance(key, ast.Attribute) and key.attr == "name"
-            and isinstance(key.value, ast.Name) and key.value.id == "__spec__"
-        )
-
-    def _lazy_module_replacement(self, call: ast.Call) -> None:
-        """``sys.modules[__name__] = _LazyModule(__name__, ..., structure, ...)`` (transformers):
-        reading a name of ``structure`` (``{submodule: names}``, a constant, or
-        ``define_import_structure(...)``: each submodule's ``__all__``) imports its submodule, as a
-        ``lazy_loader.attach`` mapping does (rule 19)."""
-        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
-            if isinstance(arg, ast.Call) and (dotted_name(arg.func, self.aliases) or "").endswith(
-                "define_import_structure"
-            ):
-                self.defines_getattr = True
-                self.lazy_attach = LazyAttach(scan_package=True)
-                return
-            value = self.conditions.literal(arg)
-            if isinstance(value, Literal):  # a constant container, looked up (rule 15)
-                value = value.value
-            if not isinstance(value, dict) or not value:
-                continue
-            mapping: dict[str, tuple[str, ...]] = {}
-            for sub, names in value.items():
-                if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
-                    break
-                mapping[sub] = tuple(sorted(str(n) for n in names))
-            else:
-                self.defines_getattr = True
-                self.lazy_attach = LazyAttach(tuple(sorted(mapping)), mapping)
-                return
-        # an object of unknown behaviour stands for the module from now on
-        self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
-
-    def _record_call_binding(self, targets: list[ast.expr], call: ast.Call) -> None:
-        """``name = callee(...)`` (a candidate lazy module object) and ``__getattr__[, ...] =
-        attach(__name__, submodules=..., submod_attrs=...)`` (a lazy_loader attach), rule 19."""
-        names = [t.id for t in targets if isinstance(t, ast.Name)]
-        names += [
-            e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)
-        ]
-        if "__getattr__" in names:
-            self.defines_getattr = True
-            self.lazy_attach = self._attach(call)
-            if self.lazy_attach is None:  # a mapping that is not constant: what it imports is unknown
-                self.dynamic.unresolved(call, Construct.GETATTR_IMPORT, frozenset())
-            return
-        callee = dotted_name(call.func, self.aliases)
-        bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
-        if not bound or callee is None:
-            return
-        if not (call.args or call.keywords) and callee not in self.classes:
-            # a lazy module object is made for a module named by an argument; an instance of a
-            # class of this module may still have a ``__getattr__`` (rule 19)
-            return
-        args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
-        keywords = tuple(
-            (kw.arg, value) for kw in call.keywords
-            if kw.arg is not None and (value := _string(self.conditions.constant(kw.value))) is not None
-        )
-        first = call.func
-        while isinstance(first, ast.Attribute):
-            first = first.value
-        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
-        for name in bound:
-            self.scope.set_call(name, CallBinding(call.lineno, callee, local, args, keywords))
-
-    def _attach(self, call: ast.Call) -> LazyAttach | None:
-        """The mapping of ``attach(__name__, submodules=..., submod_attrs=...)`` when its arguments
-        are constants, else None (``lazy_loader.attach``'s signature; vendored copies share it)."""
-        args = list(call.args)
-        if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
-            return None
-        submodules_node = args[1] if len(args) > 1 else keyword_value(call, "submodules")
-        attrs_node = args[2] if len(args) > 2 else keyword_value(call, "submod_attrs")
-        if submodules_node is None and attrs_node is None:
-            return None
-        submodules = self.conditions.constant(submodules_node) if submodules_node is not None else ()
-        attrs = self.conditions.constant(attrs_node) if attrs_node is not None else {}
-        if submodules is None:
-            submodules = ()
-        if attrs is None:
-            attrs = {}
-        if not isinstance(submodules, (list, tuple, set, frozenset)) or not isinstance(attrs, dict):
-            return None
-        if not all(isinstance(s, str) for s in submodules):
-            return None
-        mapping: dict[str, tuple[str, ...]] = {}
-        for sub, names in attrs.items():
-            if not isinstance(sub, str) or not isinstance(names, (list, tuple, set, frozenset)):
-                return None
-            mapping[sub] = tuple(sorted(str(n) for n in names))
-        return LazyAttach(tuple(sorted(submodules)), mapping)
-
-    def _record_self_parameter(self, targets: list[ast.expr], value: ast.expr) -> None:
-        """``self.attr = param`` in a method: where the parameter is kept (rule 19)."""
-        if not isinstance(value, ast.Name) or value.id not in self.parameters:
-            return
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                    and target.value.id == "self":
-                self.self_params.append((target.attr, self.parameters.index(value.id)))
+                self.lazy.module_call(targets, stmt.value)
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
@@ -761,6 +535,7 @@ class _ImportTimeVisitor:
         stack: list[ast.AST] = [node]
         used = self.imports.used_names
         in_function = self.flow.in_function
+        aliases = self.scope.aliases
         consumed: set[int] = set()  # generator expressions a builtin iterates at once
         while stack:
             current = stack.pop()
@@ -775,7 +550,7 @@ class _ImportTimeVisitor:
             if kind is ast.Attribute:
                 value = current.value  # type: ignore[attr-defined]
                 if type(value) is ast.Name:
-                    self._attribute_read(current, value, flags)  # type: ignore[arg-type]
+                    self.lazy.attribute_read(current, value, flags)  # type: ignore[arg-type]
                 stack.append(value)
                 continue
             # Annotations are mostly these: nothing to record but what they hold.
@@ -811,18 +586,18 @@ class _ImportTimeVisitor:
             if isinstance(current, ast.Call):
                 if isinstance(current.func, ast.Lambda):
                     stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
-                name = dotted_name(current.func, self.aliases)  # once for the three below
+                name = dotted_name(current.func, aliases)  # once for the three below
                 if in_function and _is_super_method(current.func):
-                    self._super_call(current, flags)
-                if self._consumes(current.func, name):
+                    self.callees.super_call(current, flags)
+                if self.callees.consumes(current.func, name):
                     consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
-                    self._callbacks(current, name, flags)
+                    self.callees.callbacks(current, name, flags)
                 if name in DYNAMIC_IMPORTERS:
                     self.dynamic.import_call(current, flags, name)
-                elif self._imports_unknown(current, name):
+                elif self.lazy.imports_unknown(current, name):
                     self.imports.add(current, "importlib", None, flags, detail=unparse(current))
                 else:
-                    self._add_call(current, current.func, "call", flags, name)
+                    self.callees.add(current, current.func, "call", flags, name)
                     if name in _SPECIAL_CALLS:
                         self._special_call(current, name, flags)
                     elif isinstance(current.func, ast.Attribute) and _is_namespace_call(
@@ -831,58 +606,10 @@ class _ImportTimeVisitor:
                         self._forget_values()  # ``globals().update(...)``
                 self.imports.all_mutation(current)
                 if in_function:
-                    self._self_facts(current)
+                    self.lazy.self_facts(current)
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
             _push_children(stack, current)
-
-    def _super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
-        """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
-        define it (kind ``super``: looked up in ``C``'s bases, in order; docs/semantics.md rule 16)."""
-        owner = self.flow.function_name.rpartition(".")[0]
-        if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
-            return
-        self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
-                                   "super", tuple(sorted(flags)), self.flow.assumed_once()))
-
-    def _callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
-        """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,
-        ``min`` and ``max``, and ``f`` of a ``map(f, ...)``/``filter(f, ...)`` it iterates; each is
-        a call of ``f`` (an importer given this way imports names the engine does not know)."""
-        functions = [kw.value for kw in call.keywords if kw.arg == "key" and name in _KEYED]
-        for argument in call.args:
-            if (
-                isinstance(argument, ast.Call) and argument.args
-                and isinstance(argument.func, ast.Name) and argument.func.id in ("map", "filter")
-                and not self.names.binds(argument.func.id)
-            ):
-                functions.append(argument.args[0])
-        for function in functions:
-            if dotted_name(function, self.aliases) in DYNAMIC_IMPORTERS:
-                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
-            elif isinstance(function, (ast.Name, ast.Attribute)):
-                self._add_call(call, function, "call", flags)
-
-    def _consumes(self, func: ast.expr, name: str | None) -> bool:
-        """Whether calling ``func`` iterates a generator expression argument before it returns: a
-        builtin of :data:`_CONSUMERS` (not rebound here), or a ``join`` method."""
-        if isinstance(func, ast.Attribute):
-            return func.attr == "join"
-        return name in _CONSUMERS and isinstance(func, ast.Name) and not self.names.binds(func.id)
-
-    def _imports_unknown(self, call: ast.Call, name: str | None) -> bool:
-        """Whether ``call`` calls a method named like an importer (:data:`_IMPORTING_METHODS`) that
-        is not a known importer: what it imports or runs is not known. A lazy loader's
-        ``exec_module`` in a function body is the lazy-import recipe that rule 19 models."""
-        func = call.func
-        if not isinstance(func, ast.Attribute) or func.attr not in _IMPORTING_METHODS:
-            return False
-        if name in DYNAMIC_IMPORTERS or name in MODULE_READERS:
-            return False
-        return not (
-            self.flow.in_function and func.attr == "exec_module"
-            and dotted_name(func.value, {}) in self.lazy_loaders
-        )
 
     def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
         """``a if test else b``: only the branch a known test selects runs."""
@@ -909,52 +636,6 @@ class _ImportTimeVisitor:
             if outcome is not None and stops not in outcome:
                 self.flow.assumed = (*self.flow.assumed, *used)
         self.flow.assumed = assumed
-
-    def _attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
-        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
-        if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
-            return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
-        name = value.id
-        target = self.aliases.get(name)
-        if target is None and not self.scope.is_call_bound(name):
-            return
-        deleted = type(node.ctx) is ast.Del
-        key = (name, node.attr, deleted)
-        if key in self.read_keys:
-            return
-        self.read_keys.add(key)
-        self.attribute_reads.append(AttributeRead(
-            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
-        ))
-
-    def _self_facts(self, call: ast.Call) -> None:
-        """What a method does with ``self`` and its parameters: ``self.m()`` calls,
-        ``super().__init__(param)``, ``find_spec(param)``/``lazy_loader.load(param)`` (rule 19)."""
-        func = call.func
-        if isinstance(func, ast.Attribute):
-            owner = func.value
-            if isinstance(owner, ast.Name) and owner.id == "self":
-                self.self_calls.append(func.attr)
-            elif func.attr == "__init__" and call.args:
-                first = call.args[0]
-                is_super = isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) \
-                    and owner.func.id == "super"
-                if not is_super and isinstance(first, ast.Name) and first.id == "self":
-                    first = call.args[1] if len(call.args) > 1 else first  # ModuleType.__init__(self, n)
-                if (
-                    isinstance(first, ast.Call) and isinstance(first.func, ast.Name)
-                    and first.func.id == "str" and len(first.args) == 1 and not first.keywords
-                ):
-                    first = first.args[0]  # vLLM's ``super().__init__(str(name))``
-                if isinstance(first, ast.Name) and first.id in self.parameters:
-                    self.self_params.append(("__name__", self.parameters.index(first.id)))
-        name = dotted_name(func, self.aliases) or ""
-        if "LazyLoader" in name or name == "lazy_loader.load":
-            self.mentions_lazy_loader = True
-        if name in _LAZY_SPEC_MAKERS and call.args:
-            first = call.args[0]
-            if isinstance(first, ast.Name) and first.id in self.parameters:
-                self.lazy_candidates.append(self.parameters.index(first.id))
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects
@@ -1020,109 +701,6 @@ class _ImportTimeVisitor:
             self.scan_expr(tree.body, flags)
         return True
 
-    def _add_call(
-        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
-        name: str | None = None,
-    ) -> None:
-        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
-        if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
-            func = func.value  # ``Key[int]()``: a generic class, instantiated
-            name = None
-        if isinstance(func, ast.Name) and func.id in self.nested_defs:
-            # a function or class defined in this function body (it wins over a module-level name)
-            if kind == "call" and func.id in self.decorated:
-                self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
-            self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
-            return
-        if isinstance(func, ast.Name) and func.id in self.class_defs:
-            # a function of the class body being run, called from that body
-            self.calls.append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
-            return
-        if isinstance(func, ast.Name) and self._names_generated_class(func.id):
-            return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
-        if name is None:
-            name = dotted_name(func, self.aliases)
-        if kind == "call" and (
-            self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
-        ):
-            self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
-        if name is None:
-            return
-        first = func
-        while isinstance(first, ast.Attribute):
-            first = first.value
-        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
-        names = [name]
-        if (
-            self.star_bases and isinstance(first, ast.Name) and not local
-            and first.id not in self.aliases and not self.names.binds(first.id)
-            and first.id not in _BUILTIN_NAMES
-        ):
-            # a name a star import may have bound: looked up in each star-imported module
-            names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
-                     for base in self.star_bases]
-        for called in names:
-            self.calls.append(
-                CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
-                         self.flow.assumed_once())
-            )
-
-    def _names_a_definition(self, node: ast.expr) -> bool:
-        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
-        ``typing.Generic``; not an attribute of a local definition, nor a namespace dictionary
-        (``K.__dict__``, ``builtins.__dict__``)."""
-        if isinstance(node, ast.Attribute) and (
-            node.attr.startswith("__") or self._is_local_definition(node)
-        ):
-            return False
-        while isinstance(node, ast.Attribute):
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return False
-        name = node.id
-        return name in self.aliases or self.scope.is_definition(name) or name in self.class_defs or (
-            not self.names.binds(name) and name != "__builtins__"  # a builtin (``type[int]``)
-        )
-
-    def _is_local_definition(self, node: ast.Attribute) -> bool:
-        """Whether the dotted ``node`` starts at a ``def`` or ``class`` of this module."""
-        first: ast.expr = node
-        while isinstance(first, ast.Attribute):
-            first = first.value
-        return isinstance(first, ast.Name) and (
-            self.scope.is_definition(first.id) or first.id in self.class_defs
-        )
-
-    def _names_generated_class(self, name: str) -> bool:
-        """Whether ``name`` is a module-level name bound to a class a standard-library factory
-        made (:func:`~flake8_importpolicy.analysis.importtime.generated.makes_generated_class`)."""
-        if self.flow.class_depth and self.names.binds(name):
-            return False
-        binding = self.scope.lookup(name)
-        return binding is not None and makes_generated_class(binding.call)
-
-    def _calls_a_value(self, func: ast.expr) -> bool:
-        """Whether calling ``func`` calls what a variable, a container item or another call holds
-        (not a function, class or import the engine can follow; not a method of an object)."""
-        if isinstance(func, ast.Subscript):
-            return True
-        if isinstance(func, ast.Call):
-            return not (isinstance(func.func, ast.Name) and func.func.id in _FACTORY_BUILTINS)
-        if isinstance(func, ast.Name):
-            name = func.id
-            return (
-                self.names.binds(name)
-                and not self.scope.is_definition(name)
-                and name not in self.aliases
-                and not self.scope.is_import(name)
-            )
-        if isinstance(func, ast.Attribute):
-            # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
-            return dotted_name(func, self.aliases) in self.class_values
-        return False
-
     # -- bindings ----------------------------------------------------------------------------------
 
     def _bind(
@@ -1131,10 +709,10 @@ class _ImportTimeVisitor:
         """Bind ``name`` (``refers_to``: the dotted name an import binds it to) in the innermost
         scope; a class body's bindings do not change what the module's names refer to."""
         if how not in DEFINITIONS:
-            self.nested_defs.pop(name, None)
+            self.callees.nested_defs.pop(name, None)
         self.scope.ever_bound.add(name)
         if self.flow.class_depth:
-            self.names.bind(name, how, refers_to, None)
+            self.flow.names.bind(name, how, refers_to, None)
         else:
             self.scope.bind(name, how, refers_to, None if self.flow.in_function else self.flow.line)
 
@@ -1148,7 +726,7 @@ class _ImportTimeVisitor:
         """Forget a module-level name (``del name``); a later binding records its own line."""
         self.scope.unbind(name)
         if name == "__getattr__":
-            self.defines_getattr = False
+            self.lazy.defines_getattr = False
         elif name == "__all__":
             self.imports.forget_all()
 
@@ -1230,9 +808,9 @@ class _ImportTimeVisitor:
             in_function=True,
             function_name=qualname,
             future_annotations=self.future_annotations,
-            star_bases=self.star_bases,
+            star_bases=self.callees.star_bases,
             walrus=self.walrus,
-            decorated=_SetOverlay(self.decorated),
+            decorated=_SetOverlay(self.callees.decorated),
         )
         args = node.args
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
@@ -1242,19 +820,22 @@ class _ImportTimeVisitor:
         if argument is not None and positional:
             child.scope.set_value(positional[0].arg, argument)
         names = [arg.arg for arg in positional]
-        child.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+        method = child.lazy.method
+        method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
         child.visit_body(node.body, frozenset())
         nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
         facts = FunctionFacts(
             line=node.lineno,
             sites=tuple(child.imports.sites),
-            calls=tuple(child.calls),
-            returns=tuple(dict.fromkeys(r for r in child.returns if r in nested)),
-            attribute_reads=tuple(child.attribute_reads),
+            calls=tuple(child.callees.calls),
+            returns=tuple(dict.fromkeys(r for r in child.callees.returns if r in nested)),
+            attribute_reads=tuple(child.lazy.attribute_reads),
             self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
-            self_calls=tuple(dict.fromkeys(child.self_calls)),
-            self_params=tuple(dict.fromkeys(child.self_params)),
-            lazy_params=tuple(dict.fromkeys(child.lazy_candidates)) if child.mentions_lazy_loader else (),
+            self_calls=tuple(dict.fromkeys(method.self_calls)),
+            self_params=tuple(dict.fromkeys(method.self_params)),
+            lazy_params=(
+                tuple(dict.fromkeys(method.lazy_candidates)) if method.mentions_lazy_loader else ()
+            ),
             unresolved=tuple(child.dynamic.unresolved_sites),
         )
         return facts, child.pending if qualname.count("<locals>") < 2 else []
@@ -1331,74 +912,12 @@ def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, s
     return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
 
 
-_BUILTIN_NAMES: Final = frozenset(dir(builtins))
-
-
-_TRANSPARENT_DECORATORS: Final = frozenset({
-    "functools.cache", "functools.lru_cache", "functools.wraps", "functools.singledispatchmethod",
-    "staticmethod", "classmethod", "property", "abc.abstractmethod",
-    "typing.overload", "typing.final", "typing.override", "typing.no_type_check",
-    "typing_extensions.overload", "typing_extensions.final", "typing_extensions.override",
-    "contextlib.contextmanager", "contextlib.asynccontextmanager", "atexit.register",
-})
-"""Decorators whose result runs the decorated function's own body when called (or, for a context
-manager, when entered): a call of a function decorated only by these is followed into that body
-without an IPL006 (any other decorator may return a function of its own)."""
-
-
-def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
-    """Whether the module-level function on lines ``start``-``end`` of ``source`` returns its first
-    parameter at every ``return`` (and has one): a decorator that hands back the function it
-    decorates. False when unsure (no source, lines that do not parse on their own)."""
-    if source is None:
-        return False
-    lines = source.split(b"\n")[start - 1:end]
-    try:
-        tree = ast.parse(b"\n".join(lines))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
-    node = tree.body[0] if tree.body else None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
-        return False
-    parameter = node.args.args[0].arg
-    returns: list[ast.Return] = []
-    stack: list[ast.AST] = list(node.body)
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue  # a nested scope's returns are its own
-        if isinstance(current, ast.Return):
-            returns.append(current)
-        stack.extend(ast.iter_child_nodes(current))
-    return bool(returns) and all(
-        isinstance(r.value, ast.Name) and r.value.id == parameter for r in returns
-    )
-
-
-def _decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
-    """The dotted name of a decorator, or of the factory it calls (``@lru_cache(maxsize=8)``)."""
-    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator, aliases)
-
-
 def _is_super_method(func: ast.expr) -> bool:
     """``super().m`` or ``super(C, self).m``."""
     return (
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
         and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
     )
-
-
-def _makes_lazy_loader(call: ast.Call) -> bool:
-    """Whether ``call`` makes an ``importlib.util.LazyLoader`` (``LazyLoader(loader)``,
-    ``LazyLoader.factory(cls)(...)``), as the lazy-import recipe does (rule 19)."""
-    func: ast.expr = call.func
-    while isinstance(func, ast.Call):
-        func = func.func
-    while isinstance(func, ast.Attribute):
-        if func.attr == "LazyLoader":
-            return True
-        func = func.value
-    return isinstance(func, ast.Name) and func.id == "LazyLoader"
 
 
 def _is_namespace_call(node: ast.expr) -> bool:
@@ -1530,7 +1049,3 @@ def _breaks(body: Sequence[ast.stmt]) -> bool:
                 elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
                     stack.extend(child.body)
     return False
-
-
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) else None

@@ -1,0 +1,311 @@
+"""Calls at import time (docs/semantics.md rule 16): what each call runs, as far as the engine can
+name it (a function or class of the module, an import, a star-imported name), and the calls it
+cannot follow (a call through a variable, IPL006), recorded for the import-time walker; it never
+calls back into the walker. A class a standard-library factory made runs only generated code
+(:mod:`.generated`)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Mapping, MutableSet
+from typing import Final
+
+from flake8_importpolicy.analysis.conditions import dotted_name
+from flake8_importpolicy.analysis.importtime.bindings import Scope
+from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, DynamicRecorder, unparse
+from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
+from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
+from flake8_importpolicy.model.facts import CallKind, CallSite
+from flake8_importpolicy.model.graph import Construct, Flag
+
+__all__ = ["CallRecorder", "decorator_name"]
+
+_CONSUMERS: Final = frozenset({
+    "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
+})
+"""Builtins that iterate a generator expression given to them before they return (so its body
+runs at import time, unlike a generator expression kept for later, rule 9); ``str.join`` too."""
+_KEYED: Final = frozenset({"sorted", "min", "max"})
+"""Consumers that call their ``key=`` function on the items."""
+_FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod", "staticmethod"})
+"""Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
+``type(self)(...)`` calls a class): not a call through a variable."""
+_BUILTIN_NAMES: Final = frozenset(dir(builtins))
+
+
+_TRANSPARENT_DECORATORS: Final = frozenset({
+    "functools.cache", "functools.lru_cache", "functools.wraps", "functools.singledispatchmethod",
+    "staticmethod", "classmethod", "property", "abc.abstractmethod",
+    "typing.overload", "typing.final", "typing.override", "typing.no_type_check",
+    "typing_extensions.overload", "typing_extensions.final", "typing_extensions.override",
+    "contextlib.contextmanager", "contextlib.asynccontextmanager", "atexit.register",
+})
+"""Decorators whose result runs the decorated function's own body when called (or, for a context
+manager, when entered): a call of a function decorated only by these is followed into that body
+without an IPL006 (any other decorator may return a function of its own)."""
+
+
+class CallRecorder:
+    """The calls a walker found, in order, and what decides where each goes."""
+
+    def __init__(
+        self,
+        flow: Flow,
+        scope: Scope,
+        imports: SiteRecorder,
+        dynamic: DynamicRecorder,
+        *,
+        decorated: MutableSet[str] | None,
+        star_bases: list[str] | None,
+        source: bytes | None,
+    ) -> None:
+        self.flow = flow
+        self.scope = scope
+        self.aliases: Mapping[str, str] = scope.aliases
+        self.imports = imports
+        self.dynamic = dynamic
+        self.calls: list[CallSite] = []
+        self.classes: set[str] = set()  # the module's classes, by qualified name
+        self.class_bases: dict[str, tuple[str, ...]] = {}  # module-level classes' bases
+        self.returns: list[str] = []  # in a function body: the names its ``return``s give back
+        self.own_defs = _OwnDefs(source)  # module-level ``def``s: may one be an identity decorator
+        # functions whose decorator may have replaced them: a call runs what the decorator returned
+        self.decorated: MutableSet[str] = set() if decorated is None else decorated
+        # functions defined in the class body being visited (callable from that body)
+        self.class_defs: set[str] = set()
+        self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
+        # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
+        self.nested_defs: dict[str, str] = {}
+        # modules star-imported at module level (a call of a name they may bind is looked up there)
+        self.star_bases: list[str] = [] if star_bases is None else star_bases
+
+    def base_name(self, base: ast.expr) -> str | None:
+        """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
+        qualified name, another by its dotted name through the module's imports."""
+        name = dotted_name(base, {})
+        if name is None:
+            return None
+        scoped = ".".join([*self.flow.class_path, name])
+        if scoped in self.classes:
+            return scoped
+        if name in self.classes:
+            return name
+        return dotted_name(base, self.aliases)
+
+    def record_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A ``def`` where the walker is: what a call of it runs (its body, or what a decorator
+        returned) and, for a function defined in a function body or a class body, where a call
+        of it from there goes."""
+        flow = self.flow
+        if flow.in_function and not flow.class_depth:
+            self.nested_defs[stmt.name] = flow.scoped_name(stmt.name)
+        if not flow.class_depth:
+            if all(self.keeps_body(d) for d in stmt.decorator_list):
+                self.decorated.discard(stmt.name)
+            else:
+                self.decorated.add(stmt.name)
+            if not flow.in_function:
+                self.own_defs.spans[stmt.name] = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+        if flow.class_depth:
+            self.class_defs.add(stmt.name)
+
+    def add(
+        self, where: ast.expr, func: ast.expr, kind: CallKind, flags: frozenset[Flag],
+        name: str | None = None,
+    ) -> None:
+        """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
+        if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
+            func = func.value  # ``Key[int]()``: a generic class, instantiated
+            name = None
+        if isinstance(func, ast.Name) and func.id in self.nested_defs:
+            # a function or class defined in this function body (it wins over a module-level name)
+            if kind == "call" and func.id in self.decorated:
+                self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
+            return
+        if isinstance(func, ast.Name) and func.id in self.class_defs:
+            # a function of the class body being run, called from that body
+            self.calls.append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
+            return
+        if isinstance(func, ast.Name) and self._names_generated_class(func.id):
+            return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
+        if name is None:
+            name = dotted_name(func, self.aliases)
+        if kind == "call" and (
+            self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
+        ):
+            self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+        if name is None:
+            return
+        first = func
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        local = isinstance(first, ast.Name) and self.scope.is_definition(first.id)
+        names = [name]
+        if (
+            self.star_bases and isinstance(first, ast.Name) and not local
+            and first.id not in self.aliases and not self.flow.names.binds(first.id)
+            and first.id not in _BUILTIN_NAMES
+        ):
+            # a name a star import may have bound: looked up in each star-imported module
+            names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
+                     for base in self.star_bases]
+        for called in names:
+            self.calls.append(
+                CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
+                         self.flow.assumed_once())
+            )
+
+    def super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
+        """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
+        define it (kind ``super``: looked up in ``C``'s bases, in order; docs/semantics.md rule 16)."""
+        owner = self.flow.function_name.rpartition(".")[0]
+        if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
+            return
+        self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
+                                   "super", tuple(sorted(flags)), self.flow.assumed_once()))
+
+    def callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
+        """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,
+        ``min`` and ``max``, and ``f`` of a ``map(f, ...)``/``filter(f, ...)`` it iterates; each is
+        a call of ``f`` (an importer given this way imports names the engine does not know)."""
+        functions = [kw.value for kw in call.keywords if kw.arg == "key" and name in _KEYED]
+        for argument in call.args:
+            if (
+                isinstance(argument, ast.Call) and argument.args
+                and isinstance(argument.func, ast.Name) and argument.func.id in ("map", "filter")
+                and not self.flow.names.binds(argument.func.id)
+            ):
+                functions.append(argument.args[0])
+        for function in functions:
+            if dotted_name(function, self.aliases) in DYNAMIC_IMPORTERS:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+            elif isinstance(function, (ast.Name, ast.Attribute)):
+                self.add(call, function, "call", flags)
+
+    def consumes(self, func: ast.expr, name: str | None) -> bool:
+        """Whether calling ``func`` iterates a generator expression argument before it returns: a
+        builtin of :data:`_CONSUMERS` (not rebound here), or a ``join`` method."""
+        if isinstance(func, ast.Attribute):
+            return func.attr == "join"
+        return name in _CONSUMERS and isinstance(func, ast.Name) and not self.flow.names.binds(func.id)
+
+    def keeps_body(self, decorator: ast.expr) -> bool:
+        """Whether a function decorated by ``decorator`` still runs its own body when called: a
+        decorator of :data:`_TRANSPARENT_DECORATORS`, or a function of this module that returns
+        the function it was given (``def mark(fn): fn.x = 1; return fn``)."""
+        if decorator_name(decorator, self.aliases) in _TRANSPARENT_DECORATORS:
+            return True
+        if not isinstance(decorator, ast.Name) or decorator.id not in self.own_defs.spans:
+            return False
+        return self.own_defs.returns_its_argument(decorator.id)
+
+    def _names_a_definition(self, node: ast.expr) -> bool:
+        """Whether ``node`` names an import, a ``def`` or a ``class`` (not a variable): ``Key``,
+        ``typing.Generic``; not an attribute of a local definition, nor a namespace dictionary
+        (``K.__dict__``, ``builtins.__dict__``)."""
+        if isinstance(node, ast.Attribute) and (
+            node.attr.startswith("__") or self._is_local_definition(node)
+        ):
+            return False
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        name = node.id
+        return name in self.aliases or self.scope.is_definition(name) or name in self.class_defs or (
+            not self.flow.names.binds(name) and name != "__builtins__"  # a builtin (``type[int]``)
+        )
+
+    def _is_local_definition(self, node: ast.Attribute) -> bool:
+        """Whether the dotted ``node`` starts at a ``def`` or ``class`` of this module."""
+        first: ast.expr = node
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        return isinstance(first, ast.Name) and (
+            self.scope.is_definition(first.id) or first.id in self.class_defs
+        )
+
+    def _names_generated_class(self, name: str) -> bool:
+        """Whether ``name`` is a module-level name bound to a class a standard-library factory
+        made (:func:`~flake8_importpolicy.analysis.importtime.generated.makes_generated_class`)."""
+        if self.flow.class_depth and self.flow.names.binds(name):
+            return False
+        binding = self.scope.lookup(name)
+        return binding is not None and makes_generated_class(binding.call)
+
+    def _calls_a_value(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` calls what a variable, a container item or another call holds
+        (not a function, class or import the engine can follow; not a method of an object)."""
+        if isinstance(func, ast.Subscript):
+            return True
+        if isinstance(func, ast.Call):
+            return not (isinstance(func.func, ast.Name) and func.func.id in _FACTORY_BUILTINS)
+        if isinstance(func, ast.Name):
+            name = func.id
+            return (
+                self.flow.names.binds(name)
+                and not self.scope.is_definition(name)
+                and name not in self.aliases
+                and not self.scope.is_import(name)
+            )
+        if isinstance(func, ast.Attribute):
+            # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
+            return dotted_name(func, self.aliases) in self.class_values
+        return False
+
+
+class _OwnDefs:
+    """A module's own ``def``s by name (first and last line) and, asked once each, whether one
+    returns the function it decorates (``def mark(fn): fn.x = 1; return fn``)."""
+
+    __slots__ = ("identity", "source", "spans")
+
+    def __init__(self, source: bytes | None) -> None:
+        self.source = source  # the module's text (module level only)
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.identity: dict[str, bool] = {}
+
+    def returns_its_argument(self, name: str) -> bool:
+        if name not in self.identity:
+            start, end = self.spans[name]
+            self.identity[name] = _returns_its_argument(self.source, start, end)
+        return self.identity[name]
+
+
+def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
+    """Whether the module-level function on lines ``start``-``end`` of ``source`` returns its first
+    parameter at every ``return`` (and has one): a decorator that hands back the function it
+    decorates. False when unsure (no source, lines that do not parse on their own)."""
+    if source is None:
+        return False
+    lines = source.split(b"\n")[start - 1:end]
+    try:
+        tree = ast.parse(b"\n".join(lines))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.args.args:
+        return False
+    parameter = node.args.args[0].arg
+    returns: list[ast.Return] = []
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested scope's returns are its own
+        if isinstance(current, ast.Return):
+            returns.append(current)
+        stack.extend(ast.iter_child_nodes(current))
+    return bool(returns) and all(
+        isinstance(r.value, ast.Name) and r.value.id == parameter for r in returns
+    )
+
+
+def decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
+    """The dotted name of a decorator, or of the factory it calls (``@lru_cache(maxsize=8)``)."""
+    return dotted_name(decorator.func if isinstance(decorator, ast.Call) else decorator, aliases)
