@@ -734,3 +734,42 @@ def test_the_use_instead_command_works_pasted_where_check_ran(
     done = _cli(cwd, *pasted[1:])
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("--- a/"), done.stdout
+
+
+@pytest.mark.parametrize("init, files, blocked", [
+    ('from .x import a\n__all__ = ["B"]\n__all__ += ["a"]\nB = 1\n',
+     {"use": "from zqpkg import *\nprint(B)\n"},
+     "src/zqpkg/__init__.py:3 working: the package's __all__ would still list a (not one literal "
+     "list): from zqpkg import * would fail"),
+    ('from .x import a\n__all__ = ["B"] + ["a"]\nB = 1\n',
+     {"use": "from zqpkg import *\nprint(B)\n"},
+     "src/zqpkg/__init__.py:2 working: the package's __all__ would still list a"),
+    ("from .x import a\n", {"use": 'import importlib\n\nA = importlib.import_module("zqpkg").a\n'},
+     "src/app/use.py:3 working: importlib.import_module('zqpkg').a: an access the fix cannot "
+     "rewrite"),
+    ("from .x import a\n", {"use": 'import sys\n\nimport zqpkg\n\nA = sys.modules["zqpkg"].a\n'},
+     "src/app/use.py:5 working: sys.modules['zqpkg'].a: an access the fix cannot rewrite"),
+    ('from .x import a\n__all__ = ["a"]\n',
+     {"helper": "from zqpkg import *\n", "use": "from app.helper import a\n"},
+     "src/app/use.py:1 working: it imports a moved name from app.helper, which re-exports it by "
+     "from zqpkg import * (line 1) and would no longer bind it"),
+    ("from .x import a\n", {"use": "import zqpkg\n\n\nclass K:\n    p = zqpkg\n    f = p.a\n"},
+     "src/app/use.py:5 working: p = zqpkg: an alias of zqpkg the fix cannot follow"),
+])
+def test_importers_direct_imports_cannot_rewrite_are_blockers(
+    tmp_path: Path, init: str, files: dict[str, str], blocked: str
+) -> None:
+    """The direct-imports fix was "verified" and left these importers broken (issue 27, F-C): each
+    is now listed, the fix refuses without --force, and forced, the fresh interpreter shows what
+    the blocker protects against."""
+    root = _light_tree(tmp_path, init, **files)
+    before = _oracle(root, "import app.use")
+    assert "zqpkg still runs heavy" in before.stderr  # the importer works; the finding is real
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert f"cannot keep {blocked}" in refused.stderr
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    after = _oracle(root, "import app.use")
+    assert after.returncode == 1 and ("AttributeError" in after.stderr
+                                      or "ImportError" in after.stderr), after.stderr

@@ -408,6 +408,34 @@ class _Project:
                     found.append((path, node.lineno))
         return found
 
+    def star_reexporters(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """The first-party importers of a moved name from a module that re-exports it by
+        ``from light import *`` without using it (the star import keeps no name it does not use,
+        so the name is gone from that module too): ``from app.helper import name``."""
+        found: list[Importer] = []
+        for star_path, _ in self.star_importers(light):
+            source = self.read.source(star_path)
+            helper = self.module_name(star_path)
+            if source is None or helper is None:
+                continue
+            used = set(_used_names(source.tree, ()))
+            lost = {n: m for n, m in names.items() if m.attribute is not None and n not in used}
+            for path in self.files(exclude={star_path}) if lost else ():
+                try:
+                    data = self.read(path)
+                except OSError:
+                    continue
+                if helper.rpartition(".")[2].encode() not in data:
+                    continue
+                line = _import_of_moved(data, path, self.module_name(path) or "", helper, lost,
+                                        is_package=path.name == "__init__.py")
+                if line is not None:
+                    found.append(Importer(
+                        path, line, self.module_name(path) or "",
+                        f"it imports a moved name from {helper}, which re-exports it by from "
+                        f"{light} import * (line {_}) and would no longer bind it"))
+        return found
+
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """Installed modules (on the interpreter's path, outside the source roots and the project)
         that import a moved name from the light package: they cannot be rewritten."""
@@ -688,8 +716,10 @@ class _Planner:
             for element in removed:
                 edits.append(_list_element_removal(source, element, declared[1], removed))
         blockers = self._own_uses(violation, source, statements, list(names))
+        blockers += _all_still_listing(source, light, names, declared)
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
+        blockers += self.project.star_reexporters(light, names)
         blockers.extend(self.project.outside_importers(light, names))
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
@@ -715,6 +745,7 @@ class _Planner:
                                          "the name is not known"))
             return
         module = self.project.module_name(path)
+        blockers += _dynamic_accesses(source, light, names, module or "")
         is_package = path.name == "__init__.py"
         light_names: set[str] = set()  # names bound to the light package in this module
         for node in ast.walk(source.tree):
@@ -795,6 +826,7 @@ class _Planner:
         needed: set[str] = set()
         tops = {name.partition(".")[0] for name in bound}
         shadowed = _shadowed_names(source.tree, tops, light)
+        blockers += _aliases_of(source, bound, shadowed, light, module)
         for line in _module_level_rebindings(source.tree, tops, light):
             blockers.append(Importer(source.path, line, module,
                                      "the name bound to the package is bound again at the module's "
@@ -1063,6 +1095,71 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
         first = existing.body[1]
     at = source.line_start(first.lineno)
     return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
+
+
+def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
+                       declared: tuple[list[str], list[ast.Constant]] | None) -> list[Importer]:
+    """The lines of the package's ``__all__`` that would still list a removed name: ``__all__ +=
+    ["name"]``, ``__all__ = [...] + ["name"]``, ``__all__.append("name")`` (only one literal list
+    is edited): ``from light import *`` would then fail (AttributeError)."""
+    edited = {id(e) for e in declared[1]} if declared is not None else set()
+    found: list[Importer] = []
+    for node in source.tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            targets = [node.value.func.value] if isinstance(node.value.func, ast.Attribute) else []
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        listed = sorted({c.value for c in ast.walk(node) if isinstance(c, ast.Constant)
+                         and isinstance(c.value, str)
+                         and c.value in names and id(c) not in edited})
+        if listed:
+            found.append(Importer(source.path, node.lineno, light,
+                                  f"the package's __all__ would still list {', '.join(listed)} "
+                                  f"(not one literal list): from {light} import * would fail"))
+    return found
+
+
+def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
+                      module: str) -> list[Importer]:
+    """Reads of a moved name from the package found at run time: ``importlib.import_module("pkg")
+    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them)."""
+    found: list[Importer] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            owner: ast.expr = node.value
+        elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) > 1:
+            owner = node.args[0]
+        else:
+            continue
+        named: ast.expr | None = None
+        if isinstance(owner, ast.Call) and owner.args and (_dotted(owner.func) or "").rpartition(
+                ".")[2] in ("import_module", "__import__"):
+            named = owner.args[0]
+        elif isinstance(owner, ast.Subscript) and (_dotted(owner.value) or "").endswith("modules"):
+            named = owner.slice
+        if isinstance(named, ast.Constant) and named.value == light:
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{ast.unparse(node)[:60]}: an access the fix cannot rewrite"))
+    return found
+
+
+def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str,
+                module: str) -> list[Importer]:
+    """Assignments of the package to another name (``p = pkg``, in a class body too): reads of a
+    moved name through it cannot be followed."""
+    found: list[Importer] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None \
+                and _dotted(node.value) in bound and id(node.value) not in shadowed:
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{ast.unparse(node)[:60]}: an alias of {light} the fix cannot "
+                                  "follow"))
+    return found
 
 
 def _quote(text: str) -> str:
