@@ -773,3 +773,32 @@ def test_importers_direct_imports_cannot_rewrite_are_blockers(
     after = _oracle(root, "import app.use")
     assert after.returncode == 1 and ("AttributeError" in after.stderr
                                       or "ImportError" in after.stderr), after.stderr
+
+
+@pytest.mark.parametrize("use, fixed", [
+    # a moved name on a line of its own: its comment goes with it
+    ("from zqpkg import (\n    B,  # keep B\n    a,  # moved a\n    C,  # keep C\n)\n\nUSE = (a(), B, C)\n",
+     "from zqpkg import (\n    B,  # keep B\n    C,  # keep C\n)\nfrom zqpkg.x import a  # moved a\n\n"
+     "USE = (a(), B, C)\n"),
+    ("from zqpkg import (\n    a,  # moved a\n    B,  # keep B\n)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (\n    B,  # keep B\n)\nfrom zqpkg.x import a  # moved a\n\nUSE = (a(), B, 2)\n"),
+    # the last name, no comma after it (was an internal error)
+    ("from zqpkg import (\n    B,  # keep B\n    a  # moved a\n)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (\n    B,  # keep B\n)\nfrom zqpkg.x import a  # moved a\n\nUSE = (a(), B, 2)\n"),
+    # a name sharing its line: the comma before it goes, the line's comment stays as it was
+    ("from zqpkg import (  # top\n    B, a,  # B and a\n    C,\n)\n\nUSE = (a(), B, C)\n",
+     "from zqpkg import (  # top\n    B,  # B and a\n    C,\n)\nfrom zqpkg.x import a\n\n"
+     "USE = (a(), B, C)\n"),
+    ("from zqpkg import (B,  # cb\n    a)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (B  # cb\n)\nfrom zqpkg.x import a\n\nUSE = (a(), B, 2)\n"),
+])
+def test_direct_imports_keep_each_comment_with_its_name(tmp_path: Path, use: str, fixed: str) -> None:
+    """A parenthesised importer with moved and kept names: a moved name's comment was left on a
+    line of its own above the next name, read as that name's; the last name after a comment was an
+    internal error (issue 27, F-G)."""
+    root = _light_tree(tmp_path, "from .x import a\nB = 1\nC = 3\n", use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert app.use.USE[:2] == ('a', 1)")
+    assert run.stdout == "ok\n", run.stderr

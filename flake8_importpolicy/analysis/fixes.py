@@ -790,17 +790,22 @@ class _Planner:
         by_module: dict[str, list[ast.alias]] = {}
         for alias in ours:
             by_module.setdefault(names[alias.name].module, []).append(alias)
-        new_lines = [
-            f"{indent}from {_relative_text(module_text, light, target)} import "
-            + ", ".join(_alias_text(a, names[a.name]) for a in aliases) + nl
-            for target, aliases in sorted(by_module.items())
-        ]
+        comments: dict[int, str] = {}  # a removed name's own line's comment goes with it
+
+        def new_line(target: str, aliases: list[ast.alias]) -> str:
+            said = [comments[id(a)] for a in aliases if comments.get(id(a))]
+            return (f"{indent}from {_relative_text(module_text, light, target)} import "
+                    + ", ".join(_alias_text(a, names[a.name]) for a in aliases)
+                    + "".join(f"  {comment}" for comment in said) + nl)
+
         if star or len(ours) < len(node.names):
             # the other names stay where they are; the moved ones get a statement of their own
             if not star:
                 for alias in ours:
-                    edits.append(_alias_removal(source, node, alias))
-            edits.append(_Edit(source.path, lines[1], lines[1], "".join(new_lines)))
+                    edit, comments[id(alias)] = _alias_removal(source, node, alias)
+                    edits.append(edit)
+            edits.append(_Edit(source.path, lines[1], lines[1], "".join(
+                new_line(target, aliases) for target, aliases in sorted(by_module.items()))))
             return
         # every name moves: the statement stays, its parentheses, comments and layout with it; only
         # the module it names and the names the submodule calls otherwise change (the first name's
@@ -812,10 +817,11 @@ class _Planner:
         for alias in node.names:
             moved = names[alias.name]
             if moved.module != kept:
-                edits.append(_alias_removal(source, node, alias))
+                edit, comments[id(alias)] = _alias_removal(source, node, alias)
+                edits.append(edit)
             elif (moved.attribute or alias.name) != alias.name:
                 edits.append(_Edit(source.path, *_alias_span(source, alias), _alias_text(alias, moved)))
-        others = [line for (target, _), line in zip(sorted(by_module.items()), new_lines)
+        others = [new_line(target, aliases) for target, aliases in sorted(by_module.items())
                   if target != kept]
         if others:
             edits.append(_Edit(source.path, lines[1], lines[1], "".join(others)))
@@ -1281,22 +1287,31 @@ def _relative_text(module_text: str, light: str, target: str) -> str:
     return module_text + remainder if module_text.endswith(".") else f"{module_text}.{remainder}"
 
 
-def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _Edit:
-    """Remove one alias of a from-import with the comma that goes with it: its whole line when it
-    has one of its own without a comment (a comment stays where it was)."""
+def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> tuple[_Edit, str]:
+    """Remove one name of a from-import with the comma that goes with it, every other character
+    kept: its whole line when it has one of its own in parentheses (then its comment is returned,
+    to go with it: ``""`` when none), else the comma before it (a comment between kept), or for the
+    first name the comma after it."""
     start, end = _alias_span(source, alias)
     text = source.text
-    own_line = re.match(r"[ \t]*,?[ \t]*(\r\n|\n|\r)", text[end:])
+    own_line = re.match(r"[ \t]*,?[ \t]*(#[^\r\n]*)?(\r\n|\n|\r)", text[end:])
     line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
     inside = line_start > source.span(node)[0] and not text[:line_start].rstrip("\r\n").endswith("\\")
     if own_line is not None and inside and not text[line_start:start].strip():  # in parentheses
-        return _Edit(source.path, line_start, end + own_line.end(), "")
-    after = re.match(r"\s*,[ \t]*", text[end:])
-    if after is not None:
-        return _Edit(source.path, start, end + after.end(), "")
-    before = re.search(r",(?:\s|\\(?=\r|\n))*$", text[:start])  # a backslash continuation too
-    assert before is not None
-    return _Edit(source.path, before.start(), end, "")
+        return _Edit(source.path, line_start, end + own_line.end(), ""), own_line.group(1) or ""
+    index = next(i for i, other in enumerate(node.names) if other is alias)
+    if index:
+        previous = _alias_span(source, node.names[index - 1])[1]
+        between = text[previous:start]  # ", ", ",  # comment\n    ", ", \\\n    "
+        kept = between.replace(",", "", 1).rstrip(" \t") if "#" in between else ""
+        return _Edit(source.path, previous, end, kept), ""
+    after = re.match(r"[ \t]*,", text[end:])
+    assert after is not None  # a first name that is not the only one
+    spaces = re.match(r"[ \t]*", text[end + after.end():])
+    assert spaces is not None
+    follows = text[end + after.end() + spaces.end():end + after.end() + spaces.end() + 1]
+    stop = end + after.end() + (spaces.end() if follows not in ("#", "\r", "\n", "") else 0)
+    return _Edit(source.path, start, stop, ""), ""
 
 
 def _list_element_removal(source: _Source, element: ast.Constant,
