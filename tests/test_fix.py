@@ -802,3 +802,22 @@ def test_direct_imports_keep_each_comment_with_its_name(tmp_path: Path, use: str
     assert (root / "src/app/use.py").read_text() == fixed
     run = _oracle(root, "import app.use\nassert app.use.USE[:2] == ('a', 1)")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("init, use, fixed", [
+    ("from .x import a\n",
+     "import zqpkg\n\nA = (zqpkg\n     .a)\nB = zqpkg . a\nC = zqpkg.a  # c\n",
+     "import zqpkg\nimport zqpkg.x\n\nA = (zqpkg.x\n     .a)\nB = zqpkg.x . a\nC = zqpkg.x.a  # c\n"),
+    ("from .x import a as b\n",
+     "import zqpkg\n\nA = (zqpkg\n     .b)\nB = zqpkg . b\nC = zqpkg.b\n",
+     "import zqpkg\nimport zqpkg.x\n\nA = (zqpkg.x\n     .a)\nB = zqpkg.x . a\nC = zqpkg.x.a\n"),
+])
+def test_a_dotted_use_keeps_its_layout(tmp_path: Path, init: str, use: str, fixed: str) -> None:
+    """``(pkg\\n .a)`` and ``pkg . a`` were rewritten as ``pkg.x.a`` (issue 27, F-H): only the
+    submodule's name is added, and a name the submodule calls otherwise changed."""
+    root = _light_tree(tmp_path, init, use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert (app.use.A(), app.use.B(), app.use.C()) == ('a',) * 3")
+    assert run.stdout == "ok\n", run.stderr

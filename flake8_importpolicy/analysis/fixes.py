@@ -855,12 +855,16 @@ class _Planner:
             if owner not in bound:
                 continue
             target = names[node.attr]
-            prefix = source.offset(node.value.lineno, node.value.col_offset)
-            end = source.span(node)[1]
             if owner == light:
-                if target.attribute is not None:
-                    edits.append(_Edit(source.path, prefix, end,
-                                       f"{target.module}.{target.attribute}"))
+                if target.attribute is not None and target.module != light:
+                    # only the submodule's name is added (``.x`` after the package's name) and a
+                    # name the submodule calls otherwise changed: ``(pkg\n .a)`` keeps its layout
+                    after_owner = source.span(node.value)[1]
+                    edits.append(_Edit(source.path, after_owner, after_owner,
+                                       target.module[len(light):]))
+                    end = source.span(node)[1]
+                    if target.attribute != node.attr:
+                        edits.append(_Edit(source.path, end - len(node.attr), end, target.attribute))
                 needed.add(target.module)
             else:
                 blockers.append(Importer(source.path, node.lineno, module,
