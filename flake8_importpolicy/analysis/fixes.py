@@ -408,6 +408,31 @@ class _Project:
                     found.append((path, node.lineno))
         return found
 
+    def submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
+        """The first-party imports that would change what a lazy name means: a name bound to an
+        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
+        the package. Importing that submodule binds it on the package (the import system's
+        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
+        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
+        an ``import pkg.norm`` that runs before the first access leaves the module there, and
+        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
+        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
+        import of the submodule there keeps the finding (verification refuses the fix)."""
+        light = violation.light
+        found: list[Importer] = []
+        for name in moved:
+            submodule = f"{light}.{name.name}"
+            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
+                continue
+            found.extend(Importer(
+                path, line, self.module_name(path) or "",
+                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
+                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
+                "would mean the module")
+                for path, line in self.submodule_importers(submodule)
+                if path != violation.path.resolve())
+        return found
+
     def star_reexporters(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """The first-party importers of a moved name from a module that re-exports it by
         ``from light import *`` without using it (the star import keeps no name it does not use,
@@ -597,7 +622,7 @@ class _Planner:
                          "package has no __all__)")
                 for path, line in self.project.star_importers(violation.light)
             ]
-        blockers += self._submodule_shadows(violation, moved)
+        blockers += self.project.submodule_shadows(violation, moved)
         versions = self.engine.target.versions
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -608,31 +633,6 @@ class _Planner:
                              f"... import {title_names}", violation, statements[0], names, edits,
                              source, blockers=blockers)
         return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
-
-    def _submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
-        """The first-party imports that would change what a lazy name means: a name bound to an
-        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
-        the package. Importing that submodule binds it on the package (the import system's
-        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
-        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
-        an ``import pkg.norm`` that runs before the first access leaves the module there, and
-        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
-        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
-        import of the submodule there keeps the finding (verification refuses the fix)."""
-        light = violation.light
-        found: list[Importer] = []
-        for name in moved:
-            submodule = f"{light}.{name.name}"
-            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
-                continue
-            found.extend(Importer(
-                path, line, self.project.module_name(path) or "",
-                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
-                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
-                "would mean the module")
-                for path, line in self.project.submodule_importers(submodule)
-                if path != violation.path.resolve())
-        return found
 
     def _own_uses(self, violation: Violation, source: _Source, statements: Sequence[ast.stmt],
                   names: Sequence[str]) -> list[Importer]:
