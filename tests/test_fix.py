@@ -821,3 +821,18 @@ def test_a_dotted_use_keeps_its_layout(tmp_path: Path, init: str, use: str, fixe
     assert (root / "src/app/use.py").read_text() == fixed
     run = _oracle(root, "import app.use\nassert (app.use.A(), app.use.B(), app.use.C()) == ('a',) * 3")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_two_heavy_re_exports_of_two_submodules_are_both_fixed(tmp_path: Path, kind: str) -> None:
+    """The second statement's finding, covered by the first's, shows once the first is fixed: it
+    is its own (fixed next), not a sign that the first fix failed (the verification's rule for a
+    new first hop of the package is that it no longer reaches the fixed submodule)."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .z import c\n", use="from zqpkg import a, c\n")
+    (root / "src/zqpkg/z.py").write_text('import heavy\n\n\ndef c():\n    return "c"\n')
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("verified") == 2, done.stderr
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.c()) == ('a', 'c')")
+    assert run.stdout == "ok\n", run.stderr

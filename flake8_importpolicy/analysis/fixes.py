@@ -244,16 +244,14 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             return False
     with options.engine(policy, patched) as engine:
         after = engine.check()
-    # the light package's own findings: none of the fixed statement's, and none through another
-    # first hop that was not one before (``from .y import thing``, covered by the re-export, when
-    # y's ``from . import name`` now loads the lazy name: the package still runs the heavy module)
+    # the light package's own findings: none that still reaches the fixed statement's submodule,
+    # through the statement or another first hop (``from .y import thing``, covered by the
+    # re-export, when y's ``from . import name`` now loads the lazy name); another statement's
+    # finding the fixed one covered (``from .z import c``, z heavy too) is its own, fixed next
     first = violation.chain[0].imported
-    kept = {(v.code.id, str(v.heavy), v.chain[0].imported) for v in report.violations
-            if v.light == violation.light and v.path == violation.path and v.chain
-            and v.chain[0].imported != first}
     for found in after.violations:
-        if found.light == violation.light and found.path == violation.path and found.chain and (
-                (found.code.id, str(found.heavy), found.chain[0].imported) not in kept):
+        if found.light == violation.light and found.path == violation.path and any(
+                hop.imported == first for hop in found.chain):
             return False
     # nor import-time code of the light package's that cannot be resolved and was not there before
     # (``from . import name`` in a module the package imports: its ``__getattr__``, loading a name)
