@@ -836,3 +836,19 @@ def test_two_heavy_re_exports_of_two_submodules_are_both_fixed(tmp_path: Path, k
     assert _cli(root, "check").returncode == 0
     run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.c()) == ('a', 'c')")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_star_re_export_whose_names_cannot_be_listed_is_offered_nowhere(tmp_path: Path) -> None:
+    """``from .x import *`` where x has no literal ``__all__`` and a star import of its own: check
+    advertised both fixes, fix said neither passes verification (issue 27, F-A)."""
+    root = _light_tree(tmp_path, "from .x import *\n", use="from zqpkg import a\n")
+    (root / "src/zqpkg/x.py").write_text('import heavy\nfrom .y import *\n\n\ndef a():\n    return "a"\n')
+    (root / "src/zqpkg/y.py").write_text("def q():\n    return 2\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        [violation] = engine.check().violations
+    assert offered_fix_kinds(violation) == ()
+    assert "use instead" not in _cli(root, "check").stdout
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and "a star import of a module whose names cannot be listed" \
+        in refused.stderr
