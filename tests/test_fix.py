@@ -734,3 +734,121 @@ def test_the_use_instead_command_works_pasted_where_check_ran(
     done = _cli(cwd, *pasted[1:])
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("--- a/"), done.stdout
+
+
+@pytest.mark.parametrize("init, files, blocked", [
+    ('from .x import a\n__all__ = ["B"]\n__all__ += ["a"]\nB = 1\n',
+     {"use": "from zqpkg import *\nprint(B)\n"},
+     "src/zqpkg/__init__.py:3 working: the package's __all__ would still list a (not one literal "
+     "list): from zqpkg import * would fail"),
+    ('from .x import a\n__all__ = ["B"] + ["a"]\nB = 1\n',
+     {"use": "from zqpkg import *\nprint(B)\n"},
+     "src/zqpkg/__init__.py:2 working: the package's __all__ would still list a"),
+    ("from .x import a\n", {"use": 'import importlib\n\nA = importlib.import_module("zqpkg").a\n'},
+     "src/app/use.py:3 working: importlib.import_module('zqpkg').a: an access the fix cannot "
+     "rewrite"),
+    ("from .x import a\n", {"use": 'import sys\n\nimport zqpkg\n\nA = sys.modules["zqpkg"].a\n'},
+     "src/app/use.py:5 working: sys.modules['zqpkg'].a: an access the fix cannot rewrite"),
+    ('from .x import a\n__all__ = ["a"]\n',
+     {"helper": "from zqpkg import *\n", "use": "from app.helper import a\n"},
+     "src/app/use.py:1 working: it imports a moved name from app.helper, which re-exports it by "
+     "from zqpkg import * (line 1) and would no longer bind it"),
+    ("from .x import a\n", {"use": "import zqpkg\n\n\nclass K:\n    p = zqpkg\n    f = p.a\n"},
+     "src/app/use.py:5 working: p = zqpkg: an alias of zqpkg the fix cannot follow"),
+])
+def test_importers_direct_imports_cannot_rewrite_are_blockers(
+    tmp_path: Path, init: str, files: dict[str, str], blocked: str
+) -> None:
+    """The direct-imports fix was "verified" and left these importers broken (issue 27, F-C): each
+    is now listed, the fix refuses without --force, and forced, the fresh interpreter shows what
+    the blocker protects against."""
+    root = _light_tree(tmp_path, init, **files)
+    before = _oracle(root, "import app.use")
+    assert "zqpkg still runs heavy" in before.stderr  # the importer works; the finding is real
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert f"cannot keep {blocked}" in refused.stderr
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    after = _oracle(root, "import app.use")
+    assert after.returncode == 1 and ("AttributeError" in after.stderr
+                                      or "ImportError" in after.stderr), after.stderr
+
+
+@pytest.mark.parametrize("use, fixed", [
+    # a moved name on a line of its own: its comment goes with it
+    ("from zqpkg import (\n    B,  # keep B\n    a,  # moved a\n    C,  # keep C\n)\n\nUSE = (a(), B, C)\n",
+     "from zqpkg import (\n    B,  # keep B\n    C,  # keep C\n)\nfrom zqpkg.x import a  # moved a\n\n"
+     "USE = (a(), B, C)\n"),
+    ("from zqpkg import (\n    a,  # moved a\n    B,  # keep B\n)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (\n    B,  # keep B\n)\nfrom zqpkg.x import a  # moved a\n\nUSE = (a(), B, 2)\n"),
+    # the last name, no comma after it (was an internal error)
+    ("from zqpkg import (\n    B,  # keep B\n    a  # moved a\n)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (\n    B,  # keep B\n)\nfrom zqpkg.x import a  # moved a\n\nUSE = (a(), B, 2)\n"),
+    # a name sharing its line: the comma before it goes, the line's comment stays as it was
+    ("from zqpkg import (  # top\n    B, a,  # B and a\n    C,\n)\n\nUSE = (a(), B, C)\n",
+     "from zqpkg import (  # top\n    B,  # B and a\n    C,\n)\nfrom zqpkg.x import a\n\n"
+     "USE = (a(), B, C)\n"),
+    ("from zqpkg import (B,  # cb\n    a)\n\nUSE = (a(), B, 2)\n",
+     "from zqpkg import (B  # cb\n)\nfrom zqpkg.x import a\n\nUSE = (a(), B, 2)\n"),
+])
+def test_direct_imports_keep_each_comment_with_its_name(tmp_path: Path, use: str, fixed: str) -> None:
+    """A parenthesised importer with moved and kept names: a moved name's comment was left on a
+    line of its own above the next name, read as that name's; the last name after a comment was an
+    internal error (issue 27, F-G)."""
+    root = _light_tree(tmp_path, "from .x import a\nB = 1\nC = 3\n", use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert app.use.USE[:2] == ('a', 1)")
+    assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("init, use, fixed", [
+    ("from .x import a\n",
+     "import zqpkg\n\nA = (zqpkg\n     .a)\nB = zqpkg . a\nC = zqpkg.a  # c\n",
+     "import zqpkg\nimport zqpkg.x\n\nA = (zqpkg.x\n     .a)\nB = zqpkg.x . a\nC = zqpkg.x.a  # c\n"),
+    ("from .x import a as b\n",
+     "import zqpkg\n\nA = (zqpkg\n     .b)\nB = zqpkg . b\nC = zqpkg.b\n",
+     "import zqpkg\nimport zqpkg.x\n\nA = (zqpkg.x\n     .a)\nB = zqpkg.x . a\nC = zqpkg.x.a\n"),
+])
+def test_a_dotted_use_keeps_its_layout(tmp_path: Path, init: str, use: str, fixed: str) -> None:
+    """``(pkg\\n .a)`` and ``pkg . a`` were rewritten as ``pkg.x.a`` (issue 27, F-H): only the
+    submodule's name is added, and a name the submodule calls otherwise changed."""
+    root = _light_tree(tmp_path, init, use=use)
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert (root / "src/app/use.py").read_text() == fixed
+    run = _oracle(root, "import app.use\nassert (app.use.A(), app.use.B(), app.use.C()) == ('a',) * 3")
+    assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_two_heavy_re_exports_of_two_submodules_are_both_fixed(tmp_path: Path, kind: str) -> None:
+    """The second statement's finding, covered by the first's, shows once the first is fixed: it
+    is its own (fixed next), not a sign that the first fix failed (the verification's rule for a
+    new first hop of the package is that it no longer reaches the fixed submodule)."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .z import c\n", use="from zqpkg import a, c\n")
+    (root / "src/zqpkg/z.py").write_text('import heavy\n\n\ndef c():\n    return "c"\n')
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("verified") == 2, done.stderr
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.c()) == ('a', 'c')")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_star_re_export_whose_names_cannot_be_listed_is_offered_nowhere(tmp_path: Path) -> None:
+    """``from .x import *`` where x has no literal ``__all__`` and a star import of its own: check
+    advertised both fixes, fix said neither passes verification (issue 27, F-A)."""
+    root = _light_tree(tmp_path, "from .x import *\n", use="from zqpkg import a\n")
+    (root / "src/zqpkg/x.py").write_text('import heavy\nfrom .y import *\n\n\ndef a():\n    return "a"\n')
+    (root / "src/zqpkg/y.py").write_text("def q():\n    return 2\n")
+    policy = load_policy(root / "policy.toml")
+    with PolicyEngine(policy) as engine:
+        [violation] = engine.check().violations
+    assert offered_fix_kinds(violation) == ()
+    assert "use instead" not in _cli(root, "check").stdout
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and "a star import of a module whose names cannot be listed" \
+        in refused.stderr

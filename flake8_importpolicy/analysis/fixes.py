@@ -244,16 +244,14 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             return False
     with options.engine(policy, patched) as engine:
         after = engine.check()
-    # the light package's own findings: none of the fixed statement's, and none through another
-    # first hop that was not one before (``from .y import thing``, covered by the re-export, when
-    # y's ``from . import name`` now loads the lazy name: the package still runs the heavy module)
+    # the light package's own findings: none that still reaches the fixed statement's submodule,
+    # through the statement or another first hop (``from .y import thing``, covered by the
+    # re-export, when y's ``from . import name`` now loads the lazy name); another statement's
+    # finding the fixed one covered (``from .z import c``, z heavy too) is its own, fixed next
     first = violation.chain[0].imported
-    kept = {(v.code.id, str(v.heavy), v.chain[0].imported) for v in report.violations
-            if v.light == violation.light and v.path == violation.path and v.chain
-            and v.chain[0].imported != first}
     for found in after.violations:
-        if found.light == violation.light and found.path == violation.path and found.chain and (
-                (found.code.id, str(found.heavy), found.chain[0].imported) not in kept):
+        if found.light == violation.light and found.path == violation.path and any(
+                hop.imported == first for hop in found.chain):
             return False
     # nor import-time code of the light package's that cannot be resolved and was not there before
     # (``from . import name`` in a module the package imports: its ``__getattr__``, loading a name)
@@ -406,6 +404,59 @@ class _Project:
                     continue
                 if hit:
                     found.append((path, node.lineno))
+        return found
+
+    def submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
+        """The first-party imports that would change what a lazy name means: a name bound to an
+        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
+        the package. Importing that submodule binds it on the package (the import system's
+        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
+        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
+        an ``import pkg.norm`` that runs before the first access leaves the module there, and
+        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
+        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
+        import of the submodule there keeps the finding (verification refuses the fix)."""
+        light = violation.light
+        found: list[Importer] = []
+        for name in moved:
+            submodule = f"{light}.{name.name}"
+            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
+                continue
+            found.extend(Importer(
+                path, line, self.module_name(path) or "",
+                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
+                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
+                "would mean the module")
+                for path, line in self.submodule_importers(submodule)
+                if path != violation.path.resolve())
+        return found
+
+    def star_reexporters(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """The first-party importers of a moved name from a module that re-exports it by
+        ``from light import *`` without using it (the star import keeps no name it does not use,
+        so the name is gone from that module too): ``from app.helper import name``."""
+        found: list[Importer] = []
+        for star_path, _ in self.star_importers(light):
+            source = self.read.source(star_path)
+            helper = self.module_name(star_path)
+            if source is None or helper is None:
+                continue
+            used = set(_used_names(source.tree, ()))
+            lost = {n: m for n, m in names.items() if m.attribute is not None and n not in used}
+            for path in self.files(exclude={star_path}) if lost else ():
+                try:
+                    data = self.read(path)
+                except OSError:
+                    continue
+                if helper.rpartition(".")[2].encode() not in data:
+                    continue
+                line = _import_of_moved(data, path, self.module_name(path) or "", helper, lost,
+                                        is_package=path.name == "__init__.py")
+                if line is not None:
+                    found.append(Importer(
+                        path, line, self.module_name(path) or "",
+                        f"it imports a moved name from {helper}, which re-exports it by from "
+                        f"{light} import * (line {_}) and would no longer bind it"))
         return found
 
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
@@ -569,7 +620,7 @@ class _Planner:
                          "package has no __all__)")
                 for path, line in self.project.star_importers(violation.light)
             ]
-        blockers += self._submodule_shadows(violation, moved)
+        blockers += self.project.submodule_shadows(violation, moved)
         versions = self.engine.target.versions
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
@@ -580,31 +631,6 @@ class _Planner:
                              f"... import {title_names}", violation, statements[0], names, edits,
                              source, blockers=blockers)
         return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
-
-    def _submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
-        """The first-party imports that would change what a lazy name means: a name bound to an
-        attribute (``from .norm import norm``: a function) that is also the name of a submodule of
-        the package. Importing that submodule binds it on the package (the import system's
-        ``setattr(parent, child, module)``, docs/semantics.md rule 2); eagerly, the re-export bound
-        the attribute over it and a later import of the loaded submodule binds nothing, but lazily
-        an ``import pkg.norm`` that runs before the first access leaves the module there, and
-        ``__getattr__`` is never asked: ``pkg.norm`` is a module where it was a function. The
-        package's ``__init__.py`` is not one: its re-export is what the fix replaces, and another
-        import of the submodule there keeps the finding (verification refuses the fix)."""
-        light = violation.light
-        found: list[Importer] = []
-        for name in moved:
-            submodule = f"{light}.{name.name}"
-            if name.attribute is None or self.engine.index.resolve_module(submodule).kind == "unresolved":
-                continue
-            found.extend(Importer(
-                path, line, self.project.module_name(path) or "",
-                f"it imports the submodule {submodule}, which then binds {submodule} to the module "
-                f"before the lazy {name.name} ({name.module}.{name.attribute}) is loaded: the name "
-                "would mean the module")
-                for path, line in self.project.submodule_importers(submodule)
-                if path != violation.path.resolve())
-        return found
 
     def _own_uses(self, violation: Violation, source: _Source, statements: Sequence[ast.stmt],
                   names: Sequence[str]) -> list[Importer]:
@@ -688,8 +714,10 @@ class _Planner:
             for element in removed:
                 edits.append(_list_element_removal(source, element, declared[1], removed))
         blockers = self._own_uses(violation, source, statements, list(names))
+        blockers += _all_still_listing(source, light, names, declared)
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
+        blockers += self.project.star_reexporters(light, names)
         blockers.extend(self.project.outside_importers(light, names))
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
@@ -715,6 +743,7 @@ class _Planner:
                                          "the name is not known"))
             return
         module = self.project.module_name(path)
+        blockers += _dynamic_accesses(source, light, names, module or "")
         is_package = path.name == "__init__.py"
         light_names: set[str] = set()  # names bound to the light package in this module
         for node in ast.walk(source.tree):
@@ -759,17 +788,22 @@ class _Planner:
         by_module: dict[str, list[ast.alias]] = {}
         for alias in ours:
             by_module.setdefault(names[alias.name].module, []).append(alias)
-        new_lines = [
-            f"{indent}from {_relative_text(module_text, light, target)} import "
-            + ", ".join(_alias_text(a, names[a.name]) for a in aliases) + nl
-            for target, aliases in sorted(by_module.items())
-        ]
+        comments: dict[int, str] = {}  # a removed name's own line's comment goes with it
+
+        def new_line(target: str, aliases: list[ast.alias]) -> str:
+            said = [comments[id(a)] for a in aliases if comments.get(id(a))]
+            return (f"{indent}from {_relative_text(module_text, light, target)} import "
+                    + ", ".join(_alias_text(a, names[a.name]) for a in aliases)
+                    + "".join(f"  {comment}" for comment in said) + nl)
+
         if star or len(ours) < len(node.names):
             # the other names stay where they are; the moved ones get a statement of their own
             if not star:
                 for alias in ours:
-                    edits.append(_alias_removal(source, node, alias))
-            edits.append(_Edit(source.path, lines[1], lines[1], "".join(new_lines)))
+                    edit, comments[id(alias)] = _alias_removal(source, node, alias)
+                    edits.append(edit)
+            edits.append(_Edit(source.path, lines[1], lines[1], "".join(
+                new_line(target, aliases) for target, aliases in sorted(by_module.items()))))
             return
         # every name moves: the statement stays, its parentheses, comments and layout with it; only
         # the module it names and the names the submodule calls otherwise change (the first name's
@@ -781,10 +815,11 @@ class _Planner:
         for alias in node.names:
             moved = names[alias.name]
             if moved.module != kept:
-                edits.append(_alias_removal(source, node, alias))
+                edit, comments[id(alias)] = _alias_removal(source, node, alias)
+                edits.append(edit)
             elif (moved.attribute or alias.name) != alias.name:
                 edits.append(_Edit(source.path, *_alias_span(source, alias), _alias_text(alias, moved)))
-        others = [line for (target, _), line in zip(sorted(by_module.items()), new_lines)
+        others = [new_line(target, aliases) for target, aliases in sorted(by_module.items())
                   if target != kept]
         if others:
             edits.append(_Edit(source.path, lines[1], lines[1], "".join(others)))
@@ -795,6 +830,7 @@ class _Planner:
         needed: set[str] = set()
         tops = {name.partition(".")[0] for name in bound}
         shadowed = _shadowed_names(source.tree, tops, light)
+        blockers += _aliases_of(source, bound, shadowed, light, module)
         for line in _module_level_rebindings(source.tree, tops, light):
             blockers.append(Importer(source.path, line, module,
                                      "the name bound to the package is bound again at the module's "
@@ -817,12 +853,16 @@ class _Planner:
             if owner not in bound:
                 continue
             target = names[node.attr]
-            prefix = source.offset(node.value.lineno, node.value.col_offset)
-            end = source.span(node)[1]
             if owner == light:
-                if target.attribute is not None:
-                    edits.append(_Edit(source.path, prefix, end,
-                                       f"{target.module}.{target.attribute}"))
+                if target.attribute is not None and target.module != light:
+                    # only the submodule's name is added (``.x`` after the package's name) and a
+                    # name the submodule calls otherwise changed: ``(pkg\n .a)`` keeps its layout
+                    after_owner = source.span(node.value)[1]
+                    edits.append(_Edit(source.path, after_owner, after_owner,
+                                       target.module[len(light):]))
+                    end = source.span(node)[1]
+                    if target.attribute != node.attr:
+                        edits.append(_Edit(source.path, end - len(node.attr), end, target.attribute))
                 needed.add(target.module)
             else:
                 blockers.append(Importer(source.path, node.lineno, module,
@@ -1065,6 +1105,71 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
     return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
 
 
+def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
+                       declared: tuple[list[str], list[ast.Constant]] | None) -> list[Importer]:
+    """The lines of the package's ``__all__`` that would still list a removed name: ``__all__ +=
+    ["name"]``, ``__all__ = [...] + ["name"]``, ``__all__.append("name")`` (only one literal list
+    is edited): ``from light import *`` would then fail (AttributeError)."""
+    edited = {id(e) for e in declared[1]} if declared is not None else set()
+    found: list[Importer] = []
+    for node in source.tree.body:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            targets = [node.value.func.value] if isinstance(node.value.func, ast.Attribute) else []
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        listed = sorted({c.value for c in ast.walk(node) if isinstance(c, ast.Constant)
+                         and isinstance(c.value, str)
+                         and c.value in names and id(c) not in edited})
+        if listed:
+            found.append(Importer(source.path, node.lineno, light,
+                                  f"the package's __all__ would still list {', '.join(listed)} "
+                                  f"(not one literal list): from {light} import * would fail"))
+    return found
+
+
+def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
+                      module: str) -> list[Importer]:
+    """Reads of a moved name from the package found at run time: ``importlib.import_module("pkg")
+    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them)."""
+    found: list[Importer] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            owner: ast.expr = node.value
+        elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) > 1:
+            owner = node.args[0]
+        else:
+            continue
+        named: ast.expr | None = None
+        if isinstance(owner, ast.Call) and owner.args and (_dotted(owner.func) or "").rpartition(
+                ".")[2] in ("import_module", "__import__"):
+            named = owner.args[0]
+        elif isinstance(owner, ast.Subscript) and (_dotted(owner.value) or "").endswith("modules"):
+            named = owner.slice
+        if isinstance(named, ast.Constant) and named.value == light:
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{ast.unparse(node)[:60]}: an access the fix cannot rewrite"))
+    return found
+
+
+def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str,
+                module: str) -> list[Importer]:
+    """Assignments of the package to another name (``p = pkg``, in a class body too): reads of a
+    moved name through it cannot be followed."""
+    found: list[Importer] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None \
+                and _dotted(node.value) in bound and id(node.value) not in shadowed:
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{ast.unparse(node)[:60]}: an alias of {light} the fix cannot "
+                                  "follow"))
+    return found
+
+
 def _quote(text: str) -> str:
     return '"' + text + '"'
 
@@ -1184,22 +1289,31 @@ def _relative_text(module_text: str, light: str, target: str) -> str:
     return module_text + remainder if module_text.endswith(".") else f"{module_text}.{remainder}"
 
 
-def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> _Edit:
-    """Remove one alias of a from-import with the comma that goes with it: its whole line when it
-    has one of its own without a comment (a comment stays where it was)."""
+def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> tuple[_Edit, str]:
+    """Remove one name of a from-import with the comma that goes with it, every other character
+    kept: its whole line when it has one of its own in parentheses (then its comment is returned,
+    to go with it: ``""`` when none), else the comma before it (a comment between kept), or for the
+    first name the comma after it."""
     start, end = _alias_span(source, alias)
     text = source.text
-    own_line = re.match(r"[ \t]*,?[ \t]*(\r\n|\n|\r)", text[end:])
+    own_line = re.match(r"[ \t]*,?[ \t]*(#[^\r\n]*)?(\r\n|\n|\r)", text[end:])
     line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
     inside = line_start > source.span(node)[0] and not text[:line_start].rstrip("\r\n").endswith("\\")
     if own_line is not None and inside and not text[line_start:start].strip():  # in parentheses
-        return _Edit(source.path, line_start, end + own_line.end(), "")
-    after = re.match(r"\s*,[ \t]*", text[end:])
-    if after is not None:
-        return _Edit(source.path, start, end + after.end(), "")
-    before = re.search(r",(?:\s|\\(?=\r|\n))*$", text[:start])  # a backslash continuation too
-    assert before is not None
-    return _Edit(source.path, before.start(), end, "")
+        return _Edit(source.path, line_start, end + own_line.end(), ""), own_line.group(1) or ""
+    index = next(i for i, other in enumerate(node.names) if other is alias)
+    if index:
+        previous = _alias_span(source, node.names[index - 1])[1]
+        between = text[previous:start]  # ", ", ",  # comment\n    ", ", \\\n    "
+        kept = between.replace(",", "", 1).rstrip(" \t") if "#" in between else ""
+        return _Edit(source.path, previous, end, kept), ""
+    after = re.match(r"[ \t]*,", text[end:])
+    assert after is not None  # a first name that is not the only one
+    spaces = re.match(r"[ \t]*", text[end + after.end():])
+    assert spaces is not None
+    follows = text[end + after.end() + spaces.end():end + after.end() + spaces.end() + 1]
+    stop = end + after.end() + (spaces.end() if follows not in ("#", "\r", "\n", "") else 0)
+    return _Edit(source.path, start, stop, ""), ""
 
 
 def _list_element_removal(source: _Source, element: ast.Constant,

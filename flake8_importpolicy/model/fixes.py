@@ -15,7 +15,7 @@ from flake8_importpolicy.model.graph import Hop, HopKind
 from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = [
-    "ALIASED", "NOT_AT_TOP_LEVEL", "SHARES_A_LINE", "Fix", "FixKind", "Importer", "TextEdit",
+    "ALIASED", "NOT_AT_TOP_LEVEL", "SHARES_A_LINE", "UNLISTED", "Fix", "FixKind", "Importer", "TextEdit",
     "find_reexport_hop", "fix_refusals", "module_level_binding_lines", "offered_fix_kinds",
     "reexport_statements",
 ]
@@ -121,6 +121,8 @@ NOT_AT_TOP_LEVEL = ("the re-export is not a statement of the module's top level 
 
 SHARES_A_LINE = "the re-export shares its line with another statement (a semicolon)"
 ALIASED = "an aliased name (from .x import a as b)"
+UNLISTED = ("a star import of a module whose names cannot be listed (no literal __all__, and a star "
+            "import of its own or no source)")
 
 
 def reexport_statements(violation: Violation, tree: ast.Module) -> list[ast.ImportFrom]:
@@ -164,6 +166,8 @@ def fix_refusals(violation: Violation, source: bytes | None = None) -> dict[FixK
              for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
     if any(s.lineno in taken or s.end_lineno in taken for s in statements):
         return dict.fromkeys(FixKind, SHARES_A_LINE)
+    if any(_star_names_unknown(violation, s) for s in statements):
+        return dict.fromkeys(FixKind, UNLISTED)
     refusals: dict[FixKind, str] = {}
     if any(s.module and alias.asname and alias.asname != alias.name
            for s in statements for alias in s.names):
@@ -197,6 +201,33 @@ def offered_fix_kinds(violation: Violation, source: bytes | None = None) -> tupl
         return ()
     refused = fix_refusals(violation, source)
     return tuple(kind for kind in FixKind if kind not in refused)
+
+
+def _star_names_unknown(violation: Violation, node: ast.ImportFrom) -> bool:
+    """Whether ``from .x import *`` binds names that cannot be listed from the submodule's source
+    next to the package's ``__init__.py``: it has no literal ``__all__`` and a star import of its
+    own, or it has no source (the planner lists the names the same way)."""
+    base = _from_base(violation.light, node)
+    if not any(alias.name == "*" for alias in node.names) or base is None:
+        return False
+    parts = base[len(violation.light) + 1:].split(".") if base != violation.light else []
+    where = violation.path.parent.joinpath(*parts)
+    for candidate in (where.with_name(where.name + ".py"), where / "__init__.py"):
+        try:
+            tree = ast.parse(read_regular_file(candidate)[1], str(candidate))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for statement in tree.body:
+            if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__"
+                    for t in (statement.targets if isinstance(statement, ast.Assign)
+                              else [statement.target])):
+                value = statement.value
+                return not (isinstance(value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts))
+        return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                   for n in tree.body)
+    return True
 
 
 def _from_base(package: str, node: ast.ImportFrom) -> str | None:
