@@ -852,3 +852,48 @@ def test_a_star_re_export_whose_names_cannot_be_listed_is_offered_nowhere(tmp_pa
     refused = _cli(root, "fix")
     assert refused.returncode == 1 and "a star import of a module whose names cannot be listed" \
         in refused.stderr
+
+
+def test_an_installed_importer_in_a_virtual_environment_inside_the_project_is_a_blocker(
+    tmp_path: Path,
+) -> None:
+    """Issue 27, F-D: every importer counts. A plugin installed in the project's own ``.venv``
+    (site-packages inside the project's directory) that does ``from app.ops import norm`` was
+    passed over by both the project's files (a virtual environment is left out) and the
+    installed modules (inside the project): the direct fix removed the name under it. It is
+    listed as an importer the fix cannot rewrite, and the fix refuses without --force."""
+    root = _same_name_tree(tmp_path / "project", "from .norm import norm\n")
+    site = root / ".venv/lib/python3/site-packages"
+    (site / "plugin").mkdir(parents=True)
+    (root / ".venv/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (site / "plugin/__init__.py").write_text("from app.ops import norm\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    refused = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", "--kind", "direct"],
+                             cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER, env=env)
+    assert refused.returncode == 1, refused.stderr
+    assert ("cannot keep .venv/lib/python3/site-packages/plugin/__init__.py:1 working: an installed "
+            "module outside the source roots and the project") in refused.stderr
+    assert refused.stdout == ""
+    forced = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", "--kind", "direct",
+                             "--force"], cwd=root, capture_output=True, text=True,
+                            timeout=HANG_CATCHER, env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert "-from .norm import norm" in forced.stdout
+
+
+def test_an_installed_import_of_the_submodule_a_lazy_name_is_named_after_is_a_blocker(
+    tmp_path: Path,
+) -> None:
+    """Issue 27, F-D: the submodule-name blocker (an import of ``app.ops.norm`` that runs before
+    the lazy ``norm`` is read leaves the module bound on the package) looked at first-party
+    files only; an installed plugin that does ``import app.ops.norm`` is listed too."""
+    root = _same_name_tree(tmp_path / "project", "from .norm import norm\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "plugin.py").write_text("import os\nimport app.ops.norm\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    refused = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix"],
+                             cwd=root, capture_output=True, text=True, timeout=HANG_CATCHER, env=env)
+    assert refused.returncode == 1, refused.stderr
+    assert (f"cannot keep {site / 'plugin.py'}:2 working: an installed module outside the source "
+            "roots and the project: it imports the submodule app.ops.norm") in refused.stderr

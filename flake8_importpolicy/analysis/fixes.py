@@ -14,7 +14,8 @@ For an IPL001 whose first hop is a re-export in a light package's ``__init__.py`
   every first-party importer is rewritten: ``from pkg import name`` to ``from pkg.x import name``,
   ``pkg.name`` after ``import pkg`` to ``pkg.x.name`` with ``import pkg.x`` added. Importers that
   cannot be rewritten (``getattr(pkg, name)`` with a name that is not a literal, an installed module
-  outside the source roots and the project) are listed in :attr:`Fix.blockers`.
+  outside the source roots and the project, also one installed in a virtual environment inside the
+  project's directory) are listed in :attr:`Fix.blockers`.
 
 Every edit is a replacement of a range of the original text: formatting, comments and the rest of
 each file stay byte-identical. Before a fix is returned the engine checks the patched tree in memory
@@ -332,6 +333,7 @@ class _Project:
         self.policy = policy
         self.engine = engine
         self.read = read
+        self._installed: list[tuple[Path, str, bytes]] | None = None
 
     def files(self, exclude: set[Path]) -> Iterator[Path]:
         """Every ``.py`` file of the source roots and of the policy's directory (virtual
@@ -429,6 +431,12 @@ class _Project:
                 "would mean the module")
                 for path, line in self.submodule_importers(submodule)
                 if path != violation.path.resolve())
+            found.extend(Importer(
+                path, line, module,
+                f"{_INSTALLED}: it imports the submodule {submodule}, which then binds {submodule} "
+                f"to the module before the lazy {name.name} ({name.module}.{name.attribute}) is "
+                "loaded: the name would mean the module")
+                for path, line, module in self.outside_submodule_importers(submodule))
         return found
 
     def star_reexporters(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
@@ -462,39 +470,94 @@ class _Project:
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """Installed modules (on the interpreter's path, outside the source roots and the project)
         that import a moved name from the light package: they cannot be rewritten."""
+        named = _dotted_name_pattern(light)
+        found: list[Importer] = []
+        for path, module, data in self.installed_modules():
+            if not named.search(data) or not any(n.encode() in data for n in names):
+                continue  # a cheap filter (each form the parse finds names the package in full)
+            line = _import_of_moved(data, path, module, light, names,
+                                    is_package=path.name == "__init__.py")
+            if line is not None:
+                found.append(Importer(path, line, module, _INSTALLED))
+        return found
+
+    def outside_submodule_importers(self, submodule: str) -> list[tuple[Path, int, str]]:
+        """``(file, line, module)`` of every installed module's statement that imports
+        ``submodule`` or a module inside it (absolute forms, and relative ones inside the package)."""
+        named = _dotted_name_pattern(submodule)
+        found = []
+        for path, module, data in self.installed_modules():
+            if not named.search(data):
+                continue  # a cheap filter: the parse below decides
+            try:
+                tree = ast.parse(data, str(path))
+            except (SyntaxError, ValueError):
+                continue
+            is_package = path.name == "__init__.py"
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    hit = any(_within(alias.name, submodule) for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    base = _resolve_from(module, node, is_package=is_package)
+                    hit = base is not None and _within(base, submodule)
+                else:
+                    continue
+                if hit:
+                    found.append((path, node.lineno, module))
+                    break
+        return found
+
+    def installed_modules(self) -> Iterator[tuple[Path, str, bytes]]:
+        """``(file, module name, bytes)`` of every ``.py`` file on the interpreter's path that is
+        not one of the project's own (:meth:`files`): the installed packages, also those of a
+        virtual environment inside the project's directory (``.venv/lib/.../site-packages``),
+        which the project's files leave out. Read once; only the files that name one of the
+        project's top-level packages are kept (an import of one names it)."""
+        if self._installed is None:
+            self._installed = self._read_installed()
+        yield from self._installed
+
+    def _read_installed(self) -> list[tuple[Path, str, bytes]]:
+        tops = [top.encode() for top in self.policy.first_party_tops]
+        found: list[tuple[Path, str, bytes]] = []
         info = self.engine.interpreter
         stdlib = tuple(os.path.realpath(d) for d in info.stdlib_dirs)
-        project = (os.path.realpath(self.policy.root),
-                   *(os.path.realpath(r) for r in self.policy.settings.source_roots))
-        top = light.partition(".")[0].encode()
-        found: list[Importer] = []
+        roots = tuple(os.path.realpath(r) for r in self.policy.settings.source_roots)
+        own = set(self.files(exclude=set()))
         for entry in info.sys_path:
             real = os.path.realpath(entry)
             if not os.path.isdir(real) or real.startswith(stdlib) and not _is_site(real):
                 continue
-            if any(real == p or real.startswith(p + os.sep) for p in project):
-                continue
+            if real == os.path.realpath(self.policy.root) or any(
+                    real == p or real.startswith(p + os.sep) for p in roots):
+                continue  # the project's own files: rewritten, not installed
             for directory, dirs, files in os.walk(real):
                 dirs[:] = [d for d in dirs if d != "__pycache__" and not d.endswith(".dist-info")]
                 for name in files:
                     if not name.endswith(".py"):
                         continue
                     path = Path(directory, name)
+                    if path.resolve() in own:
+                        continue
                     try:
                         data = read_regular_file(path)[1]
                     except OSError:
                         continue
-                    if top not in data or not any(n.encode() in data for n in names):
-                        continue  # a cheap filter: the parse below decides
+                    if not any(top in data for top in tops):
+                        continue
                     relative = Path(os.path.relpath(path, real)).with_suffix("").parts
                     module = ".".join(relative[:-1] if relative[-1] == "__init__" else relative)
-                    line = _import_of_moved(data, path, module, light, names,
-                                            is_package=name == "__init__.py")
-                    if line is not None:
-                        found.append(Importer(path, line, module,
-                                              "an installed module outside the source roots "
-                                              "and the project"))
+                    found.append((path, module, data))
         return found
+
+
+_INSTALLED = "an installed module outside the source roots and the project"
+
+
+def _dotted_name_pattern(module: str) -> re.Pattern[bytes]:
+    """The dotted name ``module`` in a source's bytes, not as part of a longer name (``pkg`` is
+    not in ``pkg_resources``; ``pkg.ops`` is in ``pkg.ops.x``)."""
+    return re.compile(rb"(?<![\w.])" + re.escape(module.encode()) + rb"(?!\w)")
 
 
 def _import_of_moved(data: bytes, path: Path, module: str, light: str, names: Mapping[str, _Moved],
