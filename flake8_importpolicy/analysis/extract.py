@@ -1,7 +1,7 @@
 """Import extraction: a scope-aware AST visitor that finds the imports a module runs at import time.
 
 Only statements that CPython executes when the module is imported are visited (docs/semantics.md
-rules 8-14): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
+rules 8-13): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
 decorators, default values and base classes. Function and lambda bodies are deferred; the body of
 ``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
 ``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform

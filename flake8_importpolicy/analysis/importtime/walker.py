@@ -14,7 +14,7 @@ from collections.abc import (
     Sequence,
     Set,
 )
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
@@ -80,12 +80,20 @@ _MAX_LOOP_ITEMS: Final = 64
 """A loop over more constant items than this is walked once, its variable unknown."""
 
 
-class _ImportTimeVisitor:
-    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14).
+Returns = Literal["always", "maybe", "never"]
+"""Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
 
-    A plain class, not a dataclass: with its 55 attributes, the generated ``__init__`` made it the
-    costliest class to create at import (about 1.5 ms on Python 3.11); a walker is never compared
-    or shown."""
+
+class _ImportTimeVisitor:
+    """Walks the statements and expressions that run at import time (docs/semantics.md rules 8-13),
+    binding names in its scope and handing what it finds to its recorders (import sites, dynamic
+    imports, calls, lazy objects), which never call back into it.
+
+    Its 14 attributes: the target, the scope, the flow state, the condition evaluator, the four
+    recorders, the functions to analyse, the ``if`` decisions, the compile-time problem and three
+    options (future annotations, ``global`` names, whether the source has a walrus). A plain class,
+    not a dataclass: one is made per module and per function body analysed, never compared or
+    shown."""
 
     def __init__(
         self,
@@ -821,7 +829,7 @@ _STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
 
 def _returns(
     stmt: ast.stmt, decisions: Mapping[int, tuple[frozenset[bool] | None, tuple[str, ...]]]
-) -> tuple[str, tuple[str, ...]]:
+) -> tuple[Returns, tuple[str, ...]]:
     """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
     ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
     return whose guard is known: ``if current_platform.is_rocm(): return``)."""
@@ -1021,7 +1029,7 @@ _FALSE: Final = frozenset({False})
 _BOTH: Final = frozenset({True, False})
 
 
-def _block_returns(body: Sequence[ast.stmt]) -> str:
+def _block_returns(body: Sequence[ast.stmt]) -> Returns:
     """Whether a block returns from its function: ``"always"`` when one of its own statements is a
     ``return`` (a statement before it may still return), ``"maybe"`` when a nested one may,
     ``"never"``."""
