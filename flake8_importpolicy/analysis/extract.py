@@ -1,7 +1,7 @@
 """Import extraction: a scope-aware AST visitor that finds the imports a module runs at import time.
 
 Only statements that CPython executes when the module is imported are visited (docs/semantics.md
-rules 8-14): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
+rules 8-13): module-level code, ``if``/``try``/``with``/``for``/``while``/``match`` bodies, class bodies,
 decorators, default values and base classes. Function and lambda bodies are deferred; the body of
 ``if TYPE_CHECKING:`` and of ``if __name__ == "__main__":`` never runs on import; ``sys.version_info``,
 ``sys.platform`` and ``os.name`` conditions are evaluated for the target versions and platform
@@ -50,7 +50,11 @@ from flake8_importpolicy.model.facts import (
     Target,
 )
 
-from flake8_importpolicy.analysis.importtime.walker import _ImportTimeVisitor
+from flake8_importpolicy.analysis.importtime.walker import (
+    _ImportTimeVisitor,
+    analyse_function,
+    analyse_functions,
+)
 
 __all__ = [
     "FunctionBodies",
@@ -186,7 +190,7 @@ def _extract_unpaused(
     )
     try:
         visitor.visit_body(tree.body, frozenset())
-        analysed = visitor.analyse_functions() if functions else {}
+        analysed = analyse_functions(visitor) if functions else {}
     except RecursionError:
         if not report_recursion:
             raise
@@ -381,7 +385,7 @@ class FunctionBodies:
         whatever the depth of the caller's stack (see :func:`_on_new_stack`): then
         :attr:`problem` says so."""
         try:
-            return self._visitor.analyse_function(qualname, node, argument)
+            return analyse_function(self._visitor, qualname, node, argument)
         except RecursionError:
             pass
 
@@ -389,7 +393,7 @@ class FunctionBodies:
             FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
         ]:
             try:
-                return self._visitor.analyse_function(qualname, node, argument)
+                return analyse_function(self._visitor, qualname, node, argument)
             except RecursionError:
                 return None, []
 

@@ -9,7 +9,7 @@ hand in every collection.
 A function body's scope is a child of the module's: lookups fall through to the module's
 bindings (a copy-on-write overlay, so analysing every body stays linear in the module), its own
 bindings shadow them. A class body's scope only records which names it binds: its bindings do not
-change what the module's names refer to (docs/semantics.md rules 8-14).
+change what the module's names refer to (docs/semantics.md rules 8-13).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from collections.abc import (
     Sequence,
     Set,
 )
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
@@ -48,7 +48,7 @@ from flake8_importpolicy.model.facts import (
 )
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["_ImportTimeVisitor"]
+__all__ = ["_ImportTimeVisitor", "analyse_function", "analyse_functions"]
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -80,12 +80,20 @@ _MAX_LOOP_ITEMS: Final = 64
 """A loop over more constant items than this is walked once, its variable unknown."""
 
 
-class _ImportTimeVisitor:
-    """Walks import-time statements, collecting sites and bindings (docs/semantics.md rules 8-14).
+Returns = Literal["always", "maybe", "never"]
+"""Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
 
-    A plain class, not a dataclass: with its 55 attributes, the generated ``__init__`` made it the
-    costliest class to create at import (about 1.5 ms on Python 3.11); a walker is never compared
-    or shown."""
+
+class _ImportTimeVisitor:
+    """Walks the statements and expressions that run at import time (docs/semantics.md rules 8-13),
+    binding names in its scope and handing what it finds to its recorders (import sites, dynamic
+    imports, calls, lazy objects), which never call back into it.
+
+    Its 14 attributes: the target, the scope, the flow state, the condition evaluator, the four
+    recorders, the functions to analyse, the ``if`` decisions, the compile-time problem and three
+    options (future annotations, ``global`` names, whether the source has a walrus). A plain class,
+    not a dataclass: one is made per module and per function body analysed, never compared or
+    shown."""
 
     def __init__(
         self,
@@ -147,7 +155,7 @@ class _ImportTimeVisitor:
             # In a function body, what follows a statement that may return runs only if it did not
             # (and not at all after one that always returns, also in a conditional block).
             if flow.in_function and (Flag.CONDITIONAL not in flags or isinstance(stmt, ast.If)):
-                returns, used = self._returns(stmt)
+                returns, used = _returns(stmt, self.decisions)
                 if returns == "always":
                     break
                 if returns == "maybe":
@@ -155,28 +163,6 @@ class _ImportTimeVisitor:
                 elif used:  # an early return that an [assume] entry rules out
                     flow.assumed = (*flow.assumed, *used)
         flow.assumed = assumed
-
-    def _returns(self, stmt: ast.stmt) -> tuple[str, tuple[str, ...]]:
-        """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
-        ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
-        return whose guard is known: ``if current_platform.is_rocm(): return``)."""
-        if not isinstance(stmt, ast.If):
-            return ("maybe" if _may_return(stmt) else "never"), ()
-        used: list[str] = []
-        branch: ast.If | None = stmt
-        while branch is not None:
-            outcome, decided_by = self.decisions.get(id(branch), (None, ()))
-            if outcome is None or outcome == _BOTH:
-                return ("maybe" if _may_return(branch) else "never"), ()
-            used.extend(decided_by)
-            if outcome == _TRUE:
-                return _block_returns(branch.body), tuple(dict.fromkeys(used))
-            orelse = branch.orelse
-            if len(orelse) == 1 and isinstance(orelse[0], ast.If):
-                branch = orelse[0]
-            else:
-                return _block_returns(orelse), tuple(dict.fromkeys(used))
-        return "never", ()
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         # One dictionary lookup instead of a chain of isinstance tests (ast.parse makes nodes of
@@ -668,31 +654,12 @@ class _ImportTimeVisitor:
     def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
         """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
         (every node at the call's position); False if it does not parse."""
-        is_exec = name.rpartition(".")[2] == "exec"
-        mode = "exec" if is_exec else "eval"
         if self.dynamic.exec_budget <= 0:
             return False  # nested or repeated exec beyond what is worth analysing: unresolved
         self.dynamic.exec_budget -= 1
-        try:
-            tree = ast.parse(text, mode=mode)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        try:
-            # compiled, never run: a string CPython rejects raises before it imports anything
-            compile(text, "<exec>", mode, dont_inherit=True)
-        except (SyntaxError, ValueError):
-            return True
-        except (RecursionError, MemoryError):
-            return False
-        if isinstance(tree, ast.Module):  # a future import in exec'd code is that code's own
-            tree.body = [
-                stmt for stmt in tree.body
-                if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
-            ]
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
-                node.lineno = node.end_lineno = call.lineno
-                node.col_offset = node.end_col_offset = call.col_offset
+        tree = _constant_code(text, name.rpartition(".")[2] == "exec", call)
+        if isinstance(tree, bool):
+            return tree
         if isinstance(tree, ast.Module):
             line = self.flow.line
             self.visit_body(tree.body, flags)
@@ -763,82 +730,75 @@ class _ImportTimeVisitor:
             and target.id not in self.scope.seen_constants
             and target.id not in self.declared_global
         ):
-            if isinstance(stmt.value, ast.Constant):
-                value: object = stmt.value.value
-            elif isinstance(stmt.value, (ast.Name, ast.Attribute)):
-                return  # a name or attribute stays what it is: not a literal
-            elif isinstance(stmt.value, ast.Call) and not self.conditions.may_compute(stmt.value):
-                return  # most calls compute nothing the engine knows: do not evaluate them
-            else:
-                value = self.conditions.literal(stmt.value)
-                if value is UNKNOWN:
-                    return
+            value = _constant_value(stmt.value, self.conditions)
+            if value is UNKNOWN:
+                return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
 
-    # -- function bodies and lazy imports ------------------------------------------------------------
 
-    def analyse_functions(self) -> dict[str, FunctionFacts]:
-        """Analyse every function recorded so far as if it were called (docs/semantics.md rule 16).
+def analyse_functions(walker: _ImportTimeVisitor) -> dict[str, FunctionFacts]:
+    """Analyse every function recorded so far as if it were called (docs/semantics.md rule 16).
 
-        A body sees the module's final import aliases, minus its own parameters and local bindings.
-        Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each
-        body gets copy-on-write views of the module's names, so the cost is linear in the module.
-        """
-        out: dict[str, FunctionFacts] = {}
-        queue = deque(self.pending)
-        while queue:
-            qualname, node = queue.popleft()
-            out[qualname], nested = self.analyse_function(qualname, node)
-            queue.extend(nested)
-        return out
+    A body sees the module's final import aliases, minus its own parameters and local bindings.
+    Nested functions are analysed too (two levels deep), under ``outer.<locals>.inner``. Each
+    body gets copy-on-write views of the module's names, so the cost is linear in the module.
+    """
+    out: dict[str, FunctionFacts] = {}
+    queue = deque(walker.pending)
+    while queue:
+        qualname, node = queue.popleft()
+        out[qualname], nested = analyse_function(walker, qualname, node)
+        queue.extend(nested)
+    return out
 
-    def analyse_function(
-        self,
-        qualname: str,
-        node: ast.FunctionDef | ast.AsyncFunctionDef,
-        argument: str | None = None,
-    ) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
-        """One function body, as :meth:`analyse_functions` sees it: its facts, and the nested
-        functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
-        first parameter is a constant of that value in the body."""
-        child = _ImportTimeVisitor(
-            self.target,
-            scope=self.scope.child(),
-            in_function=True,
-            function_name=qualname,
-            future_annotations=self.future_annotations,
-            star_bases=self.callees.star_bases,
-            walrus=self.walrus,
-            decorated=_SetOverlay(self.callees.decorated),
-        )
-        args = node.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None:
-                child._bind(arg.arg, None)
-        positional = [*args.posonlyargs, *args.args]
-        if argument is not None and positional:
-            child.scope.set_value(positional[0].arg, argument)
-        names = [arg.arg for arg in positional]
-        method = child.lazy.method
-        method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
-        child.visit_body(node.body, frozenset())
-        nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
-        facts = FunctionFacts(
-            line=node.lineno,
-            sites=tuple(child.imports.sites),
-            calls=tuple(child.callees.calls),
-            returns=tuple(dict.fromkeys(r for r in child.callees.returns if r in nested)),
-            attribute_reads=tuple(child.lazy.attribute_reads),
-            self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
-            self_calls=tuple(dict.fromkeys(method.self_calls)),
-            self_params=tuple(dict.fromkeys(method.self_params)),
-            lazy_params=(
-                tuple(dict.fromkeys(method.lazy_candidates)) if method.mentions_lazy_loader else ()
-            ),
-            unresolved=tuple(child.dynamic.unresolved_sites),
-        )
-        return facts, child.pending if qualname.count("<locals>") < 2 else []
+
+def analyse_function(
+    walker: _ImportTimeVisitor,
+    qualname: str,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    argument: str | None = None,
+) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+    """One function body, as :func:`analyse_functions` sees it: its facts, and the nested
+    functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
+    first parameter is a constant of that value in the body."""
+    child = _ImportTimeVisitor(
+        walker.target,
+        scope=walker.scope.child(),
+        in_function=True,
+        function_name=qualname,
+        future_annotations=walker.future_annotations,
+        star_bases=walker.callees.star_bases,
+        walrus=walker.walrus,
+        decorated=_SetOverlay(walker.callees.decorated),
+    )
+    args = node.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            child._bind(arg.arg, None)
+    positional = [*args.posonlyargs, *args.args]
+    if argument is not None and positional:
+        child.scope.set_value(positional[0].arg, argument)
+    names = [arg.arg for arg in positional]
+    method = child.lazy.method
+    method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+    child.visit_body(node.body, frozenset())
+    nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
+    facts = FunctionFacts(
+        line=node.lineno,
+        sites=tuple(child.imports.sites),
+        calls=tuple(child.callees.calls),
+        returns=tuple(dict.fromkeys(r for r in child.callees.returns if r in nested)),
+        attribute_reads=tuple(child.lazy.attribute_reads),
+        self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
+        self_calls=tuple(dict.fromkeys(method.self_calls)),
+        self_params=tuple(dict.fromkeys(method.self_params)),
+        lazy_params=(
+            tuple(dict.fromkeys(method.lazy_candidates)) if method.mentions_lazy_loader else ()
+        ),
+        unresolved=tuple(child.dynamic.unresolved_sites),
+    )
+    return facts, child.pending if qualname.count("<locals>") < 2 else []
 
 
 _StatementVisitor = Callable[[_ImportTimeVisitor, Any, frozenset[Flag]], None]
@@ -865,6 +825,71 @@ _STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
 }
 """How :meth:`_ImportTimeVisitor.visit_stmt` visits each class of statement; any other (``Expr``,
 ``Return``, ``Raise``, ``Assert``, ``Global``, ``Pass``, ``TypeAlias``) by ``_other_statement``."""
+
+
+def _returns(
+    stmt: ast.stmt, decisions: Mapping[int, tuple[frozenset[bool] | None, tuple[str, ...]]]
+) -> tuple[Returns, tuple[str, ...]]:
+    """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
+    ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
+    return whose guard is known: ``if current_platform.is_rocm(): return``)."""
+    if not isinstance(stmt, ast.If):
+        return ("maybe" if _may_return(stmt) else "never"), ()
+    used: list[str] = []
+    branch: ast.If | None = stmt
+    while branch is not None:
+        outcome, decided_by = decisions.get(id(branch), (None, ()))
+        if outcome is None or outcome == _BOTH:
+            return ("maybe" if _may_return(branch) else "never"), ()
+        used.extend(decided_by)
+        if outcome == _TRUE:
+            return _block_returns(branch.body), tuple(dict.fromkeys(used))
+        orelse = branch.orelse
+        if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            branch = orelse[0]
+        else:
+            return _block_returns(orelse), tuple(dict.fromkeys(used))
+    return "never", ()
+
+
+def _constant_code(text: str, is_exec: bool, call: ast.Call) -> ast.AST | bool:
+    """The tree of the constant string ``exec``/``eval`` runs at ``call``, every node at the call's
+    position and without its future imports (they are that code's own); True if CPython rejects it
+    when it compiles (it raises before it imports anything), False if it does not parse."""
+    mode = "exec" if is_exec else "eval"
+    try:
+        tree = ast.parse(text, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    try:
+        # compiled, never run: a string CPython rejects raises before it imports anything
+        compile(text, "<exec>", mode, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    except (RecursionError, MemoryError):
+        return False
+    if isinstance(tree, ast.Module):  # a future import in exec'd code is that code's own
+        tree.body = [
+            stmt for stmt in tree.body
+            if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+        ]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
+            node.lineno = node.end_lineno = call.lineno
+            node.col_offset = node.end_col_offset = call.col_offset
+    return tree
+
+
+def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:
+    """The constant ``value`` evaluates to, or UNKNOWN: a name or attribute stays what it is (not a
+    literal), and most calls compute nothing the engine knows (they are not evaluated)."""
+    if isinstance(value, ast.Constant):
+        return value.value
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return UNKNOWN
+    if isinstance(value, ast.Call) and not conditions.may_compute(value):
+        return UNKNOWN
+    return conditions.literal(value)
 
 
 def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
@@ -1004,7 +1029,7 @@ _FALSE: Final = frozenset({False})
 _BOTH: Final = frozenset({True, False})
 
 
-def _block_returns(body: Sequence[ast.stmt]) -> str:
+def _block_returns(body: Sequence[ast.stmt]) -> Returns:
     """Whether a block returns from its function: ``"always"`` when one of its own statements is a
     ``return`` (a statement before it may still return), ``"maybe"`` when a nested one may,
     ``"never"``."""
