@@ -1162,7 +1162,14 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
             _write_preserving_mode(path, data)
         print(f"importpolicy: wrote {len(changes)} file(s)", file=sys.stderr)
     else:
-        sys.stdout.write(format_fix_diff(changes, policy.relpath))
+        diff = format_fix_diff(changes, policy.relpath)
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is not None:  # the files' own bytes (another encoding than UTF-8: latin-1)
+            sys.stdout.flush()
+            buffer.write(diff.encode("utf-8", "surrogateescape"))
+            buffer.flush()
+        else:
+            sys.stdout.write(diff)
     return EXIT_CLEAN if all(o.fix is not None for o in outcomes) else EXIT_FINDINGS
 
 

@@ -667,3 +667,59 @@ def test_a_submodule_or_a_link_out_of_the_repository_is_not_a_silent_no_finding(
     data = json.loads(bisect(repo, "--good", good, "--format", "json").stdout)
     assert [entry["path"] for entry in data["unreadable"]] == ["src/pkg/ops/elsewhere.py",
                                                                "src/pkg/ops/vendored"]
+
+
+def _walk_commands(page: str) -> list[tuple[str, str]]:
+    """``(command, the output the page shows)`` of every ``$ importpolicy ...`` line of the console
+    blocks of docs/bisect-and-fix.md's walk, in order."""
+    import re
+
+    walk = page[page.index("## The incident, as a walk"):page.index("## `importpolicy bisect`")]
+    found: list[tuple[str, str]] = []
+    for block in re.findall(r"```console\n(.*?)```", walk, re.S):
+        command: str | None = None
+        output: list[str] = []
+        for line in block.splitlines(keepends=True):
+            if line.startswith("$ "):
+                if command is not None:
+                    found.append((command, "".join(output)))
+                command, output = line[2:].strip(), []
+            else:
+                output.append(line)
+        if command is not None:
+            found.append((command, "".join(output)))
+    return [(command, output) for command, output in found if command.startswith("importpolicy ")]
+
+
+def test_the_docs_walk_repository_is_built_and_its_commands_print_what_the_page_shows(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: docs/bisect-and-fix.md walks through a repository nobody could rebuild.
+    examples/bisect_walk/make_repo.py builds it (fixed authors and dates: the page's hashes), and
+    each ``importpolicy`` command of the walk prints, stdout then stderr, what the page shows;
+    bisect leaves the uncommitted work alone."""
+    import shlex
+
+    top = Path(__file__).resolve().parent.parent
+    page = (top / "docs/bisect-and-fix.md").read_text(encoding="utf-8")
+    assert "python examples/bisect_walk/make_repo.py /tmp/inferno" in page
+    repo = tmp_path / "inferno"
+    made = subprocess.run([sys.executable, str(top / "examples/bisect_walk/make_repo.py"), str(repo)],
+                          capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert made.returncode == 0, made.stderr
+    policy = page[page.index("```toml\n") + len("```toml\n"):]
+    assert (repo / "policy.toml").read_text() == policy[:policy.index("```")]
+    commands = _walk_commands(page)
+    assert [c for c, _ in commands] == ["importpolicy check", "importpolicy bisect --good v1.0",
+                                        "importpolicy fix", "importpolicy fix --kind direct",
+                                        "importpolicy fix --apply", "importpolicy check"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    status = git(repo, "status", "--porcelain", "--untracked-files=all")
+    for command, shown in commands:
+        done = subprocess.run([sys.executable, "-m", "flake8_importpolicy",
+                               *shlex.split(command)[1:]], cwd=repo, env=env, capture_output=True,
+                              text=True, timeout=HANG_CATCHER)
+        assert done.returncode in (0, 1), (command, done.stderr)
+        assert done.stdout + done.stderr == shown, command
+        if command.startswith("importpolicy bisect"):
+            assert git(repo, "status", "--porcelain", "--untracked-files=all") == status

@@ -897,3 +897,53 @@ def test_an_installed_import_of_the_submodule_a_lazy_name_is_named_after_is_a_bl
     assert refused.returncode == 1, refused.stderr
     assert (f"cannot keep {site / 'plugin.py'}:2 working: an installed module outside the source "
             "roots and the project: it imports the submodule app.ops.norm") in refused.stderr
+
+
+def _fix_both_ways(root: Path, *args: str) -> bytes:
+    """The fix's diff applied by ``git apply`` must give the bytes ``fix --apply`` writes: a
+    throw-away copy takes the diff, ``root`` takes --apply; returns the diff's bytes."""
+    copy = root.parent / (root.name + "-diff")
+    shutil.copytree(root, copy)
+    diff = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", *args], cwd=copy,
+                          capture_output=True, timeout=HANG_CATCHER)
+    assert diff.returncode == 0, diff.stderr.decode()
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True, timeout=HANG_CATCHER)
+    subprocess.run(["git", "apply", "-"], cwd=copy, input=diff.stdout, check=True,
+                   timeout=HANG_CATCHER)
+    done = _cli(root, "fix", "--apply", *args)
+    assert done.returncode == 0, done.stderr
+    for path in sorted(root.rglob("*.py")):
+        assert path.read_bytes() == (copy / path.relative_to(root)).read_bytes(), path
+    return diff.stdout
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_a_byte_order_mark_on_the_re_export_line_is_kept(tmp_path: Path, kind: str) -> None:
+    """Issue 27, F-K: a UTF-8 BOM before the re-export on line 1 of the package's __init__.py made
+    the statement look as if it shared its line (the BOM is not whitespace) and shifted line 1's
+    offsets: no fix. The fix is the one of the same file without the BOM, with the BOM kept."""
+    plain = _same_name_tree(tmp_path / "plain", "from .norm import norm\n")
+    marked = _same_name_tree(tmp_path / "marked", "\ufefffrom .norm import norm\n")
+    (plain / "src/app/user.py").write_text("from app.ops import norm\n")
+    (marked / "src/app/user.py").write_text("from app.ops import norm\n")
+    _fix_both_ways(plain, "--kind", kind)
+    _fix_both_ways(marked, "--kind", kind)
+    init = "src/app/ops/__init__.py"
+    assert (marked / init).read_bytes() == b"\xef\xbb\xbf" + (plain / init).read_bytes()
+    assert (marked / "src/app/user.py").read_bytes() == (plain / "src/app/user.py").read_bytes()
+    assert _cli(marked, "check").returncode == 0
+
+
+def test_a_latin_1_importer_is_rewritten_in_its_encoding(tmp_path: Path) -> None:
+    """Issue 27, F-M: an importer declaring ``# -*- coding: latin-1 -*-`` (PEP 263) was listed as
+    a blocker ("not UTF-8"); it is rewritten, every other byte of it kept, in latin-1."""
+    root = _same_name_tree(tmp_path / "project", "from .norm import norm\n")
+    head = "# -*- coding: latin-1 -*-\n# caf\xe9 cr\xe8me\n".encode("latin-1")
+    (root / "src/app/user.py").write_bytes(head + b"from app.ops import norm\nNAME = '\xe9'\n")
+    _fix_both_ways(root, "--kind", "direct")
+    assert (root / "src/app/user.py").read_bytes() == (
+        head + b"from app.ops.norm import norm\nNAME = '\xe9'\n")
+    assert _cli(root, "check").returncode == 0
+    run = subprocess.run([sys.executable, "-c", "import app.user; print(app.user.NAME)"],
+                         cwd=root / "src", capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert run.stdout == "\xe9\n", run.stderr

@@ -87,13 +87,20 @@ class _Source:
 
     def __init__(self, path: Path, data: bytes) -> None:
         self.path = path
-        self.text = data.decode("utf-8")
+        # the PEP 263 encoding (utf-8-sig when a BOM starts the file: the text is what follows
+        # it, as ast counts line 1's columns); :meth:`encode` gives the file's bytes back
+        self.encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        self.text = data.decode(self.encoding)
         self.tree = ast.parse(data, str(path), feature_version=sys.version_info[:2])
         self.newline = "\r\n" if "\r\n" in self.text else "\n"
         self._starts = [0]
         for match in re.finditer(r"\r\n|\r|\n", self.text):
             self._starts.append(match.end())
         self._lines = self.text.splitlines(keepends=True) or [""]
+
+    def encode(self, text: str) -> bytes:
+        """``text`` (this file's text, edited) as the file's bytes: in its encoding, with its BOM."""
+        return text.encode(self.encoding)
 
     def offset(self, line: int, col_bytes: int) -> int:
         """The character offset of an ast position (1-based line, UTF-8 byte column)."""
@@ -302,7 +309,7 @@ def apply_edits(edits: Iterable[TextEdit], read: _Reader | None = None) -> dict[
         read: how a file is read (default: from disk).
 
     Raises:
-        OSError: a file cannot be read. UnicodeDecodeError: it is not UTF-8.
+        OSError: a file cannot be read. UnicodeDecodeError: it does not parse and is not UTF-8.
     """
     reader = read or _Reader({})
     by_file: dict[Path, list[TextEdit]] = {}
@@ -321,7 +328,7 @@ def apply_edits(edits: Iterable[TextEdit], read: _Reader | None = None) -> dict[
         # from the end: a replacement at an offset before an insertion at the same offset
         for edit in sorted(file_edits, key=lambda e: (e.start, e.end), reverse=True):
             text = text[:offset(edit.start)] + edit.new_text + text[offset(edit.end):]
-        changed[path] = text.encode("utf-8")
+        changed[path] = source.encode(text) if source is not None else text.encode("utf-8")
     return changed
 
 

@@ -18,7 +18,10 @@ __all__ = ["format_fix_diff", "format_fix_summary"]
 def format_fix_diff(changes: Mapping[Path, tuple[bytes, bytes]], relpath: PathFormatter) -> str:
     """A unified diff (``a/`` and ``b/`` prefixes, as ``git diff`` writes them) of ``{path: (old
     bytes, new bytes)}``, files sorted; a last line without a line break is marked as git marks it
-    (``\\ No newline at end of file``)."""
+    (``\\ No newline at end of file``). The files' bytes are read as UTF-8 with
+    ``surrogateescape``: written back with it (the command writes the diff's bytes so), a file in
+    another encoding (PEP 263: ``# -*- coding: latin-1 -*-``) keeps its bytes, as ``git apply``
+    needs."""
     out: list[str] = []
     for path in sorted(changes, key=lambda p: relpath(p)):
         old, new = changes[path]
@@ -26,8 +29,8 @@ def format_fix_diff(changes: Mapping[Path, tuple[bytes, bytes]], relpath: PathFo
             continue
         shown = relpath(path)
         lines = difflib.unified_diff(
-            old.decode("utf-8").splitlines(keepends=True),
-            new.decode("utf-8").splitlines(keepends=True),
+            old.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+            new.decode("utf-8", "surrogateescape").splitlines(keepends=True),
             f"a/{shown}", f"b/{shown}",
         )
         for line in lines:
