@@ -592,10 +592,11 @@ def _has_walrus(source: bytes | str) -> bool:
 
 def _nul_line(source: bytes | str) -> int:
     """The 1-based line of the first NUL byte (1 if there is none)."""
-    nul = b"\0" if isinstance(source, bytes) else "\0"
-    newline = b"\n" if isinstance(source, bytes) else "\n"
-    index = source.find(nul)  # type: ignore[arg-type]
-    return 1 if index < 0 else source.count(newline, 0, index) + 1  # type: ignore[arg-type]
+    if isinstance(source, bytes):
+        index = source.find(b"\0")
+        return 1 if index < 0 else source.count(b"\n", 0, index) + 1
+    index = source.find("\0")
+    return 1 if index < 0 else source.count("\n", 0, index) + 1
 
 
 def _syntax_message(exc: SyntaxError) -> str:
