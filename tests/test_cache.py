@@ -31,6 +31,8 @@ from flake8_importpolicy.model.facts import (
     CallSite,
     FunctionFacts,
     ImportSite,
+    ModuleAll,
+    ModuleClasses,
     ModuleFacts,
     SourceProblem,
     Target,
@@ -51,7 +53,7 @@ def make_facts(n: int) -> ModuleFacts:
             for i in range(5)
         ),
         bindings=frozenset({f"name{n}", "a", "b"}),
-        all_names=("a",) if n % 2 else None,
+        exports=ModuleAll(("a",) if n % 2 else None),
         problem=None,
     )
 
@@ -126,8 +128,8 @@ def test_every_call_kind_and_class_bases_survive_the_cache(tmp_path: Path) -> No
     from typing import get_args
 
     calls = tuple(CallSite(i + 1, 0, f"C.m{i}", True, kind) for i, kind in enumerate(get_args(CallKind)))
-    facts = dataclasses.replace(make_facts(1), calls=calls, classes=frozenset({"C", "D"}),
-                                class_bases={"C": ("D", "pkg.Base"), "D": ()})
+    facts = dataclasses.replace(make_facts(1), calls=calls, class_tree=ModuleClasses(
+        frozenset({"C", "D"}), {"C": ("D", "pkg.Base"), "D": ()}))
     cache = DiskFactsCache(tmp_path)
     cache.put(DIGEST, TARGET, facts)
     assert DiskFactsCache(tmp_path).get(DIGEST, TARGET) == facts

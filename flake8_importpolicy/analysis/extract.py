@@ -45,7 +45,10 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 from flake8_importpolicy.analysis.skeleton import blank_function_bodies
 from flake8_importpolicy.model.facts import (
     FunctionFacts,
+    ModuleAll,
+    ModuleClasses,
     ModuleFacts,
+    ModuleGetattr,
     SourceProblem,
     Target,
 )
@@ -202,18 +205,19 @@ def _extract_unpaused(
     return visitor, ModuleFacts(
         sites=tuple(visitor.imports.finish()),
         bindings=frozenset(name for name, binding in bound if binding.bound),
-        all_names=None if visitor.imports.all_unknown or visitor.imports.all_names is None
-        else tuple(visitor.imports.all_names),
-        defines_getattr=visitor.lazy.defines_getattr,
-        all_conditional=visitor.imports.all_conditional,
+        exports=ModuleAll(
+            None if visitor.imports.all_unknown or visitor.imports.all_names is None
+            else tuple(visitor.imports.all_names),
+            visitor.imports.all_conditional,
+        ),
+        getattr_hook=ModuleGetattr(visitor.lazy.defines_getattr, visitor.lazy.lazy_attach),
         binding_lines={
             name: binding.line for name, binding in bound if binding.line is not None
         },
         calls=tuple(visitor.callees.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
-        classes=frozenset(visitor.callees.classes),
-        class_bases=visitor.callees.class_bases,
+        class_tree=ModuleClasses(frozenset(visitor.callees.classes), visitor.callees.class_bases),
         aliases={
             name: binding.refers_to for name, binding in bound
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None
@@ -222,7 +226,6 @@ def _extract_unpaused(
         call_bindings={
             name: binding.call for name, binding in bound if binding.call is not None
         },
-        lazy_attach=visitor.lazy.lazy_attach,
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
     )

@@ -52,7 +52,10 @@ from flake8_importpolicy.model.facts import (
     FunctionFacts,
     ImportSite,
     LazyAttach,
+    ModuleAll,
+    ModuleClasses,
     ModuleFacts,
+    ModuleGetattr,
     PathChange,
     SourceProblem,
     Target,
@@ -435,22 +438,26 @@ def facts_from_json(data: object) -> ModuleFacts:
     return ModuleFacts(
         sites=tuple(_site(row) for row in expect_list(data["sites"])),
         bindings=frozenset(_strings(data["bindings"])),
-        all_names=None if all_names is None else _strings(all_names),
-        defines_getattr=expect_bool(data["getattr"]),
-        all_conditional=expect_bool(data["all_conditional"]),
+        exports=ModuleAll(
+            None if all_names is None else _strings(all_names), expect_bool(data["all_conditional"])
+        ),
+        getattr_hook=ModuleGetattr(
+            expect_bool(data["getattr"]), None if attach is None else _lazy_attach(attach)
+        ),
         binding_lines={k: expect_int(v) for k, v in expect_object(data["binding_lines"]).items()},
         problem=None if problem is None else _problem(problem),
         calls=tuple(_call(row) for row in expect_list(data["calls"])),
         functions=functions,
         function_names=frozenset(_strings(data["function_names"])),
-        classes=frozenset(_strings(data["classes"])),
-        class_bases={k: _strings(v) for k, v in expect_object(data["class_bases"]).items()},
+        class_tree=ModuleClasses(
+            frozenset(_strings(data["classes"])),
+            {k: _strings(v) for k, v in expect_object(data["class_bases"]).items()},
+        ),
         aliases={k: expect_str(v) for k, v in expect_object(data["aliases"]).items()},
         attribute_reads=tuple(_read(r) for r in expect_list(data["reads"])),
         call_bindings={
             name: _call_binding(row) for name, row in expect_object(data["call_bindings"]).items()
         },
-        lazy_attach=None if attach is None else _lazy_attach(attach),
         unresolved=tuple(_unresolved(u) for u in expect_list(data["unresolved"])),
         path_changes=tuple(_path_change(row) for row in expect_list(data["path_changes"])),
     )

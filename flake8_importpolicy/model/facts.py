@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
     from flake8_importpolicy.model.graph import Construct, Flag
@@ -23,7 +23,10 @@ __all__ = [
     "CallSite",
     "FunctionFacts",
     "ImportSite",
+    "ModuleAll",
+    "ModuleClasses",
     "ModuleFacts",
+    "ModuleGetattr",
     "PathChange",
     "SiteKind",
     "SourceProblem",
@@ -336,6 +339,54 @@ class SourceRead:
 
 
 @dataclass(frozen=True)
+class ModuleAll:
+    """A module's literal ``__all__``.
+
+    Attributes:
+        names: the names (``None`` if absent or not a literal).
+        conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate, so
+            ``names`` is the union of the branches.
+    """
+
+    names: tuple[str, ...] | None = None
+    conditional: bool = False
+
+
+@dataclass(frozen=True)
+class ModuleGetattr:
+    """A module's PEP 562 ``__getattr__``.
+
+    Attributes:
+        defined: the module defines a module-level ``__getattr__``.
+        attach: the mapping of one made by ``lazy_loader.attach`` or a copy of it (then
+            ``defined`` is set too).
+    """
+
+    defined: bool = False
+    attach: LazyAttach | None = None
+
+
+@dataclass(frozen=True)
+class ModuleClasses:
+    """The classes a module defines at import time.
+
+    Attributes:
+        names: their qualified names (``"C"``, ``"C.D"``).
+        bases: ``{class qualified name: its bases}``, each a class of this module (its qualified
+            name) or a dotted name resolved through the module's imports, in the order written; a
+            base that is neither (an expression) is left out.
+    """
+
+    names: frozenset[str] = frozenset()
+    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+_NO_ALL: Final = ModuleAll()
+_NO_GETATTR: Final = ModuleGetattr()
+_NO_CLASSES: Final = ModuleClasses()
+
+
+@dataclass(frozen=True)
 class ModuleFacts:
     """What a module does at import time, as far as imports are concerned.
 
@@ -346,12 +397,12 @@ class ModuleFacts:
             module-level ``del`` unbinds. Used for ``from p import name``: CPython imports the
             submodule ``p.name`` only when ``p`` did not bind ``name``
             (``importlib._bootstrap._handle_fromlist``).
-        all_names: the literal ``__all__`` (``None`` if absent or not a literal).
-        all_conditional: ``__all__`` was (re)assigned under a condition the engine cannot evaluate,
-            so ``all_names`` is the union of the branches.
+        exports: the module's literal ``__all__`` (:class:`ModuleAll`; ``all_names`` and
+            ``all_conditional`` read it).
         binding_lines: the line of the statement that first binds each name of ``bindings`` at
             module level (a circular import can see the module before that line has run).
-        defines_getattr: the module defines a module-level ``__getattr__`` (PEP 562).
+        getattr_hook: the module-level ``__getattr__`` (PEP 562; :class:`ModuleGetattr`;
+            ``defines_getattr`` and ``lazy_attach`` read it).
         problem: set when the source could not be parsed; then ``sites`` is empty and the module's
             imports are unknown.
         calls: calls made at import time.
@@ -359,36 +410,59 @@ class ModuleFacts:
             module-level classes (``"C.__init__"``) and nested functions (``"f.<locals>.g"``); empty
             when extracted with ``functions=False``.
         function_names: the qualified names of the module-level functions and methods (always set).
-        classes: qualified names of the classes defined at import time (``"C"``, ``"C.D"``).
-        class_bases: ``{class qualified name: its bases}``, each a class of this module (its
-            qualified name) or a dotted name resolved through the module's imports, in the order
-            written; a base that is neither (an expression) is left out.
+        class_tree: the classes defined at import time and their bases (:class:`ModuleClasses`;
+            ``classes`` and ``class_bases`` read it).
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
         attribute_reads: attribute reads at import time on names bound by imports or calls.
         call_bindings: ``{name: binding}`` of module-level names bound to a call's result (candidate
             lazy module objects).
-        lazy_attach: the mapping of a ``__getattr__`` made by ``lazy_loader.attach`` or a copy of
-            it (then ``defines_getattr`` is set too).
         unresolved: what import-time code does that cannot be resolved (IPL006).
         path_changes: computable ``sys.path`` additions made at import time.
     """
 
     sites: tuple[ImportSite, ...] = ()
     bindings: frozenset[str] = frozenset()
-    all_names: tuple[str, ...] | None = None
-    defines_getattr: bool = False
+    exports: ModuleAll = _NO_ALL
+    getattr_hook: ModuleGetattr = _NO_GETATTR
     problem: SourceProblem | None = None
-    all_conditional: bool = False
     binding_lines: Mapping[str, int] = field(default_factory=dict)
     calls: tuple[CallSite, ...] = ()
     functions: Mapping[str, FunctionFacts] = field(default_factory=dict)
     function_names: frozenset[str] = frozenset()
-    classes: frozenset[str] = frozenset()
-    class_bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    class_tree: ModuleClasses = _NO_CLASSES
     aliases: Mapping[str, str] = field(default_factory=dict)
     attribute_reads: tuple[AttributeRead, ...] = ()
     call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
-    lazy_attach: LazyAttach | None = None
     unresolved: tuple[UnresolvedSite, ...] = ()
     path_changes: tuple[PathChange, ...] = ()
+
+    @property
+    def all_names(self) -> tuple[str, ...] | None:
+        """The literal ``__all__`` (``None`` if absent or not a literal)."""
+        return self.exports.names
+
+    @property
+    def all_conditional(self) -> bool:
+        """``__all__`` was (re)assigned under a condition the engine cannot evaluate."""
+        return self.exports.conditional
+
+    @property
+    def defines_getattr(self) -> bool:
+        """The module defines a module-level ``__getattr__`` (PEP 562)."""
+        return self.getattr_hook.defined
+
+    @property
+    def lazy_attach(self) -> LazyAttach | None:
+        """The mapping of a ``__getattr__`` made by ``lazy_loader.attach`` or a copy of it."""
+        return self.getattr_hook.attach
+
+    @property
+    def classes(self) -> frozenset[str]:
+        """Qualified names of the classes defined at import time (``"C"``, ``"C.D"``)."""
+        return self.class_tree.names
+
+    @property
+    def class_bases(self) -> Mapping[str, tuple[str, ...]]:
+        """``{class qualified name: its bases}`` (:class:`ModuleClasses`)."""
+        return self.class_tree.bases
