@@ -167,7 +167,10 @@ and the chain from the light module:
   pipx install, pre-commit's own venv); once per missing module and light module, the outermost
   missing package only (`rich`, not also `rich.syntax`). An import that expects to fail or not run
   is not reported: in a `try:` body, in an `except` handler, or under a condition the engine cannot
-  evaluate (an optional dependency). Point the check at the project's interpreter
+  evaluate (an optional dependency); nor one reached through a `try:` body higher up the chain,
+  whose `ImportError` that `try:` catches (httpcore's `try: from .http2 import ...` over
+  `http2.py`'s `import h2`: a module that imports fine without `h2`). Point the check at the
+  project's interpreter
   (`--interpreter`, `[settings] interpreter`) to follow the chain.
 
 It is information by default: the exit status does not change, and the summary never says "OK"
@@ -176,10 +179,12 @@ while such sites exist ("No violations in 4 light modules; 12 import-time sites 
 The command line reports each at its site; flake8 and mypy, which lint first-party files, report it
 at the light module's statement that leads there, with the site in the message. Sites in an
 installed package or the standard library are not the user's to fix and come by the hundred (a
-light module reaching `torch`): the text report, flake8 and mypy show the sites of one light module
-in one installed package as one entry at that statement ("... cannot be resolved in installed
-package torch: 212 sites (call-through-variable 150, call-depth 40, getattr-import 22); --format
-json lists them"); a package with a single site shows that site. `--format json`, SARIF and
+light module reaching `torch`): the text report shows the sites in one installed package as one
+entry for the whole run, naming the light modules that reach it, with one chain for example ("2
+light modules (app.a, app.b) run import-time code that cannot be resolved in installed package
+torch: 212 sites (call-through-variable 150, call-depth 40, getattr-import 22); --format json lists
+them"); flake8 and mypy, per file, one entry per light module and installed package; a package
+with a single site reached by a single light module shows that site. `--format json`, SARIF and
 GitHub annotations list every site. flake8 shows it
 only when `IPL006` itself is in `select` or `extend-select` (the prefix `IPL` does not turn it on);
 mypy shows it as a note.
@@ -224,7 +229,9 @@ cannot resolve", lists every blind spot known. A `call-depth` site is reported
 whether or not the function it calls imports anything. A `sys.path` directory that is computable is
 searched after every other entry from the moment the module is analysed (docs/semantics.md rule 7).
 Only constructs on a light module's import-time path are reported: code that is never reached at
-import time is not.""",
+import time is not. A `not-installed` import is judged on the chain the report shows (the shortest):
+when that chain passes a `try:` body it is not reported, even if another chain reaches the same
+import outside any `try:`; and any `try:` counts, whatever its `except` catches.""",
     "IPL007": """\
 **What it does.** Reports an entry of the policy that names nothing the engine can see, at its line
 in the policy (or in the base it `extends`), with a "did you mean" when a known name is close:

@@ -1007,3 +1007,31 @@ def test_group_unresolved_by_installed_package() -> None:
     assert format_unresolved_entry(group, lambda path: str(path)) == (
         "IPL006 light module app.light runs import-time code that cannot be resolved in the "
         "standard library: 3 sites (call-depth 2, call-through-variable 1); --format json lists them")
+
+
+def test_group_unresolved_across_light_modules() -> None:
+    """``check`` text's grouping: one entry per installed package for the whole run, each site
+    counted once however many light modules reach it, the first three light modules named and the
+    others counted; per light module (flake8, mypy) the same sites are one entry each."""
+    from flake8_importpolicy.model.findings import Unresolved
+    from flake8_importpolicy.output.render import (
+        UnresolvedGroup,
+        format_unresolved_entry,
+        group_unresolved,
+    )
+
+    def site(light: str, module: str, construct: Construct) -> Unresolved:
+        path = ROOT / "app" / f"{light}.py"
+        code = UnresolvedCode(module, Path(f"/lib/{module}.py"), 3, 0, construct, "f()")
+        hop = Hop(f"app.{light}", path, 1, 0, HopKind.IMPORT, module)
+        return Unresolved(f"app.{light}", code, (hop,), path, installed="tp")
+
+    sites = [site(light, module, construct) for light in ("a", "b", "c", "d", "e")
+             for module, construct in (("tp.x", Construct.CALL_DEPTH), ("tp.y", Construct.EXEC))]
+    (entry,) = group_unresolved(sites, across_light_modules=True)
+    assert isinstance(entry, UnresolvedGroup) and entry.lead is sites[0]
+    assert format_unresolved_entry(entry, str) == (
+        "IPL006 5 light modules (app.a, app.b, app.c and 2 more) run import-time code that cannot "
+        "be resolved in installed package tp: 2 sites (call-depth 1, exec 1); --format json lists "
+        "them")
+    assert len(group_unresolved(sites)) == 5

@@ -125,3 +125,62 @@ def test_from_import_of_a_name_is_never_a_module(
         env=env, capture_output=True, text=True, timeout=HANG_CATCHER, check=True,
     )
     assert done.stdout.splitlines() == ["['inst', 'inst.sub']", "missingpkg"]
+
+
+GUARDED_UP_THE_CHAIN = {
+    "policy.toml": """\
+        [heavy]
+        "app.heavy" = "slow"
+
+        [light."app.light"]
+        reason = "fast start"
+
+        [light."app.direct"]
+        reason = "fast start"
+    """,
+    "app/__init__.py": "",
+    "app/heavy.py": "",
+    "app/light.py": "import app.net\n",
+    "app/direct.py": "import app.net.http2\n",
+    "app/net/__init__.py": """\
+        try:
+            from app.net.http2 import H2
+        except ImportError:
+            H2 = None
+    """,
+    "app/net/http2.py": "import h2missing.config\nH2 = 1\n",
+}
+"""httpcore's shape: a ``try:`` over a from-import of a submodule whose own imports need a package
+that is not installed (``h2``); ``app.direct`` imports that submodule outside any ``try:``."""
+
+
+def test_a_missing_import_under_a_guarded_hop_is_not_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ImportError of ``import h2missing.config`` goes up to ``app.net``'s ``try:``, which
+    catches it: ``app.light`` imports fine without h2missing, so no ``not-installed`` for it; the
+    same import reached without a ``try:`` (``app.direct``) is still reported. Before, both light
+    modules had it (on peft: 60 sites, h2, socksio and trio under httpcore's guarded imports). A
+    fresh interpreter is the oracle."""
+    for name, text in GUARDED_UP_THE_CHAIN.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    _, out = _run(capsys, "check", "--format", "json")
+    sites = [(u["light"], u["module"], u["path"], u["line"])
+             for u in json.loads(out)["unresolved"] if u["construct"] == "not-installed"]
+    assert sites == [("app.direct", "h2missing", "app/net/http2.py", 1)]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env.pop("PYTHONSAFEPATH", None)
+
+    def fresh(module: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", f"import {module}, sys; print(sys.modules['app.net'].H2)"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
+        )
+
+    light = fresh("app.light")
+    assert (light.returncode, light.stdout) == (0, "None\n"), light.stderr
+    direct = fresh("app.direct")
+    assert direct.returncode == 1 and "No module named 'h2missing'" in direct.stderr, direct.stderr

@@ -154,7 +154,7 @@ class FollowedCode:
             detail = f"{name} (compiled: its imports are not known)"
             construct = Construct.EXTENSION_MODULE
         elif resolved.kind == "unresolved":
-            if not self._reports_missing(name, last):
+            if not self._reports_missing(name, chain):
                 return ()
             detail = f"{name} (not found by {self.index.interpreter.executable})"
             construct = Construct.NOT_INSTALLED
@@ -166,13 +166,18 @@ class FollowedCode:
             return ()
         return (UnresolvedCode(name, last.path, last.line, last.col, construct, detail, last.flags),)
 
-    def _reports_missing(self, name: str, hop: Hop) -> bool:
-        """Whether ``name``, reached by ``hop`` and not found by path search, is a blind spot
+    def _reports_missing(self, name: str, chain: tuple[Hop, ...]) -> bool:
+        """Whether ``name``, reached by ``chain`` and not found by path search, is a blind spot
         (IPL006 ``not-installed``): not when its parent package is missing too (the outermost
         missing module is the one reported, once), nor when the import statement expects it may
         fail or not run (``guarded`` in a ``try:`` body, a ``fallback`` in an ``except`` handler,
-        ``conditional`` under a test the engine cannot evaluate: an optional dependency)."""
-        if _OPTIONAL.intersection(hop.flags):
+        ``conditional`` under a test the engine cannot evaluate: an optional dependency), nor when
+        a hop up the chain is ``guarded``: the ``ImportError`` the missing module raises goes up to
+        that ``try:``, which expects it (httpcore's ``try: from .http2 import ...`` over
+        ``http2.py``'s ``import h2``)."""
+        if _OPTIONAL.intersection(chain[-1].flags) or any(
+            Flag.GUARDED in hop.flags for hop in chain[:-1]
+        ):
             return False
         parent = name.rpartition(".")[0]
         return not parent or self.index.resolve_module(parent).kind != "unresolved"

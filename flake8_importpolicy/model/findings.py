@@ -104,8 +104,9 @@ class Unresolved:
             the module whose code it is (for ``extension-module``, ``unfollowed-package`` and
             ``not-installed``, the module whose statement imports it), :data:`STANDARD_LIBRARY`
             for the standard library, empty for first-party code (under a source root) or a site
-            without a file. The text report, flake8 and mypy show one entry per light module and
-            installed package (:func:`~flake8_importpolicy.output.render.group_unresolved`).
+            without a file. The text report shows one entry per installed package, flake8 and mypy
+            one per light module and installed package
+            (:func:`~flake8_importpolicy.output.render.group_unresolved`).
     """
 
     light: str

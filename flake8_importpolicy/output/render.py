@@ -44,6 +44,8 @@ __all__ = [
     "format_problem",
     "format_summary",
     "format_unresolved_entry",
+    "format_unresolved_group_header",
+    "GROUP_LIGHTS_NAMED",
     "format_unresolved_header",
     "format_unresolved_message",
     "group_unresolved",
@@ -223,29 +225,47 @@ def format_unresolved_message(unresolved: Unresolved, relpath: PathFormatter) ->
 
 
 class UnresolvedGroup:
-    """The IPL006 sites of one light module whose code is in one installed package (or the
-    standard library), shown as one entry (:func:`group_unresolved`).
+    """The IPL006 sites in one installed package (or the standard library) shown as one entry
+    (:func:`group_unresolved`): of one light module (flake8, mypy), or of every light module that
+    reaches the package (``check`` text).
 
     Attributes:
-        sites: in report order, at least two, all of one light module and one
-            :attr:`~flake8_importpolicy.model.findings.Unresolved.installed`.
-        lead: the site whose light-module statement comes first: the entry is reported there.
+        sites: in report order, at least two, all of one
+            :attr:`~flake8_importpolicy.model.findings.Unresolved.installed` (and of one light
+            module unless grouped across light modules).
+        lead: the site whose light-module statement comes first: the entry is reported there, and
+            its chain is the one ``check`` shows.
     """
 
     __slots__ = ("sites", "lead")
 
     def __init__(self, sites: Sequence[Unresolved]) -> None:
         self.sites = tuple(sites)
-        self.lead = min(self.sites, key=lambda u: (str(u.first_hop[0]), *u.first_hop[1:]))
+        self.lead = min(self.sites, key=lambda u: (str(u.first_hop[0]), *u.first_hop[1:], u.light))
 
     @property
     def light(self) -> str:
-        """The light module."""
+        """The lead site's light module."""
         return self.lead.light
 
     @property
+    def lights(self) -> tuple[str, ...]:
+        """Every light module that reaches the sites, in report order."""
+        return tuple(dict.fromkeys(site.light for site in self.sites))
+
+    @property
+    def distinct_sites(self) -> tuple[Unresolved, ...]:
+        """One of each site (the first in report order): several light modules reach the same one."""
+        seen: dict[tuple[object, ...], Unresolved] = {}
+        for site in self.sites:
+            code = site.site
+            seen.setdefault((str(code.module), code.path, code.line, code.col,
+                             str(code.construct), code.detail), site)
+        return tuple(seen.values())
+
+    @property
     def light_path(self) -> Path | None:
-        """The light module's file."""
+        """The lead site's light module's file."""
         return self.lead.light_path
 
     @property
@@ -259,19 +279,27 @@ class UnresolvedGroup:
         return self.lead.first_hop
 
 
-def group_unresolved(unresolved: Sequence[Unresolved]) -> list[Unresolved | UnresolvedGroup]:
+def group_unresolved(
+    unresolved: Sequence[Unresolved], *, across_light_modules: bool = False
+) -> list[Unresolved | UnresolvedGroup]:
     """The entries the text report, flake8 and mypy show for ``unresolved`` (report order): a
-    first-party site (or one without a file) on its own; the sites of one light module in one
-    installed package or the standard library as one :class:`UnresolvedGroup` when there are two or
-    more (a light module reaching ``torch`` meets hundreds), placed where the first of them is.
-    JSON, SARIF and GitHub annotations keep every site."""
+    first-party site (or one without a file) on its own; the sites in one installed package or the
+    standard library as one :class:`UnresolvedGroup` when there are two or more (a light module
+    reaching ``torch`` meets hundreds), placed where the first of them is. flake8 and mypy report
+    per file, so they group the sites of each light module apart; ``check`` text groups them
+    ``across_light_modules`` (twenty light modules of peft reaching one ``tqdm`` site were twenty
+    entries). JSON, SARIF and GitHub annotations keep every site."""
+
+    def key(site: Unresolved) -> tuple[str, str]:
+        return ("" if across_light_modules else site.light, site.installed)
+
     members: dict[tuple[str, str], list[Unresolved]] = {}
     for site in unresolved:
         if site.installed:
-            members.setdefault((site.light, site.installed), []).append(site)
+            members.setdefault(key(site), []).append(site)
     entries: list[Unresolved | UnresolvedGroup] = []
     for site in unresolved:
-        group = members.get((site.light, site.installed)) if site.installed else None
+        group = members.get(key(site)) if site.installed else None
         if group is None or len(group) == 1:
             entries.append(site)
         elif group[0] is site:
@@ -287,12 +315,20 @@ def format_unresolved_entry(entry: Unresolved | UnresolvedGroup, relpath: PathFo
     return format_unresolved_message(entry, relpath)
 
 
+GROUP_LIGHTS_NAMED: Final = 3
+"""The most light modules a group's header names; the others are counted (``and 17 more``)."""
+
+
 def format_unresolved_group_header(group: UnresolvedGroup) -> str:
     """``IPL006 light module <light> runs import-time code that cannot be resolved in installed
     package torch: 212 sites (call-through-variable 150, call-depth 40, getattr-import 22);
-    --format json lists them`` (``in the standard library``); constructs by count, most first."""
+    --format json lists them`` (``in the standard library``); constructs by count, most first, each
+    site once. A group of several light modules names how many and the first
+    :data:`GROUP_LIGHTS_NAMED`: ``20 light modules (peft, peft.auto, peft.config and 17 more) run
+    ...``."""
+    sites = group.distinct_sites
     counts: dict[str, int] = {}
-    for site in group.sites:
+    for site in sites:
         construct = str(site.site.construct)
         counts[construct] = counts.get(construct, 0) + 1
     constructs = ", ".join(f"{name} {count}" for name, count in
@@ -300,8 +336,15 @@ def format_unresolved_group_header(group: UnresolvedGroup) -> str:
     installed = group.lead.installed
     where = ("the standard library" if installed == STANDARD_LIBRARY
              else f"installed package {installed}")
-    head = group.lead.code.template.partition(":")[0].format(light=group.light)
-    return (f"{group.lead.code.id} {head} in {where}: {plural(len(group.sites), 'site')} "
+    lights = group.lights
+    head = group.lead.code.template.partition(":")[0].format(light=lights[0])
+    if len(lights) > 1:
+        named = ", ".join(lights[:GROUP_LIGHTS_NAMED])
+        if len(lights) > GROUP_LIGHTS_NAMED:
+            named += f" and {len(lights) - GROUP_LIGHTS_NAMED} more"
+        runs = head.partition(f"light module {lights[0]} runs ")[2]
+        head = f"{len(lights)} light modules ({named}) run {runs}"
+    return (f"{group.lead.code.id} {head} in {where}: {plural(len(sites), 'site')} "
             f"({constructs}); --format json lists them")
 
 
@@ -330,10 +373,12 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def format_summary(report: Report) -> str:
+def format_summary(report: Report, unresolved_entries: int | None = None) -> str:
     """The last line of a report: ``OK: ...`` when clean, ``Nothing was checked: ...`` when the policy
     names no light module, else what was found (``Found 3 violations in 1 of 4 light modules, 1
-    problem.``: the light modules that have violations, of those checked)."""
+    problem.``: the light modules that have violations, of those checked). ``unresolved_entries``:
+    how many entries the report above shows the IPL006 sites as (:func:`group_unresolved`), said
+    when fewer than the sites (``200 import-time sites not resolved (IPL006) in 9 entries``)."""
     lights = len(report.light_modules)
     checked = plural(lights, "light module")
     suppressed = f"{report.suppressed} suppressed by noqa" if report.suppressed else ""
@@ -344,6 +389,8 @@ def format_summary(report: Report) -> str:
         f"{plural(len(report.unresolved), 'import-time site')} not resolved ({codes.IPL006.id})"
         if report.unresolved else ""
     )
+    if blind and unresolved_entries is not None and unresolved_entries < len(report.unresolved):
+        blind += f" in {unresolved_entries} {'entry' if unresolved_entries == 1 else 'entries'}"
     if not report.violations and not report.problems:
         if not lights:
             return "Nothing was checked: no [light] pattern of the policy names a module."

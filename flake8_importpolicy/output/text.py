@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
     from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
+    "GROUP_CHAIN_LINES",
     "LINES_PER_LIGHT_MODULE",
     "WHY_INDENT_LEVELS",
     "WHY_RUN_HOPS",
@@ -67,9 +68,10 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
     line, then each further statement of the light module that reaches the same forbidden package,
     indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
-    light module), except that the sites of one light module in one installed package are one block
-    at the light module's statement that leads there
-    (:func:`~flake8_importpolicy.output.render.group_unresolved`), at most
+    light module), except that the sites in one installed package are one block for the whole run,
+    at the first light-module statement that leads there, with one chain and site for example
+    (:func:`~flake8_importpolicy.output.render.group_unresolved` across light modules; its
+    chain at most :data:`GROUP_CHAIN_LINES` lines, its lines not counted in any light module's), at most
     :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then
     problems, then a summary line. ``style`` colours the paths of the reported lines, their codes
     and the summary (:mod:`~flake8_importpolicy.output.style`; none by default).
@@ -78,7 +80,7 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     :func:`~flake8_importpolicy.output.render.format_fix_offer`; by default: ``relpath``)."""
     out: list[str] = []
     violations = report.violations
-    unresolved_entries = group_unresolved(report.unresolved)
+    unresolved_entries = group_unresolved(report.unresolved, across_light_modules=True)
     # Display order: each entry's head, then the statements it gathers.
     shown_order = [(number, position > 0) for group in group_by_cause(violations)
                    for position, number in enumerate(group)]
@@ -87,7 +89,8 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
          bool(violations[number].also) + bool(violations[number].covers)
          + bool(format_fix_offer(violations[number], relpath)))
         for number, _ in shown_order
-    ] + [(entry.light, len(_entry_chain(entry)), 0) for entry in unresolved_entries]
+    ] + [(_budget_key(entry), len(_entry_chain(entry)), isinstance(entry, UnresolvedGroup))
+         for entry in unresolved_entries]
     allowed, untold = _plan_lines(blocks)
     last_shown = {blocks[number][0]: number for number in sorted(allowed)}
 
@@ -134,8 +137,15 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
             header = format_unresolved_header(entry)
         where = relpath(at) if at is not None else "?"
         out.append(_reported(where, f":{line}:{col + 1}: ", header, style, "info"))
-        out.extend(_bounded_chain(_entry_chain(entry), relpath, allowed[offset]))
-        untold_line(offset, entry.light)
+        if isinstance(entry, UnresolvedGroup):
+            most = min(allowed[offset], GROUP_CHAIN_LINES)
+            out.extend(_bounded_chain(_entry_chain(entry), relpath, most))
+            site = entry.lead.site
+            where = format_where(site.path, site.line, relpath) if site.path is not None else "?"
+            out.append(f"    for example: {where}: {site.construct} {single_line(site.detail)}")
+        else:
+            out.extend(_bounded_chain(_entry_chain(entry), relpath, allowed[offset]))
+            untold_line(offset, entry.light)
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath, style=style))
@@ -144,16 +154,28 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     if report.problems or report.notes:
         out.append("")
     outcome: Outcome = "failed" if report.exit_code else "blind" if report.unresolved else "ok"
-    out.append(style.summary(format_summary(report), outcome))
+    out.append(style.summary(format_summary(report, len(unresolved_entries)), outcome))
     return "\n".join(out) + "\n"
 
 
+GROUP_CHAIN_LINES = 8
+"""The most lines of the example chain under a group of IPL006 sites in an installed package."""
+
+
 def _entry_chain(entry: Unresolved | UnresolvedGroup) -> tuple[Hop, ...]:
-    """The hops shown under an IPL006 entry: a site's chain; a group's first hop (the light
-    module's statement that leads into the package), the rest in ``--format json``."""
+    """The hops shown under an IPL006 entry: a site's chain; a group's lead site's chain (from the
+    light module's statement that leads into the package), the others in ``--format json``."""
     if isinstance(entry, UnresolvedGroup):
-        return entry.lead.chain[:1]
+        return entry.lead.chain
     return entry.chain
+
+
+def _budget_key(entry: Unresolved | UnresolvedGroup) -> str:
+    """Whose lines an IPL006 entry counts in (:func:`_plan_lines`): a site's light module's; a
+    group of the whole run its own (no module name has a NUL)."""
+    if isinstance(entry, UnresolvedGroup):
+        return f"\0{entry.lead.installed}"
+    return entry.light
 
 
 def group_by_cause(violations: Sequence[Violation]) -> list[list[int]]:
