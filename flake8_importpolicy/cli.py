@@ -331,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
         "or PEP 810 lazy from ... import when every target version is 3.15+) or direct imports "
         "(the re-export removed, every first-party importer rewritten). The engine checks the "
         "patched tree in memory first; a fix that would not clear the finding or would break an "
-        "importer is not offered. Prints a unified diff (git apply takes it) unless --apply.",
+        "importer is not offered. Prints a unified diff, its paths relative to the working "
+        "directory (git apply and patch -p1 take it there), unless --apply.",
     )
     fix.add_argument(
         "--kind", choices=("lazy", "direct"), default="lazy",
@@ -1162,7 +1163,7 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
             _write_preserving_mode(path, data)
         print(f"importpolicy: wrote {len(changes)} file(s)", file=sys.stderr)
     else:
-        diff = format_fix_diff(changes, policy.relpath)
+        diff = format_fix_diff(changes, _working_directory_relpath)
         buffer = getattr(sys.stdout, "buffer", None)
         if buffer is not None:  # the files' own bytes (another encoding than UTF-8: latin-1)
             sys.stdout.flush()
@@ -1171,6 +1172,17 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
         else:
             sys.stdout.write(diff)
     return EXIT_CLEAN if all(o.fix is not None for o in outcomes) else EXIT_FINDINGS
+
+
+def _working_directory_relpath(path: Path) -> str:
+    """A fix diff's path: relative to the working directory, ``/`` separators, so ``git apply``
+    (a plain diff's paths are relative to the directory it runs in, in a repository's subdirectory
+    too) and ``patch -p1`` take the diff where ``fix`` ran, whichever directory the policy is in."""
+    try:
+        relative = os.path.relpath(path, Path.cwd())
+    except ValueError:  # another drive
+        relative = str(path)
+    return relative.replace(os.sep, "/")
 
 
 def _write_preserving_mode(path: Path, data: bytes) -> None:

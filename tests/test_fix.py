@@ -947,3 +947,42 @@ def test_a_latin_1_importer_is_rewritten_in_its_encoding(tmp_path: Path) -> None
     run = subprocess.run([sys.executable, "-c", "import app.user; print(app.user.NAME)"],
                          cwd=root / "src", capture_output=True, text=True, timeout=HANG_CATCHER)
     assert run.stdout == "\xe9\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+@pytest.mark.parametrize("where", ["top", "policy"])
+def test_the_diff_applies_with_git_apply_and_patch_where_fix_ran(
+    tmp_path: Path, kind: str, where: str,
+) -> None:
+    """A newcomer's run: ``importpolicy fix --policy proj/policy.toml proj/src/...:LINE > fix.diff``
+    at the top of a git repository, then ``git apply --check fix.diff`` there, failed ("src/...: No
+    such file or directory"): the diff's paths were relative to the policy's directory. They are
+    relative to the directory fix ran in, so ``git apply`` (a plain diff's paths are relative to the
+    directory it runs in, also in a subdirectory of the repository) and ``patch -p1`` take it there,
+    run at the top with ``--policy`` or in the policy's directory."""
+    repo = tmp_path / "repo"
+    project = repo / "proj"
+    project.parent.mkdir()
+    shutil.copytree(FIXTURES / "x_fix_incident", project,
+                    ignore=shutil.ignore_patterns("*.diff", "__pycache__"))
+    for command in (["init", "-q"], ["add", "-A"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]):
+        subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True,
+                       timeout=HANG_CATCHER)
+    cwd = repo if where == "top" else project
+    policy = ["--policy", "proj/policy.toml"] if where == "top" else []
+    target = os.path.relpath(project / "src/app/ops/__init__.py", cwd) + ":4"
+    shown = _cli(cwd, "fix", *policy, "--kind", kind, target)
+    assert shown.returncode == 0, shown.stderr
+    (tmp_path / "fix.diff").write_text(shown.stdout)
+    for command in (["git", "apply", "--check", str(tmp_path / "fix.diff")],
+                    ["patch", "-p1", "--dry-run", "-i", str(tmp_path / "fix.diff")]):
+        applied = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                                 timeout=HANG_CATCHER)
+        assert applied.returncode == 0, (command, applied.stdout + applied.stderr, shown.stdout)
+    subprocess.run(["git", "apply", str(tmp_path / "fix.diff")], cwd=cwd, check=True,
+                   timeout=HANG_CATCHER)
+    changed = subprocess.run(["git", "diff", "--name-only"], cwd=repo, capture_output=True,
+                             text=True, check=True, timeout=HANG_CATCHER).stdout.split()
+    assert "proj/src/app/ops/__init__.py" in changed
+    assert _cli(project, "check").returncode == 0
