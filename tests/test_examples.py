@@ -3,7 +3,9 @@
 - ``examples/cuda_preset``: the torch-cuda preset and an ``[assume]`` entry, without torch installed:
   ``importpolicy check`` exits 1 with a chain ending in a torch.cuda call that names the assumption,
   and 0 after the fix its README documents (applied here to a copy).
-- ``examples/cuda_fork``: the project README's "What it prints" is its ``check`` output, verbatim.
+- ``examples/cuda_fork``: the project README's "What it prints" is what the README's first command
+  (``importpolicy check --policy examples/cuda_fork/policy.toml``, at the repository's top) prints,
+  verbatim.
 - the README's test command is the last line of ``.ci/run``.
 """
 
@@ -22,15 +24,12 @@ REPO = Path(__file__).resolve().parent.parent
 PRESET_EXAMPLE = REPO / "examples" / "cuda_preset"
 
 
-def _check(policy: Path, *, beside: bool = False) -> subprocess.CompletedProcess[str]:
-    """``check --policy POLICY`` from the repository's top, or with ``beside``, ``check`` in the
-    policy's directory (as the README runs it: its "use instead" command is for that directory)."""
+def _check(policy: Path) -> subprocess.CompletedProcess[str]:
+    """``check --policy POLICY`` from the repository's top."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    where = ["--policy", str(policy)] if not beside else []
     return subprocess.run(
-        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", *where],
-        cwd=policy.parent if beside else REPO, env=env, capture_output=True, text=True,
-        timeout=HANG_CATCHER,
+        [sys.executable, "-m", "flake8_importpolicy", "check", "--no-cache", "--policy", str(policy)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_CATCHER,
     )
 
 
@@ -82,11 +81,19 @@ def test_cuda_preset_example_is_clean_after_the_documented_fix(tmp_path: Path) -
 
 
 def test_readme_what_it_prints_is_the_cuda_fork_examples_output() -> None:
-    """README's "What it prints" block is, line for line, what ``check`` prints on examples/cuda_fork."""
+    """README's "What it prints" block is, line for line, what the README's first command prints
+    where the README runs it: ``importpolicy check --policy examples/cuda_fork/policy.toml`` at the
+    repository's top (its "use instead" command then names ``--policy`` and the file from there)."""
+    import shlex
+
     readme = (REPO / "README.md").read_text(encoding="utf-8")
+    [first] = re.findall(r"^    python -m pip install \. && (importpolicy .*)$", readme, re.MULTILINE)
+    assert first == "importpolicy check --policy examples/cuda_fork/policy.toml"
     block = re.search(r"## What it prints\n.*?```\n(.*?)```", readme, re.S)
     assert block is not None
-    result = _check(REPO / "examples" / "cuda_fork" / "policy.toml", beside=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    result = subprocess.run([sys.executable, "-m", "flake8_importpolicy", *shlex.split(first)[1:]],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_CATCHER)
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout == block.group(1)
 
