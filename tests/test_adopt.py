@@ -219,6 +219,35 @@ def test_suggest_drafts_the_product_not_its_tests_with_a_forbid_each(
     assert [r.pattern.text for r in policy.light] == ["peftx", "peftx.cli", "peftx.tuners"]
 
 
+def test_a_test_segment_anywhere_keeps_a_module_out_of_the_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On accelerate 1.16.0, suggest proposed ``accelerate.test_utils.scripts`` and
+    ``accelerate.test_utils.scripts.external_deps`` as light candidates: only the last segment was
+    matched against ``test_*``. A ``test_*`` (or ``*_test``) segment anywhere in the name keeps a
+    module out, as docs/adopt.md says, and its imports do not count as importers."""
+    files = {
+        "accx/__init__.py": "from .state import State\n",
+        "accx/state.py": "class State:\n    pass\n",
+        "accx/utils/__init__.py": "import torch\n",
+        "accx/test_utils/__init__.py": "from .testing import run\n",
+        "accx/test_utils/testing.py": "import accx.utils\n\n\ndef run() -> None:\n    pass\n",
+        "accx/test_utils/scripts/__init__.py": "",
+        "accx/test_utils/scripts/external_deps/__init__.py": "",
+        "accx/integration_test/__init__.py": "",
+        "accx/integration_test/runner/__init__.py": "",
+    }
+    for number in range(4):
+        files[f"accx/test_utils/scripts/test_{number}.py"] = "import accx.utils\n"
+        files[f"accx/test_utils/scripts/external_deps/script_{number}.py"] = "import accx.utils\n"
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    data = json.loads(suggest("--format", "json", cwd=tmp_path, capsys=capsys)[1])
+    assert [c["module"] for c in data["light"]] == ["accx", "accx.utils"]
+    assert [c["importers"] for c in data["light"]] == [0, 0]
+
+
 def test_console_scripts_of_setup_py_are_read_never_run(tmp_path: Path) -> None:
     """accelerate, peft and OpenRLHF declare theirs in setup.py: a dict literal, or a module-level
     name assigned one; a computed value is skipped, a broken file gives nothing, nothing runs."""

@@ -47,12 +47,11 @@ the product, not inside it."""
 
 def is_auxiliary(module: str) -> bool:
     """True for a module of a test, example, documentation or benchmark package (a segment in
-    :data:`AUXILIARY`), or a test module (``test_*``, ``*_test``, ``conftest``): never a candidate
+    :data:`AUXILIARY`), or a test module or package (a segment ``test_*``, ``*_test`` or
+    ``conftest``, anywhere in the name: ``accelerate.test_utils.scripts`` too): never a candidate
     unless a console script or entry point names it, and its imports do not count as importers."""
-    parts = module.split(".")
-    last = parts[-1]
-    return (any(part in AUXILIARY for part in parts) or last.startswith("test_")
-            or last.endswith("_test") or last == "conftest")
+    return any(part in AUXILIARY or part.startswith("test_") or part.endswith("_test")
+               or part == "conftest" for part in module.split("."))
 
 
 def heavy_threshold(modules: int) -> int:
