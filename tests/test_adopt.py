@@ -248,6 +248,29 @@ def test_a_test_segment_anywhere_keeps_a_module_out_of_the_draft(
     assert [c["importers"] for c in data["light"]] == [0, 0]
 
 
+@pytest.mark.parametrize("venv", [True, False])
+def test_the_peft_walks_baseline_edit_works_with_and_without_an_interpreter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], venv: bool
+) -> None:
+    """docs/adopt.md's peft walk added ``baseline =`` after the draft's ``interpreter =`` line: when
+    suggest found no environment there is no such line, and the ``sed`` silently did nothing. Its
+    edit (read from the doc, run in a shell) names the baseline in either draft."""
+    adopt = (ROOT / "docs" / "adopt.md").read_text(encoding="utf-8")
+    section = adopt.split("## A walk on peft 0.13.2\n", 1)[1]
+    [edit] = re.findall(r"^\$ (sed -i .*)$", section, re.MULTILINE)
+    (tmp_path / "src/pkg").mkdir(parents=True)
+    (tmp_path / "src/pkg/__init__.py").write_text("import torch\n")
+    if venv:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / ".venv")],
+                       check=True, timeout=HANG_CATCHER)
+    code, _, _ = suggest("--output", "policy.toml", cwd=tmp_path, capsys=capsys)
+    assert code == 0
+    assert ("interpreter = " in (tmp_path / "policy.toml").read_text()) is venv
+    subprocess.run(["bash", "-c", edit], cwd=tmp_path, check=True, timeout=HANG_CATCHER)
+    policy = load_policy(tmp_path / "policy.toml")
+    assert policy.settings.baseline == tmp_path / "importpolicy-baseline.json"
+
+
 def test_console_scripts_of_setup_py_are_read_never_run(tmp_path: Path) -> None:
     """accelerate, peft and OpenRLHF declare theirs in setup.py: a dict literal, or a module-level
     name assigned one; a computed value is skipped, a broken file gives nothing, nothing runs."""
