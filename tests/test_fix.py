@@ -947,3 +947,24 @@ def test_a_latin_1_importer_is_rewritten_in_its_encoding(tmp_path: Path) -> None
     run = subprocess.run([sys.executable, "-c", "import app.user; print(app.user.NAME)"],
                          cwd=root / "src", capture_output=True, text=True, timeout=HANG_CATCHER)
     assert run.stdout == "\xe9\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+@pytest.mark.parametrize("later", ["del x\n", "\n\ndef b():\n    return x.b()\n"])
+def test_the_submodule_a_re_export_binds_on_the_package_is_its_own_use(
+    tmp_path: Path, kind: str, later: str
+) -> None:
+    """Issue 27: ``from .x import a`` also binds ``x`` in the package (importing a submodule sets
+    it on its package, docs/semantics.md rule 2). Either fix dropped that binding and was
+    "verified", and a later ``del x`` (or ``x.b()``) of the package's own failed with NameError.
+    It is the package's own use: a blocker, the package left as it was."""
+    init = "from .x import a\n" + later
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'")
+    assert "zqpkg still runs heavy" in run.stderr  # the finding is real, the package imports
+    refused = _cli(root, "fix", "--kind", kind, "--apply")
+    assert refused.returncode == 1, refused.stderr
+    line = 2 if later.startswith("del") else 5
+    assert (f"cannot keep src/zqpkg/__init__.py:{line} working: the package itself uses x, the "
+            "submodule zqpkg.x that the re-export binds on it") in refused.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == init

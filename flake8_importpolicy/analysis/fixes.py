@@ -682,7 +682,7 @@ class _Planner:
         names = [m.name for m in moved]
         if any(source.whole_lines(s) is None for s in statements):
             return None
-        blockers = self._own_uses(violation, source, statements, names)
+        blockers = _own_uses(source, violation.light, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [
                 Importer(path, line, self.project.module_name(path) or "",
@@ -701,14 +701,6 @@ class _Planner:
                              f"... import {title_names}", violation, statements[0], names, edits,
                              source, blockers=blockers)
         return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
-
-    def _own_uses(self, violation: Violation, source: _Source, statements: Sequence[ast.stmt],
-                  names: Sequence[str]) -> list[Importer]:
-        """The package's own reads of the names: a module's global lookups never call its
-        ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
-        uses = _used_names(source.tree, statements)
-        return [Importer(source.path, uses[name], violation.light,
-                         f"the package itself uses {name}") for name in names if name in uses]
 
     def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
                       moved: list[_Moved], title_names: str, blockers: list[Importer]) -> Fix | None:
@@ -783,7 +775,7 @@ class _Planner:
             removed = [e for e in declared[1] if e.value in names]
             for element in removed:
                 edits.append(_list_element_removal(source, element, declared[1], removed))
-        blockers = self._own_uses(violation, source, statements, list(names))
+        blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, names, edits, blockers)
@@ -1173,6 +1165,41 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
         first = existing.body[1]
     at = source.line_start(first.lineno)
     return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
+
+
+def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
+              names: Sequence[str]) -> list[Importer]:
+    """The package's own reads (and ``del``) of the names, and of the submodules the statements
+    bind on it besides them (:func:`_side_bound`): a module's global lookups never call its
+    ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
+    uses = _used_names(source.tree, statements)
+    found = [Importer(source.path, uses[name], light, f"the package itself uses {name}")
+             for name in names if name in uses]
+    return found + [
+        Importer(source.path, uses[side.name], light,
+                 f"the package itself uses {side.name}, the submodule {side.module} that the "
+                 "re-export binds on it (importing a submodule sets it on its package)")
+        for side in _side_bound(source, light, statements, names) if side.name in uses]
+
+
+def _side_bound(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
+                names: Iterable[str]) -> list[_Moved]:
+    """The submodules the statements bind on the package besides their names: importing
+    ``light.x`` (``from .x import a``, ``from .x.y import a``) sets ``x`` as an attribute of the
+    package, a global of its ``__init__.py`` (the import system's ``setattr(parent, child,
+    module)``, docs/semantics.md rule 2); none that the statements bind by name, or that another
+    top-level statement of the package binds."""
+    lines = {line for s in statements for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+    found: dict[str, _Moved] = {}
+    for statement in statements:
+        base = _resolve_from(light, statement)
+        if base is None or not base.startswith(light + "."):
+            continue
+        child = base[len(light) + 1:].partition(".")[0]
+        if child not in names and not [line for line in module_level_binding_lines(
+                source.tree, child) if line not in lines]:
+            found.setdefault(child, _Moved(child, f"{light}.{child}", None))
+    return list(found.values())
 
 
 def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
