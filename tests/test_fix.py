@@ -174,6 +174,8 @@ def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
     assert lazy.edits[0].new_text.startswith(
         '# Loaded on first access (PEP 562, module __getattr__ below): name -> module.\n'
         '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n'
+        # the submodule the re-export binds on the package besides its name
+        '_LAZY_SUBMODULES = {\n    "fused_allreduce": "app.ops.fused_allreduce",\n}\n'
         '\n\ndef __getattr__(name: str) -> object:\n')
     # an unsaved buffer wins over the file: the fix is planned on what the editor shows
     buffer = init.read_bytes().replace(b"from .layernorm import rms_norm\n", b"")
@@ -968,3 +970,24 @@ def test_the_submodule_a_re_export_binds_on_the_package_is_its_own_use(
     assert (f"cannot keep src/zqpkg/__init__.py:{line} working: the package itself uses x, the "
             "submodule zqpkg.x that the re-export binds on it") in refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_an_importer_of_the_submodule_through_the_package_keeps_working(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 27: ``from .x import a`` binds ``x`` on the package too, and an importer's
+    ``zqpkg.x.b()`` after ``import zqpkg`` failed with AttributeError after either fix. The lazy
+    fix loads ``x`` on first access as well (``dir()`` lists it); the direct fix adds
+    ``import zqpkg.x`` to the importer, as it does for a re-exported submodule."""
+    dotted = "import zqpkg\n\n\ndef f():\n    return zqpkg.x.b()\n"
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n", dotted=dotted)
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert _cli(root, "check").returncode == 0
+    if kind == "direct":
+        assert (root / "src/app/dotted.py").read_text() == dotted.replace(
+            "import zqpkg\n", "import zqpkg\nimport zqpkg.x\n")
+    run = _oracle(root, "import app.dotted\nassert app.dotted.f() == 'b'\n"
+                        + ("assert 'x' in dir(zqpkg)" if kind == "lazy" else ""))
+    assert run.stdout == "ok\n", run.stderr

@@ -621,12 +621,13 @@ class _Planner:
                 return []
             moved.update((m.name, m) for m in names)
         fixes = []
+        side = _side_bound(source, violation.light, statements, list(moved))
         if FixKind.LAZY_REEXPORT not in self.refusals:
-            lazy = self._plan_lazy(violation, source, statements, list(moved.values()))
+            lazy = self._plan_lazy(violation, source, statements, list(moved.values()), side)
             if lazy is not None:
                 fixes.append(lazy)
         if FixKind.DIRECT_IMPORTS not in self.refusals:
-            direct = self._plan_direct(violation, source, statements, list(moved.values()))
+            direct = self._plan_direct(violation, source, statements, list(moved.values()), side)
             if direct is not None:
                 fixes.append(direct)
         return fixes
@@ -678,7 +679,7 @@ class _Planner:
     # -- lazy re-export ----------------------------------------------------------------------------
 
     def _plan_lazy(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                   moved: list[_Moved]) -> Fix | None:
+                   moved: list[_Moved], side: list[_Moved]) -> Fix | None:
         names = [m.name for m in moved]
         if any(source.whole_lines(s) is None for s in statements):
             return None
@@ -700,10 +701,13 @@ class _Planner:
             return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
                              f"... import {title_names}", violation, statements[0], names, edits,
                              source, blockers=blockers)
-        return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
+        # the submodules the statement binds besides its names stay attributes, loaded lazily too
+        return self._plan_getattr(violation, source, statements, [*moved, *side], title_names,
+                                  blockers, names)
 
     def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                      moved: list[_Moved], title_names: str, blockers: list[Importer]) -> Fix | None:
+                      moved: list[_Moved], title_names: str, blockers: list[Importer],
+                      names: list[str]) -> Fix | None:
         """The map in place of the (first) statement, and a ``__getattr__`` right after it (so that
         a module the package imports later, ``from . import name`` in a sibling, finds the name as
         it found the eager one), or the map's lines merged into the package's own ``__getattr__``
@@ -756,12 +760,12 @@ class _Planner:
             edits.append(_Edit(source.path, end, end, block))
         return self._fix(FixKind.LAZY_REEXPORT, f"re-export {title_names} lazily (module "
                          "__getattr__, PEP 562)", violation, statements[0],
-                         [m.name for m in moved], edits, source, note=note, blockers=blockers)
+                         names, edits, source, note=note, blockers=blockers)
 
     # -- direct imports ----------------------------------------------------------------------------
 
     def _plan_direct(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                     moved: list[_Moved]) -> Fix | None:
+                     moved: list[_Moved], side: list[_Moved]) -> Fix | None:
         light = violation.light
         names = {m.name: m for m in moved}
         edits: list[_Edit] = []
@@ -777,10 +781,13 @@ class _Planner:
                 edits.append(_list_element_removal(source, element, declared[1], removed))
         blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
+        # an importer's light.x.name, x a submodule the statement binds besides its names, gets
+        # import light.x as for a re-exported submodule
+        used = {**names, **{s.name: s for s in side}}
         for path in self.project.files(exclude={violation.path}):
-            self._rewrite_importer(path, light, names, edits, blockers)
+            self._rewrite_importer(path, light, used, edits, blockers)
         blockers += self.project.star_reexporters(light, names)
-        blockers.extend(self.project.outside_importers(light, names))
+        blockers.extend(self.project.outside_importers(light, used))
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
                  if moved[0].attribute is not None else
