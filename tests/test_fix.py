@@ -991,3 +991,24 @@ def test_an_importer_of_the_submodule_through_the_package_keeps_working(
     run = _oracle(root, "import app.dotted\nassert app.dotted.f() == 'b'\n"
                         + ("assert 'x' in dir(zqpkg)" if kind == "lazy" else ""))
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("declared, fixed", [
+    ('__all__ = ("a", "B")\n', '__all__ = ("B",)\n'),
+    ('__all__ = ("B", "a")\n', '__all__ = ("B",)\n'),
+    ('__all__ = "a", "B"\n', '__all__ = "B",\n'),
+    ('__all__ = "a",\n', "__all__ = ()\n"),
+    ('__all__ = (\n    "a",\n    "B"\n)\n', '__all__ = (\n    "B",\n)\n'),
+])
+def test_direct_imports_keep_a_tuple_all_a_tuple(tmp_path: Path, declared: str, fixed: str) -> None:
+    """Issue 27: removing ``a`` from ``__all__ = ("a", "B")`` wrote ``("B")``, a string, and
+    ``from zqpkg import *`` then looked for the attribute ``B``'s letters; ``"a",`` alone left
+    ``__all__ =`` (a syntax error). The tuple stays a tuple."""
+    init = "from .x import a\n\nB = 1\n" + declared
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == "\nB = 1\n" + fixed
+    run = _oracle(root, "import app.use\nassert tuple(zqpkg.__all__) == " + (
+        "()" if fixed.endswith("()\n") else "('B',)"))
+    assert run.stdout == "ok\n", run.stderr

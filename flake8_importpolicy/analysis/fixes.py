@@ -776,9 +776,7 @@ class _Planner:
             edits.append(_Edit(source.path, removal[0], removal[1], ""))
         declared = _literal_all(source.tree)
         if declared is not None:
-            removed = [e for e in declared[1] if e.value in names]
-            for element in removed:
-                edits.append(_list_element_removal(source, element, declared[1], removed))
+            edits += _all_removal(source, declared[1], names)
         blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
         # an importer's light.x.name, x a submodule the statement binds besides its names, gets
@@ -1418,6 +1416,34 @@ def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> t
     follows = text[end + after.end() + spaces.end():end + after.end() + spaces.end() + 1]
     stop = end + after.end() + (spaces.end() if follows not in ("#", "\r", "\n", "") else 0)
     return _Edit(source.path, start, stop, ""), ""
+
+
+def _all_removal(source: _Source, elements: Sequence[ast.Constant],
+                 names: Mapping[str, _Moved]) -> list[_Edit]:
+    """Remove the moved names from a literal ``__all__`` (its ``elements``), a tuple kept a tuple:
+    ``("a", "b")`` less ``a`` is ``("b",)``, not the string ``("b")``; ``"a", "b"`` less ``a`` is
+    ``"b",``; every name of an unparenthesized tuple removed is ``()``."""
+    removed = [e for e in elements if e.value in names]
+    edits = [_list_element_removal(source, element, elements, removed) for element in removed]
+    statement = next(n for n in source.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and n.value is not None and any(e is elements[0] for e in ast.walk(n.value)))
+    value = statement.value
+    if not removed or not isinstance(value, ast.Tuple):
+        return edits
+    start, end = source.span(value)
+    text = source.text[start:end]
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:edit.start - start] + edit.new_text + text[edit.end - start:]
+    try:
+        kept = ast.parse("(" + text + "\n)", mode="eval").body
+    except SyntaxError:
+        kept = None
+    if isinstance(kept, ast.Tuple) and (kept.elts or text.lstrip().startswith("(")):
+        return edits
+    if len(removed) == len(elements):
+        return [_Edit(source.path, start, end, "()")]
+    last = source.span([e for e in elements if e not in removed][-1])[1]
+    return [*edits, _Edit(source.path, last, last, ",")]
 
 
 def _list_element_removal(source: _Source, element: ast.Constant,
