@@ -1012,3 +1012,29 @@ def test_direct_imports_keep_a_tuple_all_a_tuple(tmp_path: Path, declared: str, 
     run = _oracle(root, "import app.use\nassert tuple(zqpkg.__all__) == " + (
         "()" if fixed.endswith("()\n") else "('B',)"))
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_importers_in_build_directories_are_rewritten_in_source_roots_and_listed_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: a first-party subpackage named ``build`` (``src/app/build``) was skipped as build
+    output, its ``from zqpkg import a`` left to fail; top-level ``build/``, ``dist/``,
+    ``node_modules/`` and ``.github/`` importers were skipped without a word. Inside the source
+    roots nothing is skipped; elsewhere each importer is listed."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    (root / "src/app/build").mkdir()
+    (root / "src/app/build/__init__.py").write_text("from zqpkg import a\n")
+    for where in ("build/tool.py", ".github/scripts/g.py", "node_modules/n.py"):
+        (root / where).parent.mkdir(parents=True)
+        (root / where).write_text("import os\nfrom zqpkg import a\n")
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1, refused.stderr
+    assert sorted(line.strip() for line in refused.stderr.splitlines() if "cannot keep" in line) == [
+        f"cannot keep {where}:2 working: in a directory the fix does not rewrite (outside the "
+        "source roots: build output, node_modules or a hidden directory)"
+        for where in (".github/scripts/g.py", "build/tool.py", "node_modules/n.py")]
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    assert (root / "src/app/build/__init__.py").read_text() == "from zqpkg.x import a\n"
+    run = _oracle(root, "import app.build\nassert app.build.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr

@@ -58,9 +58,8 @@ from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["FixOutcome", "apply_edits", "find_fixes", "find_fixes_at", "fix_findings"]
 
-_SKIPPED_DIRECTORIES = frozenset({
-    "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",
-})
+_SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "dist-packages", "build", "dist"})
+"""Directories outside the source roots whose files are not rewritten (their importers are listed)."""
 
 
 @dataclass(frozen=True)
@@ -341,20 +340,27 @@ class _Project:
         self.engine = engine
         self.read = read
         self._installed: list[tuple[Path, str, bytes]] | None = None
+        self._left_out: set[str] = set()
 
     def files(self, exclude: set[Path]) -> Iterator[Path]:
-        """Every ``.py`` file of the source roots and of the policy's directory (virtual
-        environments, hidden directories, the cache and build directories left out), once."""
+        """Every ``.py`` file of the source roots and of the policy's directory, once: virtual
+        environments and the cache left out, and outside the source roots hidden, build and
+        ``node_modules`` directories too (:meth:`left_out_importers` lists their importers)."""
         seen: set[Path] = set(p.resolve() for p in exclude)
         cache = os.path.realpath(self.policy.settings.cache_dir)
+        roots = {os.path.realpath(r) for r in self.policy.settings.source_roots}
         for top in (*self.policy.settings.source_roots, self.policy.root):
+            inside = os.path.realpath(top) in roots
             for directory, dirs, files in os.walk(top):
                 dirs[:] = sorted(
                     d for d in dirs
-                    if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
-                    and os.path.realpath(os.path.join(directory, d)) != cache
+                    if d != "__pycache__" and os.path.realpath(os.path.join(directory, d)) != cache
                     and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
                 )
+                if not inside:
+                    left = [d for d in dirs if d.startswith(".") or d in _SKIPPED_DIRECTORIES]
+                    self._left_out.update(os.path.join(directory, d) for d in left)
+                    dirs[:] = [d for d in dirs if d not in left]
                 for name in sorted(files):
                     if name.endswith(".py"):
                         path = Path(directory, name).resolve()
@@ -364,6 +370,31 @@ class _Project:
 
     def module_name(self, path: Path) -> str | None:
         return module_name_under(self.policy.settings.source_roots, path)
+
+    def left_out_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """The importers of a moved name in the directories :meth:`files` leaves out (outside the
+        source roots: build output, ``node_modules``, hidden directories such as ``.github``):
+        listed, not rewritten."""
+        own = set(self.files(exclude=set()))
+        found: list[Importer] = []
+        for top in sorted(self._left_out):
+            for directory, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__"
+                                 and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg")))
+                for name in sorted(f for f in files if f.endswith(".py")):
+                    path = Path(directory, name).resolve()
+                    try:
+                        data = self.read(path)
+                    except OSError:
+                        continue
+                    module = self.module_name(path) or ""
+                    line = None if path in own else _import_of_moved(
+                        data, path, module, light, names, is_package=name == "__init__.py")
+                    if line is not None:
+                        found.append(Importer(path, line, module, (
+                            "in a directory the fix does not rewrite (outside the source roots: "
+                            "build output, node_modules or a hidden directory)")))
+        return found
 
     def star_importers(self, light: str) -> list[tuple[Path, int]]:
         """``(file, line)`` of every first-party ``from light import *``."""
@@ -785,6 +816,7 @@ class _Planner:
         for path in self.project.files(exclude={violation.path}):
             self._rewrite_importer(path, light, used, edits, blockers)
         blockers += self.project.star_reexporters(light, names)
+        blockers += self.project.left_out_importers(light, used)
         blockers.extend(self.project.outside_importers(light, used))
         shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
         title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
