@@ -1038,3 +1038,19 @@ def test_importers_in_build_directories_are_rewritten_in_source_roots_and_listed
     assert (root / "src/app/build/__init__.py").read_text() == "from zqpkg.x import a\n"
     run = _oracle(root, "import app.build\nassert app.build.a() == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_star_importer_of_a_re_exported_submodule_is_rewritten(tmp_path: Path) -> None:
+    """Issue 27: ``from . import x, y`` with ``__all__ = ["x", "y"]``, and an importer's ``from
+    zqpkg import *`` then ``x.a()``: the direct fix removed x from ``__all__`` and left the
+    importer to fail (NameError); the fix's title named only x."""
+    root = _light_tree(tmp_path, "from . import x, y\n__all__ = ['x', 'y']\n",
+                       use="from zqpkg import *\n\n\ndef f():\n    return x.a() + y.q()\n")
+    (root / "src/zqpkg/y.py").write_text("def q():\n    return 'q'\n")
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert "import zqpkg.x, zqpkg.y where zqpkg.x, zqpkg.y is used" in done.stderr
+    assert (root / "src/app/use.py").read_text().startswith(
+        "from zqpkg import *\nfrom zqpkg import x, y\n")
+    run = _oracle(root, "import app.use\nassert app.use.f() == 'aq'")
+    assert run.stdout == "ok\n", run.stderr

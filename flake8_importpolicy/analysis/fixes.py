@@ -808,6 +808,7 @@ class _Planner:
         declared = _literal_all(source.tree)
         if declared is not None:
             edits += _all_removal(source, declared[1], names)
+        self._star_bound = set(declared[0] if declared else (n for n in names if n[:1] != "_"))
         blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
         # an importer's light.x.name, x a submodule the statement binds besides its names, gets
@@ -818,11 +819,10 @@ class _Planner:
         blockers += self.project.star_reexporters(light, names)
         blockers += self.project.left_out_importers(light, used)
         blockers.extend(self.project.outside_importers(light, used))
-        shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
-        title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
-                 if moved[0].attribute is not None else
-                 f"import {moved[0].module} where {light}.{moved[0].name} is used, and remove the "
-                 "re-export")
+        title = (f"import {_shown(sorted(names))} from {moved[0].module} where it is used, and "
+                 "remove the re-export" if moved[0].attribute is not None else
+                 f"import {_shown(m.module for m in moved)} where "
+                 f"{_shown(f'{light}.{m.name}' for m in moved)} is used, and remove the re-export")
         return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statements[0], sorted(names),
                          edits, source, blockers=blockers)
 
@@ -869,7 +869,9 @@ class _Planner:
         ours = [a for a in node.names if a.name in names and names[a.name].attribute is not None]
         star = any(a.name == "*" for a in node.names)
         if star:
-            used = set(_used_names(source.tree, (node,))) & {n for n, m in names.items() if m.attribute}
+            # a submodule too, when the star import bound it (listed in __all__, or public)
+            used = set(_used_names(source.tree, (node,))) & {
+                n for n, m in names.items() if m.attribute or n in self._star_bound}
             if not used:
                 return
             ours = [ast.alias(name=name) for name in sorted(used)]
@@ -886,7 +888,8 @@ class _Planner:
         light = self._light
         by_module: dict[str, list[ast.alias]] = {}
         for alias in ours:
-            by_module.setdefault(names[alias.name].module, []).append(alias)
+            moved = names[alias.name]  # a submodule from the package: the import system loads it
+            by_module.setdefault(moved.module if moved.attribute else light, []).append(alias)
         comments: dict[int, str] = {}  # a removed name's own line's comment goes with it
 
         def new_line(target: str, aliases: list[ast.alias]) -> str:
@@ -1302,6 +1305,12 @@ def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str
                                   f"{ast.unparse(node)[:60]}: an alias of {light} the fix cannot "
                                   "follow"))
     return found
+
+
+def _shown(items: Iterable[str]) -> str:
+    """Up to three of ``items``, then ``...``."""
+    listed = list(items)
+    return ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
 
 
 def _quote(text: str) -> str:
