@@ -1054,3 +1054,18 @@ def test_a_star_importer_of_a_re_exported_submodule_is_rewritten(tmp_path: Path)
         "from zqpkg import *\nfrom zqpkg import x, y\n")
     run = _oracle(root, "import app.use\nassert app.use.f() == 'aq'")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_string_naming_the_moved_attribute_is_a_blocker(tmp_path: Path) -> None:
+    """Issue 27: ``mock.patch("zqpkg.a")`` in a test names the attribute the direct fix removes
+    (mock resolves it by getattr on the package): the test broke silently. It is listed, and the
+    fix refuses without --force."""
+    test = ("from unittest import mock\n\nimport zqpkg\n\n\ndef test():\n"
+            "    with mock.patch(\"zqpkg.a\", return_value=5):\n        assert zqpkg.a() == 5\n")
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    (root / "tests").mkdir()
+    (root / "tests/test_m.py").write_text(test)
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("cannot keep tests/test_m.py:7 working: 'zqpkg.a' names the moved attribute "
+            "(mock.patch, an import path in a string): the fix cannot rewrite it") in refused.stderr

@@ -1272,9 +1272,17 @@ def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
 def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
                       module: str) -> list[Importer]:
     """Reads of a moved name from the package found at run time: ``importlib.import_module("pkg")
-    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them)."""
+    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them), and
+    a string that names it (``mock.patch("pkg.name")``)."""
     found: list[Importer] = []
     for node in ast.walk(source.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(
+                node.value == f"{light}.{n}" or node.value.startswith(f"{light}.{n}.")
+                for n, m in names.items() if m.attribute is not None):
+            # mock.patch("pkg.name"), a string import path: resolved by getattr on the package
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{node.value!r} names the moved attribute (mock.patch, an import "
+                                  "path in a string): the fix cannot rewrite it"))
         if isinstance(node, ast.Attribute) and node.attr in names:
             owner: ast.expr = node.value
         elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) > 1:
