@@ -1069,3 +1069,14 @@ def test_a_string_naming_the_moved_attribute_is_a_blocker(tmp_path: Path) -> Non
     assert refused.returncode == 1 and refused.stdout == "", refused.stderr
     assert ("cannot keep tests/test_m.py:7 working: 'zqpkg.a' names the moved attribute "
             "(mock.patch, an import path in a string): the fix cannot rewrite it") in refused.stderr
+
+
+def test_no_lazy_fix_when_a_target_version_has_no_module_getattr(tmp_path: Path) -> None:
+    """Issue 27: ``fix --target-version 3.6`` wrote a PEP 562 module ``__getattr__``, which
+    Python 3.6 never calls: the name was gone there. The lazy fix is refused; direct is offered."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix", "--target-version", "3.6", "--target-version", "3.12")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("no lazy-reexport fix: a module __getattr__ (PEP 562) needs Python 3.7, and the target "
+            "versions include 3.6 (importpolicy fix --kind direct does)") in refused.stderr
+    assert _cli(root, "fix", "--target-version", "3.7").returncode == 0

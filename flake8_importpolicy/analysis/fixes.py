@@ -714,6 +714,12 @@ class _Planner:
         names = [m.name for m in moved]
         if any(source.whole_lines(s) is None for s in statements):
             return None
+        versions = self.engine.target.versions
+        if versions and min(versions) < (3, 7):
+            oldest = ".".join(map(str, min(versions)))
+            self.refusals[FixKind.LAZY_REEXPORT] = (
+                f"a module __getattr__ (PEP 562) needs Python 3.7, and the target versions include {oldest}")
+            return None
         blockers = _own_uses(source, violation.light, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [
@@ -723,7 +729,6 @@ class _Planner:
                 for path, line in self.project.star_importers(violation.light)
             ]
         blockers += self.project.submodule_shadows(violation, moved)
-        versions = self.engine.target.versions
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         if versions and min(versions) >= (3, 15) and not is_star:
