@@ -1080,3 +1080,13 @@ def test_no_lazy_fix_when_a_target_version_has_no_module_getattr(tmp_path: Path)
     assert ("no lazy-reexport fix: a module __getattr__ (PEP 562) needs Python 3.7, and the target "
             "versions include 3.6 (importpolicy fix --kind direct does)") in refused.stderr
     assert _cli(root, "fix", "--target-version", "3.7").returncode == 0
+
+
+def test_a_blocker_both_fixes_list_is_said_once(tmp_path: Path) -> None:
+    """Issue 27: "cannot keep ...:2 working: the package itself uses a" was printed once for each
+    offered fix."""
+    root = _light_tree(tmp_path, "from .x import a\nA = a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stderr.count("cannot keep src/zqpkg/__init__.py:2 working: the package itself "
+                                "uses a\n") == 1
