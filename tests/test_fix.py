@@ -1090,3 +1090,16 @@ def test_a_blocker_both_fixes_list_is_said_once(tmp_path: Path) -> None:
     assert refused.returncode == 1, refused.stderr
     assert refused.stderr.count("cannot keep src/zqpkg/__init__.py:2 working: the package itself "
                                 "uses a\n") == 1
+
+
+@pytest.mark.parametrize("target", ["zqpkg.nosuch", "src/zqpkg/nosuch.py:1"])
+def test_a_target_that_names_nothing_is_a_usage_error(tmp_path: Path, target: str) -> None:
+    """Issue 27: ``fix pkg.nosuch`` and ``fix nosuch.py:1`` exited 1, as for a finding it cannot
+    fix; a target that names nothing is a usage error (2), as bisect's revision that does not
+    exist is."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix", target)
+    assert refused.returncode == 2, refused.stderr
+    assert f"importpolicy: fix: {target} is neither a light module of the policy nor path:line" \
+        in refused.stderr
+    assert _cli(root, "fix", "zqpkg").returncode == 0
