@@ -1181,11 +1181,13 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
 
 
 def _write_preserving_mode(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it, renamed into place, with the
-    file's mode kept (an interrupted write never leaves half a source file)."""
+    """Write ``data`` to ``path`` (the file a symbolic link points to) through a temporary file
+    beside it, renamed into place, with the file's mode kept (an interrupted write never leaves
+    half a source file)."""
     import stat
     import tempfile
 
+    path = Path(os.path.realpath(path))  # through a symbolic link: the link stays one
     mode = stat.S_IMODE(path.stat().st_mode)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

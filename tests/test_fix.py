@@ -1103,3 +1103,19 @@ def test_a_target_that_names_nothing_is_a_usage_error(tmp_path: Path, target: st
     assert f"importpolicy: fix: {target} is neither a light module of the policy nor path:line" \
         in refused.stderr
     assert _cli(root, "fix", "zqpkg").returncode == 0
+
+
+def test_apply_writes_through_a_symbolic_link(tmp_path: Path) -> None:
+    """Issue 27: ``fix --apply`` on a package whose ``__init__.py`` is a symbolic link replaced
+    the link with a file (the file it pointed to kept the re-export)."""
+    root = _light_tree(tmp_path, "", use="from zqpkg import a\n")
+    real = root / "shared_init.py"
+    real.write_text("from .x import a\n")
+    (root / "src/zqpkg/__init__.py").unlink()
+    (root / "src/zqpkg/__init__.py").symlink_to(real)
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").is_symlink()
+    assert "_LAZY_IMPORTS" in real.read_text()
+    run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
