@@ -1119,3 +1119,19 @@ def test_apply_writes_through_a_symbolic_link(tmp_path: Path) -> None:
     assert "_LAZY_IMPORTS" in real.read_text()
     run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_form_feed_or_a_line_separator_in_a_comment_is_not_a_line_break(tmp_path: Path) -> None:
+    """Issue 27: a form feed or U+2028 in an importer's comment counted as a line break (the
+    lines were str.splitlines()'s), every position after it one line off: false blockers ("the
+    import shares its line", "without a top-level import"). Lines are the tokenizer's."""
+    root = _light_tree(tmp_path, "from .x import a, b\n")
+    use = "# page\x0c break and \u2028 sep\nfrom zqpkg import a\nimport zqpkg\n\nB = zqpkg.b\n"
+    (root / "src/app/use.py").write_bytes(use.encode())
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    fixed = ("# page\x0c break and \u2028 sep\nfrom zqpkg.x import a\nimport zqpkg\nimport zqpkg.x\n"
+             "\nB = zqpkg.x.b\n")
+    assert (root / "src/app/use.py").read_bytes() == fixed.encode()
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.B()) == ('a', 'b')")
+    assert run.stdout == "ok\n", run.stderr

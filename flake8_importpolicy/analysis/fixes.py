@@ -95,7 +95,9 @@ class _Source:
         self._starts = [0]
         for match in re.finditer(r"\r\n|\r|\n", self.text):
             self._starts.append(match.end())
-        self._lines = self.text.splitlines(keepends=True) or [""]
+        # the lines as ast and tokenize count them: a form feed or U+2028 is not a line break
+        self._lines = [self.text[start:end] for start, end in zip(
+            self._starts, [*self._starts[1:], len(self.text)])]
 
     def encode(self, text: str) -> bytes:
         """``text`` (this file's text, edited) as the file's bytes: in its encoding, with its BOM."""
