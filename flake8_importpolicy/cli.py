@@ -79,7 +79,8 @@ COMMAND_EXIT_STATUS = {
         "which bisect cannot read; 3 an internal error.",
     ),
     "fix": _exit_status("0 every finding asked for was fixed; 1 a finding could not be fixed (or "
-                        "none can)"),
+                        "none can); 2 a usage error (a target that is neither a light module of "
+                        "the policy nor path:line of a file)"),
     "cache": _exit_status("0 the cache was deleted, or there was none"),
 }
 """Each command's exit statuses, its ``--help`` epilog (tests/test_cli.py runs each command's
@@ -1144,6 +1145,12 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
         from flake8_importpolicy.answers.facts_cache import open_facts_cache
 
         cache = open_facts_cache(policy)
+    for target in args.targets:
+        path, _, line = target.rpartition(":")
+        if not (os.path.isfile(path) if path and line.isdigit() else policy.rules_for(target).light):
+            print(f"importpolicy: fix: {target} is neither a light module of the policy nor "
+                  "path:line of a file", file=sys.stderr)
+            return EXIT_ERROR
     kind = FixKind.LAZY_REEXPORT if args.kind == "lazy" else FixKind.DIRECT_IMPORTS
     outcomes, patched = fix_findings(
         policy, targets=args.targets, kind=kind, force=args.force, facts_cache=cache,
@@ -1186,11 +1193,13 @@ def _working_directory_relpath(path: Path) -> str:
 
 
 def _write_preserving_mode(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it, renamed into place, with the
-    file's mode kept (an interrupted write never leaves half a source file)."""
+    """Write ``data`` to ``path`` (the file a symbolic link points to) through a temporary file
+    beside it, renamed into place, with the file's mode kept (an interrupted write never leaves
+    half a source file)."""
     import stat
     import tempfile
 
+    path = Path(os.path.realpath(path))  # through a symbolic link: the link stays one
     mode = stat.S_IMODE(path.stat().st_mode)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -174,6 +174,8 @@ def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
     assert lazy.edits[0].new_text.startswith(
         '# Loaded on first access (PEP 562, module __getattr__ below): name -> module.\n'
         '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n'
+        # the submodule the re-export binds on the package besides its name
+        '_LAZY_SUBMODULES = {\n    "fused_allreduce": "app.ops.fused_allreduce",\n}\n'
         '\n\ndef __getattr__(name: str) -> object:\n')
     # an unsaved buffer wins over the file: the fix is planned on what the editor shows
     buffer = init.read_bytes().replace(b"from .layernorm import rms_norm\n", b"")
@@ -986,3 +988,188 @@ def test_the_diff_applies_with_git_apply_and_patch_where_fix_ran(
                              text=True, check=True, timeout=HANG_CATCHER).stdout.split()
     assert "proj/src/app/ops/__init__.py" in changed
     assert _cli(project, "check").returncode == 0
+
+
+@pytest.mark.parametrize("later", ["del x\n", "\n\ndef b():\n    return x.b()\n"])
+def test_the_submodule_a_re_export_binds_on_the_package_is_its_own_use(
+    tmp_path: Path, kind: str, later: str
+) -> None:
+    """Issue 27: ``from .x import a`` also binds ``x`` in the package (importing a submodule sets
+    it on its package, docs/semantics.md rule 2). Either fix dropped that binding and was
+    "verified", and a later ``del x`` (or ``x.b()``) of the package's own failed with NameError.
+    It is the package's own use: a blocker, the package left as it was."""
+    init = "from .x import a\n" + later
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'")
+    assert "zqpkg still runs heavy" in run.stderr  # the finding is real, the package imports
+    refused = _cli(root, "fix", "--kind", kind, "--apply")
+    assert refused.returncode == 1, refused.stderr
+    line = 2 if later.startswith("del") else 5
+    assert (f"cannot keep src/zqpkg/__init__.py:{line} working: the package itself uses x, the "
+            "submodule zqpkg.x that the re-export binds on it") in refused.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == init
+
+
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
+def test_an_importer_of_the_submodule_through_the_package_keeps_working(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 27: ``from .x import a`` binds ``x`` on the package too, and an importer's
+    ``zqpkg.x.b()`` after ``import zqpkg`` failed with AttributeError after either fix. The lazy
+    fix loads ``x`` on first access as well (``dir()`` lists it); the direct fix adds
+    ``import zqpkg.x`` to the importer, as it does for a re-exported submodule."""
+    dotted = "import zqpkg\n\n\ndef f():\n    return zqpkg.x.b()\n"
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n", dotted=dotted)
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert _cli(root, "check").returncode == 0
+    if kind == "direct":
+        assert (root / "src/app/dotted.py").read_text() == dotted.replace(
+            "import zqpkg\n", "import zqpkg\nimport zqpkg.x\n")
+    run = _oracle(root, "import app.dotted\nassert app.dotted.f() == 'b'\n"
+                        + ("assert 'x' in dir(zqpkg)" if kind == "lazy" else ""))
+    assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("declared, fixed", [
+    ('__all__ = ("a", "B")\n', '__all__ = ("B",)\n'),
+    ('__all__ = ("B", "a")\n', '__all__ = ("B",)\n'),
+    ('__all__ = "a", "B"\n', '__all__ = "B",\n'),
+    ('__all__ = "a",\n', "__all__ = ()\n"),
+    ('__all__ = (\n    "a",\n    "B"\n)\n', '__all__ = (\n    "B",\n)\n'),
+])
+def test_direct_imports_keep_a_tuple_all_a_tuple(tmp_path: Path, declared: str, fixed: str) -> None:
+    """Issue 27: removing ``a`` from ``__all__ = ("a", "B")`` wrote ``("B")``, a string, and
+    ``from zqpkg import *`` then looked for the attribute ``B``'s letters; ``"a",`` alone left
+    ``__all__ =`` (a syntax error). The tuple stays a tuple."""
+    init = "from .x import a\n\nB = 1\n" + declared
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == "\nB = 1\n" + fixed
+    run = _oracle(root, "import app.use\nassert tuple(zqpkg.__all__) == " + (
+        "()" if fixed.endswith("()\n") else "('B',)"))
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_importers_in_build_directories_are_rewritten_in_source_roots_and_listed_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: a first-party subpackage named ``build`` (``src/app/build``) was skipped as build
+    output, its ``from zqpkg import a`` left to fail; top-level ``build/``, ``dist/``,
+    ``node_modules/`` and ``.github/`` importers were skipped without a word. Inside the source
+    roots nothing is skipped; elsewhere each importer is listed."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    (root / "src/app/build").mkdir()
+    (root / "src/app/build/__init__.py").write_text("from zqpkg import a\n")
+    for where in ("build/tool.py", ".github/scripts/g.py", "node_modules/n.py"):
+        (root / where).parent.mkdir(parents=True)
+        (root / where).write_text("import os\nfrom zqpkg import a\n")
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1, refused.stderr
+    assert sorted(line.strip() for line in refused.stderr.splitlines() if "cannot keep" in line) == [
+        f"cannot keep {where}:2 working: in a directory the fix does not rewrite (outside the "
+        "source roots: build output, node_modules or a hidden directory)"
+        for where in (".github/scripts/g.py", "build/tool.py", "node_modules/n.py")]
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    assert (root / "src/app/build/__init__.py").read_text() == "from zqpkg.x import a\n"
+    run = _oracle(root, "import app.build\nassert app.build.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_star_importer_of_a_re_exported_submodule_is_rewritten(tmp_path: Path) -> None:
+    """Issue 27: ``from . import x, y`` with ``__all__ = ["x", "y"]``, and an importer's ``from
+    zqpkg import *`` then ``x.a()``: the direct fix removed x from ``__all__`` and left the
+    importer to fail (NameError); the fix's title named only x."""
+    root = _light_tree(tmp_path, "from . import x, y\n__all__ = ['x', 'y']\n",
+                       use="from zqpkg import *\n\n\ndef f():\n    return x.a() + y.q()\n")
+    (root / "src/zqpkg/y.py").write_text("def q():\n    return 'q'\n")
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert "import zqpkg.x, zqpkg.y where zqpkg.x, zqpkg.y is used" in done.stderr
+    assert (root / "src/app/use.py").read_text().startswith(
+        "from zqpkg import *\nfrom zqpkg import x, y\n")
+    run = _oracle(root, "import app.use\nassert app.use.f() == 'aq'")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_string_naming_the_moved_attribute_is_a_blocker(tmp_path: Path) -> None:
+    """Issue 27: ``mock.patch("zqpkg.a")`` in a test names the attribute the direct fix removes
+    (mock resolves it by getattr on the package): the test broke silently. It is listed, and the
+    fix refuses without --force."""
+    test = ("from unittest import mock\n\nimport zqpkg\n\n\ndef test():\n"
+            "    with mock.patch(\"zqpkg.a\", return_value=5):\n        assert zqpkg.a() == 5\n")
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    (root / "tests").mkdir()
+    (root / "tests/test_m.py").write_text(test)
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("cannot keep tests/test_m.py:7 working: 'zqpkg.a' names the moved attribute "
+            "(mock.patch, an import path in a string): the fix cannot rewrite it") in refused.stderr
+
+
+def test_no_lazy_fix_when_a_target_version_has_no_module_getattr(tmp_path: Path) -> None:
+    """Issue 27: ``fix --target-version 3.6`` wrote a PEP 562 module ``__getattr__``, which
+    Python 3.6 never calls: the name was gone there. The lazy fix is refused; direct is offered."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix", "--target-version", "3.6", "--target-version", "3.12")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("no lazy-reexport fix: a module __getattr__ (PEP 562) needs Python 3.7, and the target "
+            "versions include 3.6 (importpolicy fix --kind direct does)") in refused.stderr
+    assert _cli(root, "fix", "--target-version", "3.7").returncode == 0
+
+
+def test_a_blocker_both_fixes_list_is_said_once(tmp_path: Path) -> None:
+    """Issue 27: "cannot keep ...:2 working: the package itself uses a" was printed once for each
+    offered fix."""
+    root = _light_tree(tmp_path, "from .x import a\nA = a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stderr.count("cannot keep src/zqpkg/__init__.py:2 working: the package itself "
+                                "uses a\n") == 1
+
+
+@pytest.mark.parametrize("target", ["zqpkg.nosuch", "src/zqpkg/nosuch.py:1"])
+def test_a_target_that_names_nothing_is_a_usage_error(tmp_path: Path, target: str) -> None:
+    """Issue 27: ``fix pkg.nosuch`` and ``fix nosuch.py:1`` exited 1, as for a finding it cannot
+    fix; a target that names nothing is a usage error (2), as bisect's revision that does not
+    exist is."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    refused = _cli(root, "fix", target)
+    assert refused.returncode == 2, refused.stderr
+    assert f"importpolicy: fix: {target} is neither a light module of the policy nor path:line" \
+        in refused.stderr
+    assert _cli(root, "fix", "zqpkg").returncode == 0
+
+
+def test_apply_writes_through_a_symbolic_link(tmp_path: Path) -> None:
+    """Issue 27: ``fix --apply`` on a package whose ``__init__.py`` is a symbolic link replaced
+    the link with a file (the file it pointed to kept the re-export)."""
+    root = _light_tree(tmp_path, "", use="from zqpkg import a\n")
+    real = root / "shared_init.py"
+    real.write_text("from .x import a\n")
+    (root / "src/zqpkg/__init__.py").unlink()
+    (root / "src/zqpkg/__init__.py").symlink_to(real)
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").is_symlink()
+    assert "_LAZY_IMPORTS" in real.read_text()
+    run = _oracle(root, "import app.use\nassert app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_form_feed_or_a_line_separator_in_a_comment_is_not_a_line_break(tmp_path: Path) -> None:
+    """Issue 27: a form feed or U+2028 in an importer's comment counted as a line break (the
+    lines were str.splitlines()'s), every position after it one line off: false blockers ("the
+    import shares its line", "without a top-level import"). Lines are the tokenizer's."""
+    root = _light_tree(tmp_path, "from .x import a, b\n")
+    use = "# page\x0c break and \u2028 sep\nfrom zqpkg import a\nimport zqpkg\n\nB = zqpkg.b\n"
+    (root / "src/app/use.py").write_bytes(use.encode())
+    done = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    fixed = ("# page\x0c break and \u2028 sep\nfrom zqpkg.x import a\nimport zqpkg\nimport zqpkg.x\n"
+             "\nB = zqpkg.x.b\n")
+    assert (root / "src/app/use.py").read_bytes() == fixed.encode()
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.B()) == ('a', 'b')")
+    assert run.stdout == "ok\n", run.stderr

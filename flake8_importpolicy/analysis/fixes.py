@@ -58,9 +58,8 @@ from flake8_importpolicy.model.reading import read_regular_file
 
 __all__ = ["FixOutcome", "apply_edits", "find_fixes", "find_fixes_at", "fix_findings"]
 
-_SKIPPED_DIRECTORIES = frozenset({
-    "__pycache__", "node_modules", "site-packages", "dist-packages", "build", "dist",
-})
+_SKIPPED_DIRECTORIES = frozenset({"node_modules", "site-packages", "dist-packages", "build", "dist"})
+"""Directories outside the source roots whose files are not rewritten (their importers are listed)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,9 @@ class _Source:
         self._starts = [0]
         for match in re.finditer(r"\r\n|\r|\n", self.text):
             self._starts.append(match.end())
-        self._lines = self.text.splitlines(keepends=True) or [""]
+        # the lines as ast and tokenize count them: a form feed or U+2028 is not a line break
+        self._lines = [self.text[start:end] for start, end in zip(
+            self._starts, [*self._starts[1:], len(self.text)])]
 
     def encode(self, text: str) -> bytes:
         """``text`` (this file's text, edited) as the file's bytes: in its encoding, with its BOM."""
@@ -341,20 +342,27 @@ class _Project:
         self.engine = engine
         self.read = read
         self._installed: list[tuple[Path, str, bytes]] | None = None
+        self._left_out: set[str] = set()
 
     def files(self, exclude: set[Path]) -> Iterator[Path]:
-        """Every ``.py`` file of the source roots and of the policy's directory (virtual
-        environments, hidden directories, the cache and build directories left out), once."""
+        """Every ``.py`` file of the source roots and of the policy's directory, once: virtual
+        environments and the cache left out, and outside the source roots hidden, build and
+        ``node_modules`` directories too (:meth:`left_out_importers` lists their importers)."""
         seen: set[Path] = set(p.resolve() for p in exclude)
         cache = os.path.realpath(self.policy.settings.cache_dir)
+        roots = {os.path.realpath(r) for r in self.policy.settings.source_roots}
         for top in (*self.policy.settings.source_roots, self.policy.root):
+            inside = os.path.realpath(top) in roots
             for directory, dirs, files in os.walk(top):
                 dirs[:] = sorted(
                     d for d in dirs
-                    if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
-                    and os.path.realpath(os.path.join(directory, d)) != cache
+                    if d != "__pycache__" and os.path.realpath(os.path.join(directory, d)) != cache
                     and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))
                 )
+                if not inside:
+                    left = [d for d in dirs if d.startswith(".") or d in _SKIPPED_DIRECTORIES]
+                    self._left_out.update(os.path.join(directory, d) for d in left)
+                    dirs[:] = [d for d in dirs if d not in left]
                 for name in sorted(files):
                     if name.endswith(".py"):
                         path = Path(directory, name).resolve()
@@ -364,6 +372,31 @@ class _Project:
 
     def module_name(self, path: Path) -> str | None:
         return module_name_under(self.policy.settings.source_roots, path)
+
+    def left_out_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
+        """The importers of a moved name in the directories :meth:`files` leaves out (outside the
+        source roots: build output, ``node_modules``, hidden directories such as ``.github``):
+        listed, not rewritten."""
+        own = set(self.files(exclude=set()))
+        found: list[Importer] = []
+        for top in sorted(self._left_out):
+            for directory, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__"
+                                 and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg")))
+                for name in sorted(f for f in files if f.endswith(".py")):
+                    path = Path(directory, name).resolve()
+                    try:
+                        data = self.read(path)
+                    except OSError:
+                        continue
+                    module = self.module_name(path) or ""
+                    line = None if path in own else _import_of_moved(
+                        data, path, module, light, names, is_package=name == "__init__.py")
+                    if line is not None:
+                        found.append(Importer(path, line, module, (
+                            "in a directory the fix does not rewrite (outside the source roots: "
+                            "build output, node_modules or a hidden directory)")))
+        return found
 
     def star_importers(self, light: str) -> list[tuple[Path, int]]:
         """``(file, line)`` of every first-party ``from light import *``."""
@@ -621,12 +654,13 @@ class _Planner:
                 return []
             moved.update((m.name, m) for m in names)
         fixes = []
+        side = _side_bound(source, violation.light, statements, list(moved))
         if FixKind.LAZY_REEXPORT not in self.refusals:
-            lazy = self._plan_lazy(violation, source, statements, list(moved.values()))
+            lazy = self._plan_lazy(violation, source, statements, list(moved.values()), side)
             if lazy is not None:
                 fixes.append(lazy)
         if FixKind.DIRECT_IMPORTS not in self.refusals:
-            direct = self._plan_direct(violation, source, statements, list(moved.values()))
+            direct = self._plan_direct(violation, source, statements, list(moved.values()), side)
             if direct is not None:
                 fixes.append(direct)
         return fixes
@@ -678,11 +712,17 @@ class _Planner:
     # -- lazy re-export ----------------------------------------------------------------------------
 
     def _plan_lazy(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                   moved: list[_Moved]) -> Fix | None:
+                   moved: list[_Moved], side: list[_Moved]) -> Fix | None:
         names = [m.name for m in moved]
         if any(source.whole_lines(s) is None for s in statements):
             return None
-        blockers = self._own_uses(violation, source, statements, names)
+        versions = self.engine.target.versions
+        if versions and min(versions) < (3, 7):
+            oldest = ".".join(map(str, min(versions)))
+            self.refusals[FixKind.LAZY_REEXPORT] = (
+                f"a module __getattr__ (PEP 562) needs Python 3.7, and the target versions include {oldest}")
+            return None
+        blockers = _own_uses(source, violation.light, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [
                 Importer(path, line, self.project.module_name(path) or "",
@@ -691,7 +731,6 @@ class _Planner:
                 for path, line in self.project.star_importers(violation.light)
             ]
         blockers += self.project.submodule_shadows(violation, moved)
-        versions = self.engine.target.versions
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         if versions and min(versions) >= (3, 15) and not is_star:
@@ -700,18 +739,13 @@ class _Planner:
             return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
                              f"... import {title_names}", violation, statements[0], names, edits,
                              source, blockers=blockers)
-        return self._plan_getattr(violation, source, statements, moved, title_names, blockers)
-
-    def _own_uses(self, violation: Violation, source: _Source, statements: Sequence[ast.stmt],
-                  names: Sequence[str]) -> list[Importer]:
-        """The package's own reads of the names: a module's global lookups never call its
-        ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
-        uses = _used_names(source.tree, statements)
-        return [Importer(source.path, uses[name], violation.light,
-                         f"the package itself uses {name}") for name in names if name in uses]
+        # the submodules the statement binds besides its names stay attributes, loaded lazily too
+        return self._plan_getattr(violation, source, statements, [*moved, *side], title_names,
+                                  blockers, names)
 
     def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                      moved: list[_Moved], title_names: str, blockers: list[Importer]) -> Fix | None:
+                      moved: list[_Moved], title_names: str, blockers: list[Importer],
+                      names: list[str]) -> Fix | None:
         """The map in place of the (first) statement, and a ``__getattr__`` right after it (so that
         a module the package imports later, ``from . import name`` in a sibling, finds the name as
         it found the eager one), or the map's lines merged into the package's own ``__getattr__``
@@ -764,12 +798,12 @@ class _Planner:
             edits.append(_Edit(source.path, end, end, block))
         return self._fix(FixKind.LAZY_REEXPORT, f"re-export {title_names} lazily (module "
                          "__getattr__, PEP 562)", violation, statements[0],
-                         [m.name for m in moved], edits, source, note=note, blockers=blockers)
+                         names, edits, source, note=note, blockers=blockers)
 
     # -- direct imports ----------------------------------------------------------------------------
 
     def _plan_direct(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
-                     moved: list[_Moved]) -> Fix | None:
+                     moved: list[_Moved], side: list[_Moved]) -> Fix | None:
         light = violation.light
         names = {m.name: m for m in moved}
         edits: list[_Edit] = []
@@ -780,20 +814,22 @@ class _Planner:
             edits.append(_Edit(source.path, removal[0], removal[1], ""))
         declared = _literal_all(source.tree)
         if declared is not None:
-            removed = [e for e in declared[1] if e.value in names]
-            for element in removed:
-                edits.append(_list_element_removal(source, element, declared[1], removed))
-        blockers = self._own_uses(violation, source, statements, list(names))
+            edits += _all_removal(source, declared[1], names)
+        self._star_bound = set(declared[0] if declared else (n for n in names if n[:1] != "_"))
+        blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
+        # an importer's light.x.name, x a submodule the statement binds besides its names, gets
+        # import light.x as for a re-exported submodule
+        used = {**names, **{s.name: s for s in side}}
         for path in self.project.files(exclude={violation.path}):
-            self._rewrite_importer(path, light, names, edits, blockers)
+            self._rewrite_importer(path, light, used, edits, blockers)
         blockers += self.project.star_reexporters(light, names)
-        blockers.extend(self.project.outside_importers(light, names))
-        shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
-        title = (f"import {shown} from {moved[0].module} where it is used, and remove the re-export"
-                 if moved[0].attribute is not None else
-                 f"import {moved[0].module} where {light}.{moved[0].name} is used, and remove the "
-                 "re-export")
+        blockers += self.project.left_out_importers(light, used)
+        blockers.extend(self.project.outside_importers(light, used))
+        title = (f"import {_shown(sorted(names))} from {moved[0].module} where it is used, and "
+                 "remove the re-export" if moved[0].attribute is not None else
+                 f"import {_shown(m.module for m in moved)} where "
+                 f"{_shown(f'{light}.{m.name}' for m in moved)} is used, and remove the re-export")
         return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statements[0], sorted(names),
                          edits, source, blockers=blockers)
 
@@ -840,7 +876,9 @@ class _Planner:
         ours = [a for a in node.names if a.name in names and names[a.name].attribute is not None]
         star = any(a.name == "*" for a in node.names)
         if star:
-            used = set(_used_names(source.tree, (node,))) & {n for n, m in names.items() if m.attribute}
+            # a submodule too, when the star import bound it (listed in __all__, or public)
+            used = set(_used_names(source.tree, (node,))) & {
+                n for n, m in names.items() if m.attribute or n in self._star_bound}
             if not used:
                 return
             ours = [ast.alias(name=name) for name in sorted(used)]
@@ -857,7 +895,8 @@ class _Planner:
         light = self._light
         by_module: dict[str, list[ast.alias]] = {}
         for alias in ours:
-            by_module.setdefault(names[alias.name].module, []).append(alias)
+            moved = names[alias.name]  # a submodule from the package: the import system loads it
+            by_module.setdefault(moved.module if moved.attribute else light, []).append(alias)
         comments: dict[int, str] = {}  # a removed name's own line's comment goes with it
 
         def new_line(target: str, aliases: list[ast.alias]) -> str:
@@ -1175,6 +1214,41 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
     return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
 
 
+def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
+              names: Sequence[str]) -> list[Importer]:
+    """The package's own reads (and ``del``) of the names, and of the submodules the statements
+    bind on it besides them (:func:`_side_bound`): a module's global lookups never call its
+    ``__getattr__`` (PEP 562), and a removed name is gone for them too."""
+    uses = _used_names(source.tree, statements)
+    found = [Importer(source.path, uses[name], light, f"the package itself uses {name}")
+             for name in names if name in uses]
+    return found + [
+        Importer(source.path, uses[side.name], light,
+                 f"the package itself uses {side.name}, the submodule {side.module} that the "
+                 "re-export binds on it (importing a submodule sets it on its package)")
+        for side in _side_bound(source, light, statements, names) if side.name in uses]
+
+
+def _side_bound(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
+                names: Iterable[str]) -> list[_Moved]:
+    """The submodules the statements bind on the package besides their names: importing
+    ``light.x`` (``from .x import a``, ``from .x.y import a``) sets ``x`` as an attribute of the
+    package, a global of its ``__init__.py`` (the import system's ``setattr(parent, child,
+    module)``, docs/semantics.md rule 2); none that the statements bind by name, or that another
+    top-level statement of the package binds."""
+    lines = {line for s in statements for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+    found: dict[str, _Moved] = {}
+    for statement in statements:
+        base = _resolve_from(light, statement)
+        if base is None or not base.startswith(light + "."):
+            continue
+        child = base[len(light) + 1:].partition(".")[0]
+        if child not in names and not [line for line in module_level_binding_lines(
+                source.tree, child) if line not in lines]:
+            found.setdefault(child, _Moved(child, f"{light}.{child}", None))
+    return list(found.values())
+
+
 def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
                        declared: tuple[list[str], list[ast.Constant]] | None) -> list[Importer]:
     """The lines of the package's ``__all__`` that would still list a removed name: ``__all__ +=
@@ -1205,9 +1279,17 @@ def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
 def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
                       module: str) -> list[Importer]:
     """Reads of a moved name from the package found at run time: ``importlib.import_module("pkg")
-    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them)."""
+    .name``, ``__import__("pkg").name``, ``sys.modules["pkg"].name`` (or ``getattr`` of them), and
+    a string that names it (``mock.patch("pkg.name")``)."""
     found: list[Importer] = []
     for node in ast.walk(source.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and any(
+                node.value == f"{light}.{n}" or node.value.startswith(f"{light}.{n}.")
+                for n, m in names.items() if m.attribute is not None):
+            # mock.patch("pkg.name"), a string import path: resolved by getattr on the package
+            found.append(Importer(source.path, node.lineno, module,
+                                  f"{node.value!r} names the moved attribute (mock.patch, an import "
+                                  "path in a string): the fix cannot rewrite it"))
         if isinstance(node, ast.Attribute) and node.attr in names:
             owner: ast.expr = node.value
         elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) > 1:
@@ -1238,6 +1320,12 @@ def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str
                                   f"{ast.unparse(node)[:60]}: an alias of {light} the fix cannot "
                                   "follow"))
     return found
+
+
+def _shown(items: Iterable[str]) -> str:
+    """Up to three of ``items``, then ``...``."""
+    listed = list(items)
+    return ", ".join(listed[:3]) + (", ..." if len(listed) > 3 else "")
 
 
 def _quote(text: str) -> str:
@@ -1384,6 +1472,34 @@ def _alias_removal(source: _Source, node: ast.ImportFrom, alias: ast.alias) -> t
     follows = text[end + after.end() + spaces.end():end + after.end() + spaces.end() + 1]
     stop = end + after.end() + (spaces.end() if follows not in ("#", "\r", "\n", "") else 0)
     return _Edit(source.path, start, stop, ""), ""
+
+
+def _all_removal(source: _Source, elements: Sequence[ast.Constant],
+                 names: Mapping[str, _Moved]) -> list[_Edit]:
+    """Remove the moved names from a literal ``__all__`` (its ``elements``), a tuple kept a tuple:
+    ``("a", "b")`` less ``a`` is ``("b",)``, not the string ``("b")``; ``"a", "b"`` less ``a`` is
+    ``"b",``; every name of an unparenthesized tuple removed is ``()``."""
+    removed = [e for e in elements if e.value in names]
+    edits = [_list_element_removal(source, element, elements, removed) for element in removed]
+    statement = next(n for n in source.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and n.value is not None and any(e is elements[0] for e in ast.walk(n.value)))
+    value = statement.value
+    if not removed or not isinstance(value, ast.Tuple):
+        return edits
+    start, end = source.span(value)
+    text = source.text[start:end]
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:edit.start - start] + edit.new_text + text[edit.end - start:]
+    try:
+        kept = ast.parse("(" + text + "\n)", mode="eval").body
+    except SyntaxError:
+        kept = None
+    if isinstance(kept, ast.Tuple) and (kept.elts or text.lstrip().startswith("(")):
+        return edits
+    if len(removed) == len(elements):
+        return [_Edit(source.path, start, end, "()")]
+    last = source.span([e for e in elements if e not in removed][-1])[1]
+    return [*edits, _Edit(source.path, last, last, ",")]
 
 
 def _list_element_removal(source: _Source, element: ast.Constant,

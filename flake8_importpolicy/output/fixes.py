@@ -59,7 +59,9 @@ def format_fix_summary(violation: Violation, fix: Fix | None, reason: str,
         lines.append(head + f"not fixed: {reason}")
         for other in offered:
             lines.append(f"    offered: {other.title} [{other.kind}]")
-    blockers: list[Importer] = [b for f in ([fix] if fix else offered) for b in f.blockers]
+    # once each: both fixes list the package's own uses
+    blockers: list[Importer] = list(dict.fromkeys(b for f in ([fix] if fix else offered)
+                                                  for b in f.blockers))
     for blocker in blockers:
         lines.append(f"    cannot keep {format_where(blocker.path, blocker.line, relpath)} working: "
                      f"{blocker.why}")
