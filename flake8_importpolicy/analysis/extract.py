@@ -198,7 +198,7 @@ def _extract_unpaused(
         if not report_recursion:
             raise
         return visitor, ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
-    problem = visitor.problem or _late_future_import(tree)
+    problem = visitor.expressions.problem or _late_future_import(tree)
     if problem is not None:
         return visitor, ModuleFacts(problem=problem)
     bound = sorted(visitor.scope.items())  # by name: the same mappings whatever the order of binding
@@ -265,7 +265,7 @@ def extract_facts_and_index(
         aliases=aliases,
         constants=constants,
         local_defs=frozenset(definitions),
-        future_annotations=visitor.future_annotations,
+        future_annotations=visitor.expressions.future_annotations,
         call_bound=frozenset(call_bound),
         star_bases=tuple(visitor.callees.star_bases),
         decorated=frozenset(visitor.callees.decorated),
