@@ -27,14 +27,14 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
 from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner
-from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.model.facts import FunctionFacts, Target
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["_ImportTimeVisitor", "analyse_function", "analyse_functions"]
+__all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
 
 
 _DATACLASS_DECORATORS: Final = frozenset({
@@ -49,6 +49,11 @@ _MAX_LOOP_ITEMS: Final = 64
 
 Returns = Literal["always", "maybe", "never"]
 """Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
+Pending = tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]
+"""A function whose body is analysed as if it were called: its qualified name and its ``def``."""
+Decision = tuple[frozenset[bool] | None, tuple[str, ...]]
+"""How a test was decided: the outcomes it may have (None: not known) and the ``[assume]`` entries
+that decided it."""
 
 
 class _ImportTimeVisitor:
@@ -104,9 +109,9 @@ class _ImportTimeVisitor:
             self.imports, self.dynamic, self.callees, self.lazy,
             future_annotations=future_annotations,
         )
-        self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        self.pending: list[Pending] = []
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
-        self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
+        self.decisions: dict[int, Decision] = {}
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -328,7 +333,7 @@ class _ImportTimeVisitor:
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
 
-    def _guard_of(self, test: ast.expr) -> tuple[tuple[str, ...], bool] | None:
+    def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
         HAS_X:`` with ``HAS_X`` an import guard, else None."""
         negated = False
@@ -459,7 +464,7 @@ def analyse_function(
     qualname: str,
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     argument: str | None = None,
-) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+) -> tuple[FunctionFacts, list[Pending]]:
     """One function body, as :func:`analyse_functions` sees it: its facts, and the nested
     functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
     first parameter is a constant of that value in the body."""
@@ -528,9 +533,7 @@ _STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
 ``Return``, ``Raise``, ``Assert``, ``Global``, ``Pass``, ``TypeAlias``) by ``_other_statement``."""
 
 
-def _returns(
-    stmt: ast.stmt, decisions: Mapping[int, tuple[frozenset[bool] | None, tuple[str, ...]]]
-) -> tuple[Returns, tuple[str, ...]]:
+def _returns(stmt: ast.stmt, decisions: Mapping[int, Decision]) -> tuple[Returns, tuple[str, ...]]:
     """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
     ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
     return whose guard is known: ``if current_platform.is_rocm(): return``)."""
