@@ -126,6 +126,9 @@ _IMPORTTIME = "The import-time walker's recorders depend one way (analysis.impor
     ("calls", "flake8_importpolicy.analysis.importtime.lazy"),
     ("sites", "flake8_importpolicy.analysis.importtime.dynamic"),
     ("bindings", "flake8_importpolicy.analysis.importtime.flow"),
+    ("expressions", "flake8_importpolicy.analysis.importtime.walker"),
+    ("names", "flake8_importpolicy.analysis.importtime.expressions"),
+    ("calls", "flake8_importpolicy.analysis.importtime.names"),
 ])
 def test_a_recorder_never_imports_the_walker_or_up(copy: Path, importer: str, imported: str) -> None:
     """The walker's recorders (analysis/importtime) import only the modules below their own: never

@@ -54,6 +54,7 @@ from flake8_importpolicy.model.facts import (
 )
 
 from flake8_importpolicy.analysis.importtime.walker import (
+    Pending,
     _ImportTimeVisitor,
     analyse_function,
     analyse_functions,
@@ -198,7 +199,7 @@ def _extract_unpaused(
         if not report_recursion:
             raise
         return visitor, ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
-    problem = visitor.problem or _late_future_import(tree)
+    problem = visitor.expressions.problem or _late_future_import(tree)
     if problem is not None:
         return visitor, ModuleFacts(problem=problem)
     bound = sorted(visitor.scope.items())  # by name: the same mappings whatever the order of binding
@@ -265,7 +266,7 @@ def extract_facts_and_index(
         aliases=aliases,
         constants=constants,
         local_defs=frozenset(definitions),
-        future_annotations=visitor.future_annotations,
+        future_annotations=visitor.expressions.future_annotations,
         call_bound=frozenset(call_bound),
         star_bases=tuple(visitor.callees.star_bases),
         decorated=frozenset(visitor.callees.decorated),
@@ -339,7 +340,7 @@ class FunctionBodies:
     def __init__(
         self,
         visitor: _ImportTimeVisitor,
-        pending: Sequence[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]],
+        pending: Sequence[Pending],
         *,
         source: bytes | str | None = None,
         spans: Mapping[str, tuple[tuple[int, int], ...]] | None = None,
@@ -383,7 +384,7 @@ class FunctionBodies:
 
     def _analyse(
         self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
-    ) -> tuple[FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+    ) -> tuple[FunctionFacts | None, list[Pending]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
         whatever the depth of the caller's stack (see :func:`_on_new_stack`): then
         :attr:`problem` says so."""
@@ -392,9 +393,7 @@ class FunctionBodies:
         except RecursionError:
             pass
 
-        def again() -> tuple[
-            FunctionFacts | None, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]
-        ]:
+        def again() -> tuple[FunctionFacts | None, list[Pending]]:
             try:
                 return analyse_function(self._visitor, qualname, node, argument)
             except RecursionError:

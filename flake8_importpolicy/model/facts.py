@@ -23,6 +23,7 @@ __all__ = [
     "CallSite",
     "FunctionFacts",
     "ImportSite",
+    "LazyImports",
     "ModuleAll",
     "ModuleClasses",
     "ModuleFacts",
@@ -38,6 +39,11 @@ __all__ = [
 
 
 SiteKind = Literal["import", "from-import", "star-import", "importlib"]
+
+LazyImports = Literal["normal", "all", "none"]
+"""The PEP 810 world an analysis is for (``settings.lazy-imports``): ``lazy`` keywords and
+``__lazy_modules__`` as written, every eligible import lazy (``-X lazy_imports=all``), or every
+import eager (``-X lazy_imports=none``)."""
 
 
 def assumption_text(key: str, value: bool | int | str | None, environ: bool = False) -> str:
@@ -71,7 +77,7 @@ class Target:
 
     versions: tuple[tuple[int, int], ...]
     platform: str
-    lazy_imports: str = "normal"
+    lazy_imports: LazyImports = "normal"
     assume: tuple[tuple[str, bool | int | str], ...] = ()
     environ: tuple[tuple[str, str | None], ...] = ()
 

@@ -21,6 +21,7 @@ from flake8_importpolicy.model.patterns import ModulePattern, PatternIndex
 if TYPE_CHECKING:  # built when a policy has [assume], extends or [[ignore]] (class creation costs time)
     from flake8_importpolicy.model.assume import Assumption
     from flake8_importpolicy.model.bases import PolicySource
+    from flake8_importpolicy.model.facts import LazyImports
     from flake8_importpolicy.model.ignore import IgnoreRule
 
 __all__ = [
@@ -200,7 +201,7 @@ class Settings:
     external: External
     cache_dir: Path
     call_depth: int
-    lazy_imports: str = "normal"
+    lazy_imports: LazyImports = "normal"
     unresolved: str = "info"
     baseline: Path | None = None
     source_roots_as_written: tuple[Path, ...] = ()

@@ -1,5 +1,6 @@
-"""The import-time walker (docs/semantics.md rules 8-13): which statements and expressions run when
-a module is imported, dispatch, and the flow state they run under; what it finds is kept by the
+"""The import-time walker (docs/semantics.md rules 8-13): which statements run when a module is
+imported, dispatch, and the flow state they run under; their expressions are the scanner's
+(:mod:`.expressions`), what they bind the binder's (:mod:`.names`), and what it finds is kept by the
 recorders of this package. :mod:`flake8_importpolicy.analysis.extract` is its public face."""
 
 from __future__ import annotations
@@ -14,62 +15,28 @@ from collections.abc import (
     Sequence,
     Set,
 )
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal
 
-from flake8_importpolicy.analysis.conditions import (
-    UNKNOWN,
-    ConditionEvaluator,
-    dotted_name,
-)
+from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.importtime.bindings import (
-    DEFINITIONS,
     NO_VALUE,
     BindingKind,
     Scope,
     ScopeKind,
 )
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
-from flake8_importpolicy.analysis.importtime.dynamic import (
-    DYNAMIC_IMPORTERS,
-    MODULE_READERS,
-    DynamicRecorder,
-    unparse,
-)
-from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
+from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner
+from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
+from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
-from flake8_importpolicy.analysis.syspath import (
-    SYS_PATH_CHANGERS,
-)
-from flake8_importpolicy.model.facts import (
-    FunctionFacts,
-    SourceProblem,
-    Target,
-)
+from flake8_importpolicy.model.facts import FunctionFacts, Target
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["_ImportTimeVisitor", "analyse_function", "analyse_functions"]
+__all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
-    """``stack.extend(ast.iter_child_nodes(node))`` without the ``ctx`` markers (``Load``,
-    ``Store``) and about twice as fast: the fields to look at are listed once per node class."""
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f != "ctx")
-    for name in fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            stack.append(value)
-        elif isinstance(value, list):
-            stack.extend(item for item in value if isinstance(item, ast.AST))
-
-
-_EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
-_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | MODULE_READERS | {"site.addsitedir"}
 _DATACLASS_DECORATORS: Final = frozenset({
     "dataclass", "dataclasses.dataclass", "pydantic.dataclasses.dataclass", "attr.s", "attr.define",
     "attrs.define", "attr.dataclass",
@@ -82,18 +49,24 @@ _MAX_LOOP_ITEMS: Final = 64
 
 Returns = Literal["always", "maybe", "never"]
 """Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
+Pending = tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]
+"""A function whose body is analysed as if it were called: its qualified name and its ``def``."""
+Decision = tuple[frozenset[bool] | None, tuple[str, ...]]
+"""How a test was decided: the outcomes it may have (None: not known) and the ``[assume]`` entries
+that decided it."""
 
 
 class _ImportTimeVisitor:
-    """Walks the statements and expressions that run at import time (docs/semantics.md rules 8-13),
-    binding names in its scope and handing what it finds to its recorders (import sites, dynamic
-    imports, calls, lazy objects), which never call back into it.
+    """Walks the statements that run at import time (docs/semantics.md rules 8-13) under its flow
+    state, handing their expressions to its scanner (:mod:`.expressions`), the names they bind to
+    its binder (:mod:`.names`) and what it finds to its recorders (import sites, dynamic imports,
+    calls, lazy objects), none of which calls back into it (but the scanner, for the statements of
+    a constant ``exec`` string).
 
-    Its 14 attributes: the target, the scope, the flow state, the condition evaluator, the four
-    recorders, the functions to analyse, the ``if`` decisions, the compile-time problem and three
-    options (future annotations, ``global`` names, whether the source has a walrus). A plain class,
-    not a dataclass: one is made per module and per function body analysed, never compared or
-    shown."""
+    Its 12 attributes: the target, the scope, the flow state, the condition evaluator, the four
+    recorders, the binder, the scanner, the functions to analyse and the ``if`` decisions. A plain
+    class, not a dataclass: one is made per module and per
+    function body analysed, never compared or shown."""
 
     def __init__(
         self,
@@ -127,16 +100,18 @@ class _ImportTimeVisitor:
         self.lazy = LazyRecorder(
             self.flow, self.scope, self.conditions, self.dynamic, self.callees.classes
         )
-        self.pending: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
-        self.future_annotations: bool = future_annotations
-        # the first compile-time error that ast.parse lets through (``return``/``await`` at module level)
-        self.problem: SourceProblem | None = None
-        # names a ``global`` statement in some function declares (they may be rebound at any time)
-        self.declared_global: frozenset[str] = declared_global
-        # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
-        self.walrus: bool = walrus
+        self.binder = NameBinder(
+            self.scope, self.flow, self.conditions, self.imports, self.callees, self.lazy,
+            declared_global=declared_global, walrus=walrus,
+        )
+        self.expressions = ExpressionScanner(
+            self, target, self.flow, self.scope, self.conditions, self.binder,
+            self.imports, self.dynamic, self.callees, self.lazy,
+            future_annotations=future_annotations,
+        )
+        self.pending: list[Pending] = []
         # ``if`` branches whose test was evaluated: id(branch) -> (outcome, [assume] entries used)
-        self.decisions: dict[int, tuple[frozenset[bool] | None, tuple[str, ...]]] = {}
+        self.decisions: dict[int, Decision] = {}
 
     # -- statements --------------------------------------------------------------------------------
 
@@ -171,12 +146,12 @@ class _ImportTimeVisitor:
 
     def _with(self, stmt: ast.With | ast.AsyncWith, flags: frozenset[Flag]) -> None:
         for item in stmt.items:
-            self.scan_expr(item.context_expr, flags)
+            self.expressions.scan(item.context_expr, flags)
             if isinstance(item.context_expr, ast.Call) and isinstance(stmt, ast.With):
                 # ``with C():`` enters and exits the instance: ``C.__enter__``, ``C.__exit__``
                 self.callees.add(item.context_expr, item.context_expr.func, "with", flags)
             if item.optional_vars is not None:
-                self._bind_target(item.optional_vars, flags)
+                self.expressions.bind_target(item.optional_vars, flags)
         self.visit_body(stmt.body, flags)
 
     def _other_statement(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
@@ -187,10 +162,10 @@ class _ImportTimeVisitor:
         if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
             self.callees.returns.append(stmt.value.id)
         if not self.flow.in_function and isinstance(stmt, ast.Return):
-            self._compile_error(stmt, "'return' outside function")
+            self.expressions.compile_error(stmt, "'return' outside function")
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
-                self.scan_expr(child, flags)
+                self.expressions.scan(child, flags)
 
     def _import(self, stmt: ast.Import, flags: frozenset[Flag]) -> None:
         lazy_col = self.imports.lazy_col(stmt)
@@ -199,15 +174,15 @@ class _ImportTimeVisitor:
             self.imports.add(stmt, "import", alias.name, flags, col=lazy_col,
                              lazy_names=(bound,) if lazy_col is not None else None)
             if alias.asname:
-                self._bind(alias.asname, alias.name, BindingKind.IMPORT)
+                self.binder.bind(alias.asname, alias.name, BindingKind.IMPORT)
             else:
-                self._bind(bound, bound, BindingKind.IMPORT)
+                self.binder.bind(bound, bound, BindingKind.IMPORT)
 
     def _import_from(self, stmt: ast.ImportFrom, flags: frozenset[Flag]) -> None:
         module = stmt.module or ""
         if module == "__future__" and stmt.level == 0:
             if any(alias.name == "annotations" for alias in stmt.names):
-                self.future_annotations = True
+                self.expressions.future_annotations = True
             return
         names = tuple(alias.name for alias in stmt.names)
         if names == ("*",):
@@ -223,7 +198,7 @@ class _ImportTimeVisitor:
                          col=lazy_col, lazy_names=bound if lazy_col is not None else None)
         prefix = "." * stmt.level + (f"{module}." if module else "")
         for alias in stmt.names:
-            self._bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
+            self.binder.bind(alias.asname or alias.name, prefix + alias.name, BindingKind.IMPORT)
             if (alias.asname or alias.name) == "__getattr__" and self.flow.module_level():
                 # a PEP 562 hook from elsewhere
                 self.dynamic.unresolved(stmt, Construct.GETATTR_IMPORT, flags)
@@ -235,8 +210,8 @@ class _ImportTimeVisitor:
         branch: ast.If | None = stmt
         assumed = self.flow.assumed
         while branch is not None:
-            self.scan_expr(branch.test, flags)
-            self._bind_walrus(branch.test)
+            self.expressions.scan(branch.test, flags)
+            self.binder.bind_walrus(branch.test)
             guard = self._guard_of(branch.test) if self.flow.requirement is None else None
             if guard is not None:
                 self.flow.requirement = guard
@@ -264,38 +239,29 @@ class _ImportTimeVisitor:
                 self.flow.line = branch.lineno
         self.flow.assumed = assumed
 
-    def _bind_walrus(self, test: ast.expr) -> None:
-        """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
-        if not self.walrus:
-            return
-        for node in ast.walk(test):
-            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-                value = self.conditions.literal(node.value)
-                self.scope.set_value(node.target.id, NO_VALUE if value is UNKNOWN else value)
-
     def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
         """Every case may run (conditional). Capture patterns bind names (``case sub:``,
         ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
         they count as bindings. Value patterns (``case mod.X:``), class patterns' classes and
         keys, and guards are evaluated while cases are tried (Language reference 8.6.4), so they
         are scanned, flagged conditional."""
-        self.scan_expr(stmt.subject, flags)
+        self.expressions.scan(stmt.subject, flags)
         tried = flags | {Flag.CONDITIONAL}
         for case in stmt.cases:
             for node in ast.walk(case.pattern):
                 if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
-                    self._bind(node.name, None)
+                    self.binder.bind(node.name, None)
                 elif isinstance(node, ast.MatchMapping) and node.rest is not None:
-                    self._bind(node.rest, None)
+                    self.binder.bind(node.rest, None)
                 if isinstance(node, ast.MatchValue):
-                    self.scan_expr(node.value, tried)
+                    self.expressions.scan(node.value, tried)
                 elif isinstance(node, ast.MatchClass):
-                    self.scan_expr(node.cls, tried)
+                    self.expressions.scan(node.cls, tried)
                 elif isinstance(node, ast.MatchMapping):
                     for key in node.keys:
-                        self.scan_expr(key, tried)
+                        self.expressions.scan(key, tried)
             if case.guard is not None:
-                self.scan_expr(case.guard, tried)
+                self.expressions.scan(case.guard, tried)
             self.visit_body(case.body, tried)
 
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
@@ -304,33 +270,34 @@ class _ImportTimeVisitor:
         constant sequence (a literal, or a name bound to one) with a simple target, the body is
         walked once per item, the loop variable bound to it (``for p in ("a", "b"):
         __import__(p)``, rule 14)."""
-        self.scan_expr(stmt.iter, flags)
+        self.expressions.scan(stmt.iter, flags)
         items = _constant_items(self.conditions.constant(stmt.iter))
         if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
             body_flags = flags if items else flags | {Flag.CONDITIONAL}
             always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
             may_break = _breaks(stmt.body)
             for number, item in enumerate(items):
-                self._bind_target(stmt.target)
+                self.expressions.bind_target(stmt.target)
                 self.scope.set_value(stmt.target.id, item)
                 # after a ``break`` that may have ended the loop, later items may not run
                 later = number and may_break
                 self.visit_body(stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
                 if always_breaks:
                     break
-            self._bind_target(stmt.target)
+            self.expressions.bind_target(stmt.target)
             self.scope.set_value(stmt.target.id, NO_VALUE)
             self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
             return
-        self._bind_target(stmt.target, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
-        self.visit_body(stmt.body, flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL})
+        body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
+        self.expressions.bind_target(stmt.target, body_flags)
+        self.visit_body(stmt.body, body_flags)
         self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
 
     def _while(self, stmt: ast.While, flags: frozenset[Flag]) -> None:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
         ends the loop."""
-        self.scan_expr(stmt.test, flags)
-        self._bind_walrus(stmt.test)
+        self.expressions.scan(stmt.test, flags)
+        self.binder.bind_walrus(stmt.test)
         outcome, used = self.conditions.decide(stmt.test)
         runs = outcome is None or True in outcome
         if runs:
@@ -353,7 +320,7 @@ class _ImportTimeVisitor:
         then = _constant_bindings(body)
         for handler in handlers:
             if handler.type is not None:
-                self.scan_expr(handler.type, flags)
+                self.expressions.scan(handler.type, flags)
             guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
@@ -366,7 +333,7 @@ class _ImportTimeVisitor:
         self.visit_body(getattr(stmt, "orelse"), flags)
         self.visit_body(getattr(stmt, "finalbody"), flags)
 
-    def _guard_of(self, test: ast.expr) -> tuple[tuple[str, ...], bool] | None:
+    def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
         HAS_X:`` with ``HAS_X`` an import guard, else None."""
         negated = False
@@ -380,12 +347,12 @@ class _ImportTimeVisitor:
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
         for decorator in stmt.decorator_list:
-            self._decorator(decorator, flags)
+            self.expressions.decorator(decorator, flags)
         for base in stmt.bases:
-            self.scan_expr(base, flags)
+            self.expressions.scan(base, flags)
             self.callees.add(base, base, "subclass", flags)
         for keyword in stmt.keywords:
-            self.scan_expr(keyword.value, flags)
+            self.expressions.scan(keyword.value, flags)
             if keyword.arg == "metaclass":
                 self.callees.add(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
@@ -410,53 +377,30 @@ class _ImportTimeVisitor:
         self.flow.class_path.pop()
         self.flow.class_depth -= 1
         self.flow.names, self.callees.class_defs = saved, saved_defs
-        self._bind(stmt.name, None, BindingKind.CLASS)
+        self.binder.bind(stmt.name, None, BindingKind.CLASS)
 
     def _function(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, flags: frozenset[Flag]) -> None:
         args = stmt.args
         for decorator in stmt.decorator_list:
-            self._decorator(decorator, flags)
+            self.expressions.decorator(decorator, flags)
         for expr in [*args.defaults, *(d for d in args.kw_defaults if d)]:
-            self.scan_expr(expr, flags)
-        if self._annotations_evaluated():
+            self.expressions.scan(expr, flags)
+        if self.expressions.annotations_evaluated():
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             for arg in every:
                 if arg is not None and arg.annotation is not None:
-                    self.scan_expr(arg.annotation, flags)
+                    self.expressions.scan(arg.annotation, flags)
             if stmt.returns is not None:
-                self.scan_expr(stmt.returns, flags)
+                self.expressions.scan(stmt.returns, flags)
         self.pending.append((self.flow.scoped_name(stmt.name), stmt))
-        self._bind(stmt.name, None, BindingKind.DEF)
+        self.binder.bind(stmt.name, None, BindingKind.DEF)
         self.callees.record_def(stmt)
         if stmt.name == "__getattr__" and self.flow.module_level():
             self.lazy.defines_getattr = True
 
-    def _decorator(self, decorator: ast.expr, flags: frozenset[Flag]) -> None:
-        """``@f`` calls ``f`` with the function; ``@f(...)`` calls ``f`` and then what it returns."""
-        if isinstance(decorator, ast.Call):
-            for expr in [decorator.func, *decorator.args, *(kw.value for kw in decorator.keywords)]:
-                self.scan_expr(expr, flags)
-            if not self.dynamic.dynamic_import(decorator, flags):
-                self.callees.add(decorator, decorator.func, "decorator-factory", flags)
-        else:
-            self.scan_expr(decorator, flags)
-            if isinstance(decorator, ast.Lambda):
-                self.scan_expr(decorator.body, flags)  # ``@(lambda f: ...)`` runs its body now
-            self.callees.add(decorator, decorator, "call", flags)
-
-    def _annotations_evaluated(self, *, class_body: bool = False) -> bool:
-        """Annotations run at definition time up to Python 3.13; PEP 649 defers them from 3.14,
-        except a class body's under a decorator that evaluates them when it runs (a dataclass's).
-        ``from __future__ import annotations`` makes them strings nobody evaluates (PEP 563)."""
-        if self.future_annotations:
-            return False
-        if class_body and self.flow.dataclass_depth:
-            return True
-        return any(version < (3, 14) for version in self.target.versions)
-
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         if stmt.value is not None:
-            self.scan_expr(stmt.value, flags)
+            self.expressions.scan(stmt.value, flags)
             if self.flow.in_function and isinstance(stmt.value, ast.Call):
                 bound = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 self.lazy.function_call(bound, stmt.value)
@@ -465,31 +409,24 @@ class _ImportTimeVisitor:
         if (
             isinstance(stmt, ast.AnnAssign)
             and (not self.flow.in_function or self.flow.class_depth > 0)
-            and self._annotations_evaluated(class_body=self.flow.class_depth > 0)
+            and self.expressions.annotations_evaluated(class_body=self.flow.class_depth > 0)
         ):
-            self.scan_expr(stmt.annotation, flags)
+            self.expressions.scan(stmt.annotation, flags)
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
         ever_bound = self.scope.ever_bound
         fresh = not any(isinstance(t, ast.Name) and t.id in ever_bound for t in targets)
-        for target in targets:
-            self._bind_target(target, flags)
-            if self.flow.class_depth and not self.flow.in_function and isinstance(target, ast.Name):
-                self.callees.class_values.add(".".join([*self.flow.class_path, target.id]))
-            if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
-                self._forget_values()  # ``globals()["NAME"] = ...``
-            if not isinstance(target, ast.Name):
-                self.dynamic.assigned_target(target, flags)
+        self.expressions.assign_targets(targets, flags)
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
-            self._record_constant(stmt, fresh)
+            self.binder.record_constant(stmt, fresh)
         if self.flow.module_level():
             self.imports.record_all(stmt, flags)
-            self._record_constant(stmt, fresh)
+            self.binder.record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
@@ -500,242 +437,10 @@ class _ImportTimeVisitor:
         the submodule again (rule 2). A ``del`` that may not run (conditional, in an ``except``
         handler) leaves the name bound, as a binding that may not run counts as one."""
         for target in stmt.targets:
-            self.scan_expr(target, flags)
+            self.expressions.scan(target, flags)
         if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
-        stack = list(stmt.targets)
-        while stack:
-            target = stack.pop()
-            if isinstance(target, (ast.Tuple, ast.List)):
-                stack.extend(target.elts)
-            elif isinstance(target, ast.Name):
-                self._unbind(target.id)
-
-    # -- expressions -------------------------------------------------------------------------------
-
-    def scan_expr(self, node: ast.expr, flags: frozenset[Flag]) -> None:
-        """Record dynamic imports (rule 14) and walrus bindings in an import-time expression.
-
-        Lambda bodies are deferred and skipped.
-        """
-        stack: list[ast.AST] = [node]
-        used = self.imports.used_names
-        in_function = self.flow.in_function
-        aliases = self.scope.aliases
-        consumed: set[int] = set()  # generator expressions a builtin iterates at once
-        while stack:
-            current = stack.pop()
-            kind = type(current)
-            # Fast paths for the most common nodes (most of an expression tree is these). mypy does
-            # not narrow on ``type(x) is``, hence the ignores: isinstance costs more on this path.
-            if kind is ast.Constant:
-                continue
-            if kind is ast.Name:
-                if type(current.ctx) is ast.Load:  # type: ignore[attr-defined]
-                    used.setdefault(current.id, []).append(current.lineno)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Attribute:
-                value = current.value  # type: ignore[attr-defined]
-                if type(value) is ast.Name:
-                    self.lazy.attribute_read(current, value, flags)  # type: ignore[arg-type]
-                stack.append(value)
-                continue
-            # Annotations are mostly these: nothing to record but what they hold.
-            if kind is ast.Subscript:
-                stack.append(current.value)  # type: ignore[attr-defined]
-                stack.append(current.slice)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.Tuple:
-                stack.extend(current.elts)  # type: ignore[attr-defined]
-                continue
-            if kind is ast.BinOp:
-                stack.append(current.left)  # type: ignore[attr-defined]
-                stack.append(current.right)  # type: ignore[attr-defined]
-                continue
-            if isinstance(current, ast.Lambda):
-                stack.extend(current.args.defaults)
-                stack.extend(d for d in current.args.kw_defaults if d)
-                continue
-            if isinstance(current, ast.GeneratorExp):
-                if id(current) in consumed:  # ``list(f(x) for x in xs)``: runs now
-                    _push_children(stack, current)
-                else:
-                    stack.append(current.generators[0].iter)  # the rest runs when it is iterated
-                continue
-            if isinstance(current, ast.IfExp):
-                self._scan_if_expression(current, flags)
-                continue
-            if isinstance(current, ast.BoolOp):
-                self._scan_bool_op(current, flags)
-                continue
-            if not in_function:
-                self._check_outside_function(current)
-            if isinstance(current, ast.Call):
-                if isinstance(current.func, ast.Lambda):
-                    stack.append(current.func.body)  # ``(lambda: ...)()`` runs its body now
-                name = dotted_name(current.func, aliases)  # once for the three below
-                if in_function and _is_super_method(current.func):
-                    self.callees.super_call(current, flags)
-                if self.callees.consumes(current.func, name):
-                    consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
-                    self.callees.callbacks(current, name, flags)
-                if name in DYNAMIC_IMPORTERS:
-                    self.dynamic.import_call(current, flags, name)
-                elif self.lazy.imports_unknown(current, name):
-                    self.imports.add(current, "importlib", None, flags, detail=unparse(current))
-                else:
-                    self.callees.add(current, current.func, "call", flags, name)
-                    if name in _SPECIAL_CALLS:
-                        self._special_call(current, name, flags)
-                    elif isinstance(current.func, ast.Attribute) and _is_namespace_call(
-                        current.func.value
-                    ):
-                        self._forget_values()  # ``globals().update(...)``
-                self.imports.all_mutation(current)
-                if in_function:
-                    self.lazy.self_facts(current)
-            elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
-                self._bind(current.target.id, None)  # also inside a comprehension (PEP 572)
-            _push_children(stack, current)
-
-    def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
-        """``a if test else b``: only the branch a known test selects runs."""
-        self.scan_expr(node.test, flags)
-        outcome, used = self.conditions.decide(node.test)
-        assumed = self.flow.assumed
-        self.flow.assumed = (*assumed, *used)
-        if outcome is None or True in outcome:
-            self.scan_expr(node.body, flags)
-        if outcome is None or False in outcome:
-            self.scan_expr(node.orelse, flags)
-        self.flow.assumed = assumed
-
-    def _scan_bool_op(self, node: ast.BoolOp, flags: frozenset[Flag]) -> None:
-        """``a and b`` / ``a or b``: an operand runs only if the ones before it did not decide the
-        result (a known false operand of ``and``, a known true one of ``or``, stops it)."""
-        stops = False if isinstance(node.op, ast.And) else True
-        assumed = self.flow.assumed
-        for operand in node.values:
-            self.scan_expr(operand, flags)
-            outcome, used = self.conditions.decide(operand)
-            if outcome == frozenset({stops}):
-                break
-            if outcome is not None and stops not in outcome:
-                self.flow.assumed = (*self.flow.assumed, *used)
-        self.flow.assumed = assumed
-
-    def _check_outside_function(self, node: ast.AST) -> None:
-        """Record the compile-time errors of expressions outside any function (the compiler rejects
-        them; ``ast.parse`` does not)."""
-        if isinstance(node, ast.Await):
-            self._compile_error(node, "'await' outside function")
-        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
-            self._compile_error(node, "'yield' outside function")
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)) and any(
-            generator.is_async for generator in node.generators
-        ):
-            self._compile_error(node, "asynchronous comprehension outside of an asynchronous function")
-
-    def _compile_error(self, node: ast.stmt | ast.expr, message: str) -> None:
-        if self.problem is None:
-            self.problem = SourceProblem(node.lineno, message)
-
-    def _special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
-        """``exec``/``eval``: a constant string is analysed where it runs; another is unresolved.
-        The other special calls are the dynamic recorder's."""
-        if name not in _EXECUTORS:
-            self.dynamic.special_call(call, name, flags)
-        elif call.args and not (
-            isinstance(call.func, ast.Name) and self.scope.is_definition(call.func.id)
-        ):
-            text = self.conditions.constant(call.args[0])
-            if not isinstance(text, str) or not self._run_constant_code(call, text, name, flags):
-                self.dynamic.unresolved(call, Construct.EXEC, flags)
-
-    def _run_constant_code(self, call: ast.Call, text: str, name: str, flags: frozenset[Flag]) -> bool:
-        """Analyse the constant string ``exec``/``eval`` runs as if it were written at the call
-        (every node at the call's position); False if it does not parse."""
-        if self.dynamic.exec_budget <= 0:
-            return False  # nested or repeated exec beyond what is worth analysing: unresolved
-        self.dynamic.exec_budget -= 1
-        tree = _constant_code(text, name.rpartition(".")[2] == "exec", call)
-        if isinstance(tree, bool):
-            return tree
-        if isinstance(tree, ast.Module):
-            line = self.flow.line
-            self.visit_body(tree.body, flags)
-            self.flow.line = line
-        elif isinstance(tree, ast.Expression):
-            self.scan_expr(tree.body, flags)
-        return True
-
-    # -- bindings ----------------------------------------------------------------------------------
-
-    def _bind(
-        self, name: str, refers_to: str | None, how: BindingKind = BindingKind.OTHER
-    ) -> None:
-        """Bind ``name`` (``refers_to``: the dotted name an import binds it to) in the innermost
-        scope; a class body's bindings do not change what the module's names refer to."""
-        if how not in DEFINITIONS:
-            self.callees.nested_defs.pop(name, None)
-        self.scope.ever_bound.add(name)
-        if self.flow.class_depth:
-            self.flow.names.bind(name, how, refers_to, None)
-        else:
-            self.scope.bind(name, how, refers_to, None if self.flow.in_function else self.flow.line)
-
-    def _forget_values(self) -> None:
-        """Forget every known value of the module's names: code bound names the engine cannot see
-        (``globals()[...] = ...``, ``globals().update(...)``)."""
-        if not self.flow.in_function:
-            self.scope.forget_values()
-
-    def _unbind(self, name: str) -> None:
-        """Forget a module-level name (``del name``); a later binding records its own line."""
-        self.scope.unbind(name)
-        if name == "__getattr__":
-            self.lazy.defines_getattr = False
-        elif name == "__all__":
-            self.imports.forget_all()
-
-    def _bind_target(self, target: ast.expr, flags: frozenset[Flag] | None = None) -> None:
-        """Bind the names of an assignment target; with ``flags``, also scan what the target
-        evaluates when it is assigned: the object and key of ``D[key()] = v``, the object of
-        ``obj().x = v`` (Language reference 7.2, "Assignment statements")."""
-        if isinstance(target, ast.Name):
-            self._bind(target.id, None)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self._bind_target(element, flags)
-        elif isinstance(target, ast.Starred):
-            self._bind_target(target.value, flags)
-        elif flags is not None and isinstance(target, ast.Subscript):
-            self.scan_expr(target.value, flags)
-            self.scan_expr(target.slice, flags)
-        elif flags is not None and isinstance(target, ast.Attribute):
-            self.scan_expr(target.value, flags)
-
-    def _record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
-        """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
-        (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
-        looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
-        rebind it). A list, set or dict counts for lookups, not for its truth (it may change). In a
-        function body the same holds for its locals: a second binding forgets the value."""
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
-            stmt.target if isinstance(stmt, ast.AnnAssign) else None
-        )
-        if (
-            fresh
-            and stmt.value is not None
-            and isinstance(target, ast.Name)
-            and target.id not in self.scope.seen_constants
-            and target.id not in self.declared_global
-        ):
-            value = _constant_value(stmt.value, self.conditions)
-            if value is UNKNOWN:
-                return
-            self.scope.set_value(target.id, value)
-            self.scope.seen_constants.add(target.id)
+        self.binder.unbind(stmt.targets)
 
 
 def analyse_functions(walker: _ImportTimeVisitor) -> dict[str, FunctionFacts]:
@@ -759,7 +464,7 @@ def analyse_function(
     qualname: str,
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     argument: str | None = None,
-) -> tuple[FunctionFacts, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+) -> tuple[FunctionFacts, list[Pending]]:
     """One function body, as :func:`analyse_functions` sees it: its facts, and the nested
     functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
     first parameter is a constant of that value in the body."""
@@ -768,15 +473,15 @@ def analyse_function(
         scope=walker.scope.child(),
         in_function=True,
         function_name=qualname,
-        future_annotations=walker.future_annotations,
+        future_annotations=walker.expressions.future_annotations,
         star_bases=walker.callees.star_bases,
-        walrus=walker.walrus,
+        walrus=walker.binder.walrus,
         decorated=_SetOverlay(walker.callees.decorated),
     )
     args = node.args
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if arg is not None:
-            child._bind(arg.arg, None)
+            child.binder.bind(arg.arg, None)
     positional = [*args.posonlyargs, *args.args]
     if argument is not None and positional:
         child.scope.set_value(positional[0].arg, argument)
@@ -828,9 +533,7 @@ _STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
 ``Return``, ``Raise``, ``Assert``, ``Global``, ``Pass``, ``TypeAlias``) by ``_other_statement``."""
 
 
-def _returns(
-    stmt: ast.stmt, decisions: Mapping[int, tuple[frozenset[bool] | None, tuple[str, ...]]]
-) -> tuple[Returns, tuple[str, ...]]:
+def _returns(stmt: ast.stmt, decisions: Mapping[int, Decision]) -> tuple[Returns, tuple[str, ...]]:
     """Whether ``stmt`` returns from the function it is in: ``"always"``, ``"maybe"`` or
     ``"never"``, with the ``[assume]`` entries that decided an ``if`` chain's tests (an early
     return whose guard is known: ``if current_platform.is_rocm(): return``)."""
@@ -851,46 +554,6 @@ def _returns(
         else:
             return _block_returns(orelse), tuple(dict.fromkeys(used))
     return "never", ()
-
-
-def _constant_code(text: str, is_exec: bool, call: ast.Call) -> ast.AST | bool:
-    """The tree of the constant string ``exec``/``eval`` runs at ``call``, every node at the call's
-    position and without its future imports (they are that code's own); True if CPython rejects it
-    when it compiles (it raises before it imports anything), False if it does not parse."""
-    mode = "exec" if is_exec else "eval"
-    try:
-        tree = ast.parse(text, mode=mode)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    try:
-        # compiled, never run: a string CPython rejects raises before it imports anything
-        compile(text, "<exec>", mode, dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return True
-    except (RecursionError, MemoryError):
-        return False
-    if isinstance(tree, ast.Module):  # a future import in exec'd code is that code's own
-        tree.body = [
-            stmt for stmt in tree.body
-            if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
-        ]
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword)):
-            node.lineno = node.end_lineno = call.lineno
-            node.col_offset = node.end_col_offset = call.col_offset
-    return tree
-
-
-def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:
-    """The constant ``value`` evaluates to, or UNKNOWN: a name or attribute stays what it is (not a
-    literal), and most calls compute nothing the engine knows (they are not evaluated)."""
-    if isinstance(value, ast.Constant):
-        return value.value
-    if isinstance(value, (ast.Name, ast.Attribute)):
-        return UNKNOWN
-    if isinstance(value, ast.Call) and not conditions.may_compute(value):
-        return UNKNOWN
-    return conditions.literal(value)
 
 
 def _try_import_targets(body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
@@ -938,27 +601,9 @@ def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, s
     return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
 
 
-def _is_super_method(func: ast.expr) -> bool:
-    """``super().m`` or ``super(C, self).m``."""
-    return (
-        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name) and func.value.func.id == "super"
-    )
-
-
-def _is_namespace_call(node: ast.expr) -> bool:
-    """``globals()``, ``vars()`` or ``locals()`` (a module's namespace, written through)."""
-    return (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id in ("globals", "vars", "locals") and not node.args
-    )
-
-
 _IMPORT_ERRORS: Final = frozenset({
     "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
 })
-
-_V = TypeVar("_V")
 
 
 class _SetOverlay(MutableSet[str]):

@@ -1,0 +1,131 @@
+"""What binding a name does for the import-time walker (docs/semantics.md rules 2, 15): the
+binding in the innermost scope, what a rebinding, a ``del`` or a write through ``globals()`` makes
+the recorders forget, the constants conditions and computed import names read, and the walrus in a
+test. Below the expression scanner and the walker, above the recorders; it never calls back up."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator
+from flake8_importpolicy.analysis.importtime.bindings import (
+    DEFINITIONS,
+    NO_VALUE,
+    BindingKind,
+    Scope,
+)
+from flake8_importpolicy.analysis.importtime.calls import CallRecorder
+from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
+from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
+
+__all__ = ["NameBinder"]
+
+
+class NameBinder:
+    """Binds names where the walker is and keeps the recorders in step with what is bound.
+
+    Its 8 attributes: the scope, the flow state, the condition evaluator, the three recorders a
+    binding changes (import sites for ``__all__``, calls for nested definitions, lazy objects for
+    ``__getattr__``), and two options (the names some function declares ``global``, whether the
+    source has a walrus)."""
+
+    def __init__(
+        self,
+        scope: Scope,
+        flow: Flow,
+        conditions: ConditionEvaluator,
+        imports: SiteRecorder,
+        callees: CallRecorder,
+        lazy: LazyRecorder,
+        *,
+        declared_global: frozenset[str],
+        walrus: bool,
+    ) -> None:
+        self.scope = scope
+        self.flow = flow
+        self.conditions = conditions
+        self.imports = imports
+        self.callees = callees
+        self.lazy = lazy
+        # names a ``global`` statement in some function declares (they may be rebound at any time)
+        self.declared_global: frozenset[str] = declared_global
+        # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
+        self.walrus: bool = walrus
+
+    def bind(self, name: str, refers_to: str | None, how: BindingKind = BindingKind.OTHER) -> None:
+        """Bind ``name`` (``refers_to``: the dotted name an import binds it to) in the innermost
+        scope; a class body's bindings do not change what the module's names refer to."""
+        if how not in DEFINITIONS:
+            self.callees.nested_defs.pop(name, None)
+        self.scope.ever_bound.add(name)
+        if self.flow.class_depth:
+            self.flow.names.bind(name, how, refers_to, None)
+        else:
+            self.scope.bind(name, how, refers_to, None if self.flow.in_function else self.flow.line)
+
+    def bind_walrus(self, test: ast.expr) -> None:
+        """``if (x := MAP.get(name)):``: ``x`` is the constant value, when it is known (rule 15)."""
+        if not self.walrus:
+            return
+        for node in ast.walk(test):
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                value = self.conditions.literal(node.value)
+                self.scope.set_value(node.target.id, NO_VALUE if value is UNKNOWN else value)
+
+    def forget_values(self) -> None:
+        """Forget every known value of the module's names: code bound names the engine cannot see
+        (``globals()[...] = ...``, ``globals().update(...)``)."""
+        if not self.flow.in_function:
+            self.scope.forget_values()
+
+    def unbind(self, targets: Sequence[ast.expr]) -> None:
+        """Forget the module-level names ``del targets`` deletes; a later binding records its own
+        line."""
+        stack = list(targets)
+        while stack:
+            target = stack.pop()
+            if isinstance(target, (ast.Tuple, ast.List)):
+                stack.extend(target.elts)
+            elif isinstance(target, ast.Name):
+                name = target.id
+                self.scope.unbind(name)
+                if name == "__getattr__":
+                    self.lazy.defines_getattr = False
+                elif name == "__all__":
+                    self.imports.forget_all()
+
+    def record_constant(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, fresh: bool) -> None:
+        """``NAME = <constant>`` as the first binding of ``NAME`` makes it a constant for conditions
+        (``MYPY = False``) and for computed import names (``PACKAGES = ("a", "b")``, a literal dict
+        looked up by a PEP 562 ``__getattr__``), unless a function declares it ``global`` (and may
+        rebind it). A list, set or dict counts for lookups, not for its truth (it may change). In a
+        function body the same holds for its locals: a second binding forgets the value."""
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        )
+        if (
+            fresh
+            and stmt.value is not None
+            and isinstance(target, ast.Name)
+            and target.id not in self.scope.seen_constants
+            and target.id not in self.declared_global
+        ):
+            value = _constant_value(stmt.value, self.conditions)
+            if value is UNKNOWN:
+                return
+            self.scope.set_value(target.id, value)
+            self.scope.seen_constants.add(target.id)
+
+
+def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:
+    """The constant ``value`` evaluates to, or UNKNOWN: a name or attribute stays what it is (not a
+    literal), and most calls compute nothing the engine knows (they are not evaluated)."""
+    if isinstance(value, ast.Constant):
+        return value.value
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return UNKNOWN
+    if isinstance(value, ast.Call) and not conditions.may_compute(value):
+        return UNKNOWN
+    return conditions.literal(value)
