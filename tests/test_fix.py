@@ -990,6 +990,7 @@ def test_the_diff_applies_with_git_apply_and_patch_where_fix_ran(
     assert _cli(project, "check").returncode == 0
 
 
+@pytest.mark.parametrize("kind", ["lazy", "direct"])
 @pytest.mark.parametrize("later", ["del x\n", "\n\ndef b():\n    return x.b()\n"])
 def test_the_submodule_a_re_export_binds_on_the_package_is_its_own_use(
     tmp_path: Path, kind: str, later: str
