@@ -172,6 +172,7 @@ def test_find_fixes_gives_editors_the_edits(tmp_path: Path) -> None:
     # the map, then the __getattr__ (in the re-export's place: issue 27, F-B)
     assert (lazy.edits[0].path, lazy.edits[0].start, lazy.edits[0].end) == (init, (4, 0), (5, 0))
     assert lazy.edits[0].new_text.startswith(
+        '# IPL001: 0 app.config\n'  # the re-export's comment, kept
         '# Loaded on first access (PEP 562, module __getattr__ below): name -> module.\n'
         '_LAZY_IMPORTS = {\n    "fused_allreduce_rms_norm": "app.ops.fused_allreduce",\n}\n'
         # the submodule the re-export binds on the package besides its name
@@ -1173,4 +1174,16 @@ def test_a_form_feed_or_a_line_separator_in_a_comment_is_not_a_line_break(tmp_pa
              "\nB = zqpkg.x.b\n")
     assert (root / "src/app/use.py").read_bytes() == fixed.encode()
     run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.B()) == ('a', 'b')")
+    assert run.stdout == "ok\n", run.stderr
+
+
+def test_the_lazy_fix_keeps_the_re_exports_comment(tmp_path: Path) -> None:
+    """Issue 27: ``from .x import a, b  # re-export``: the lazy fix replaced the line, its comment
+    with it. The comment stays, on a line of its own before the map."""
+    root = _light_tree(tmp_path, "from .x import a, b  # re-export: keep\n", use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text().startswith(
+        "# re-export: keep\n# Loaded on first access")
+    run = _oracle(root, "import app.use\nassert (zqpkg.a(), zqpkg.b()) == ('a', 'b')")
     assert run.stdout == "ok\n", run.stderr

@@ -141,6 +141,12 @@ class _Source:
             return None
         return first, after
 
+    def trailing_comment(self, node: ast.stmt) -> str:
+        """The comment after a statement on its last line (``# re-export``), or ``""``."""
+        assert node.end_lineno is not None
+        rest = self.text[self.span(node)[1]:self.line_start(node.end_lineno + 1)].strip()
+        return rest if rest.startswith("#") else ""
+
     def indent(self, node: ast.stmt) -> str:
         return self.text[self.line_start(node.lineno):self.offset(node.lineno, node.col_offset)]
 
@@ -759,7 +765,8 @@ class _Planner:
         attributes = [m for m in moved if m.attribute is not None]
         submodules = [m for m in moved if m.attribute is None]
         maps = (map_name if attributes else None, modules_map if submodules else None)
-        replacement = f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
+        replacement = "".join(f"{c}{nl}" for c in map(source.trailing_comment, statements) if c)
+        replacement += f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
         for table, entries in ((map_name, attributes), (modules_map, submodules)):
             if entries:
                 replacement += f"{table} = {{{nl}" + "".join(
