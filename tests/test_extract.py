@@ -1005,3 +1005,27 @@ def test_function_bodies_of_random_modules_equal_the_whole_module_analysis(sourc
         assert {q: bodies.find_function_facts(q) for q in names} == expected
         for missing in ("missing", "f.<locals>.missing", "C.missing", "C.m.<locals>.missing"):
             assert missing in expected or bodies.find_function_facts(missing) is None
+
+
+def test_a_walker_is_freed_without_the_cycle_collector() -> None:
+    """The walker holds its expression scanner, which reaches back to it (for the statements of a
+    constant ``exec`` string) only through a weak reference: extraction pauses the cycle
+    collector, so a cycle would keep every walker and its syntax tree alive until a collection."""
+    import ast
+    import gc
+    import weakref
+
+    from flake8_importpolicy.analysis.importtime.walker import _ImportTimeVisitor
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        walker = _ImportTimeVisitor(Target(((3, 12),), "linux"))
+        walker.visit_body(ast.parse("import os\nexec('import json')\n").body, frozenset())
+        assert [site.target for site in walker.imports.finish()] == ["os", "json"]
+        freed = weakref.ref(walker)
+        del walker
+        assert freed() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -65,8 +65,8 @@ class _ImportTimeVisitor:
 
     Its 12 attributes: the target, the scope, the flow state, the condition evaluator, the four
     recorders, the binder, the scanner, the functions to analyse and the ``if`` decisions. A plain
-    class, not a dataclass: one is made per module and per
-    function body analysed, never compared or shown."""
+    class, not a dataclass: one is made per module and per function body analysed, never compared
+    or shown."""
 
     def __init__(
         self,
