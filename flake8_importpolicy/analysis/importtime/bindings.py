@@ -14,15 +14,16 @@ change what the module's names refer to (docs/semantics.md rules 8-13).
 
 from __future__ import annotations
 
+import ast
 import enum
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Final
 
 from flake8_importpolicy.analysis.syspath import PathValue
 from flake8_importpolicy.model.facts import CallBinding
 
-__all__ = ["NO_VALUE", "Binding", "BindingKind", "Guard", "Scope", "ScopeKind"]
+__all__ = ["NO_VALUE", "Binding", "BindingKind", "Guard", "Scope", "ScopeKind", "stored_names"]
 
 
 class BindingKind(enum.Enum):
@@ -296,6 +297,28 @@ class Scope:
             return
         self._table[name] = replace(own, path=path)
 
+    def imports_among(self, names: Iterable[str]) -> dict[str, Binding]:
+        """The bindings of those of ``names`` that an import binds, here or in enclosing scopes
+        (what :meth:`keep_import` is given back)."""
+        found: dict[str, Binding] = {}
+        for name in names:
+            binding = self.lookup(name)
+            if binding is not None and binding.refers_to is not None:
+                found[name] = binding
+        return found
+
+    def keep_import(self, name: str, before: Binding) -> None:
+        """``name`` was rebound by code that runs instead of what left it bound by an import
+        (``np = None`` in the ``except`` handler of ``try: import numpy as np``): on the other path
+        it still is the import, so it keeps what the import bound it to (docs/semantics.md rule
+        12). A rebinding to another import, or none, changes nothing."""
+        if before.refers_to is None:
+            return
+        own = self._table.get(name)
+        if own is None or not own.bound or own.refers_to is not None:
+            return
+        self._table[name] = replace(own, kind=before.kind, refers_to=before.refers_to)
+
     def forget_values(self) -> None:
         """Forget every value, guard and path: code bound names the engine cannot see
         (``globals()[...] = ...``)."""
@@ -407,3 +430,20 @@ def _visible(scope: Scope) -> Iterator[tuple[str, Binding]]:
                 seen.add(name)
                 yield name, binding
         current = current._parent
+
+
+def stored_names(body: Iterable[ast.stmt]) -> set[str]:
+    """The names statements of ``body`` assign (``x = ...``, ``for x in``, ``with ... as x``,
+    walrus), not those of nested function, lambda and class bodies (their scopes' own)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            if type(node.ctx) is ast.Store:
+                names.add(node.id)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return names

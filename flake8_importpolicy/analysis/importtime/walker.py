@@ -23,6 +23,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     BindingKind,
     Scope,
     ScopeKind,
+    stored_names,
 )
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
@@ -324,8 +325,11 @@ class _ImportTimeVisitor:
             guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
+            imported = self.scope.imports_among(stored_names(handler.body))
             self.visit_body(handler.body, flags | {Flag.FALLBACK})
             self.flow.requirement = None
+            for name, binding in imported.items():  # ``np = None``: np may still be the import
+                self.scope.keep_import(name, binding)
             if guarded and targets:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
