@@ -229,6 +229,11 @@ def _extract_unpaused(
         },
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
+        name_values={  # still bound to what the assignment gave (not redefined, imported, ...)
+            name: choices for name, choices in sorted(visitor.callees.name_values.items())
+            if (binding := visitor.scope.lookup(name)) is not None and binding.bound
+            and binding.kind is BindingKind.OTHER and binding.refers_to is None
+        },
     )
 
 

@@ -75,7 +75,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 13
+_FORMAT: Final = 14
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -420,6 +420,10 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
         ],
         "unresolved": [_unresolved_row(u) for u in facts.unresolved],
         "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
+        "name_values": {
+            name: [[dotted, undecided] for dotted, undecided in choices]
+            for name, choices in facts.name_values.items()
+        },
     }
 
 
@@ -460,7 +464,16 @@ def facts_from_json(data: object) -> ModuleFacts:
         },
         unresolved=tuple(_unresolved(u) for u in expect_list(data["unresolved"])),
         path_changes=tuple(_path_change(row) for row in expect_list(data["path_changes"])),
+        name_values={
+            name: tuple(_choice(row) for row in expect_list(choices))
+            for name, choices in expect_object(data["name_values"]).items()
+        },
     )
+
+
+def _choice(row: object) -> tuple[str, bool]:
+    dotted, undecided = expect_list(row)
+    return expect_str(dotted), expect_bool(undecided)
 
 
 def _problem(row: object) -> SourceProblem:

@@ -425,6 +425,10 @@ class ModuleFacts:
             lazy module objects).
         unresolved: what import-time code does that cannot be resolved (IPL006).
         path_changes: computable ``sys.path`` additions made at import time.
+        name_values: ``{name: ((dotted name, undecided), ...)}`` of module-level names bound to
+            other names (``f = g``) or to a conditional expression of names (``f = g if test else
+            h``): the names as written that the target's branches give, each with whether a test
+            on the way was undecided (a call of ``name`` runs what it holds, rule 16).
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -442,6 +446,7 @@ class ModuleFacts:
     call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
     unresolved: tuple[UnresolvedSite, ...] = ()
     path_changes: tuple[PathChange, ...] = ()
+    name_values: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
 
     @property
     def all_names(self) -> tuple[str, ...] | None:

@@ -17,7 +17,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, defines
 from flake8_importpolicy.model.facts import CallSite
-from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop, HopKind, module_of
+from flake8_importpolicy.model.graph import CallNode, Flag, FunctionNode, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
 __all__ = ["CallResolver"]
@@ -60,10 +60,14 @@ class CallResolver:
         targets = self._nested_call(module, call) if nested else None
         if targets is None and isinstance(node, FunctionNode) and call.callee.startswith("self."):
             targets = self._self_method(module, node.qualname, call)
+        undecided: set[str] = set()  # run through a branch the target does not decide
         for target in targets if targets is not None else self._resolve_call(
-            module, resolved.is_package, call
+            module, resolved.is_package, call, undecided
         ):
-            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, call.flags,
+            flags = call.flags
+            if target in undecided and Flag.CONDITIONAL not in flags:
+                flags = tuple(sorted((*flags, Flag.CONDITIONAL)))
+            yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, flags,
                       assumed=call.assumed)
 
     def _self_method(self, module: str, qualname: str, call: CallSite) -> list[str]:
@@ -90,18 +94,21 @@ class CallResolver:
             if get_function_facts(module, f"{call.callee}.{hook}") is not None
         ]
 
-    def _resolve_call(self, module: str, is_package: bool, call: CallSite) -> list[str]:
+    def _resolve_call(
+        self, module: str, is_package: bool, call: CallSite, undecided: set[str]
+    ) -> list[str]:
         """The nodes a call runs: first-party function bodies, or a ``[heavy-calls]`` leaf (also for
-        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``)."""
+        a function of the calling module itself, ``probe()`` in ``pkg.plat`` for ``pkg.plat.probe``).
+        Those run only through a branch the target does not decide are added to ``undecided``."""
         if call.local:
             own = f"{module}.{call.callee}"
             if self._calls_heavy(own, call.kind):
                 return [CallNode(own)]
-            return self._find_run(module, call.callee, call.kind, 0)
+            return self._find_run(module, call.callee, call.kind, 0, undecided)
         name = absolute(call.callee, module, is_package)
         if name is None:
             return []
-        return self._find_run_dotted(name, call.kind, 0)
+        return self._find_run_dotted(name, call.kind, 0, undecided)
 
     def find_member(self, module: str, cls: str, member: str, *, inherited: bool = True) -> list[str]:
         """The function ``member`` of class ``cls`` of ``module``: its own, else (with
@@ -166,14 +173,20 @@ class CallResolver:
         which :meth:`_find_run` follows."""
         return self._is_heavy_call is not None and kind != "subclass" and self._is_heavy_call(name)
 
-    def _find_run_dotted(self, name: str, kind: str, depth: int) -> list[str]:
+    def _find_run_dotted(
+        self, name: str, kind: str, depth: int, undecided: set[str] | None = None
+    ) -> list[str]:
         if self._calls_heavy(name, kind):
             return [CallNode(name)]
         found = self._split_owner(name)
-        return [] if found is None else self._find_run(found[0], found[1], kind, depth)
+        return [] if found is None else self._find_run(found[0], found[1], kind, depth, undecided)
 
-    def _find_run(self, module: str, attribute: str, kind: str, depth: int) -> list[str]:
-        """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``."""
+    def _find_run(
+        self, module: str, attribute: str, kind: str, depth: int,
+        undecided: set[str] | None = None,
+    ) -> list[str]:
+        """Function nodes run by calling ``attribute`` (dotted) of first-party ``module``; those
+        run only through a branch the target does not decide are added to ``undecided``."""
         facts = self._lookup.get_facts(module)
         if facts is None or facts.problem is not None or depth > _ALIAS_DEPTH:
             return []
@@ -201,12 +214,30 @@ class CallResolver:
         first, _, rest = attribute.partition(".")
         target = facts.aliases.get(first)
         if target is None:
-            return []
+            choices = facts.name_values.get(attribute)
+            return [] if choices is None else self._run_choices(
+                module, choices, kind, depth, undecided
+            )
         resolved = self.index.resolve_module(module)
         name = absolute(f"{target}.{rest}" if rest else target, module, resolved.is_package)
         if name is None:
             return []
-        return self._find_run_dotted(name, kind, depth + 1)
+        return self._find_run_dotted(name, kind, depth + 1, undecided)
+
+    def _run_choices(
+        self, module: str, choices: tuple[tuple[str, bool], ...], kind: str, depth: int,
+        undecided: set[str] | None,
+    ) -> list[str]:
+        """What calling a name bound to other names runs (``f = g if test else h``): what each
+        branch the target decides runs, every one when it does not (rule 16)."""
+        nodes: list[str] = []
+        for written, unsure in choices:
+            inner: set[str] = set()
+            found = self._find_run(module, written, kind, depth + 1, inner)
+            nodes += found
+            if undecided is not None:
+                undecided.update(found if unsure else inner)
+        return list(dict.fromkeys(nodes))
 
     def find_definition(self, name: str, depth: int = 0) -> tuple[str, str, bool] | None:
         """``(module, qualname, is_class)`` of the function or class a dotted name refers to,

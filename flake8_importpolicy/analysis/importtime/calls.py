@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Mapping, MutableSet
 from typing import Final
 
-from flake8_importpolicy.analysis.conditions import dotted_name
+from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.importtime.bindings import Scope
 from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, DynamicRecorder, unparse
 from flake8_importpolicy.analysis.importtime.flow import Flow
@@ -80,6 +80,8 @@ class CallRecorder:
         self.nested_defs: dict[str, str] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
+        # module-level ``f = g`` / ``f = g if test else h``: ``{f: ((g, undecided), ...)}``
+        self.name_values: dict[str, tuple[tuple[str, bool], ...]] = {}
 
     def base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
@@ -159,6 +161,23 @@ class CallRecorder:
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
                          self.flow.assumed_once())
             )
+
+    def bind_value(
+        self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
+    ) -> None:
+        """A module-level ``f = g`` or ``f = g if test else h`` (``g``, ``h`` names, dotted or not):
+        a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
+        decides or both when it does not (``lazy_importer = nothing if sys.version_info >= (3, 15)
+        else backport``, rule 16). Any other value forgets what ``f`` held."""
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        for name in names:
+            self.name_values.pop(name, None)
+        if value is None or len(names) != len(targets):
+            return
+        choices = _choices(value, conditions, False)
+        if choices:
+            for name in names:
+                self.name_values[name] = choices
 
     def super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
         """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
@@ -257,6 +276,28 @@ class CallRecorder:
             # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
             return dotted_name(func, self.aliases) in self.class_values
         return False
+
+
+def _choices(
+    value: ast.expr, conditions: ConditionEvaluator, undecided: bool
+) -> tuple[tuple[str, bool], ...]:
+    """The dotted names (as written) a value of names and conditional expressions may be, each with
+    whether a test on the way was undecided; () when a branch that may run is anything else."""
+    if isinstance(value, ast.IfExp):
+        outcome, _ = conditions.decide(value.test)
+        branches = [
+            branch for branch, truth in ((value.body, True), (value.orelse, False))
+            if outcome is None or truth in outcome
+        ]
+        found: list[tuple[str, bool]] = []
+        for branch in branches:
+            more = _choices(branch, conditions, undecided or outcome is None or len(outcome) > 1)
+            if not more:
+                return ()
+            found.extend(more)
+        return tuple(found)
+    name = dotted_name(value, {})
+    return () if name is None else ((name, undecided),)
 
 
 class _OwnDefs:

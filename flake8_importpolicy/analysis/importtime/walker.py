@@ -430,6 +430,8 @@ class _ImportTimeVisitor:
             self.binder.record_constant(stmt, fresh)
         if self.flow.module_level():
             self.imports.record_all(stmt, flags)
+            augmented = isinstance(stmt, ast.AugAssign)
+            self.callees.bind_value(targets, None if augmented else stmt.value, self.conditions)
             self.binder.record_constant(stmt, fresh)
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
