@@ -49,6 +49,7 @@ from flake8_importpolicy.model.facts import (
     ModuleClasses,
     ModuleFacts,
     ModuleGetattr,
+    ModuleValues,
     SourceProblem,
     Target,
 )
@@ -224,16 +225,16 @@ def _extract_unpaused(
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None
         },
         attribute_reads=tuple(visitor.lazy.attribute_reads),
-        call_bindings={
-            name: binding.call for name, binding in bound if binding.call is not None
-        },
+        values=ModuleValues(
+            {name: binding.call for name, binding in bound if binding.call is not None},
+            {
+                name: binding.choices for name, binding in bound
+                if binding.choices is not None and binding.bound
+                and binding.kind is BindingKind.OTHER and binding.refers_to is None
+            },
+        ),
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
-        name_values={  # still bound to what the assignment gave (not redefined, imported, ...)
-            name: choices for name, choices in sorted(visitor.callees.name_values.items())
-            if (binding := visitor.scope.lookup(name)) is not None and binding.bound
-            and binding.kind is BindingKind.OTHER and binding.refers_to is None
-        },
     )
 
 

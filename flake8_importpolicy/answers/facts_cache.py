@@ -56,6 +56,7 @@ from flake8_importpolicy.model.facts import (
     ModuleClasses,
     ModuleFacts,
     ModuleGetattr,
+    ModuleValues,
     PathChange,
     SourceProblem,
     Target,
@@ -459,15 +460,15 @@ def facts_from_json(data: object) -> ModuleFacts:
         ),
         aliases={k: expect_str(v) for k, v in expect_object(data["aliases"]).items()},
         attribute_reads=tuple(_read(r) for r in expect_list(data["reads"])),
-        call_bindings={
-            name: _call_binding(row) for name, row in expect_object(data["call_bindings"]).items()
-        },
+        values=ModuleValues(
+            {name: _call_binding(row) for name, row in expect_object(data["call_bindings"]).items()},
+            {
+                name: tuple(_choice(row) for row in expect_list(choices))
+                for name, choices in expect_object(data["name_values"]).items()
+            },
+        ),
         unresolved=tuple(_unresolved(u) for u in expect_list(data["unresolved"])),
         path_changes=tuple(_path_change(row) for row in expect_list(data["path_changes"])),
-        name_values={
-            name: tuple(_choice(row) for row in expect_list(choices))
-            for name, choices in expect_object(data["name_values"]).items()
-        },
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "ModuleClasses",
     "ModuleFacts",
     "ModuleGetattr",
+    "ModuleValues",
     "PathChange",
     "SiteKind",
     "SourceProblem",
@@ -387,9 +388,27 @@ class ModuleClasses:
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ModuleValues:
+    """What a module's names hold, where it decides what calls and attribute reads run.
+
+    Attributes:
+        call_bindings: ``{name: binding}`` of module-level names bound to a call's result
+            (candidate lazy module objects, rule 19).
+        name_values: ``{name: ((dotted name, undecided), ...)}`` of module-level names bound to
+            other names (``f = g``) or to a conditional expression of names (``f = g if test else
+            h``): the names as written that the target's branches give, each with whether a test
+            on the way was undecided (a call of ``name`` runs what it holds, rule 16).
+    """
+
+    call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    name_values: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
+
+
 _NO_ALL: Final = ModuleAll()
 _NO_GETATTR: Final = ModuleGetattr()
 _NO_CLASSES: Final = ModuleClasses()
+_NO_VALUES: Final = ModuleValues()
 
 
 @dataclass(frozen=True)
@@ -421,14 +440,10 @@ class ModuleFacts:
         aliases: module-level names bound by imports, ``{name: dotted target}`` (relative targets keep
             their leading dots), for following re-exported functions.
         attribute_reads: attribute reads at import time on names bound by imports or calls.
-        call_bindings: ``{name: binding}`` of module-level names bound to a call's result (candidate
-            lazy module objects).
+        values: what its names hold (:class:`ModuleValues`; ``call_bindings`` and
+            ``name_values`` read it).
         unresolved: what import-time code does that cannot be resolved (IPL006).
         path_changes: computable ``sys.path`` additions made at import time.
-        name_values: ``{name: ((dotted name, undecided), ...)}`` of module-level names bound to
-            other names (``f = g``) or to a conditional expression of names (``f = g if test else
-            h``): the names as written that the target's branches give, each with whether a test
-            on the way was undecided (a call of ``name`` runs what it holds, rule 16).
     """
 
     sites: tuple[ImportSite, ...] = ()
@@ -443,10 +458,21 @@ class ModuleFacts:
     class_tree: ModuleClasses = _NO_CLASSES
     aliases: Mapping[str, str] = field(default_factory=dict)
     attribute_reads: tuple[AttributeRead, ...] = ()
-    call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
+    values: ModuleValues = _NO_VALUES
     unresolved: tuple[UnresolvedSite, ...] = ()
     path_changes: tuple[PathChange, ...] = ()
-    name_values: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
+
+    @property
+    def call_bindings(self) -> Mapping[str, CallBinding]:
+        """``{name: binding}`` of module-level names bound to a call's result (candidate lazy
+        module objects)."""
+        return self.values.call_bindings
+
+    @property
+    def name_values(self) -> Mapping[str, tuple[tuple[str, bool], ...]]:
+        """``{name: ((dotted name, undecided), ...)}`` of module-level names bound to other names
+        (:class:`ModuleValues`)."""
+        return self.values.name_values
 
     @property
     def all_names(self) -> tuple[str, ...] | None:

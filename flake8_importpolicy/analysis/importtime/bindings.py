@@ -80,6 +80,8 @@ class Binding:
         guard: set when the name is an import guard (``HAS_X``, rule 12).
         call: the call a module-level name was bound to (rule 19).
         path: the ``sys.path`` entry it holds, when computable (rule 7).
+        choices: for a module-level ``f = g`` / ``f = g if test else h``, the names as written it
+            may hold, each with whether a test on the way was undecided (rule 16).
         bound: False for a name this scope does not bind (any more): one ``del`` unbound, or whose
             value, guard or path was recorded by code that binds it in a nested class body; what
             the binding says beyond that is still known.
@@ -93,6 +95,7 @@ class Binding:
     call: CallBinding | None = None
     path: PathValue | None = None
     bound: bool = True
+    choices: tuple[tuple[str, bool], ...] | None = None
 
     def __init__(
         self,
@@ -104,6 +107,7 @@ class Binding:
         call: CallBinding | None = None,
         path: PathValue | None = None,
         bound: bool = True,
+        choices: tuple[tuple[str, bool], ...] | None = None,
     ) -> None:
         # The slots' own setters: the generated __init__ of a frozen dataclass goes through
         # object.__setattr__ once a field, about twice the cost, and the walker makes one binding
@@ -116,13 +120,15 @@ class Binding:
         _SET_CALL(self, call)
         _SET_PATH(self, path)
         _SET_BOUND(self, bound)
+        _SET_CHOICES(self, choices)
 
 
 (
     _SET_KIND, _SET_REFERS_TO, _SET_VALUE, _SET_LINE, _SET_GUARD, _SET_CALL, _SET_PATH, _SET_BOUND,
+    _SET_CHOICES,
 ) = (
     vars(Binding)[name].__set__
-    for name in ("kind", "refers_to", "value", "line", "guard", "call", "path", "bound")
+    for name in ("kind", "refers_to", "value", "line", "guard", "call", "path", "bound", "choices")
 )
 
 _UNBOUND: Final = Binding(BindingKind.OTHER, bound=False)
@@ -275,7 +281,8 @@ class Scope:
         elif value is NO_VALUE and kind is BindingKind.CONSTANT:
             kind = BindingKind.OTHER
         self._table[name] = Binding(
-            kind, own.refers_to, value, own.line, own.guard, own.call, own.path, own.bound
+            kind, own.refers_to, value, own.line, own.guard, own.call, own.path, own.bound,
+            own.choices,
         )
 
     def set_guard(self, name: str, guard: Guard) -> None:
@@ -287,8 +294,13 @@ class Scope:
         own = self._own(name)
         kind = BindingKind.CALL if own.kind is BindingKind.OTHER and own.bound else own.kind
         self._table[name] = Binding(
-            kind, own.refers_to, own.value, own.line, own.guard, call, own.path, own.bound
+            kind, own.refers_to, own.value, own.line, own.guard, call, own.path, own.bound,
+            own.choices,
         )
+
+    def set_choices(self, name: str, choices: tuple[tuple[str, bool], ...]) -> None:
+        """Record the names ``name`` was just bound to (``f = g if test else h``, rule 16)."""
+        self._table[name] = replace(self._own(name), choices=choices)
 
     def set_path(self, name: str, path: PathValue | None) -> None:
         """Record (or, with None, forget) the ``sys.path`` entry ``name`` holds."""

@@ -80,8 +80,6 @@ class CallRecorder:
         self.nested_defs: dict[str, str] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
-        # module-level ``f = g`` / ``f = g if test else h``: ``{f: ((g, undecided), ...)}``
-        self.name_values: dict[str, tuple[tuple[str, bool], ...]] = {}
 
     def base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
@@ -168,16 +166,14 @@ class CallRecorder:
         """A module-level ``f = g`` or ``f = g if test else h`` (``g``, ``h`` names, dotted or not):
         a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
         decides or both when it does not (``lazy_importer = nothing if sys.version_info >= (3, 15)
-        else backport``, rule 16). Any other value forgets what ``f`` held."""
+        else backport``, rule 16), kept in ``f``'s binding (any other binding forgets it)."""
         names = [t.id for t in targets if isinstance(t, ast.Name)]
-        for name in names:
-            self.name_values.pop(name, None)
         if value is None or len(names) != len(targets):
             return
         choices = _choices(value, conditions, False)
         if choices:
             for name in names:
-                self.name_values[name] = choices
+                self.scope.set_choices(name, choices)
 
     def super_call(self, call: ast.Call, flags: frozenset[Flag]) -> None:
         """``super().m(...)`` in a method of a module-level class ``C``: ``C.m`` as the bases
