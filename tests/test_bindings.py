@@ -69,3 +69,42 @@ def test_the_module_facts_come_from_the_bindings() -> None:
     assert facts.bindings == frozenset({"np", "os", "lazy", "K"})
     assert dict(facts.binding_lines) == {"np": 1, "os": 2, "lazy": 4, "K": 8}
     assert set(facts.call_bindings) == {"lazy"}
+
+
+def test_a_fallback_binding_keeps_the_import_it_falls_back_from() -> None:
+    # issue 29 item 2: on the path where the import worked, np is still numpy
+    facts = extract_facts(
+        b"try:\n"
+        b"    import numpy as np\n"
+        b"except ModuleNotFoundError:\n"
+        b"    np = None\n"
+        b"try:\n"
+        b"    import simplejson as json\n"
+        b"except ImportError:\n"
+        b"    import json\n"
+        b"FFT = np.fft\n",
+        TARGET,
+    )
+    assert dict(facts.aliases) == {"np": "numpy", "json": "json"}
+    assert [(r.name, r.target, r.attr) for r in facts.attribute_reads] == [("np", "numpy", "fft")]
+
+
+def test_a_name_bound_to_other_names_holds_the_branches_the_target_decides() -> None:
+    # issue 29 item 5; a later binding of the name forgets what it held
+    facts = extract_facts(
+        b"import sys, os\n"
+        b"def a(): pass\n"
+        b"def b(): pass\n"
+        b"decided = a if sys.version_info >= (3, 99) else b\n"
+        b"unsure = a if os.cpu_count() else mod.b\n"
+        b"plain = a\n"
+        b"rebound = a\n"
+        b"for rebound in (): pass\n"
+        b"called = a if os.cpu_count() else b()\n",
+        TARGET,
+    )
+    assert dict(facts.name_values) == {
+        "decided": (("b", False),),
+        "unsure": (("a", True), ("mod.b", True)),
+        "plain": (("a", False),),
+    }
