@@ -1029,3 +1029,89 @@ def test_a_walker_is_freed_without_the_cycle_collector() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+# -- rule 19: import structures built imperatively (issue 25 item 4) -------------------------------
+
+
+_STRUCTURE_HEAD = """
+import sys
+from tflike.utils import _LazyModule, is_torch_available
+
+_import_structure = {"configuration_utils": ["PretrainedConfig"], "models": []}
+"""
+
+
+def _structure(body: str) -> ModuleFacts:
+    source = textwrap.dedent(_STRUCTURE_HEAD).lstrip("\n") + textwrap.dedent(body).lstrip("\n") + (
+        'sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], _import_structure)\n'
+    )
+    return extract_facts(source, PY311)
+
+
+def test_import_structure_follows_item_assignment_extend_append_update_setdefault() -> None:
+    found = _structure("""
+        _import_structure["modeling_utils"] = ["PreTrainedModel"]
+        _import_structure["models"] += ["auto"]
+        _import_structure["configuration_utils"].extend(["GenerationMixin"])
+        _import_structure["configuration_utils"].append("Other")
+        _import_structure.update({"tokenization_utils": ["PreTrainedTokenizer"]})
+        _import_structure.setdefault("image_utils", [])
+        _import_structure["image_utils"] += ["ImageMixin"]
+        _import_structure.setdefault("processing", ["Processor"])
+    """)
+    attach = found.lazy_attach
+    assert attach is not None and not found.unresolved
+    assert dict(attach.submod_attrs) == {
+        "configuration_utils": ("GenerationMixin", "Other", "PretrainedConfig"),
+        "models": ("auto",),
+        "modeling_utils": ("PreTrainedModel",),
+        "tokenization_utils": ("PreTrainedTokenizer",),
+        "processing": ("Processor",),
+        "image_utils": ("ImageMixin",),
+    }
+    assert not attach.maybe_attrs and not attach.any_name
+
+
+def test_import_structure_entries_of_code_that_may_not_run_are_maybe() -> None:
+    found = _structure("""
+        try:
+            if not is_torch_available():
+                raise ImportError()
+        except ImportError:
+            _import_structure["utils.dummy_pt_objects"] = ["PreTrainedModel"]
+        else:
+            _import_structure["modeling_utils"] = ["PreTrainedModel"]
+        if is_torch_available():
+            _import_structure["models"].extend(["bert"])
+        _import_structure["utils.dummy_tf"] = [n for n in dir(sys) if n]
+    """)
+    attach = found.lazy_attach
+    assert attach is not None and not found.unresolved
+    assert attach.submod_attrs["modeling_utils"] == ("PreTrainedModel",)
+    assert dict(attach.maybe_attrs) == {
+        "utils.dummy_pt_objects": ("PreTrainedModel",), "models": ("bert",),
+    }
+    assert attach.any_name == ("utils.dummy_tf",)
+
+
+@pytest.mark.parametrize("change", [
+    '_import_structure.pop("models")\n',
+    'del _import_structure["models"]\n',
+    '_import_structure[str(id(sys))] = ["X"]\n',
+    '_import_structure.setdefault("models", []).append("X")\n',
+    '_import_structure.update(dict(sys.modules))\n',
+])
+def test_import_structure_changed_in_a_way_not_followed_is_unresolved(change: str) -> None:
+    found = _structure(change)
+    assert found.lazy_attach is None
+    assert [u.construct.value for u in found.unresolved] == ["getattr-import"]
+
+
+def test_import_structure_unchanged_or_rebound_keeps_the_literal_rules() -> None:
+    assert _structure("").lazy_attach is not None
+    rebound = _structure("""
+        _import_structure["modeling_utils"] = ["PreTrainedModel"]
+        _import_structure = {k: set(v) for k, v in _import_structure.items()}
+    """)
+    assert rebound.lazy_attach is None and len(rebound.unresolved) == 1

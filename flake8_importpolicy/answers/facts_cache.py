@@ -418,6 +418,8 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
             list(facts.lazy_attach.submodules),
             {sub: list(names) for sub, names in facts.lazy_attach.submod_attrs.items()},
             facts.lazy_attach.scan_package,
+            {sub: list(names) for sub, names in facts.lazy_attach.maybe_attrs.items()},
+            list(facts.lazy_attach.any_name),
         ],
         "unresolved": [_unresolved_row(u) for u in facts.unresolved],
         "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
@@ -497,10 +499,12 @@ def _keyword(pair: object) -> tuple[str, str]:
 
 
 def _lazy_attach(row: object) -> LazyAttach:
-    submodules, attrs, scan_package = expect_list(row)
+    submodules, attrs, scan_package, maybe_attrs, any_name = expect_list(row)
     return LazyAttach(
         _strings(submodules), {sub: _strings(names) for sub, names in expect_object(attrs).items()},
         expect_bool(scan_package),
+        {sub: _strings(names) for sub, names in expect_object(maybe_attrs).items()},
+        _strings(any_name),
     )
 
 

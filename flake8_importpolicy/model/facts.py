@@ -238,11 +238,18 @@ class LazyAttach:
         submod_attrs: ``{submodule: names}``: reading one of the names imports the submodule.
         scan_package: the structure is each submodule's ``__all__`` (transformers'
             ``define_import_structure``), found by reading the package's submodules.
+        maybe_attrs: ``{submodule: names}`` added to an import structure by code that may not run
+            (under a condition, in a ``try`` body or an ``except`` handler): reading one of the
+            names may import the submodule (conditional).
+        any_name: submodules of an import structure whose names are not computable: reading any
+            name may import them (conditional).
     """
 
     submodules: tuple[str, ...] = ()
     submod_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     scan_package: bool = False
+    maybe_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    any_name: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

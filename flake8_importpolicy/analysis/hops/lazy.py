@@ -18,7 +18,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.hops.calls import CallResolver
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute
-from flake8_importpolicy.model.facts import AttributeRead, CallBinding
+from flake8_importpolicy.model.facts import AttributeRead, CallBinding, ModuleFacts
 from flake8_importpolicy.model.graph import (
     Construct,
     Flag,
@@ -62,14 +62,9 @@ class ModuleGetattr:
         ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
         function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
         it, or None."""
-        lookup = self._lookup
-        if package == importer or not lookup.is_followed(package, self.index.resolve_module(package)):
+        facts = self._hooked(package, name, importer)
+        if facts is None:
             return None
-        facts = lookup.get_facts(package)
-        if facts is None or not facts.defines_getattr or name in facts.bindings:
-            return None
-        if lookup.imports_submodule(package, f"{package}.{name}"):
-            return None  # importing a submodule binds it on its package: no __getattr__ call
         attach = facts.lazy_attach
         if attach is not None:
             if name in attach.submodules:
@@ -83,6 +78,31 @@ class ModuleGetattr:
             return FunctionNode(package, "__getattr__")  # any name: every branch may run
         names.add(name)
         return FunctionNode(package, "__getattr__", name)
+
+    def find_conditional_triggers(self, package: str, name: str, importer: str) -> tuple[str, ...]:
+        """The submodules reading ``name`` of ``package`` may also import (besides
+        :meth:`find_trigger`'s): those an import structure got ``name`` for in code that may not
+        run, and those whose names are not computable (rule 19). Their hops are conditional."""
+        facts = self._hooked(package, name, importer)
+        attach = facts.lazy_attach if facts is not None else None
+        if attach is None or not (attach.maybe_attrs or attach.any_name):
+            return ()
+        certain = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
+        found = [sub for sub, names in attach.maybe_attrs.items() if name in names]
+        found += attach.any_name
+        return tuple(f"{package}.{sub}" for sub in dict.fromkeys(found) if sub != certain)
+
+    def _hooked(self, package: str, name: str, importer: str) -> ModuleFacts | None:
+        """The facts of ``package`` when reading its ``name`` runs its ``__getattr__``, else None."""
+        lookup = self._lookup
+        if package == importer or not lookup.is_followed(package, self.index.resolve_module(package)):
+            return None
+        facts = lookup.get_facts(package)
+        if facts is None or not facts.defines_getattr or name in facts.bindings:
+            return None
+        if lookup.imports_submodule(package, f"{package}.{name}"):
+            return None  # importing a submodule binds it on its package: no __getattr__ call
+        return facts
 
     def _submodule_exporting(self, package: str, name: str) -> str | None:
         """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
@@ -148,6 +168,9 @@ class AttributeReads:
             imported = None
             if base is not None and self.index.resolve_module(base).kind != "unresolved":
                 imported = self._getattr_hooks.find_trigger(base, read.attr, module)
+                for maybe in self._getattr_hooks.find_conditional_triggers(base, read.attr, module):
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, maybe,
+                              tuple(sorted({*read.flags, Flag.CONDITIONAL})))
             elif base is not None and "." in base:  # ``from m import obj``: an object m made
                 yield from self._hops_for_imported_object(node, resolved, read, base, unresolved)
                 return

@@ -71,10 +71,15 @@ class ImportSites:
                     )
                     yield Hop(node, path, line, col, kind, submodule, hop_flags)
                 trigger = None
+                maybe: tuple[str, ...] = ()
                 if not self._lookup.imports_submodule(node, f"{base}.{name}", before=site.line):
                     trigger = self._getattr_hooks.find_trigger(base, name, module)
+                    maybe = self._getattr_hooks.find_conditional_triggers(base, name, module)
                 if trigger is not None:
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
+                for other in maybe:  # an import structure's entries that may not have been made
+                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, other,
+                              tuple(sorted({*site.flags, Flag.CONDITIONAL})))
         elif site.kind == "star-import":
             base_facts = self._lookup.get_facts(base)
             if base_facts is not None and base_facts.all_names:

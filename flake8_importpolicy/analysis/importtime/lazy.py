@@ -18,6 +18,7 @@ from flake8_importpolicy.analysis.importtime.dynamic import (
     keyword_value,
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
+from flake8_importpolicy.analysis.importtime.structures import ImportStructures
 from flake8_importpolicy.model.facts import AttributeRead, CallBinding, LazyAttach
 from flake8_importpolicy.model.graph import Construct, Flag
 
@@ -75,6 +76,8 @@ class LazyRecorder:
         self.read_keys: set[tuple[str, str, bool]] = set()
         self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
         self.method = MethodUse()  # in a function body: what it does with ``self``
+        # module-level dicts built as import structures (``_import_structure["x"] = [...]``)
+        self.structures = ImportStructures(scope, conditions.constant)
 
     def module_call(self, targets: list[ast.expr], call: ast.Call) -> None:
         """A module-level ``targets = call``: a candidate lazy module object, a lazy_loader attach,
@@ -241,6 +244,13 @@ class LazyRecorder:
             ):
                 self.defines_getattr = True
                 self.lazy_attach = LazyAttach(scan_package=True)
+                return
+            built = self.structures.structure(arg)  # a dict changed since it was bound
+            if built is False:
+                break  # changed in a way not followed: not computable
+            if isinstance(built, LazyAttach):
+                self.defines_getattr = True
+                self.lazy_attach = built
                 return
             value = self.conditions.literal(arg)
             if isinstance(value, Literal):  # a constant container, looked up (rule 15)

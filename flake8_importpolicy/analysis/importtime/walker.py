@@ -164,6 +164,8 @@ class _ImportTimeVisitor:
             self.callees.returns.append(stmt.value.id)
         if not self.flow.in_function and isinstance(stmt, ast.Return):
             self.expressions.compile_error(stmt, "'return' outside function")
+        if type(stmt) is ast.Expr and type(stmt.value) is ast.Call and self.flow.module_level():
+            self.lazy.structures.called(stmt.value, flags)  # ``_import_structure[k].extend(...)``
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
                 self.expressions.scan(child, flags)
@@ -433,6 +435,7 @@ class _ImportTimeVisitor:
             augmented = isinstance(stmt, ast.AugAssign)
             self.callees.bind_value(targets, None if augmented else stmt.value, self.conditions)
             self.binder.record_constant(stmt, fresh)
+            self.lazy.structures.assigned(stmt, flags)  # ``_import_structure[k] = [...]``
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
@@ -444,6 +447,8 @@ class _ImportTimeVisitor:
         handler) leaves the name bound, as a binding that may not run counts as one."""
         for target in stmt.targets:
             self.expressions.scan(target, flags)
+            if self.flow.module_level():
+                self.lazy.structures.deleted(target)
         if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         self.binder.unbind(stmt.targets)
