@@ -1115,3 +1115,44 @@ def test_import_structure_unchanged_or_rebound_keeps_the_literal_rules() -> None
         _import_structure = {k: set(v) for k, v in _import_structure.items()}
     """)
     assert rebound.lazy_attach is None and len(rebound.unresolved) == 1
+
+
+# -- rule 16: a name bound to known callables on every path (issue 25 item 5) ----------------------
+
+
+@pytest.mark.parametrize(("bindings", "expected"), [
+    ("fuse = torch.compile\n", {("torch.compile", ())}),
+    ("fuse = lambda f: f\nif torch.ready():\n    fuse = torch.compile\n",
+     {("torch.compile", ("conditional",))}),
+    ("if torch.ready():\n    fuse = torch.compile\nelse:\n    fuse = local\n",
+     {("torch.compile", ("conditional",)), ("local", ("conditional",))}),
+    ("try:\n    fuse = torch.jit.script\nexcept AttributeError:\n    fuse = local\n",
+     {("torch.jit.script", ("conditional",)), ("local", ("conditional",))}),
+    ("fuse = local\nfuse = compile_it\n", {("torch.compile", ())}),
+])
+def test_decorator_bound_to_known_callables_is_a_call_of_each(
+    bindings: str, expected: set[tuple[str, tuple[str, ...]]]
+) -> None:
+    source = (
+        "import torch\nfrom torch import compile as compile_it\n\n\ndef local(f):\n    return f\n\n\n"
+        + bindings + "\n\n@fuse\ndef gelu(x):\n    return x\n"
+    )
+    found = facts(source)
+    decorator_line = source.splitlines().index("@fuse") + 1
+    called = {(c.callee, c.flags) for c in found.calls if c.line == decorator_line}
+    assert called - {("fuse", ())} == expected
+    assert not found.unresolved
+
+
+@pytest.mark.parametrize("bindings", [
+    "fuse = make()\nif torch.ready():\n    fuse = torch.compile\n",  # may still hold make()'s result
+    "fuse = torch.compile\nfor fuse in (local,):\n    pass\n",  # rebound by a loop
+    "fuse = lambda f: torch.compile(f)\n",  # a lambda that calls something
+    "fuse = torch.compile\nfuse += 1\n",
+])
+def test_decorator_bound_to_an_unknown_value_stays_unresolved(bindings: str) -> None:
+    source = (
+        "import torch\n\n\ndef local(f):\n    return f\n\n\ndef make():\n    return local\n\n\n"
+        + bindings + "\n\n@fuse\ndef gelu(x):\n    return x\n"
+    )
+    assert [u.construct.value for u in facts(source).unresolved] == ["call-through-variable"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, MutableSet
 from typing import Final
 
 from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
-from flake8_importpolicy.analysis.importtime.bindings import Scope
+from flake8_importpolicy.analysis.importtime.bindings import Binding, Scope
 from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, DynamicRecorder, unparse
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
@@ -70,7 +70,7 @@ class CallRecorder:
         self.classes: set[str] = set()  # the module's classes, by qualified name
         self.class_bases: dict[str, tuple[str, ...]] = {}  # module-level classes' bases
         self.returns: list[str] = []  # in a function body: the names its ``return``s give back
-        self.own_defs = _OwnDefs(source)  # module-level ``def``s: may one be an identity decorator
+        self.own_defs = _OwnDefs(source)  # module-level ``def``s (an identity decorator?), callables
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
         # functions defined in the class body being visited (callable from that body)
@@ -80,6 +80,66 @@ class CallRecorder:
         self.nested_defs: dict[str, str] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
+
+    def assigned(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
+        """A module-level assignment: ``name = <known callable>`` adds the callable to what a call
+        of ``name`` may call (code that always runs replaces what it held); any other binding of
+        ``name`` makes it a variable of unknown value again."""
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = None if isinstance(stmt, ast.AugAssign) or len(targets) != 1 else stmt.value
+        callee = self._known_callable(value) if value is not None else None
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            name = target.id
+            binding = self.scope.lookup(name)
+            if callee is None or binding is None:
+                self.own_defs.callables.pop(name, None)
+                continue
+            known = self.own_defs.callables.get(name)
+            if not flags & _MAY_NOT_RUN:
+                known = _CallableValues(binding, [], every_path=True)  # what it held is gone
+            elif known is None:
+                if binding.line != stmt.lineno:
+                    continue  # bound before to something unknown: it may still hold that
+                known = _CallableValues(binding, [], every_path=False)  # else it may be unbound
+            known.binding = binding
+            if callee not in known.callees:
+                known.callees.append(callee)
+            self.own_defs.callables[name] = known
+
+    def _known_callable(self, value: ast.expr) -> tuple[str, bool] | None:
+        """``(dotted name, local)`` of a value that is a known callable: a function or class of the
+        module, an imported name (``torch.compile``); ``("", False)`` for a lambda that calls
+        nothing (``lambda f: f``); None for anything else."""
+        if isinstance(value, ast.Lambda):
+            body = value.body
+            return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
+        if not isinstance(value, (ast.Name, ast.Attribute)):
+            return None
+        first: ast.expr = value
+        while isinstance(first, ast.Attribute):
+            first = first.value
+        if not isinstance(first, ast.Name):
+            return None
+        binding = self.scope.lookup(first.id)
+        if binding is None:
+            return None
+        if self.scope.is_definition(first.id):
+            name = dotted_name(value, {})
+            return (name, True) if name is not None else None
+        if binding.refers_to is None:
+            return None
+        name = dotted_name(value, self.aliases)
+        return (name, False) if name is not None else None
+
+    def _values_called(self, func: ast.expr) -> _CallableValues | None:
+        """What a call of module-level ``func`` may call, when it is bound to known callables only
+        (and not rebound since), else None."""
+        if not isinstance(func, ast.Name) or not self.flow.module_level():
+            return None
+        known = self.own_defs.callables.get(func.id)
+        return known if known is not None and self.scope.lookup(func.id) is known.binding else None
 
     def base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
@@ -138,7 +198,20 @@ class CallRecorder:
         if kind == "call" and (
             self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
         ):
-            self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            known = self._values_called(func)
+            if known is None:
+                self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
+            else:
+                # a call of each callable the name may hold; conditional when which is not known
+                choice = flags if known.every_path and len(known.callees) == 1 else (
+                    flags | {Flag.CONDITIONAL}
+                )
+                for callee, local in known.callees:
+                    if callee:  # a lambda that calls nothing is no call
+                        self.calls.append(CallSite(
+                            where.lineno, where.col_offset, callee, local, kind,
+                            tuple(sorted(choice)), self.flow.assumed_once(),
+                        ))
         if name is None:
             return
         first = func
@@ -296,16 +369,35 @@ def _choices(
     return () if name is None else ((name, undecided),)
 
 
+_MAY_NOT_RUN: Final = frozenset({Flag.CONDITIONAL, Flag.FALLBACK, Flag.GUARDED})
+"""Flags of code that may not run: a callable it binds is one of the name's possible values."""
+
+
+class _CallableValues:
+    """The known callables a module-level name may hold (``(dotted name, local)`` each, ``""`` for
+    a lambda that calls nothing), the binding that made the last of them (a name rebound since is
+    a variable again), and whether code that always runs bound one (else it may be unbound)."""
+
+    __slots__ = ("binding", "callees", "every_path")
+
+    def __init__(self, binding: Binding, callees: list[tuple[str, bool]], *, every_path: bool) -> None:
+        self.binding = binding
+        self.callees = callees
+        self.every_path = every_path
+
+
 class _OwnDefs:
     """A module's own ``def``s by name (first and last line) and, asked once each, whether one
-    returns the function it decorates (``def mark(fn): fn.x = 1; return fn``)."""
+    returns the function it decorates (``def mark(fn): fn.x = 1; return fn``); and its names bound
+    to known callables on every path (``fuser = torch.compile``)."""
 
-    __slots__ = ("identity", "source", "spans")
+    __slots__ = ("callables", "identity", "source", "spans")
 
     def __init__(self, source: bytes | None) -> None:
         self.source = source  # the module's text (module level only)
         self.spans: dict[str, tuple[int, int]] = {}
         self.identity: dict[str, bool] = {}
+        self.callables: dict[str, _CallableValues] = {}
 
     def returns_its_argument(self, name: str) -> bool:
         if name not in self.identity:

@@ -436,6 +436,7 @@ class _ImportTimeVisitor:
             self.callees.bind_value(targets, None if augmented else stmt.value, self.conditions)
             self.binder.record_constant(stmt, fresh)
             self.lazy.structures.assigned(stmt, flags)  # ``_import_structure[k] = [...]``
+            self.callees.assigned(stmt, flags)  # ``jit_fuser = torch.compile``
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
