@@ -8,6 +8,7 @@ target, kind and flags. Nothing is imported. Where the engine disagrees with CPy
 from __future__ import annotations
 
 import dataclasses
+import json
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -1156,3 +1157,16 @@ def test_decorator_bound_to_an_unknown_value_stays_unresolved(bindings: str) -> 
         + bindings + "\n\n@fuse\ndef gelu(x):\n    return x\n"
     )
     assert [u.construct.value for u in facts(source).unresolved] == ["call-through-variable"]
+
+
+def test_import_structure_maybe_entries_survive_the_facts_cache() -> None:
+    from flake8_importpolicy.answers.facts_cache import facts_from_json, facts_to_json
+
+    found = _structure("""
+        if is_torch_available():
+            _import_structure["modeling_utils"] = ["PreTrainedModel"]
+        _import_structure["utils.dummy"] = [n for n in dir(sys) if n]
+    """)
+    again = facts_from_json(json.loads(json.dumps(facts_to_json(found))))
+    assert again.lazy_attach == found.lazy_attach
+    assert again.lazy_attach is not None and again.lazy_attach.any_name == ("utils.dummy",)
