@@ -1187,3 +1187,17 @@ def test_the_lazy_fix_keeps_the_re_exports_comment(tmp_path: Path) -> None:
         "# re-export: keep\n# Loaded on first access")
     run = _oracle(root, "import app.use\nassert (zqpkg.a(), zqpkg.b()) == ('a', 'b')")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_a_second_lazy_fix_lists_its_names_in_the_first_fixs_dir(tmp_path: Path) -> None:
+    """Issue 27: a second lazy fix in the same package took the ``__dir__`` the first one wrote for
+    the package's own, kept it as it was, and ``dir(zqpkg)`` lacked the new name."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .y import z\n", use="from zqpkg import a, z\n")
+    (root / "src/zqpkg/y.py").write_text("import heavy\n\n\ndef z():\n    return 'z'\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("verified") == 2 and "__dir__ is kept" not in done.stderr, done.stderr
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "assert {'a', 'z', 'x', 'y'} <= set(dir(zqpkg))\nimport app.use\n"
+                        "assert (app.use.a(), app.use.z()) == ('a', 'z')")
+    assert run.stdout == "ok\n", run.stderr

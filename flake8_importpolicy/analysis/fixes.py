@@ -793,10 +793,13 @@ class _Planner:
                 replacement += nl * (2 - blank)
         edits.append(_Edit(source.path, lines[0][0], lines[0][1], replacement))
         note = ""
-        if any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body):
+        listed = " | ".join(f"set({m})" for m in maps if m is not None)
+        generated = _generated_dir_end(source)
+        if generated is not None:  # an earlier lazy fix's: it lists these names too
+            edits.append(_Edit(source.path, generated, generated, f" | {listed}"))
+        elif any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body):
             note = "the package's own __dir__ is kept as it is"
         else:
-            listed = " | ".join(f"set({m})" for m in maps if m is not None)
             block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
                      f"    return sorted(set(globals()) | {listed}){nl}")
             end = len(source.text)
@@ -1327,6 +1330,28 @@ def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str
                                   f"{ast.unparse(node)[:60]}: an alias of {light} the fix cannot "
                                   "follow"))
     return found
+
+
+def _generated_dir_end(source: _Source) -> int | None:
+    """The offset after ``set(globals()) | set(_LAZY_IMPORTS)`` in the ``__dir__`` an earlier lazy
+    fix wrote (``return sorted(set(globals()) | set(_LAZY_...))``, its one statement), where the
+    next fix's maps go; None when the package has no such ``__dir__``."""
+    for node in source.tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name != "__dir__" or len(node.body) != 1:
+            continue
+        value = node.body[0].value if isinstance(node.body[0], ast.Return) else None
+        if not isinstance(value, ast.Call) or _dotted(value.func) != "sorted" or len(value.args) != 1:
+            return None
+        parts, union = [], value.args[0]
+        while isinstance(union, ast.BinOp) and isinstance(union.op, ast.BitOr):
+            parts.append(union.right)
+            union = union.left
+        parts.append(union)
+        texts = [ast.unparse(part) for part in reversed(parts)]
+        if texts[0] == "set(globals())" and len(texts) > 1 and all(
+                re.fullmatch(r"set\(_LAZY_(IMPORTS|SUBMODULES)(_\d+)?\)", t) for t in texts[1:]):
+            return source.span(value.args[0])[1]
+    return None
 
 
 def _shown(items: Iterable[str]) -> str:
