@@ -46,7 +46,7 @@ from common import (  # noqa: E402
 )
 from fetch import fetch_wheel_tree  # noqa: E402
 
-_PARSE_ALL = """\
+PARSE_ALL = """\
 import ast, gc, json, sys
 paths = json.load(open(sys.argv[1]))
 gc.disable()
@@ -88,7 +88,7 @@ def bench(key: str, runs: int, jobs: int) -> list[object]:
     listing.write_text(json.dumps(paths))
     size = sum(Path(p).stat().st_size for p in paths)
     rows = [
-        ("ast.parse of the closure", [sys.executable, "-c", _PARSE_ALL, str(listing)], bench_env()),
+        ("ast.parse of the closure", [sys.executable, "-c", PARSE_ALL, str(listing)], bench_env()),
         ("skeleton + ast.parse of the closure", [sys.executable, "-c", _SKELETON_ALL, str(listing)],
          engine_env()),
         ("importpolicy cold -j1", importpolicy_argv(setup, cache=False) + ["--jobs", "1"],

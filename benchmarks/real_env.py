@@ -87,6 +87,7 @@ from common import (  # noqa: E402
     table,
 )
 from fetch import MARKER, build_once, cache_root, fetch_wheel_tree  # noqa: E402
+from parse_floor import PARSE_ALL  # noqa: E402  (the floor measured as parse_floor.py does)
 
 PINS = ("torch==2.13.0", "transformers==5.24.0", "numpy==2.4.6")
 VENV_MARKER = ".real-env-venv-complete"
@@ -208,16 +209,6 @@ def empty(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-_PARSE_ALL = """\
-import ast, gc, json, sys
-paths = json.load(open(sys.argv[1]))
-gc.disable()
-for path in paths:
-    with open(path, "rb") as handle:
-        ast.parse(handle.read())
-"""
-
-
 def closure_files(policy: Path, user_cache: Path) -> list[str]:
     """The source files a cold check of ``policy`` parses (first-party and installed), from one
     in-process check with empty caches."""
@@ -299,11 +290,11 @@ def main(argv: Optional[list[str]] = None) -> int:
                              f"{reference}")
 
     # One untimed round: bytecode, the OS's file cache.
-    measure([sys.executable, "-c", _PARSE_ALL, str(listing)], cwd=a, env=base_env)
+    measure([sys.executable, "-c", PARSE_ALL, str(listing)], cwd=a, env=base_env)
     measure(check, cwd=a, env=env)
     for number in range(args.runs):
         series["floor"].runs.append(
-            measure([sys.executable, "-c", _PARSE_ALL, str(listing)], cwd=a, env=base_env))
+            measure([sys.executable, "-c", PARSE_ALL, str(listing)], cwd=a, env=base_env))
         empty(a / ".importpolicy_cache")
         empty(user_cold)
         run = measure(check, cwd=a, env=env)

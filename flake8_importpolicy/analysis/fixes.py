@@ -428,7 +428,7 @@ class _Project:
         """``(file, line)`` of every first-party statement that imports ``submodule`` or a module
         inside it (``import pkg.x``, ``from pkg.x import y``, ``from .x.y import z``), outside
         ``submodule`` itself."""
-        found = []
+        found: list[tuple[Path, int]] = []
         last = submodule.rpartition(".")[2].encode()
         for path in self.files(exclude=set()):
             try:
@@ -441,17 +441,8 @@ class _Project:
             module = self.module_name(path) or ""
             if source is None or _within(module, submodule):
                 continue
-            is_package = path.name == "__init__.py"
-            for node in ast.walk(source.tree):
-                if isinstance(node, ast.Import):
-                    hit = any(_within(alias.name, submodule) for alias in node.names)
-                elif isinstance(node, ast.ImportFrom):
-                    base = _resolve_from(module, node, is_package=is_package)
-                    hit = base is not None and _within(base, submodule)
-                else:
-                    continue
-                if hit:
-                    found.append((path, node.lineno))
+            found.extend((path, line) for line in _submodule_import_lines(
+                source.tree, module, submodule, is_package=path.name == "__init__.py"))
         return found
 
     def submodule_shadows(self, violation: Violation, moved: Sequence[_Moved]) -> list[Importer]:
@@ -539,18 +530,11 @@ class _Project:
                 tree = ast.parse(data, str(path))
             except (SyntaxError, ValueError):
                 continue
-            is_package = path.name == "__init__.py"
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    hit = any(_within(alias.name, submodule) for alias in node.names)
-                elif isinstance(node, ast.ImportFrom):
-                    base = _resolve_from(module, node, is_package=is_package)
-                    hit = base is not None and _within(base, submodule)
-                else:
-                    continue
-                if hit:
-                    found.append((path, node.lineno, module))
-                    break
+            lines = _submodule_import_lines(tree, module, submodule,
+                                            is_package=path.name == "__init__.py")
+            first = next(lines, None)
+            if first is not None:
+                found.append((path, first, module))
         return found
 
     def installed_modules(self) -> Iterator[tuple[Path, str, bytes]]:
@@ -595,6 +579,22 @@ class _Project:
                     module = ".".join(relative[:-1] if relative[-1] == "__init__" else relative)
                     found.append((path, module, data))
         return found
+
+
+def _submodule_import_lines(tree: ast.Module, module: str, submodule: str, *,
+                            is_package: bool) -> Iterator[int]:
+    """The lines, in ``ast.walk`` order, of ``module``'s statements that import ``submodule`` or a
+    module inside it (``import pkg.x``, ``from pkg.x import y``, ``from .x.y import z``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            hit = any(_within(alias.name, submodule) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_from(module, node, is_package=is_package)
+            hit = base is not None and _within(base, submodule)
+        else:
+            continue
+        if hit:
+            yield node.lineno
 
 
 _INSTALLED = "an installed module outside the source roots and the project"
