@@ -17,11 +17,13 @@ tools/regenerate.py``.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, get_args
 
 from flake8_importpolicy.config import validate
 from flake8_importpolicy.config.fields import Key, Table
+from flake8_importpolicy.model.facts import LazyImports
 from flake8_importpolicy.model.files import DEFAULT_CACHE_DIR
+from flake8_importpolicy.model.policy import External, UnresolvedMode
 
 __all__ = [
     "DEFAULT_CALL_DEPTH",
@@ -35,9 +37,10 @@ __all__ = [
 ]
 
 DEFAULT_CALL_DEPTH: Final = 3
-EXTERNAL_VALUES: Final = ("auto", "follow", "stop")
-LAZY_IMPORTS_VALUES: Final = ("normal", "all", "none")
-UNRESOLVED_VALUES: Final = ("info", "error")
+# the values are the model's Literal types: one declaration for the checker and for mypy
+EXTERNAL_VALUES: Final[tuple[str, ...]] = get_args(External)
+LAZY_IMPORTS_VALUES: Final[tuple[str, ...]] = get_args(LazyImports)
+UNRESOLVED_VALUES: Final[tuple[str, ...]] = get_args(UnresolvedMode)
 
 _PATTERNS: Final = {"$ref": "#/$defs/patterns"}
 _NON_EMPTY: Final = {"type": "string", "pattern": r"\S"}

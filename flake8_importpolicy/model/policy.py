@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # built when a policy has [assume], extends or [[ignore]] (cl
 
 __all__ = [
     "External",
+    "UnresolvedMode",
     "HeavyRule",
     "LightRule",
     "ModuleRules",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 External = Literal["auto", "follow", "stop"]
+UnresolvedMode = Literal["info", "error"]
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ class Settings:
     cache_dir: Path
     call_depth: int
     lazy_imports: LazyImports = "normal"
-    unresolved: str = "info"
+    unresolved: UnresolvedMode = "info"
     baseline: Path | None = None
     source_roots_as_written: tuple[Path, ...] = ()
     user_cache_dir: Path | Literal[False] | None = None
