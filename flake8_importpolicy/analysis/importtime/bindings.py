@@ -10,14 +10,24 @@ A function body's scope is a child of the module's: lookups fall through to the 
 bindings (a copy-on-write overlay, so analysing every body stays linear in the module), its own
 bindings shadow them. A class body's scope only records which names it binds: its bindings do not
 change what the module's names refer to (docs/semantics.md rules 8-13).
+
+A branch's body (``if``/``elif``/``else``, a ``try``'s body, handlers, ``else`` and ``finally``,
+a loop's body and ``else``, a ``match`` case) binds names in a branch overlay of the scope it runs
+in (:meth:`Scope.branch`): lookups fall through to the scope's bindings, the branch's writes shadow
+them, and when the branch ends its writes are merged back in the order they happened, so the scope
+ends as if the branch had bound its names directly (the last write wins, a name first bound in a
+branch takes its place after the names bound before it).
 """
 
 from __future__ import annotations
 
 import ast
 import enum
+from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Final
 
 from flake8_importpolicy.analysis.syspath import PathValue
@@ -149,7 +159,8 @@ class Scope:
 
     def __init__(self, kind: ScopeKind = ScopeKind.MODULE, parent: Scope | None = None) -> None:
         self.kind = kind
-        self._table: dict[str, Binding] = {}
+        # a dict, or during a branch a ChainMap of the branch's writes over the scope's table
+        self._table: MutableMapping[str, Binding] = {}
         self._parent = parent
         self._views: tuple[_Aliases, _Constants, _PathNames] | None = None  # made when asked for
         # every name bound so far, also deleted ones and those of nested class bodies
@@ -202,6 +213,20 @@ class Scope:
     def child(self, kind: ScopeKind = ScopeKind.FUNCTION) -> Scope:
         """A scope whose lookups fall through to this one's bindings (a function body's)."""
         return Scope(kind, self)
+
+    @contextmanager
+    def branch(self) -> Iterator[Mapping[str, Binding]]:
+        """Bind the names of a branch's body in an overlay of this scope (see the module
+        docstring); yields the branch's own writes, read-only. The same object stays the scope:
+        every concern that holds it sees the overlay while the branch runs."""
+        base = self._table
+        overlay: dict[str, Binding] = {}
+        self._table = ChainMap(overlay, base)
+        try:
+            yield MappingProxyType(overlay)
+        finally:
+            self._table = base
+            base.update(overlay)  # in the order the branch first wrote each name, its last write
 
     # -- lookups -----------------------------------------------------------------------------------
 
