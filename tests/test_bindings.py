@@ -116,7 +116,7 @@ def test_a_branch_overlay_falls_through_shadows_and_merges_back_in_order() -> No
     scope.bind("np", BindingKind.IMPORT, "numpy", line=1)
     scope.set_value("MODE", "fast")
     scope.set_guard("HAS_X", (("x",), True))
-    with scope.branch() as writes:
+    with scope.branch() as overlay:
         assert scope.aliases["np"] == "numpy" and scope.constants["MODE"] == "fast"  # falls through
         assert scope.binds("np") and scope.guard("HAS_X") == (("x",), True)  # the same namespace
         scope.bind("late", BindingKind.OTHER, None, line=5)
@@ -124,10 +124,11 @@ def test_a_branch_overlay_falls_through_shadows_and_merges_back_in_order() -> No
         with scope.branch() as inner:
             scope.set_value("MODE", "slow")
             scope.bind("inner", BindingKind.DEF, None, line=8)
-            assert set(inner) == {"MODE", "inner"}
+            assert set(inner.writes()) == {"MODE", "inner"}
         scope.bind("np", BindingKind.IMPORT, "numpy.core", line=9)
-        assert "np" in writes and scope.aliases["np"] == "numpy.core"  # the write shadows
-        assert list(writes) == ["late", "np", "MODE", "inner"]  # in the order first written
+        assert overlay.base["np"].refers_to == "numpy"  # the write shadows, the scope's is kept
+        assert scope.aliases["np"] == "numpy.core"
+        assert list(overlay.writes()) == ["late", "np", "MODE", "inner"]  # in the order first written
     # merged back: the last write wins, a name first bound in the branch comes after the others
     assert [name for name, _ in scope.items()] == ["np", "MODE", "HAS_X", "late", "inner"]
     assert scope.aliases["np"] == "numpy.core" and scope.constants["MODE"] == "slow"

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections import ChainMap
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Final
 
 from flake8_importpolicy.analysis.syspath import PathValue
@@ -159,7 +157,7 @@ class Scope:
 
     def __init__(self, kind: ScopeKind = ScopeKind.MODULE, parent: Scope | None = None) -> None:
         self.kind = kind
-        # a dict, or during a branch a ChainMap of the branch's writes over the scope's table
+        # a dict, or during a branch an _Overlay of the branch's writes over the scope's table
         self._table: MutableMapping[str, Binding] = {}
         self._parent = parent
         self._views: tuple[_Aliases, _Constants, _PathNames] | None = None  # made when asked for
@@ -215,15 +213,15 @@ class Scope:
         return Scope(kind, self)
 
     @contextmanager
-    def branch(self) -> Iterator[Mapping[str, Binding]]:
+    def branch(self) -> Iterator[_Overlay]:
         """Bind the names of a branch's body in an overlay of this scope (see the module
-        docstring); yields the branch's own writes, read-only. The same object stays the scope:
+        docstring); yields the overlay. The same object stays the scope:
         every concern that holds it sees the overlay while the branch runs."""
         base = self._table
-        overlay: dict[str, Binding] = {}
-        self._table = ChainMap(overlay, base)
+        overlay = _Overlay(base)
+        self._table = overlay
         try:
-            yield MappingProxyType(overlay)
+            yield overlay
         finally:
             self._table = base
             base.update(overlay)  # in the order the branch first wrote each name, its last write
@@ -375,6 +373,45 @@ class Scope:
         if inherited is None:
             return _UNBOUND
         return replace(inherited, line=None, guard=None, path=None, bound=False)
+
+
+class _Overlay(dict[str, Binding]):
+    """A branch's writes (its own items) over the table of the scope it branched (``base``): reads
+    fall through, a write stays here; iterated as the merged table, the base's names first."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: MutableMapping[str, Binding]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key: str) -> Binding:
+        return self.base[key]
+
+    def get(self, key: str, default: Binding | None = None) -> Binding | None:  # type: ignore[override]
+        found = dict.get(self, key)
+        return self.base.get(key, default) if found is None else found
+
+    def writes(self) -> dict[str, Binding]:
+        """The branch's own writes so far, in the order each name was first written."""
+        return dict(dict.items(self))
+
+    def _merged(self) -> dict[str, Binding]:
+        merged = dict(self.base.items())
+        merged.update(dict.items(self))
+        return merged
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._merged())
+
+    def __len__(self) -> int:
+        return len(self._merged())
+
+    def items(self) -> ItemsView[str, Binding]:  # type: ignore[override]
+        return self._merged().items()
 
 
 class _View:
