@@ -108,3 +108,39 @@ def test_a_name_bound_to_other_names_holds_the_branches_the_target_decides() -> 
         "unsure": (("a", True), ("mod.b", True)),
         "plain": (("a", False),),
     }
+
+
+def test_a_branch_overlay_falls_through_shadows_and_merges_back_in_order() -> None:
+    # issue 24: a branch's body binds in an overlay of its scope; the merge is last-write-wins
+    scope = Scope()
+    scope.bind("np", BindingKind.IMPORT, "numpy", line=1)
+    scope.set_value("MODE", "fast")
+    scope.set_guard("HAS_X", (("x",), True))
+    with scope.branch() as overlay:
+        assert scope.aliases["np"] == "numpy" and scope.constants["MODE"] == "fast"  # falls through
+        assert scope.binds("np") and scope.guard("HAS_X") == (("x",), True)  # the same namespace
+        scope.bind("late", BindingKind.OTHER, None, line=5)
+        scope.bind("np", BindingKind.OTHER, None, line=6)
+        with scope.branch() as inner:
+            scope.set_value("MODE", "slow")
+            scope.bind("inner", BindingKind.DEF, None, line=8)
+            assert set(inner.writes()) == {"MODE", "inner"}
+        scope.bind("np", BindingKind.IMPORT, "numpy.core", line=9)
+        assert overlay.base["np"].refers_to == "numpy"  # the write shadows, the scope's is kept
+        assert scope.aliases["np"] == "numpy.core"
+        assert list(overlay.writes()) == ["late", "np", "MODE", "inner"]  # in the order first written
+    # merged back: the last write wins, a name first bound in the branch comes after the others
+    assert [name for name, _ in scope.items()] == ["np", "MODE", "HAS_X", "late", "inner"]
+    assert scope.aliases["np"] == "numpy.core" and scope.constants["MODE"] == "slow"
+    np_binding = scope.lookup("np")
+    assert np_binding is not None and np_binding.line == 1  # the first binding's line
+    direct = Scope()
+    direct.bind("np", BindingKind.IMPORT, "numpy", line=1)
+    direct.set_value("MODE", "fast")
+    direct.set_guard("HAS_X", (("x",), True))
+    direct.bind("late", BindingKind.OTHER, None, line=5)
+    direct.bind("np", BindingKind.OTHER, None, line=6)
+    direct.set_value("MODE", "slow")
+    direct.bind("inner", BindingKind.DEF, None, line=8)
+    direct.bind("np", BindingKind.IMPORT, "numpy.core", line=9)
+    assert list(scope.items()) == list(direct.items())  # exactly what binding directly gives

@@ -10,13 +10,21 @@ A function body's scope is a child of the module's: lookups fall through to the 
 bindings (a copy-on-write overlay, so analysing every body stays linear in the module), its own
 bindings shadow them. A class body's scope only records which names it binds: its bindings do not
 change what the module's names refer to (docs/semantics.md rules 8-13).
+
+A branch's body (``if``/``elif``/``else``, a ``try``'s body, handlers, ``else`` and ``finally``,
+a loop's body and ``else``, a ``match`` case) binds names in a branch overlay of the scope it runs
+in (:meth:`Scope.branch`): lookups fall through to the scope's bindings, the branch's writes shadow
+them, and when the branch ends its writes are merged back in the order they happened, so the scope
+ends as if the branch had bound its names directly (the last write wins, a name first bound in a
+branch takes its place after the names bound before it).
 """
 
 from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -149,7 +157,8 @@ class Scope:
 
     def __init__(self, kind: ScopeKind = ScopeKind.MODULE, parent: Scope | None = None) -> None:
         self.kind = kind
-        self._table: dict[str, Binding] = {}
+        # a dict, or during a branch an _Overlay of the branch's writes over the scope's table
+        self._table: MutableMapping[str, Binding] = {}
         self._parent = parent
         self._views: tuple[_Aliases, _Constants, _PathNames] | None = None  # made when asked for
         # every name bound so far, also deleted ones and those of nested class bodies
@@ -202,6 +211,20 @@ class Scope:
     def child(self, kind: ScopeKind = ScopeKind.FUNCTION) -> Scope:
         """A scope whose lookups fall through to this one's bindings (a function body's)."""
         return Scope(kind, self)
+
+    @contextmanager
+    def branch(self) -> Iterator[_Overlay]:
+        """Bind the names of a branch's body in an overlay of this scope (see the module
+        docstring); yields the overlay. The same object stays the scope:
+        every concern that holds it sees the overlay while the branch runs."""
+        base = self._table
+        overlay = _Overlay(base)
+        self._table = overlay
+        try:
+            yield overlay
+        finally:
+            self._table = base
+            base.update(overlay)  # in the order the branch first wrote each name, its last write
 
     # -- lookups -----------------------------------------------------------------------------------
 
@@ -350,6 +373,45 @@ class Scope:
         if inherited is None:
             return _UNBOUND
         return replace(inherited, line=None, guard=None, path=None, bound=False)
+
+
+class _Overlay(dict[str, Binding]):
+    """A branch's writes (its own items) over the table of the scope it branched (``base``): reads
+    fall through, a write stays here; iterated as the merged table, the base's names first."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: MutableMapping[str, Binding]) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key: str) -> Binding:
+        return self.base[key]
+
+    def get(self, key: str, default: Binding | None = None) -> Binding | None:  # type: ignore[override]
+        found = dict.get(self, key)
+        return self.base.get(key, default) if found is None else found
+
+    def writes(self) -> dict[str, Binding]:
+        """The branch's own writes so far, in the order each name was first written."""
+        return dict(dict.items(self))
+
+    def _merged(self) -> dict[str, Binding]:
+        merged = dict(self.base.items())
+        merged.update(dict.items(self))
+        return merged
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._merged())
+
+    def __len__(self) -> int:
+        return len(self._merged())
+
+    def items(self) -> ItemsView[str, Binding]:  # type: ignore[override]
+        return self._merged().items()
 
 
 class _View:

@@ -218,9 +218,9 @@ class _ImportTimeVisitor:
             guard = self._guard_of(branch.test) if self.flow.requirement is None else None
             if guard is not None:
                 self.flow.requirement = guard
-                self.visit_body(branch.body, flags)
+                _branch(self, branch.body, flags)
                 self.flow.requirement = (guard[0], not guard[1])
-                self.visit_body(branch.orelse, flags)
+                _branch(self, branch.orelse, flags)
                 self.flow.requirement = None
                 return
             outcome, used = self.conditions.decide(branch.test)
@@ -230,14 +230,14 @@ class _ImportTimeVisitor:
             if used:  # this branch, and what the chain runs instead, depend on the entries
                 self.flow.assumed = (*self.flow.assumed, *used)
             if outcome is None or True in outcome:
-                self.visit_body(branch.body, flags)
+                _branch(self, branch.body, flags)
             if outcome is not None and False not in outcome:
                 self.flow.assumed = assumed
                 return
             orelse = branch.orelse
             branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
             if branch is None:
-                self.visit_body(orelse, flags)
+                _branch(self, orelse, flags)
             else:
                 self.flow.line = branch.lineno
         self.flow.assumed = assumed
@@ -265,7 +265,7 @@ class _ImportTimeVisitor:
                         self.expressions.scan(key, tried)
             if case.guard is not None:
                 self.expressions.scan(case.guard, tried)
-            self.visit_body(case.body, tried)
+            _branch(self, case.body, tried)
 
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
@@ -284,17 +284,17 @@ class _ImportTimeVisitor:
                 self.scope.set_value(stmt.target.id, item)
                 # after a ``break`` that may have ended the loop, later items may not run
                 later = number and may_break
-                self.visit_body(stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
+                _branch(self, stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
                 if always_breaks:
                     break
             self.expressions.bind_target(stmt.target)
             self.scope.set_value(stmt.target.id, NO_VALUE)
-            self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+            _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
             return
         body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
         self.expressions.bind_target(stmt.target, body_flags)
-        self.visit_body(stmt.body, body_flags)
-        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        _branch(self, stmt.body, body_flags)
+        _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
 
     def _while(self, stmt: ast.While, flags: frozenset[Flag]) -> None:
         """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
@@ -306,10 +306,10 @@ class _ImportTimeVisitor:
         if runs:
             assumed = self.flow.assumed
             self.flow.assumed = (*assumed, *used)
-            self.visit_body(stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
+            _branch(self, stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
             self.flow.assumed = assumed
         breaks = runs and _breaks(stmt.body)
-        self.visit_body(stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
+        _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         """The body is guarded, handlers are fallbacks. A ``try`` of imports only (and constant
@@ -319,7 +319,7 @@ class _ImportTimeVisitor:
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
         targets = _try_import_targets(body) if self.flow.requirement is None else None
-        self.visit_body(body, flags | {Flag.GUARDED})
+        _branch(self, body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
         for handler in handlers:
             if handler.type is not None:
@@ -328,7 +328,7 @@ class _ImportTimeVisitor:
             if guarded:
                 self.flow.requirement = (targets or (), False)
             imported = self.scope.imports_among(stored_names(handler.body))
-            self.visit_body(handler.body, flags | {Flag.FALLBACK})
+            _branch(self, handler.body, flags | {Flag.FALLBACK})
             self.flow.requirement = None
             for name, binding in imported.items():  # ``np = None``: np may still be the import
                 self.scope.keep_import(name, binding)
@@ -336,8 +336,8 @@ class _ImportTimeVisitor:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
                         self.scope.set_guard(name, (targets, bool(then[name])))
-        self.visit_body(getattr(stmt, "orelse"), flags)
-        self.visit_body(getattr(stmt, "finalbody"), flags)
+        _branch(self, getattr(stmt, "orelse"), flags)
+        _branch(self, getattr(stmt, "finalbody"), flags)
 
     def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
@@ -453,6 +453,21 @@ class _ImportTimeVisitor:
         if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         self.binder.unbind(stmt.targets)
+
+
+def _branch(walker: _ImportTimeVisitor, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
+    """Walk a branch's body (of an ``if``, ``try``, loop or ``match``) in a branch overlay of the
+    scopes it binds names in: its writes are merged back, in order, when it ends (bindings.py), so
+    the names end bound as by the last write. Outside the walker's class, which is big enough."""
+    if not body:
+        return
+    scope, names = walker.scope, walker.flow.names
+    with scope.branch():
+        if names is scope:
+            walker.visit_body(body, flags)
+        else:
+            with names.branch():
+                walker.visit_body(body, flags)
 
 
 def analyse_functions(walker: _ImportTimeVisitor) -> dict[str, FunctionFacts]:
