@@ -388,6 +388,8 @@ class _Overlay(dict[str, Binding]):
     def __missing__(self, key: str) -> Binding:
         return self.base[key]
 
+    # dict's get and items are overloaded; these two have the one signature the scope reads (the
+    # ignores), and must see the base's names too
     def get(self, key: str, default: Binding | None = None) -> Binding | None:  # type: ignore[override]
         found = dict.get(self, key)
         return self.base.get(key, default) if found is None else found
