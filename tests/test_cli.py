@@ -997,6 +997,18 @@ def test_a_forbidden_modules_getattr_is_that_module(run: Run, tmp_path: Path) ->
     assert (violation["heavy"], violation["also"]) == ("ds", [])
 
 
+def _tool_with_site(root: Path, site: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``tool("flake8_importpolicy", "check", ...)``: ``python -m`` in ``root`` with ``site`` (an
+    installed package's directory) on PYTHONPATH."""
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    env.pop("PYTHONSAFEPATH", None)
+
+    def tool(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
+    return tool
+
+
 def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) -> None:
     """The IPL006 sites of one light module in one installed package are one entry of the text
     report and one flake8 finding, at the light module's statement that leads there, with their
@@ -1004,12 +1016,7 @@ def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) 
     (Issue 25 item 7: a light module reaching torch listed 271 sites one by one.)"""
     root = write(tmp_path / "proj", INSTALLED_SITES)
     site = write(tmp_path / "site", INSTALLED_TP)
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    env.pop("PYTHONSAFEPATH", None)
-
-    def tool(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
+    tool = _tool_with_site(root, site)
 
     text = tool("flake8_importpolicy", "check", "--no-cache")
     assert text.returncode == 0, text.stderr
@@ -1079,12 +1086,7 @@ def test_unresolved_sites_of_an_installed_package_are_one_entry_for_the_run(tmp_
     site = write(tmp_path / "site", {
         **INSTALLED_TP, "lone/__init__.py": "import importlib\nimportlib.import_module(str(2))\n",
     })
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    env.pop("PYTHONSAFEPATH", None)
-
-    def tool(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", *args], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=HANG_CATCHER, check=False)
+    tool = _tool_with_site(root, site)
 
     text = tool("flake8_importpolicy", "check", "--no-cache")
     assert text.returncode == 0, text.stderr
