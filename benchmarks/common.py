@@ -342,14 +342,16 @@ def vllm_light(*names: str) -> list[tuple[str, str]]:
 
 
 def render_policy(light: Sequence[tuple[str, str]], heavy: Sequence[tuple[str, str]], *,
-                  header: str, source_root: str = ".", cache_dir: Optional[str] = None) -> str:
-    """A policy with ``external = "stop"``: a ``# header`` line, ``[settings]``, ``[heavy]`` and one
-    ``[light."..."]`` table per light module (``(name, reason)`` pairs)."""
+                  header: str, source_root: str = ".", cache_dir: Optional[str] = None,
+                  interpreter: Optional[str] = None, external: str = "stop") -> str:
+    """A policy (``external = "stop"`` unless given): a ``# header`` line, ``[settings]``, ``[heavy]``
+    and one ``[light."..."]`` table per light module (``(name, reason)`` pairs)."""
     lines = [
         f"# {header}",
         "[settings]",
         f"source-roots = [{json.dumps(source_root)}]",
-        'external = "stop"',
+        *([f"interpreter = {json.dumps(interpreter)}"] if interpreter is not None else []),
+        f'external = "{external}"',
         *([f'cache-dir = "{cache_dir}"'] if cache_dir is not None else []),
         "",
         "[heavy]",
