@@ -918,7 +918,8 @@ def _write_report(args: argparse.Namespace, report: Report, relpath: PathFormatt
         command_relpath, policy_option = _fix_command_context(args)
         sys.stdout.write(format_report_text(report, relpath, Style(use_colour(sys.stdout)),
                                             command_relpath=command_relpath,
-                                            policy_option=policy_option))
+                                            policy_option=policy_option,
+                                            target_versions=_fix_target_versions(args, report)))
     return EXIT_FINDINGS if report.exit_code else EXIT_CLEAN
 
 
@@ -941,13 +942,29 @@ def _fix_command_context(args: argparse.Namespace) -> tuple[PathFormatter, str]:
     return shown, f"--policy {shown(policy.absolute())}" if policy is not None else ""
 
 
+def _fix_target_versions(args: argparse.Namespace, report: Report) -> tuple[tuple[int, int], ...]:
+    """The target versions that decide which fixes a "use instead" line names: ``--target-version``,
+    else the policy's ``target-versions`` (the policy is read only when a finding is a re-export:
+    the answer index's report comes without it); empty: the interpreter's."""
+    if args.target_version:
+        return tuple(args.target_version)
+    from flake8_importpolicy.model.fixes import find_reexport_hop
+
+    if not any(find_reexport_hop(v) is not None for v in report.violations):
+        return ()
+    from flake8_importpolicy.config.load import discover_policy
+
+    return discover_policy(Path.cwd(), args.policy).settings.target_versions
+
+
 def _sarif_fixes(args: argparse.Namespace, report: Report) -> dict[Violation, list[Fix]]:
     """The verified fixes ``importpolicy fix`` would offer for the report's re-export findings, for
     SARIF ``fixes`` (only a fix without importers it cannot keep working); the engine is loaded only
     when a finding has that shape."""
     from flake8_importpolicy.model.fixes import offered_fix_kinds
 
-    fixable = [v for v in report.violations if offered_fix_kinds(v)]
+    versions = _fix_target_versions(args, report)
+    fixable = [v for v in report.violations if offered_fix_kinds(v, target_versions=versions)]
     if not fixable:
         return {}
     from flake8_importpolicy.analysis.fixes import find_fixes

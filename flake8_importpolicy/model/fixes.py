@@ -6,6 +6,7 @@ admits. :mod:`flake8_importpolicy.analysis.fixes` plans and verifies them.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +18,7 @@ from flake8_importpolicy.model.reading import read_regular_file
 __all__ = [
     "ALIASED", "NOT_AT_TOP_LEVEL", "SHARES_A_LINE", "UNLISTED", "Fix", "FixKind", "Importer", "TextEdit",
     "find_reexport_hop", "fix_refusals", "module_level_binding_lines", "offered_fix_kinds",
-    "reexport_statements",
+    "reexport_statements", "version_refusals",
 ]
 
 
@@ -146,13 +147,28 @@ def reexport_statements(violation: Violation, tree: ast.Module) -> list[ast.Impo
                      and _from_base(violation.light, node) == base)]
 
 
-def fix_refusals(violation: Violation, source: bytes | None = None) -> dict[FixKind, str]:
+def version_refusals(target_versions: Iterable[tuple[int, int]]) -> dict[FixKind, str]:
+    """The fixes the target versions rule out: the lazy re-export when one of them is older than
+    3.7 (a module ``__getattr__`` is PEP 562's, 3.7; before it the name would be gone). Empty
+    versions are the interpreter's (taken to have it)."""
+    versions = tuple(target_versions)
+    if versions and min(versions) < (3, 7):
+        oldest = ".".join(map(str, min(versions)))
+        return {FixKind.LAZY_REEXPORT: "a module __getattr__ (PEP 562) needs Python 3.7, and the "
+                                       f"target versions include {oldest}"}
+    return {}
+
+
+def fix_refusals(violation: Violation, source: bytes | None = None,
+                 target_versions: Iterable[tuple[int, int]] = ()) -> dict[FixKind, str]:
     """Why each fix ``importpolicy fix`` cannot write for a re-export finding is not offered, from
-    the statement and the package's ``__init__.py`` (its bytes ``source``; read from
-    ``violation.path`` when None): ``{kind: why}``, every kind when the finding is not a re-export
-    statement of the module's top level, none for a finding that is not a re-export at all."""
+    the statement, the package's ``__init__.py`` (its bytes ``source``; read from
+    ``violation.path`` when None) and the target versions (:func:`version_refusals`):
+    ``{kind: why}``, every kind when the finding is not a re-export statement of the module's top
+    level, none for a finding that is not a re-export at all."""
     if find_reexport_hop(violation) is None:
         return {}
+    versions = version_refusals(target_versions)
     everything = dict.fromkeys(FixKind, NOT_AT_TOP_LEVEL)
     try:
         data = source if source is not None else read_regular_file(violation.path)[1]
@@ -168,7 +184,7 @@ def fix_refusals(violation: Violation, source: bytes | None = None) -> dict[FixK
         return dict.fromkeys(FixKind, SHARES_A_LINE)
     if any(_star_names_unknown(violation, s) for s in statements):
         return dict.fromkeys(FixKind, UNLISTED)
-    refusals: dict[FixKind, str] = {}
+    refusals: dict[FixKind, str] = dict(versions)
     if any(s.module and alias.asname and alias.asname != alias.name
            for s in statements for alias in s.names):
         refusals[FixKind.LAZY_REEXPORT] = ALIASED  # the map would need a second column
@@ -184,22 +200,24 @@ def fix_refusals(violation: Violation, source: bytes | None = None) -> dict[FixK
     elif getattrs and not (getattrs[0].args.posonlyargs or getattrs[0].args.args):
         refusals[FixKind.LAZY_REEXPORT] = (
             f"the package's __getattr__ at line {getattrs[0].lineno} takes no name")
-    return refusals
+    return {**refusals, **versions}
 
 
-def offered_fix_kinds(violation: Violation, source: bytes | None = None) -> tuple[FixKind, ...]:
+def offered_fix_kinds(violation: Violation, source: bytes | None = None,
+                      target_versions: Iterable[tuple[int, int]] = ()) -> tuple[FixKind, ...]:
     """The fixes ``importpolicy fix`` can offer for a finding: for a re-export in a light package's
     ``__init__.py`` (:func:`find_reexport_hop`) that is a statement of the module's top level, on
     lines of its own, each kind :func:`fix_refusals` does not rule out; none otherwise. The one
     decision whether a fix is offered: ``check``'s "use instead" text and SARIF ``fixes``,
     ``importpolicy fix`` and the editor's code actions all ask it (``source``: the bytes of the
-    package's ``__init__.py``, read from ``violation.path`` when None). A re-export under an ``if``
+    package's ``__init__.py``, read from ``violation.path`` when None; ``target_versions``: the
+    check's, ``--target-version`` or the policy's ``target-versions``). A re-export under an ``if``
     or a ``try`` is left to a person (:data:`NOT_AT_TOP_LEVEL`): which branch binds the name is the
     package's decision. ``fix`` verifies each offered fix before writing it: a name the package
     itself uses, or an importer it cannot rewrite, rules one out."""
     if find_reexport_hop(violation) is None:
         return ()
-    refused = fix_refusals(violation, source)
+    refused = fix_refusals(violation, source, target_versions)
     return tuple(kind for kind in FixKind if kind not in refused)
 
 

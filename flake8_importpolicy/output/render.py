@@ -165,7 +165,8 @@ def format_violation_message(violation: Violation, relpath: PathFormatter) -> st
     return f"{header}: {format_chain_compact(violation.chain, relpath)}" if violation.chain else header
 
 
-def format_fix_offer(violation: Violation, relpath: PathFormatter, policy_option: str = "") -> str:
+def format_fix_offer(violation: Violation, relpath: PathFormatter, policy_option: str = "",
+                     target_versions: Sequence[tuple[int, int]] = ()) -> str:
     """The IPL001 "use instead" line naming the fixes ``importpolicy fix`` offers for a re-export
     in a light package's ``__init__.py`` (``""`` for any other finding): ``use instead: a lazy
     re-export or direct imports (importpolicy fix path:line writes the first, --kind direct the
@@ -177,10 +178,12 @@ def format_fix_offer(violation: Violation, relpath: PathFormatter, policy_option
             (``check`` passes the path relative to its working directory, shell-quoted).
         policy_option: ``--policy PATH`` when ``check`` was given one (``fix`` finds the same
             policy then), else empty.
+        target_versions: the check's (``--target-version``, else the policy's): a lazy re-export
+            is not named when one of them has no module ``__getattr__``.
     """
     from flake8_importpolicy.model.fixes import FixKind, offered_fix_kinds  # no engine
 
-    offered = offered_fix_kinds(violation)
+    offered = offered_fix_kinds(violation, target_versions=target_versions)
     if not offered:
         return ""
     where = format_where(violation.path, violation.line, relpath)

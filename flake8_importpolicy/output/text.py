@@ -64,7 +64,8 @@ light pattern printed 502,000 lines). ``--format json`` keeps everything."""
 
 def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN, *,
                        command_relpath: PathFormatter | None = None,
-                       policy_option: str = "") -> str:
+                       policy_option: str = "",
+                       target_versions: Sequence[tuple[int, int]] = ()) -> str:
     """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
     line, then each further statement of the light module that reaches the same forbidden package,
     indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
@@ -77,7 +78,8 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     and the summary (:mod:`~flake8_importpolicy.output.style`; none by default).
     ``command_relpath`` and ``policy_option`` make the ``importpolicy fix`` command of a "use
     instead" line one that works where ``check`` ran (see
-    :func:`~flake8_importpolicy.output.render.format_fix_offer`; by default: ``relpath``)."""
+    :func:`~flake8_importpolicy.output.render.format_fix_offer`; by default: ``relpath``), and
+    ``target_versions`` (the check's) which fixes it names."""
     out: list[str] = []
     violations = report.violations
     unresolved_entries = group_unresolved(report.unresolved, across_light_modules=True)
@@ -87,7 +89,7 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     blocks = [  # a gathered statement's "also reaches ..., from ...:" line takes its header's place
         (violations[number].light, len(violations[number].chain),
          bool(violations[number].also) + bool(violations[number].covers)
-         + bool(format_fix_offer(violations[number], relpath)))
+         + bool(format_fix_offer(violations[number], relpath, target_versions=target_versions)))
         for number, _ in shown_order
     ] + [(_budget_key(entry), len(_entry_chain(entry)), isinstance(entry, UnresolvedGroup))
          for entry in unresolved_entries]
@@ -120,7 +122,8 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
             out.append(f"{indent}also reaches: {', '.join(violation.also)}")
         if violation.covers:
             out.append(f"{indent}{format_covers(violation)}")
-        offer = format_fix_offer(violation, command_relpath or relpath, policy_option)
+        offer = format_fix_offer(violation, command_relpath or relpath, policy_option,
+                                 target_versions)
         if offer:
             out.append(f"{indent}{offer}")
         untold_line(block, violation.light)
