@@ -1233,3 +1233,33 @@ def test_check_offers_no_lazy_fix_when_a_target_version_has_no_module_getattr(
         "import a from zqpkg.x where it is used, and remove the re-export"]
     done = _cli(root, "fix", "--kind", "direct", "--apply", *args)
     assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["direct", "lazy"])
+def test_a_removed_re_exports_comments_are_kept_but_a_bare_linter_directive(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 27: the direct-imports fix removed ``from .x import a  # noqa: F401 keep`` with its
+    comment. Every comment on a removed statement's lines stays, on a line of its own, but one that
+    is nothing but a linter directive for that line (``# noqa: F401``), which has no line left to
+    speak of; the rest of the file is byte-identical (the diff applies with git apply)."""
+    init = ('"""Doc."""\n\nimport os  # os: keep\nfrom .x import a  # noqa: F401 keep\n'
+            'from .x import (  # the heavy kernels\n    b,  # noqa: F401\n    c,  # fast path\n)\n'
+            '\nX = os.sep  # after\n')
+    root = _light_tree(tmp_path, init, use="from zqpkg import a, b, c\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, timeout=HANG_CATCHER)
+    shown = _cli(root, "fix", "--kind", kind)
+    assert shown.returncode == 0 and "verified" in shown.stderr, shown.stderr
+    applied = subprocess.run(["git", "apply", "-"], input=shown.stdout, cwd=root,
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert applied.returncode == 0, applied.stderr
+    fixed = (root / "src/zqpkg/__init__.py").read_text()
+    kept = "# noqa: F401 keep\n# the heavy kernels\n# fast path\n"
+    if kind == "direct":
+        assert fixed == f'"""Doc."""\n\nimport os  # os: keep\n{kept}\nX = os.sep  # after\n'
+    else:
+        assert fixed.startswith(f'"""Doc."""\n\nimport os  # os: keep\n{kept}# Loaded on first')
+        assert fixed.count("noqa") == 1
+    run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.b(), app.use.c()) == "
+                        "('a', 'b', 'c')")
+    assert run.stdout == "ok\n", run.stderr

@@ -82,6 +82,15 @@ class _Moved:
     attribute: str | None  # the attribute of that module, None: the module itself
 
 
+_LINE_DIRECTIVE = re.compile(
+    r"#\s*(noqa(:\s*[A-Z]+[0-9]+([,\s]+[A-Z]+[0-9]+)*)?|type:\s*ignore(\[[^\]]*\])?"
+    r"|pragma:\s*no\s*cover|isort:\s*skip|fmt:\s*(skip|on|off)|nosec(\s+B[0-9]+([,\s]+B[0-9]+)*)?"
+    r"|(pylint|pyright|mypy|ruff):\s*[\w\-=,\[\] ]*)\s*,?\s*", re.IGNORECASE)
+"""A comment that is nothing but a linter's directive for its own line (flake8's ``# noqa``, a
+type checker's ``# type: ignore[...]``, coverage's, isort's, black's, bandit's, pylint's): removed
+with the statement it is about (:meth:`_Source.kept_comments`)."""
+
+
 class _Source:
     """One file's text, its syntax tree and the conversions between ast positions and offsets."""
 
@@ -142,11 +151,19 @@ class _Source:
             return None
         return first, after
 
-    def trailing_comment(self, node: ast.stmt) -> str:
-        """The comment after a statement on its last line (``# re-export``), or ``""``."""
+    def kept_comments(self, node: ast.stmt) -> list[str]:
+        """The comments on the lines of a statement a fix removes (``# re-export``, a name's own
+        comment in parentheses), in order, that stay when it goes: all but a bare linter directive
+        for that line (:data:`_LINE_DIRECTIVE`: ``# noqa: F401``, ``# type: ignore``), which has
+        no line left to speak of. One with words of its own (``# noqa: F401 keep``) stays whole."""
         assert node.end_lineno is not None
-        rest = self.text[self.span(node)[1]:self.line_start(node.end_lineno + 1)].strip()
-        return rest if rest.startswith("#") else ""
+        first, after = self.line_start(node.lineno), self.line_start(node.end_lineno + 1)
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(self.text[first:after]).readline))
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            return []
+        return [t.string.rstrip() for t in tokens if t.type == tokenize.COMMENT
+                and not _LINE_DIRECTIVE.fullmatch(t.string.rstrip())]
 
     def indent(self, node: ast.stmt) -> str:
         return self.text[self.line_start(node.lineno):self.offset(node.lineno, node.col_offset)]
@@ -764,7 +781,7 @@ class _Planner:
         attributes = [m for m in moved if m.attribute is not None]
         submodules = [m for m in moved if m.attribute is None]
         maps = (map_name if attributes else None, modules_map if submodules else None)
-        replacement = "".join(f"{c}{nl}" for c in map(source.trailing_comment, statements) if c)
+        replacement = "".join(f"{c}{nl}" for s in statements for c in source.kept_comments(s))
         replacement += f"# Loaded on first access (PEP 562, module __getattr__ below): name -> module.{nl}"
         for table, entries in ((map_name, attributes), (modules_map, submodules)):
             if entries:
@@ -820,7 +837,9 @@ class _Planner:
             removal = source.whole_lines(statement)
             if removal is None:
                 return None
-            edits.append(_Edit(source.path, removal[0], removal[1], ""))
+            edits.append(_Edit(source.path, removal[0], removal[1], "".join(
+                f"{source.indent(statement)}{c}{source.newline}"
+                for c in source.kept_comments(statement))))
         declared = _literal_all(source.tree)
         if declared is not None:
             edits += _all_removal(source, declared[1], names)
