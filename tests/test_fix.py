@@ -1263,3 +1263,32 @@ def test_a_removed_re_exports_comments_are_kept_but_a_bare_linter_directive(
     run = _oracle(root, "import app.use\nassert (app.use.a(), app.use.b(), app.use.c()) == "
                         "('a', 'b', 'c')")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["direct", "lazy"])
+def test_a_file_with_cr_line_breaks_gets_a_diff_git_apply_takes(tmp_path: Path, kind: str) -> None:
+    """Issue 27: files whose lines end in a lone CR (old Mac style): the diff split them at each CR,
+    and ``git apply`` (whose lines end at LF) rejected it; the added lines ended in LF, mixing the
+    file's line breaks. The diff's lines are git's (a CR-only file is one line, without a newline at
+    its end), and the added lines end in CR."""
+    root = _light_tree(tmp_path / "proj", "", use="")
+    (root / "src/zqpkg/__init__.py").write_bytes(b'"""Doc."""\rfrom .x import a\r\rX = 1\r')
+    (root / "src/app/use.py").write_bytes(b"import os\rfrom zqpkg import a\r\rY = a()\r")
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    for tree in (root, copy):
+        subprocess.run(["git", "init", "-q"], cwd=tree, check=True, timeout=HANG_CATCHER)
+    shown = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", "--kind", kind],
+                           cwd=root, capture_output=True, timeout=HANG_CATCHER)
+    assert shown.returncode == 0 and b"verified" in shown.stderr, shown.stderr
+    applied = subprocess.run(["git", "apply", "-"], input=shown.stdout, cwd=copy,
+                             capture_output=True, timeout=HANG_CATCHER)
+    assert applied.returncode == 0, applied.stderr.decode() + shown.stdout.decode()
+    done = _cli(root, "fix", "--kind", kind, "--apply")
+    assert done.returncode == 0, done.stderr
+    for name in ("src/zqpkg/__init__.py", "src/app/use.py"):
+        assert (copy / name).read_bytes() == (root / name).read_bytes()
+        assert b"\n" not in (root / name).read_bytes()
+    assert _cli(root, "check").returncode == 0
+    run = _oracle(root, "import app.use\nassert app.use.Y == 'a'")
+    assert run.stdout == "ok\n", run.stderr

@@ -101,7 +101,9 @@ class _Source:
         self.encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
         self.text = data.decode(self.encoding)
         self.tree = ast.parse(data, str(path), feature_version=sys.version_info[:2])
-        self.newline = "\r\n" if "\r\n" in self.text else "\n"
+        # the file's line break: its first one (a lone CR in an old Mac file), LF when it has none
+        first_break = re.search(r"\r\n|\r|\n", self.text)
+        self.newline = first_break.group() if first_break is not None else "\n"
         self._starts = [0]
         for match in re.finditer(r"\r\n|\r|\n", self.text):
             self._starts.append(match.end())

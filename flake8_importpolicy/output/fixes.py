@@ -18,7 +18,8 @@ __all__ = ["format_fix_diff", "format_fix_summary"]
 def format_fix_diff(changes: Mapping[Path, tuple[bytes, bytes]], relpath: PathFormatter) -> str:
     """A unified diff (``a/`` and ``b/`` prefixes, as ``git diff`` writes them) of ``{path: (old
     bytes, new bytes)}``, files sorted; a last line without a line break is marked as git marks it
-    (``\\ No newline at end of file``). The files' bytes are read as UTF-8 with
+    (``\\ No newline at end of file``); lines end at a line feed, as git's do (a file whose
+    lines end in a lone CR is one line to git). The files' bytes are read as UTF-8 with
     ``surrogateescape``: written back with it (the command writes the diff's bytes so), a file in
     another encoding (PEP 263: ``# -*- coding: latin-1 -*-``) keeps its bytes, as ``git apply``
     needs."""
@@ -29,16 +30,23 @@ def format_fix_diff(changes: Mapping[Path, tuple[bytes, bytes]], relpath: PathFo
             continue
         shown = relpath(path)
         lines = difflib.unified_diff(
-            old.decode("utf-8", "surrogateescape").splitlines(keepends=True),
-            new.decode("utf-8", "surrogateescape").splitlines(keepends=True),
+            _git_lines(old.decode("utf-8", "surrogateescape")),
+            _git_lines(new.decode("utf-8", "surrogateescape")),
             f"a/{shown}", f"b/{shown}",
         )
         for line in lines:
-            if line.endswith(("\n", "\r")):
+            if line.endswith("\n"):
                 out.append(line)
             else:
                 out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _git_lines(text: str) -> list[str]:
+    """``text``'s lines as git and patch count them: each ends at a line feed (a CRLF line keeps
+    its CR; a file whose lines end in a lone CR is one line), the last one perhaps without."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def format_fix_summary(violation: Violation, fix: Fix | None, reason: str,
