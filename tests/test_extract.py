@@ -1089,11 +1089,31 @@ def test_import_structure_entries_of_code_that_may_not_run_are_maybe() -> None:
     """)
     attach = found.lazy_attach
     assert attach is not None and not found.unresolved
-    assert attach.submod_attrs["modeling_utils"] == ("PreTrainedModel",)
+    assert "modeling_utils" not in attach.submod_attrs  # the else runs only if nothing was raised
     assert dict(attach.maybe_attrs) == {
         "utils.dummy_pt_objects": ("PreTrainedModel",), "models": ("bert",),
+        "modeling_utils": ("PreTrainedModel",),
     }
     assert attach.any_name == ("utils.dummy_tf",)
+
+
+@pytest.mark.parametrize("body", [
+    "X = 1",  # nothing raises: the else runs whenever the try does
+    "if sys.version_info < (3, 0):\n                raise ImportError()",  # ruled out
+])
+def test_import_structure_entries_of_a_try_else_that_always_runs_are_certain(body: str) -> None:
+    found = _structure(f"""
+        try:
+            {body}
+        except ImportError:
+            _import_structure["utils.dummy_pt_objects"] = ["PreTrainedModel"]
+        else:
+            _import_structure["modeling_utils"] = ["PreTrainedModel"]
+    """)
+    attach = found.lazy_attach
+    assert attach is not None
+    assert attach.submod_attrs["modeling_utils"] == ("PreTrainedModel",)
+    assert "modeling_utils" not in attach.maybe_attrs
 
 
 @pytest.mark.parametrize("change", [

@@ -25,11 +25,13 @@ class Flow:
         assumed: the ``[assume]`` entries that decided the conditions they run under.
         line: the line of the statement being visited.
         names: the innermost scope names are bound in (a class body's, or the walker's own).
+        raises: how many ``raise`` statements the walk has reached (a ``try``'s ``else`` after a
+            body that reached one may not run).
     """
 
     __slots__ = (
         "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
-        "line", "names", "requirement",
+        "line", "names", "raises", "requirement",
     )
 
     def __init__(self, scope: Scope, *, in_function: bool = False, function_name: str = "") -> None:
@@ -42,6 +44,7 @@ class Flow:
         self.requirement: Requirement | None = None
         self.assumed: tuple[str, ...] = ()
         self.line = 0
+        self.raises = 0
 
     def module_level(self) -> bool:
         """Whether the statement being visited runs in the module's own namespace."""

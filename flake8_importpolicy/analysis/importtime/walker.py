@@ -162,6 +162,8 @@ class _ImportTimeVisitor:
             return
         if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
             self.callees.returns.append(stmt.value.id)
+        if isinstance(stmt, ast.Raise):
+            self.flow.raises += 1
         if not self.flow.in_function and isinstance(stmt, ast.Return):
             self.expressions.compile_error(stmt, "'return' outside function")
         if type(stmt) is ast.Expr and type(stmt.value) is ast.Call and self.flow.module_level():
@@ -312,14 +314,18 @@ class _ImportTimeVisitor:
         _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
-        """The body is guarded, handlers are fallbacks. A ``try`` of imports only (and constant
-        assignments) with an ``except ImportError`` handler: the handler runs only if one of the
-        modules is missing, and a name the body and the handler bind to opposite constants says
-        which ran (``HAS_X``); the graph decides with path search (rule 12)."""
+        """The body is guarded, handlers are fallbacks, the ``else`` is conditional when the body
+        reached a ``raise`` (transformers' ``if not is_torch_available(): raise
+        OptionalDependencyNotAvailable()`` that the engine cannot decide). A ``try`` of imports only
+        (and constant assignments) with an ``except ImportError`` handler: the handler runs only if
+        one of the modules is missing, and a name the body and the handler bind to opposite
+        constants says which ran (``HAS_X``); the graph decides with path search (rule 12)."""
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
         targets = _try_import_targets(body) if self.flow.requirement is None else None
+        raised = self.flow.raises
         _branch(self, body, flags | {Flag.GUARDED})
+        may_raise = self.flow.raises != raised
         then = _constant_bindings(body)
         for handler in handlers:
             if handler.type is not None:
@@ -336,7 +342,7 @@ class _ImportTimeVisitor:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
                         self.scope.set_guard(name, (targets, bool(then[name])))
-        _branch(self, getattr(stmt, "orelse"), flags)
+        _branch(self, getattr(stmt, "orelse"), (flags | {Flag.CONDITIONAL}) if may_raise else flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
 
     def _guard_of(self, test: ast.expr) -> Requirement | None:
