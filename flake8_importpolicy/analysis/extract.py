@@ -230,7 +230,8 @@ def _extract_unpaused(
             {
                 name: binding.choices for name, binding in bound
                 if binding.choices is not None and binding.bound
-                and binding.kind is BindingKind.OTHER and binding.refers_to is None
+                and binding.kind in (BindingKind.OTHER, BindingKind.CALL)  # ``partial(g)``: a call's
+                and binding.refers_to is None
             },
         ),
         unresolved=tuple(visitor.dynamic.unresolved_sites),

@@ -70,6 +70,9 @@ class CallRecorder:
         self.classes: set[str] = set()  # the module's classes, by qualified name
         self.class_bases: dict[str, tuple[str, ...]] = {}  # module-level classes' bases
         self.returns: list[str] = []  # in a function body: the names its ``return``s give back
+        # in a function body: a ``return functools.partial(<this function>, ...)`` (a factory that
+        # hands back itself, partially applied, when called without the function to wrap)
+        self.returns_self_partial = False
         self.own_defs = _OwnDefs(source)  # module-level ``def``s (an identity decorator?), callables
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
@@ -108,6 +111,18 @@ class CallRecorder:
                 known.callees.append(callee)
             self.own_defs.callables[name] = known
 
+    def returned(self, value: ast.expr | None) -> None:
+        """A ``return value`` in the function body being walked: a nested function by name, or
+        ``functools.partial(<this function>, ...)``."""
+        if isinstance(value, ast.Name):
+            self.returns.append(value.id)
+        elif (
+            isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == self.flow.function_name.rpartition(".")[2]
+            and dotted_name(value.func, self.aliases) == "functools.partial"
+        ):
+            self.returns_self_partial = True
+
     def _known_callable(self, value: ast.expr) -> tuple[str, bool] | None:
         """``(dotted name, local)`` of a value that is a known callable: a function or class of the
         module, an imported name (``torch.compile``); ``("", False)`` for a lambda that calls
@@ -115,6 +130,9 @@ class CallRecorder:
         if isinstance(value, ast.Lambda):
             body = value.body
             return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
+        wrapped = self._partial_of(value)
+        if wrapped is not None:
+            return self._known_callable(wrapped)
         if not isinstance(value, (ast.Name, ast.Attribute)):
             return None
         first: ast.expr = value
@@ -132,6 +150,17 @@ class CallRecorder:
             return None
         name = dotted_name(value, self.aliases)
         return (name, False) if name is not None else None
+
+    def _partial_of(self, value: ast.expr) -> ast.expr | None:
+        """``f`` of ``functools.partial(f, ...)``: calling the partial calls ``f`` (with the bound
+        arguments first), nothing else; None for any other value."""
+        if (
+            isinstance(value, ast.Call) and value.args
+            and not isinstance(value.args[0], ast.Starred)
+            and dotted_name(value.func, self.aliases) == "functools.partial"
+        ):
+            return value.args[0]
+        return None
 
     def _values_called(self, func: ast.expr) -> _CallableValues | None:
         """What a call of module-level ``func`` may call, when it is bound to known callables only
@@ -236,13 +265,16 @@ class CallRecorder:
     def bind_value(
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
     ) -> None:
-        """A module-level ``f = g`` or ``f = g if test else h`` (``g``, ``h`` names, dotted or not):
-        a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
+        """A module-level ``f = g``, ``f = g if test else h`` (``g``, ``h`` names, dotted or not) or
+        ``f = functools.partial(g, ...)``: a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
         decides or both when it does not (``lazy_importer = nothing if sys.version_info >= (3, 15)
         else backport``, rule 16), kept in ``f``'s binding (any other binding forgets it)."""
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if value is None or len(names) != len(targets):
             return
+        wrapped = self._partial_of(value)  # ``f = functools.partial(g, ...)`` calls ``g``
+        if wrapped is not None:
+            value = wrapped
         choices = _choices(value, conditions, False)
         if choices:
             for name in names:

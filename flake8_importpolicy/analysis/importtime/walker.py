@@ -160,8 +160,8 @@ class _ImportTimeVisitor:
         if type(stmt).__name__ == "TypeAlias":
             self.flow.names.mark_bound(getattr(getattr(stmt, "name", None), "id", ""))
             return
-        if self.flow.in_function and isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name):
-            self.callees.returns.append(stmt.value.id)
+        if self.flow.in_function and isinstance(stmt, ast.Return):
+            self.callees.returned(stmt.value)
         if isinstance(stmt, ast.Raise):
             self.flow.raises += 1
         if not self.flow.in_function and isinstance(stmt, ast.Return):
@@ -442,11 +442,12 @@ class _ImportTimeVisitor:
             self.callees.bind_value(targets, None if augmented else stmt.value, self.conditions)
             self.binder.record_constant(stmt, fresh)
             self.lazy.structures.assigned(stmt, flags)  # ``_import_structure[k] = [...]``
-            self.callees.assigned(stmt, flags)  # ``jit_fuser = torch.compile``
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
                 self.lazy.module_call(targets, stmt.value)
+            # last: it keeps the binding the statements above made (``f = partial(g)`` is a call's)
+            self.callees.assigned(stmt, flags)  # ``jit_fuser = torch.compile``
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
@@ -527,7 +528,13 @@ def analyse_function(
         line=node.lineno,
         sites=tuple(child.imports.sites),
         calls=tuple(child.callees.calls),
-        returns=tuple(dict.fromkeys(r for r in child.callees.returns if r in nested)),
+        # A factory that returns ``functools.partial(itself, ...)`` when it is not given the function
+        # (``@dis(recursive=False)``, torch's ``_disable_dynamo``): what ``@dis(...)`` calls is that
+        # partial, which calls the factory again with the function, and that call returns its
+        # closure without calling it; so no returned closure runs at decoration time.
+        returns=() if child.callees.returns_self_partial else tuple(
+            dict.fromkeys(r for r in child.callees.returns if r in nested)
+        ),
         attribute_reads=tuple(child.lazy.attribute_reads),
         self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
         self_calls=tuple(dict.fromkeys(method.self_calls)),
