@@ -1190,3 +1190,21 @@ def test_import_structure_maybe_entries_survive_the_facts_cache() -> None:
     again = facts_from_json(json.loads(json.dumps(facts_to_json(found))))
     assert again.lazy_attach == found.lazy_attach
     assert again.lazy_attach is not None and again.lazy_attach.any_name == ("utils.dummy",)
+
+
+def test_getattr_caching_in_globals_keeps_the_module_constants() -> None:
+    """A PEP 562 ``__getattr__(name)`` writing ``globals()[name]`` runs only for a name the module
+    does not bind, so the module's constants stay known; a write of another name, or from another
+    function, makes the module keep none (it may rebind any name)."""
+    from flake8_importpolicy.analysis.extract import _writes_namespace
+
+    hook = (
+        b"MAP = {'a': ('p', '.a')}\n"
+        b"def __getattr__(attr_name: str) -> object:\n"
+        b"    result = object()\n"
+        b"    globals()[attr_name] = result\n"
+        b"    return result\n"
+    )
+    assert not _writes_namespace(hook)
+    assert _writes_namespace(hook.replace(b"globals()[attr_name]", b"globals()['MAP']"))
+    assert _writes_namespace(hook + b"def f(attr_name):\n    globals()[attr_name] = 1\n")

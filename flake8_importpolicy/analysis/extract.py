@@ -586,12 +586,30 @@ class _EveryName(frozenset[str]):
 _EVERY_NAME: Final = _EveryName()
 
 
+_GETATTR_DEF: Final = re.compile(rb"^def[ \t]+__getattr__[ \t]*\([ \t]*(\w+)", re.MULTILINE)
+_TOP_LEVEL_LINE: Final = re.compile(rb"^[^\s#)]", re.MULTILINE)
+
+
 def _writes_namespace(raw: bytes) -> bool:
     """Whether the module writes its namespace through ``globals()``/``vars()`` anywhere (a
-    function called at import time may rebind any name then)."""
+    function called at import time may rebind any name then). A module-level PEP 562
+    ``__getattr__(name)`` caching what it made in ``globals()[name]`` does not count: it is
+    called only for a name the module does not bind, so it rebinds none (pydantic, langchain)."""
     if b"globals()" not in raw and b"vars()" not in raw:
         return False
-    return _NAMESPACE_WRITE.search(raw) is not None
+    hooks: list[tuple[int, int, bytes]] = []  # the ``__getattr__`` bodies: (start, end, parameter)
+    for hook in _GETATTR_DEF.finditer(raw):
+        after = _TOP_LEVEL_LINE.search(raw, raw.find(b"\n", hook.end()) + 1)
+        hooks.append((hook.start(), after.start() if after else len(raw), hook.group(1)))
+    for write in _NAMESPACE_WRITE.finditer(raw):
+        text = write.group()
+        if not any(
+            start <= write.start() < end
+            and text.startswith(b"globals()[" + parameter + b"]")
+            for start, end, parameter in hooks
+        ):
+            return True
+    return False
 
 
 def _has_walrus(source: bytes | str) -> bool:

@@ -105,6 +105,9 @@ class NameBinder:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
             stmt.target if isinstance(stmt, ast.AnnAssign) else None
         )
+        if isinstance(target, ast.Tuple) and stmt.value is not None:
+            self._unpack_constant(target, stmt.value, fresh)
+            return
         if (
             fresh
             and stmt.value is not None
@@ -117,6 +120,24 @@ class NameBinder:
                 return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
+
+    def _unpack_constant(self, target: ast.Tuple, value: ast.expr, fresh: bool) -> None:
+        """``package, module = MAP[name]`` (a tuple value of a map a PEP 562 ``__getattr__`` run
+        for one name looks up, rule 15), or ``a, b = "x", "y"``: each name of a first binding is
+        the item's constant; a name bound again forgets its value."""
+        names = [elt.id if isinstance(elt, ast.Name) else None for elt in target.elts]
+        items = self.conditions.constant(value) if fresh and None not in names else UNKNOWN
+        known = isinstance(items, (tuple, list)) and len(items) == len(names)
+        for number, name in enumerate(names):
+            if name is None:
+                continue
+            if not known or name in self.scope.seen_constants or name in self.declared_global:
+                if self.flow.in_function:
+                    self.scope.set_value(name, NO_VALUE)
+                continue
+            assert isinstance(items, (tuple, list))
+            self.scope.set_value(name, items[number])
+            self.scope.seen_constants.add(name)
 
 
 def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:

@@ -428,7 +428,11 @@ class _ImportTimeVisitor:
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
         ever_bound = self.scope.ever_bound
-        fresh = not any(isinstance(t, ast.Name) and t.id in ever_bound for t in targets)
+        fresh = not any(
+            isinstance(t, ast.Name) and t.id in ever_bound
+            or isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id in ever_bound for e in t.elts)
+            for t in targets
+        )
         self.expressions.assign_targets(targets, flags)
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
