@@ -159,11 +159,21 @@ def report_to_json(report: Report) -> dict[str, object]:
     """A JSON-able form of a report with absolute paths (inverse: :func:`report_from_json`).
 
     Each distinct hop is held once, in ``"hops"``, and a chain is the list of its hops' positions
-    there: the unresolved sites of a closure through torch share their chains' hops (10,920 hops,
-    854 distinct, in ``benchmarks/real_env.py``), and decoding each once is what keeps an
-    answer-cache hit short."""
+    there; each distinct unresolved site once, in ``"sites"``, named by its position: the
+    unresolved sites of a closure through torch share their chains' hops (10,920 hops, 854
+    distinct, in ``benchmarks/real_env.py``) and two light modules meet the same sites (1,446
+    entries, 736 sites), and decoding each once is what keeps an answer-cache hit short."""
     hops: list[list[object]] = []
     position: dict[Hop, int] = {}
+    sites: list[list[object]] = []
+    site_position: dict[UnresolvedCode, int] = {}
+
+    def site_row(site: UnresolvedCode) -> int:
+        at = site_position.get(site)
+        if at is None:
+            at = site_position[site] = len(sites)
+            sites.append(unresolved_code_row(site))
+        return at
 
     def chain_row(chain: Iterable[Hop]) -> list[int]:
         row = []
@@ -188,13 +198,14 @@ def report_to_json(report: Report) -> dict[str, object]:
         "light_modules": list(report.light_modules),
         "notes": [_problem_row(p) for p in report.notes],
         "unresolved": [
-            [u.light, unresolved_code_row(u.site), chain_row(u.chain),
+            [u.light, site_row(u.site), chain_row(u.chain),
              str(u.light_path) if u.light_path else None, u.installed]
             for u in report.unresolved
         ],
         "unresolved_fails": report.unresolved_fails,
         "baselined": report.baselined,
         "hops": hops,
+        "sites": sites,
     }
 
 
@@ -239,9 +250,18 @@ def report_from_json(data: object) -> Report:
     """
     data = expect_object(data)
     hops = [_hop(row) for row in expect_list(data["hops"])]
+    sites = [unresolved_code_from_row(row) for row in expect_list(data["sites"])]
+    chains: dict[str, tuple[Hop, ...]] = {}
 
     def chain(row: object) -> tuple[Hop, ...]:
-        return tuple(hops[expect_int(at, high=len(hops) - 1)] for at in expect_list(row))
+        # Two light modules' sites share many chains: each distinct row is checked and built once,
+        # known by its repr (which tells true from 1, unlike the row's own equality).
+        key = repr(expect_list(row))
+        found = chains.get(key)
+        if found is None:
+            found = chains[key] = tuple(
+                hops[expect_int(at, high=len(hops) - 1)] for at in expect_list(row))
+        return found
 
     violations = []
     for row in expect_list(data["violations"]):
@@ -260,7 +280,8 @@ def report_from_json(data: object) -> Report:
     unresolved = []
     for row in expect_list(data["unresolved"]):
         light, site, hops_of, light_path, installed = expect_list(row)
-        unresolved.append(Unresolved(expect_str(light), unresolved_code_from_row(site),
+        unresolved.append(Unresolved(expect_str(light),
+                                     sites[expect_int(site, high=len(sites) - 1)],
                                      chain(hops_of), _path(light_path),
                                      installed=expect_str(installed)))
     return Report(
