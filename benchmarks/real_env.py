@@ -172,7 +172,8 @@ def make_project(name: str, policy: str, *, link: bool) -> Path:
 
     def build(tmp: Path) -> str:
         shutil.copytree(source, tmp, copy_function=hard_link if link else shutil.copy2,
-                        ignore=shutil.ignore_patterns(MARKER, "__pycache__", ".importpolicy_cache"))
+                        ignore=shutil.ignore_patterns(MARKER, "__pycache__", ".importpolicy_cache",
+                                                      "policy.toml"))
         edited = tmp / EDITED
         text = edited.read_bytes()
         edited.unlink()

@@ -422,3 +422,45 @@ def test_answer_report_round_trip_builds_each_path_once() -> None:
     paths = [decoded.unresolved[0].chain[1].path, decoded.unresolved[1].chain[1].path,
              decoded.unresolved[0].site.path, decoded.unresolved[1].site.path]
     assert all(path is paths[0] for path in paths)
+
+
+def test_answer_report_holds_each_hop_and_site_once() -> None:
+    """The unresolved sites of a closure through torch share their chains' hops (10,920 hops, 854
+    distinct, in benchmarks/real_env.py), and two light modules meet the same sites: the stored
+    report holds each distinct hop and site once and the entries name them by position, so an
+    answer-cache hit decodes 854 hops, not 10,920. The decoded report is the same; a position
+    outside a table, or not an integer (also in a chain seen before), is a malformed entry (a miss),
+    never a crash or another hop."""
+    from flake8_importpolicy.answers.jsonfile import MALFORMED
+    from flake8_importpolicy.answers.whole import report_from_json, report_to_json
+    from flake8_importpolicy.model.findings import Unresolved
+    from flake8_importpolicy.model.graph import Construct, Hop, HopKind, UnresolvedCode
+
+    where = Path("/site/torch/__init__.py")
+    chain = (Hop("app", Path("/src/app.py"), 1, 0, HopKind.IMPORT, "torch"),
+             Hop("torch", where, 3, 0, HopKind.IMPORT, "torch._C"))
+    unresolved = tuple(
+        Unresolved(light, UnresolvedCode("torch", where, line, 0, Construct.DYNAMIC_IMPORT, "x", ()),
+                   chain[:length], Path(f"/src/{light}.py"), installed="torch")
+        for light, line, length in (("app", 5, 2), ("app", 9, 2), ("app", 11, 1), ("cli", 5, 2))
+    )
+    report = Report(violations=(), problems=(), light_modules=("app", "cli"), unresolved=unresolved)
+    stored = json.loads(json.dumps(report_to_json(report)))
+    assert len(stored["hops"]) == 2
+    assert len(stored["sites"]) == 3
+    assert [row[1:3] for row in stored["unresolved"]] == [[0, [0, 1]], [1, [0, 1]], [2, [0]],
+                                                          [0, [0, 1]]]
+    decoded = report_from_json(stored)
+    assert decoded == report
+    assert decoded.unresolved[0].chain[1] is decoded.unresolved[1].chain[1]
+    assert decoded.unresolved[0].site is decoded.unresolved[3].site
+    for at, bad in ((2, [2]), (2, [-1]), (2, ["0"]), (1, [0, True]), (1, [0, 1.0])):
+        damaged = json.loads(json.dumps(stored))
+        damaged["unresolved"][at][2] = bad
+        with pytest.raises(MALFORMED):
+            report_from_json(damaged)
+    for bad_site in (3, -1, True):
+        damaged = json.loads(json.dumps(stored))
+        damaged["unresolved"][3][1] = bad_site
+        with pytest.raises(MALFORMED):
+            report_from_json(damaged)
