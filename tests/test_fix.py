@@ -1292,3 +1292,24 @@ def test_a_file_with_cr_line_breaks_gets_a_diff_git_apply_takes(tmp_path: Path, 
     assert _cli(root, "check").returncode == 0
     run = _oracle(root, "import app.use\nassert app.use.Y == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("read", ["A = globals()['a']", "A = globals().get('a')",
+                                  "A = 'a' in vars()", "def f():\n    return globals()['a']\n\nA = f()"])
+def test_a_package_reading_the_name_through_globals_is_a_blocker(tmp_path: Path, read: str) -> None:
+    """Issue 27: a package whose ``__init__.py`` reads ``globals()['a']`` at import time raised
+    KeyError after the lazy fix (a module's globals never call its ``__getattr__``) and after
+    direct imports (the name is gone): it is the package's own use, listed, and both fixes refuse."""
+    init = f"from .x import a\n{read}\n"
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    eager = _oracle(root, "")
+    assert "zqpkg still runs heavy" in eager.stderr  # the finding is real, and the package imports
+    for kind in ("lazy", "direct"):
+        refused = _cli(root, "fix", "--kind", kind)
+        assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+        assert "cannot keep src/zqpkg/__init__.py:" in refused.stderr
+        assert "working: the package itself reads a through globals() or vars()" in refused.stderr
+    forced = _cli(root, "fix", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    risked = _oracle(root, "assert not callable(zqpkg.A) and zqpkg.A is not True")  # what --force risks
+    assert "KeyError" in risked.stderr or risked.stdout == "ok\n", risked.stderr

@@ -1206,6 +1206,37 @@ def _used_names(tree: ast.Module, skip: Sequence[ast.stmt]) -> dict[str, int]:
     return used
 
 
+def _namespace_reads(tree: ast.Module, names: Sequence[str]) -> dict[str, int]:
+    """The names of ``names`` a module reads through its own namespace, each with its first line:
+    ``globals()["a"]``, ``globals().get("a")`` (``pop``, ``setdefault``, ``__getitem__``),
+    ``"a" in globals()``, the same with ``vars()`` (a string literal; a store, ``globals()["a"] =
+    ...``, is not a read)."""
+    def namespace(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("globals", "vars") and not node.args and not node.keywords)
+
+    def literal(node: ast.expr) -> str | None:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and node.value in names else None
+
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        named: str | None = None
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Store) \
+                and namespace(node.value):
+            named = literal(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
+                and node.func.attr in ("get", "pop", "setdefault", "__getitem__") \
+                and namespace(node.func.value):
+            named = literal(node.args[0])
+        elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
+                and any(namespace(c) for c in node.comparators):
+            named = literal(node.left)
+        if named is not None:
+            found[named] = min(found.get(named, node.lineno), node.lineno)
+    return found
+
+
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str)
@@ -1252,6 +1283,10 @@ def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
     uses = _used_names(source.tree, statements)
     found = [Importer(source.path, uses[name], light, f"the package itself uses {name}")
              for name in names if name in uses]
+    found += [Importer(source.path, line, light,
+                       f"the package itself reads {name} through globals() or vars() (its own "
+                       "namespace never calls its __getattr__, and a removed name is gone)")
+              for name, line in _namespace_reads(source.tree, names).items()]
     return found + [
         Importer(source.path, uses[side.name], light,
                  f"the package itself uses {side.name}, the submodule {side.module} that the "
