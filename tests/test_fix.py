@@ -1313,3 +1313,24 @@ def test_a_package_reading_the_name_through_globals_is_a_blocker(tmp_path: Path,
     assert forced.returncode == 0, forced.stderr
     risked = _oracle(root, "assert not callable(zqpkg.A) and zqpkg.A is not True")  # what --force risks
     assert "KeyError" in risked.stderr or risked.stdout == "ok\n", risked.stderr
+
+
+@pytest.mark.parametrize("getattr_def", [
+    'def __getattr__(name):\n\t"""Dynamic names."""\n\tif name == "dyn":\n\t\treturn 42\n'
+    '\traise AttributeError(name)\n',
+    "def __getattr__(name): raise AttributeError(name)\n\n\ndef f():\n\treturn 1\n",
+])
+def test_a_merge_into_a_tab_indented_getattr_indents_with_tabs(tmp_path: Path, getattr_def: str) -> None:
+    """Issue 27: the lazy lookup merged into a ``__getattr__`` indented with tabs came indented
+    with a tab and four spaces (mixed indentation, which ``python -tt``-style checkers and editors
+    reject): the added lines use the function's own indentation unit."""
+    root = _light_tree(tmp_path, "from .x import a\n\n\n" + getattr_def, use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    body = text[text.index("def __getattr__"):]
+    indented = [line for line in body.splitlines() if line[:1] in (" ", "\t")]
+    assert indented and all(line.lstrip("\t")[:1] not in (" ", "\t") for line in indented), body
+    run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'\n"
+                        "assert getattr(zqpkg, 'dyn', 42) == 42")
+    assert run.stdout == "ok\n", run.stderr

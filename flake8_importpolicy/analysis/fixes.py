@@ -170,6 +170,18 @@ class _Source:
     def indent(self, node: ast.stmt) -> str:
         return self.text[self.line_start(node.lineno):self.offset(node.lineno, node.col_offset)]
 
+    @property
+    def indent_unit(self) -> str:
+        """One level of the file's indentation: its first indented block's (a tab, two spaces),
+        four spaces when it has none."""
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                if token.type == tokenize.INDENT:
+                    return token.string
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+        return "    "
+
 
 def find_fixes(
     policy: Policy,
@@ -778,6 +790,7 @@ class _Planner:
         bound = _top_level_bindings(tree)
         getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         nl = source.newline
+        unit = source.indent_unit
         map_name = _unused_name("_LAZY_IMPORTS", bound)
         modules_map = _unused_name("_LAZY_SUBMODULES", bound | {map_name})
         attributes = [m for m in moved if m.attribute is not None]
@@ -788,7 +801,7 @@ class _Planner:
         for table, entries in ((map_name, attributes), (modules_map, submodules)):
             if entries:
                 replacement += f"{table} = {{{nl}" + "".join(
-                    f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in entries) + f"}}{nl}"
+                    f"{unit}{_quote(m.name)}: {_quote(m.module)},{nl}" for m in entries) + f"}}{nl}"
         lines = [source.whole_lines(s) for s in statements]
         edits = [_Edit(source.path, *span, "") for span in lines[1:] if span is not None]
         assert lines[0] is not None
@@ -796,8 +809,8 @@ class _Planner:
             edits.append(_merge_into_getattr(source, getattrs[0], maps))
         else:
             replacement += (f"{nl}{nl}def __getattr__(name: str) -> object:{nl}"
-                            + _getattr_block("name", *maps, "    ", nl)
-                            + f"    raise AttributeError(f\"module {{__name__!r}} has no attribute "
+                            + _getattr_block("name", *maps, unit, nl, unit=unit)
+                            + f"{unit}raise AttributeError(f\"module {{__name__!r}} has no attribute "
                               f"{{name!r}}\"){nl}")
             rest = lines[0][1]
             while any(span is not None and span[0] == rest for span in lines[1:]):
@@ -819,7 +832,7 @@ class _Planner:
             note = "the package's own __dir__ is kept as it is"
         else:
             block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
-                     f"    return sorted(set(globals()) | {listed}){nl}")
+                     f"{unit}return sorted(set(globals()) | {listed}){nl}")
             end = len(source.text)
             if source.text and not source.text.endswith(("\n", "\r")):
                 block = nl + block
@@ -1263,16 +1276,19 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
               if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
     nl = source.newline
     if first.lineno == existing.lineno:  # def __getattr__(name): raise AttributeError(name)
-        indent = source.indent(existing) + "    "
+        unit = source.indent_unit
+        indent = source.indent(existing) + unit
         at = source.offset(first.lineno, first.col_offset)
         colon = len(source.text[:at].rstrip(" \t"))
-        block = _getattr_block(parameter, *maps, indent, nl, taken)
+        block = _getattr_block(parameter, *maps, indent, nl, taken, unit=unit)
         return _Edit(source.path, colon, at, nl + block + indent)
     indent = source.indent(first)
+    # the function's own unit of indentation (its body's less its def's): a tab in a tab file
+    unit = indent[len(source.indent(existing)):] or source.indent_unit
     if _is_docstring(first) and len(existing.body) > 1:
         first = existing.body[1]
     at = source.line_start(first.lineno)
-    return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
+    return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken, unit=unit))
 
 
 def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
@@ -1420,7 +1436,7 @@ def _quote(text: str) -> str:
 
 
 def _getattr_block(parameter: str, attributes: str | None, submodules: str | None, indent: str,
-                   nl: str, taken: Iterable[str] = ()) -> str:
+                   nl: str, taken: Iterable[str] = (), *, unit: str = "    ") -> str:
     """The lines that serve the lazy names in a ``__getattr__`` (the form the engine follows: a
     constant map's ``.get`` and a literal-free ``importlib.import_module``).
 
@@ -1430,14 +1446,15 @@ def _getattr_block(parameter: str, attributes: str | None, submodules: str | Non
     the module from the second access on. No walrus and no annotation: valid on every Python 3
     (the oldest target version included). ``taken``: the names the function already uses, so
     that the block's locals shadow none of them (an ``import importlib`` inside the function would
-    make a global ``importlib`` of its other lines a local, unbound)."""
+    make a global ``importlib`` of its other lines a local, unbound); ``unit``: one level of
+    indentation, the function's own (a tab in a file indented with tabs)."""
     module = _unused_name("module", set(taken))
     value = _unused_name("value", set(taken) | {module})
     importlib = "importlib" if "importlib" not in taken else _unused_name(
         "_importlib", set(taken) | {module, value})
     import_line = "import importlib" + ("" if importlib == "importlib" else f" as {importlib}")
     out = []
-    inner = indent + "    "
+    inner = indent + unit
     for table, loaded in ((submodules, f"{importlib}.import_module({module})"),
                           (attributes, f"getattr({importlib}.import_module({module}), {parameter})")):
         if table is None:
