@@ -685,7 +685,11 @@ def test_a_lazy_name_a_sibling_imports_while_the_package_runs(tmp_path: Path) ->
     assert run.stdout == "a True\n", run.stderr  # it imports; the package still runs heavy
     assert [fix.kind for fix in find_fixes(policy, violation, report=report)] == []
     refused = _cli(root, "fix")
-    assert refused.returncode == 1 and "no lazy-reexport fix passes verification" in refused.stderr
+    assert refused.returncode == 1 and ("no lazy-reexport fix: after it, zqpkg would run import-time "
+                                        "code that cannot be resolved, importlib.import_module(module), "
+                                        "at the __getattr__ the fix writes (a lazy name loaded while "
+                                        "the package runs) (zqpkg -> zqpkg.y -> zqpkg:__getattr__('a'))") in refused.stderr, \
+        refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
 
 
@@ -1334,3 +1338,21 @@ def test_a_merge_into_a_tab_indented_getattr_indents_with_tabs(tmp_path: Path, g
     run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'\n"
                         "assert getattr(zqpkg, 'dyn', 42) == 42")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["direct", "lazy"])
+def test_a_refused_fix_names_the_lines_that_still_reach_the_heavy_module(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 27: ``from .x import a`` and ``from .y import b``, y importing x: fixing line 1 alone
+    leaves line 2 running x (and the heavy module), so the fix is refused, but the message said only
+    "no fix passes verification". It names the package's line that still reaches it, and the
+    chain."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .y import b\n", use="from zqpkg import a, b\n")
+    (root / "src/zqpkg/y.py").write_text("from .x import a as _a\n\n\ndef b():\n    return _a()\n")
+    refused = _cli(root, "fix", "--kind", kind)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("src/zqpkg/__init__.py:1: zqpkg -> heavy: not fixed: no "
+            f"{'direct-imports' if kind == 'direct' else 'lazy-reexport'} fix: after it, "
+            "src/zqpkg/__init__.py:2 would still reach heavy through zqpkg.x (zqpkg -> zqpkg.y -> "
+            "zqpkg.x -> heavy)") in refused.stderr, refused.stderr

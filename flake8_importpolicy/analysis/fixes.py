@@ -251,8 +251,12 @@ def find_fixes(
     for fix in fixes:
         if fix.blockers:
             verified.append(fix)
-        elif _verify(policy, violation, report, fix, planner.read, overrides or {}, options):
+            continue
+        failed = _verify(policy, violation, report, fix, planner.read, overrides or {}, options)
+        if failed is None:
             verified.append(_replace_verified(fix))
+        elif why_not is not None:
+            why_not.setdefault(fix.kind, failed)
     return verified
 
 
@@ -277,8 +281,10 @@ class _EngineOptions:
 
 
 def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
-            read: _Reader, overrides: Mapping[Path, bytes], options: _EngineOptions) -> bool:
-    """Whether the patched tree clears the finding and adds no finding and no unanalysable module."""
+            read: _Reader, overrides: Mapping[Path, bytes], options: _EngineOptions) -> str | None:
+    """None when the patched tree clears the finding and adds no finding and no unanalysable
+    module; else why not, naming the place (``after it, pkg/__init__.py:2 would still reach heavy
+    through pkg.x (pkg -> pkg.y -> pkg.x -> heavy)``)."""
     patched = dict(overrides)
     patched.update(apply_edits(fix.edits, read))
     lazy_keyword = fix.kind is FixKind.LAZY_REEXPORT and any(
@@ -290,8 +296,8 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             continue  # the engine's own parse (it removes the soft keyword) is the check
         try:
             compile(data, str(path), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
-            return False
+        except (SyntaxError, ValueError) as exc:
+            return f"the patched {policy.relpath(path)} would not compile ({exc})"
     with options.engine(policy, patched) as engine:
         after = engine.check()
     # the light package's own findings: none that still reaches the fixed statement's submodule,
@@ -299,20 +305,56 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
     # re-export, when y's ``from . import name`` now loads the lazy name); another statement's
     # finding the fixed one covered (``from .z import c``, z heavy too) is its own, fixed next
     first = violation.chain[0].imported
-    for found in after.violations:
-        if found.light == violation.light and found.path == violation.path and any(
-                hop.imported == first for hop in found.chain):
-            return False
+    still = [found for found in after.violations
+             if found.light == violation.light and found.path == violation.path
+             and any(hop.imported == first for hop in found.chain)]
+    if still:
+        return "after it, " + "; ".join(
+            f"{policy.relpath(found.path)}:{_line_before(fix.edits, found.path, found.line)} would "
+            f"still reach {found.heavy} through "
+            f"{first} ({' -> '.join([found.light, *(str(h.imported) for h in found.chain)])})"
+            for found in still)
     # nor import-time code of the light package's that cannot be resolved and was not there before
     # (``from . import name`` in a module the package imports: its ``__getattr__``, loading a name)
     sites = {_site_identity(u) for u in report.unresolved}
-    if any(u.light == violation.light and _site_identity(u) not in sites for u in after.unresolved):
-        return False
+    new_sites = [u for u in after.unresolved
+                 if u.light == violation.light and _site_identity(u) not in sites]
+    if new_sites:
+        site = new_sites[0].site
+        chain = " -> ".join([violation.light, *(str(h.imported) for h in new_sites[0].chain)])
+        where = (f"{policy.relpath(site.path)}:{_line_before(fix.edits, site.path, site.line)}"
+                 if site.path is not None else site.module)
+        if site.path == violation.path and fix.kind is FixKind.LAZY_REEXPORT:
+            where = "the __getattr__ the fix writes (a lazy name loaded while the package runs)"
+        return (f"after it, {violation.light} would run import-time code that cannot be resolved, "
+                f"{site.detail or site.construct}, at {where} ({chain})")
     before = {(v.code.id, v.light, str(v.heavy)) for v in report.violations}
-    if any((v.code.id, v.light, str(v.heavy)) not in before for v in after.violations):
-        return False
+    added = [v for v in after.violations if (v.code.id, v.light, str(v.heavy)) not in before]
+    if added:
+        return (f"it would add a finding: {policy.relpath(added[0].path)}:{added[0].line}: "
+                f"{added[0].code.id} {added[0].light} -> {added[0].heavy}")
     problems = {p.identity for p in report.problems}
-    return all(p.identity in problems for p in after.problems)
+    new_problems = [p for p in after.problems if p.identity not in problems]
+    if new_problems:
+        return f"it would add a problem: {new_problems[0].code.id} {new_problems[0].message}"
+    return None
+
+
+def _line_before(edits: Iterable[TextEdit], path: Path, line: int) -> int:
+    """The line of the file before ``edits`` at which the patched file's ``line`` was (a line the
+    edits wrote: the first line of the range they replaced)."""
+    shift = 0  # how many lines the edits so far added
+    for edit in sorted(e for e in edits if e.path == path):
+        start, end = edit.start[0], edit.end[0]
+        written = len(re.findall(r"\r\n|\r|\n", edit.new_text))
+        if line < start + shift:
+            break
+        if line < start + shift + written:
+            return start
+        if line == start + shift + written:  # the line the edit ends on: its rest is there
+            return end
+        shift += written - (end - start)
+    return line - shift
 
 
 def _site_identity(unresolved: Unresolved) -> tuple[str, ...]:
