@@ -1356,3 +1356,27 @@ def test_a_refused_fix_names_the_lines_that_still_reach_the_heavy_module(
             f"{'direct-imports' if kind == 'direct' else 'lazy-reexport'} fix: after it, "
             "src/zqpkg/__init__.py:2 would still reach heavy through zqpkg.x (zqpkg -> zqpkg.y -> "
             "zqpkg.x -> heavy)") in refused.stderr, refused.stderr
+
+
+def test_a_path_line_target_is_the_line_before_any_fix(tmp_path: Path) -> None:
+    """``fix pkg/__init__.py:1`` with heavy re-exports on lines 1 and 2 fixed both: once line 1 was
+    removed, line 2's re-export was on line 1 of the patched file and matched the target; and the
+    summary named each finding at its patched line. Targets and summaries use the file's lines as
+    they were before the command ran."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .z import c\n", use="from zqpkg import a, c\n")
+    (root / "src/zqpkg/z.py").write_text('import heavy2\n\n\ndef c():\n    return "c"\n')
+    (root / "src/heavy2.py").write_text("")
+    policy = root / "policy.toml"
+    policy.write_text(policy.read_text().replace('"heavy" = "heavy"\n', '"heavy" = "heavy"\n"heavy2" = "heavy2"\n'))
+    done = _cli(root, "fix", "--kind", "direct", "--apply", "src/zqpkg/__init__.py:1")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("src/zqpkg/__init__.py:1: zqpkg -> heavy: ") and \
+        "heavy2" not in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == "from .z import c\n"
+    both = _light_tree(tmp_path / "again", "from .x import a\nfrom .z import c\n",
+                       use="from zqpkg import a, c\n")
+    (both / "src/zqpkg/z.py").write_text('import heavy2\n\n\ndef c():\n    return "c"\n')
+    (both / "src/heavy2.py").write_text("")
+    (both / "policy.toml").write_text(policy.read_text())
+    done = _cli(both, "fix", "--kind", "direct")
+    assert "src/zqpkg/__init__.py:2: zqpkg -> heavy2: " in done.stderr, done.stderr

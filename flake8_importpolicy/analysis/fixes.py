@@ -1765,6 +1765,15 @@ def fix_findings(
     outcomes: list[FixOutcome] = []
     info: InterpreterInfo | None = None
     versions = tuple(target_versions)
+    applied: list[tuple[TextEdit, ...]] = []  # the chosen fixes' edits, in order
+
+    def as_first_reported(found: Violation) -> Violation:
+        """The finding at its line before any fix of this run (the patched tree's lines moved)."""
+        line = found.line
+        for edits in reversed(applied):
+            line = _line_before(edits, found.path, line)
+        return found if line == found.line else dataclasses.replace(found, line=line)
+
     while True:
         with PolicyEngine(policy, overrides=patched, facts_cache=facts_cache, interpreter=interpreter,
                           target_versions=versions, interpreter_info=info) as engine:
@@ -1772,7 +1781,7 @@ def fix_findings(
             info = engine.interpreter
         pending = [v for v in report.violations
                    if find_reexport_hop(v) is not None and _statement_identity(v) not in tried
-                   and _is_target(v, targets)]
+                   and _is_target(as_first_reported(v), targets)]
         if not pending:
             break
         violation = pending[0]
@@ -1795,10 +1804,11 @@ def fix_findings(
             chosen = None
         elif chosen.blockers:
             reason = "forced: importers that cannot be rewritten remain"
-        outcomes.append(FixOutcome(violation, chosen, reason, tuple(offered)))
+        outcomes.append(FixOutcome(as_first_reported(violation), chosen, reason, tuple(offered)))
         if chosen is not None:
             reader = _Reader(patched)
             patched.update(apply_edits(chosen.edits, reader))
+            applied.append(chosen.edits)
     return outcomes, patched
 
 
