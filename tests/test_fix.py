@@ -1380,3 +1380,25 @@ def test_a_path_line_target_is_the_line_before_any_fix(tmp_path: Path) -> None:
     (both / "policy.toml").write_text(policy.read_text())
     done = _cli(both, "fix", "--kind", "direct")
     assert "src/zqpkg/__init__.py:2: zqpkg -> heavy2: " in done.stderr, done.stderr
+
+
+def test_pep_810_is_not_used_when_an_importer_reads_the_submodule_through_the_package(
+    tmp_path: Path
+) -> None:
+    """Issue 27: ``from .x import a`` also binds ``zqpkg.x`` (importing a submodule sets it on its
+    package); ``lazy from .x import a`` (PEP 810) imports nothing until ``a`` is used, so an
+    importer's ``import zqpkg; zqpkg.x.b()`` found no ``x``. Where a first-party module reads the
+    submodule through the package, the fix writes the module ``__getattr__`` form, whose map
+    serves ``x`` too, and says why."""
+    use = "import zqpkg\nfrom zqpkg import a\n\n\ndef f():\n    return zqpkg.x.b()\n"
+    root = _light_tree(tmp_path, "from .x import a\n", use=use)
+    done = _cli(root, "fix", "--target-version", "3.15", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert ("note: not lazy from (PEP 810): src/app/use.py:1 reads zqpkg.x, which lazy from would "
+            "leave unbound until a is first used") in done.stderr, done.stderr
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    assert "lazy from" not in text and '"x": "zqpkg.x"' in text
+    run = _oracle(root, "import app.use\nassert app.use.f() == 'b' and app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+    plain = _light_tree(tmp_path / "plain", "from .x import a\n", use="from zqpkg import a\n")
+    assert "+lazy from .x import a\n" in _cli(plain, "fix", "--target-version", "3.15").stdout

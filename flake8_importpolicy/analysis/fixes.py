@@ -683,6 +683,19 @@ def _dotted_name_pattern(module: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w.])" + re.escape(module.encode()) + rb"(?!\w)")
 
 
+def _side_named(data: bytes, path: Path, light: str, wanted: Mapping[str, _Moved]) -> str:
+    """Which of the ``wanted`` submodules a module names through the package (``light.x``): the
+    first one read as an attribute, else the first one wanted."""
+    try:
+        tree = ast.parse(data, str(path))
+    except (SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Attribute) and node.attr in wanted:
+            return f"{light}.{node.attr}"
+    return f"{light}.{next(iter(wanted))}"
+
+
 def _import_of_moved(data: bytes, path: Path, module: str, light: str, names: Mapping[str, _Moved],
                      *, is_package: bool) -> int | None:
     """The line of the first statement of a module (its source ``data``) that imports a moved name
@@ -811,19 +824,51 @@ class _Planner:
         blockers += self.project.submodule_shadows(violation, moved)
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        note = ""
         if versions and min(versions) >= (3, 15) and not is_star:
-            edits = [_Edit(source.path, start, start, "lazy ") for start in
-                     (source.offset(s.lineno, s.col_offset) for s in statements)]
-            return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
-                             f"... import {title_names}", violation, statements[0], names, edits,
-                             source, blockers=blockers)
+            readers = self._side_readers(violation, side)
+            if not readers:
+                edits = [_Edit(source.path, start, start, "lazy ") for start in
+                         (source.offset(s.lineno, s.col_offset) for s in statements)]
+                return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy "
+                                 f"from ... import {title_names}", violation, statements[0], names,
+                                 edits, source, blockers=blockers)
+            path, line, submodule = readers[0]
+            note = (f"not lazy from (PEP 810): {self.policy.relpath(path)}:{line} reads "
+                    f"{submodule}, which lazy from would leave unbound until {title_names} is "
+                    "first used; the module __getattr__ serves it")
         # the submodules the statement binds besides its names stay attributes, loaded lazily too
         return self._plan_getattr(violation, source, statements, [*moved, *side], title_names,
-                                  blockers, names)
+                                  blockers, names, note)
+
+    def _side_readers(self, violation: Violation, side: Sequence[_Moved]) -> list[tuple[Path, int, str]]:
+        """``(file, line, submodule)`` of the first-party and installed modules that may read a
+        submodule the re-export binds on the package besides its names (``import pkg`` then
+        ``pkg.x``, or ``from pkg import x``): eagerly the statement bound ``pkg.x``; ``lazy from .x
+        import a`` (PEP 810) binds nothing until ``a`` is used, so ``pkg.x`` would be missing."""
+        if not side:
+            return []
+        light = violation.light
+        wanted = {s.name: s for s in side}
+        found: list[tuple[Path, int, str]] = []
+        for path in self.project.files(exclude={violation.path}):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if not any(name.encode() in data for name in wanted):
+                continue
+            line = _import_of_moved(data, path, self.project.module_name(path) or "", light, wanted,
+                                    is_package=path.name == "__init__.py")
+            if line is not None:
+                found.append((path, line, _side_named(data, path, light, wanted)))
+        found.extend((i.path, i.line, f"{light}.{side[0].name}")
+                     for i in self.project.outside_importers(light, wanted))
+        return found
 
     def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
                       moved: list[_Moved], title_names: str, blockers: list[Importer],
-                      names: list[str]) -> Fix | None:
+                      names: list[str], note: str = "") -> Fix | None:
         """The map in place of the (first) statement, and a ``__getattr__`` right after it (so that
         a module the package imports later, ``from . import name`` in a sibling, finds the name as
         it found the eager one), or the map's lines merged into the package's own ``__getattr__``
@@ -865,13 +910,12 @@ class _Planner:
             if rest < len(source.text) and blank < 2:
                 replacement += nl * (2 - blank)
         edits.append(_Edit(source.path, lines[0][0], lines[0][1], replacement))
-        note = ""
         listed = " | ".join(f"set({m})" for m in maps if m is not None)
         generated = _generated_dir_end(source)
         if generated is not None:  # an earlier lazy fix's: it lists these names too
             edits.append(_Edit(source.path, generated, generated, f" | {listed}"))
         elif any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body):
-            note = "the package's own __dir__ is kept as it is"
+            note = "; ".join(filter(None, (note, "the package's own __dir__ is kept as it is")))
         else:
             block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
                      f"{unit}return sorted(set(globals()) | {listed}){nl}")
