@@ -685,7 +685,11 @@ def test_a_lazy_name_a_sibling_imports_while_the_package_runs(tmp_path: Path) ->
     assert run.stdout == "a True\n", run.stderr  # it imports; the package still runs heavy
     assert [fix.kind for fix in find_fixes(policy, violation, report=report)] == []
     refused = _cli(root, "fix")
-    assert refused.returncode == 1 and "no lazy-reexport fix passes verification" in refused.stderr
+    assert refused.returncode == 1 and ("no lazy-reexport fix: after it, zqpkg would run import-time "
+                                        "code that cannot be resolved, importlib.import_module(module), "
+                                        "at the __getattr__ the fix writes (a lazy name loaded while "
+                                        "the package runs) (zqpkg -> zqpkg.y -> zqpkg:__getattr__('a'))") in refused.stderr, \
+        refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
 
 
@@ -1292,3 +1296,109 @@ def test_a_file_with_cr_line_breaks_gets_a_diff_git_apply_takes(tmp_path: Path, 
     assert _cli(root, "check").returncode == 0
     run = _oracle(root, "import app.use\nassert app.use.Y == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("read", ["A = globals()['a']", "A = globals().get('a')",
+                                  "A = 'a' in vars()", "def f():\n    return globals()['a']\n\nA = f()"])
+def test_a_package_reading_the_name_through_globals_is_a_blocker(tmp_path: Path, read: str) -> None:
+    """Issue 27: a package whose ``__init__.py`` reads ``globals()['a']`` at import time raised
+    KeyError after the lazy fix (a module's globals never call its ``__getattr__``) and after
+    direct imports (the name is gone): it is the package's own use, listed, and both fixes refuse."""
+    init = f"from .x import a\n{read}\n"
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    eager = _oracle(root, "")
+    assert "zqpkg still runs heavy" in eager.stderr  # the finding is real, and the package imports
+    for kind in ("lazy", "direct"):
+        refused = _cli(root, "fix", "--kind", kind)
+        assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+        assert "cannot keep src/zqpkg/__init__.py:" in refused.stderr
+        assert "working: the package itself reads a through globals() or vars()" in refused.stderr
+    forced = _cli(root, "fix", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    risked = _oracle(root, "assert not callable(zqpkg.A) and zqpkg.A is not True")  # what --force risks
+    assert "KeyError" in risked.stderr or risked.stdout == "ok\n", risked.stderr
+
+
+@pytest.mark.parametrize("getattr_def", [
+    'def __getattr__(name):\n\t"""Dynamic names."""\n\tif name == "dyn":\n\t\treturn 42\n'
+    '\traise AttributeError(name)\n',
+    "def __getattr__(name): raise AttributeError(name)\n\n\ndef f():\n\treturn 1\n",
+])
+def test_a_merge_into_a_tab_indented_getattr_indents_with_tabs(tmp_path: Path, getattr_def: str) -> None:
+    """Issue 27: the lazy lookup merged into a ``__getattr__`` indented with tabs came indented
+    with a tab and four spaces (mixed indentation, which ``python -tt``-style checkers and editors
+    reject): the added lines use the function's own indentation unit."""
+    root = _light_tree(tmp_path, "from .x import a\n\n\n" + getattr_def, use="from zqpkg import a\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    body = text[text.index("def __getattr__"):]
+    indented = [line for line in body.splitlines() if line[:1] in (" ", "\t")]
+    assert indented and all(line.lstrip("\t")[:1] not in (" ", "\t") for line in indented), body
+    run = _oracle(root, "import app.use\nassert zqpkg.a() == 'a'\n"
+                        "assert getattr(zqpkg, 'dyn', 42) == 42")
+    assert run.stdout == "ok\n", run.stderr
+
+
+@pytest.mark.parametrize("kind", ["direct", "lazy"])
+def test_a_refused_fix_names_the_lines_that_still_reach_the_heavy_module(
+    tmp_path: Path, kind: str
+) -> None:
+    """Issue 27: ``from .x import a`` and ``from .y import b``, y importing x: fixing line 1 alone
+    leaves line 2 running x (and the heavy module), so the fix is refused, but the message said only
+    "no fix passes verification". It names the package's line that still reaches it, and the
+    chain."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .y import b\n", use="from zqpkg import a, b\n")
+    (root / "src/zqpkg/y.py").write_text("from .x import a as _a\n\n\ndef b():\n    return _a()\n")
+    refused = _cli(root, "fix", "--kind", kind)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("src/zqpkg/__init__.py:1: zqpkg -> heavy: not fixed: no "
+            f"{'direct-imports' if kind == 'direct' else 'lazy-reexport'} fix: after it, "
+            "src/zqpkg/__init__.py:2 would still reach heavy through zqpkg.x (zqpkg -> zqpkg.y -> "
+            "zqpkg.x -> heavy)") in refused.stderr, refused.stderr
+
+
+def test_a_path_line_target_is_the_line_before_any_fix(tmp_path: Path) -> None:
+    """``fix pkg/__init__.py:1`` with heavy re-exports on lines 1 and 2 fixed both: once line 1 was
+    removed, line 2's re-export was on line 1 of the patched file and matched the target; and the
+    summary named each finding at its patched line. Targets and summaries use the file's lines as
+    they were before the command ran."""
+    root = _light_tree(tmp_path, "from .x import a\nfrom .z import c\n", use="from zqpkg import a, c\n")
+    (root / "src/zqpkg/z.py").write_text('import heavy2\n\n\ndef c():\n    return "c"\n')
+    (root / "src/heavy2.py").write_text("")
+    policy = root / "policy.toml"
+    policy.write_text(policy.read_text().replace('"heavy" = "heavy"\n', '"heavy" = "heavy"\n"heavy2" = "heavy2"\n'))
+    done = _cli(root, "fix", "--kind", "direct", "--apply", "src/zqpkg/__init__.py:1")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("src/zqpkg/__init__.py:1: zqpkg -> heavy: ") and \
+        "heavy2" not in done.stderr, done.stderr
+    assert (root / "src/zqpkg/__init__.py").read_text() == "from .z import c\n"
+    both = _light_tree(tmp_path / "again", "from .x import a\nfrom .z import c\n",
+                       use="from zqpkg import a, c\n")
+    (both / "src/zqpkg/z.py").write_text('import heavy2\n\n\ndef c():\n    return "c"\n')
+    (both / "src/heavy2.py").write_text("")
+    (both / "policy.toml").write_text(policy.read_text())
+    done = _cli(both, "fix", "--kind", "direct")
+    assert "src/zqpkg/__init__.py:2: zqpkg -> heavy2: " in done.stderr, done.stderr
+
+
+def test_pep_810_is_not_used_when_an_importer_reads_the_submodule_through_the_package(
+    tmp_path: Path
+) -> None:
+    """Issue 27: ``from .x import a`` also binds ``zqpkg.x`` (importing a submodule sets it on its
+    package); ``lazy from .x import a`` (PEP 810) imports nothing until ``a`` is used, so an
+    importer's ``import zqpkg; zqpkg.x.b()`` found no ``x``. Where a first-party module reads the
+    submodule through the package, the fix writes the module ``__getattr__`` form, whose map
+    serves ``x`` too, and says why."""
+    use = "import zqpkg\nfrom zqpkg import a\n\n\ndef f():\n    return zqpkg.x.b()\n"
+    root = _light_tree(tmp_path, "from .x import a\n", use=use)
+    done = _cli(root, "fix", "--target-version", "3.15", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    assert ("note: not lazy from (PEP 810): src/app/use.py:1 reads zqpkg.x, which lazy from would "
+            "leave unbound until a is first used") in done.stderr, done.stderr
+    text = (root / "src/zqpkg/__init__.py").read_text()
+    assert "lazy from" not in text and '"x": "zqpkg.x"' in text
+    run = _oracle(root, "import app.use\nassert app.use.f() == 'b' and app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr
+    plain = _light_tree(tmp_path / "plain", "from .x import a\n", use="from zqpkg import a\n")
+    assert "+lazy from .x import a\n" in _cli(plain, "fix", "--target-version", "3.15").stdout

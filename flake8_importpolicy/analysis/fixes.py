@@ -170,6 +170,18 @@ class _Source:
     def indent(self, node: ast.stmt) -> str:
         return self.text[self.line_start(node.lineno):self.offset(node.lineno, node.col_offset)]
 
+    @property
+    def indent_unit(self) -> str:
+        """One level of the file's indentation: its first indented block's (a tab, two spaces),
+        four spaces when it has none."""
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.text).readline):
+                if token.type == tokenize.INDENT:
+                    return token.string
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass
+        return "    "
+
 
 def find_fixes(
     policy: Policy,
@@ -239,8 +251,12 @@ def find_fixes(
     for fix in fixes:
         if fix.blockers:
             verified.append(fix)
-        elif _verify(policy, violation, report, fix, planner.read, overrides or {}, options):
+            continue
+        failed = _verify(policy, violation, report, fix, planner.read, overrides or {}, options)
+        if failed is None:
             verified.append(_replace_verified(fix))
+        elif why_not is not None:
+            why_not.setdefault(fix.kind, failed)
     return verified
 
 
@@ -265,8 +281,10 @@ class _EngineOptions:
 
 
 def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
-            read: _Reader, overrides: Mapping[Path, bytes], options: _EngineOptions) -> bool:
-    """Whether the patched tree clears the finding and adds no finding and no unanalysable module."""
+            read: _Reader, overrides: Mapping[Path, bytes], options: _EngineOptions) -> str | None:
+    """None when the patched tree clears the finding and adds no finding and no unanalysable
+    module; else why not, naming the place (``after it, pkg/__init__.py:2 would still reach heavy
+    through pkg.x (pkg -> pkg.y -> pkg.x -> heavy)``)."""
     patched = dict(overrides)
     patched.update(apply_edits(fix.edits, read))
     lazy_keyword = fix.kind is FixKind.LAZY_REEXPORT and any(
@@ -278,8 +296,8 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
             continue  # the engine's own parse (it removes the soft keyword) is the check
         try:
             compile(data, str(path), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):
-            return False
+        except (SyntaxError, ValueError) as exc:
+            return f"the patched {policy.relpath(path)} would not compile ({exc})"
     with options.engine(policy, patched) as engine:
         after = engine.check()
     # the light package's own findings: none that still reaches the fixed statement's submodule,
@@ -287,20 +305,56 @@ def _verify(policy: Policy, violation: Violation, report: Report, fix: Fix,
     # re-export, when y's ``from . import name`` now loads the lazy name); another statement's
     # finding the fixed one covered (``from .z import c``, z heavy too) is its own, fixed next
     first = violation.chain[0].imported
-    for found in after.violations:
-        if found.light == violation.light and found.path == violation.path and any(
-                hop.imported == first for hop in found.chain):
-            return False
+    still = [found for found in after.violations
+             if found.light == violation.light and found.path == violation.path
+             and any(hop.imported == first for hop in found.chain)]
+    if still:
+        return "after it, " + "; ".join(
+            f"{policy.relpath(found.path)}:{_line_before(fix.edits, found.path, found.line)} would "
+            f"still reach {found.heavy} through "
+            f"{first} ({' -> '.join([found.light, *(str(h.imported) for h in found.chain)])})"
+            for found in still)
     # nor import-time code of the light package's that cannot be resolved and was not there before
     # (``from . import name`` in a module the package imports: its ``__getattr__``, loading a name)
     sites = {_site_identity(u) for u in report.unresolved}
-    if any(u.light == violation.light and _site_identity(u) not in sites for u in after.unresolved):
-        return False
+    new_sites = [u for u in after.unresolved
+                 if u.light == violation.light and _site_identity(u) not in sites]
+    if new_sites:
+        site = new_sites[0].site
+        chain = " -> ".join([violation.light, *(str(h.imported) for h in new_sites[0].chain)])
+        where = (f"{policy.relpath(site.path)}:{_line_before(fix.edits, site.path, site.line)}"
+                 if site.path is not None else site.module)
+        if site.path == violation.path and fix.kind is FixKind.LAZY_REEXPORT:
+            where = "the __getattr__ the fix writes (a lazy name loaded while the package runs)"
+        return (f"after it, {violation.light} would run import-time code that cannot be resolved, "
+                f"{site.detail or site.construct}, at {where} ({chain})")
     before = {(v.code.id, v.light, str(v.heavy)) for v in report.violations}
-    if any((v.code.id, v.light, str(v.heavy)) not in before for v in after.violations):
-        return False
+    added = [v for v in after.violations if (v.code.id, v.light, str(v.heavy)) not in before]
+    if added:
+        return (f"it would add a finding: {policy.relpath(added[0].path)}:{added[0].line}: "
+                f"{added[0].code.id} {added[0].light} -> {added[0].heavy}")
     problems = {p.identity for p in report.problems}
-    return all(p.identity in problems for p in after.problems)
+    new_problems = [p for p in after.problems if p.identity not in problems]
+    if new_problems:
+        return f"it would add a problem: {new_problems[0].code.id} {new_problems[0].message}"
+    return None
+
+
+def _line_before(edits: Iterable[TextEdit], path: Path, line: int) -> int:
+    """The line of the file before ``edits`` at which the patched file's ``line`` was (a line the
+    edits wrote: the first line of the range they replaced)."""
+    shift = 0  # how many lines the edits so far added
+    for edit in sorted(e for e in edits if e.path == path):
+        start, end = edit.start[0], edit.end[0]
+        written = len(re.findall(r"\r\n|\r|\n", edit.new_text))
+        if line < start + shift:
+            break
+        if line < start + shift + written:
+            return start
+        if line == start + shift + written:  # the line the edit ends on: its rest is there
+            return end
+        shift += written - (end - start)
+    return line - shift
 
 
 def _site_identity(unresolved: Unresolved) -> tuple[str, ...]:
@@ -629,6 +683,19 @@ def _dotted_name_pattern(module: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w.])" + re.escape(module.encode()) + rb"(?!\w)")
 
 
+def _side_named(data: bytes, path: Path, light: str, wanted: Mapping[str, _Moved]) -> str:
+    """Which of the ``wanted`` submodules a module names through the package (``light.x``): the
+    first one read as an attribute, else the first one wanted."""
+    try:
+        tree = ast.parse(data, str(path))
+    except (SyntaxError, ValueError):
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Attribute) and node.attr in wanted:
+            return f"{light}.{node.attr}"
+    return f"{light}.{next(iter(wanted))}"
+
+
 def _import_of_moved(data: bytes, path: Path, module: str, light: str, names: Mapping[str, _Moved],
                      *, is_package: bool) -> int | None:
     """The line of the first statement of a module (its source ``data``) that imports a moved name
@@ -757,19 +824,51 @@ class _Planner:
         blockers += self.project.submodule_shadows(violation, moved)
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        note = ""
         if versions and min(versions) >= (3, 15) and not is_star:
-            edits = [_Edit(source.path, start, start, "lazy ") for start in
-                     (source.offset(s.lineno, s.col_offset) for s in statements)]
-            return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy from "
-                             f"... import {title_names}", violation, statements[0], names, edits,
-                             source, blockers=blockers)
+            readers = self._side_readers(violation, side)
+            if not readers:
+                edits = [_Edit(source.path, start, start, "lazy ") for start in
+                         (source.offset(s.lineno, s.col_offset) for s in statements)]
+                return self._fix(FixKind.LAZY_REEXPORT, f"make the re-export lazy (PEP 810): lazy "
+                                 f"from ... import {title_names}", violation, statements[0], names,
+                                 edits, source, blockers=blockers)
+            path, line, submodule = readers[0]
+            note = (f"not lazy from (PEP 810): {self.policy.relpath(path)}:{line} reads "
+                    f"{submodule}, which lazy from would leave unbound until {title_names} is "
+                    "first used; the module __getattr__ serves it")
         # the submodules the statement binds besides its names stay attributes, loaded lazily too
         return self._plan_getattr(violation, source, statements, [*moved, *side], title_names,
-                                  blockers, names)
+                                  blockers, names, note)
+
+    def _side_readers(self, violation: Violation, side: Sequence[_Moved]) -> list[tuple[Path, int, str]]:
+        """``(file, line, submodule)`` of the first-party and installed modules that may read a
+        submodule the re-export binds on the package besides its names (``import pkg`` then
+        ``pkg.x``, or ``from pkg import x``): eagerly the statement bound ``pkg.x``; ``lazy from .x
+        import a`` (PEP 810) binds nothing until ``a`` is used, so ``pkg.x`` would be missing."""
+        if not side:
+            return []
+        light = violation.light
+        wanted = {s.name: s for s in side}
+        found: list[tuple[Path, int, str]] = []
+        for path in self.project.files(exclude={violation.path}):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if not any(name.encode() in data for name in wanted):
+                continue
+            line = _import_of_moved(data, path, self.project.module_name(path) or "", light, wanted,
+                                    is_package=path.name == "__init__.py")
+            if line is not None:
+                found.append((path, line, _side_named(data, path, light, wanted)))
+        found.extend((i.path, i.line, f"{light}.{side[0].name}")
+                     for i in self.project.outside_importers(light, wanted))
+        return found
 
     def _plan_getattr(self, violation: Violation, source: _Source, statements: list[ast.ImportFrom],
                       moved: list[_Moved], title_names: str, blockers: list[Importer],
-                      names: list[str]) -> Fix | None:
+                      names: list[str], note: str = "") -> Fix | None:
         """The map in place of the (first) statement, and a ``__getattr__`` right after it (so that
         a module the package imports later, ``from . import name`` in a sibling, finds the name as
         it found the eager one), or the map's lines merged into the package's own ``__getattr__``
@@ -778,6 +877,7 @@ class _Planner:
         bound = _top_level_bindings(tree)
         getattrs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"]
         nl = source.newline
+        unit = source.indent_unit
         map_name = _unused_name("_LAZY_IMPORTS", bound)
         modules_map = _unused_name("_LAZY_SUBMODULES", bound | {map_name})
         attributes = [m for m in moved if m.attribute is not None]
@@ -788,7 +888,7 @@ class _Planner:
         for table, entries in ((map_name, attributes), (modules_map, submodules)):
             if entries:
                 replacement += f"{table} = {{{nl}" + "".join(
-                    f"    {_quote(m.name)}: {_quote(m.module)},{nl}" for m in entries) + f"}}{nl}"
+                    f"{unit}{_quote(m.name)}: {_quote(m.module)},{nl}" for m in entries) + f"}}{nl}"
         lines = [source.whole_lines(s) for s in statements]
         edits = [_Edit(source.path, *span, "") for span in lines[1:] if span is not None]
         assert lines[0] is not None
@@ -796,8 +896,8 @@ class _Planner:
             edits.append(_merge_into_getattr(source, getattrs[0], maps))
         else:
             replacement += (f"{nl}{nl}def __getattr__(name: str) -> object:{nl}"
-                            + _getattr_block("name", *maps, "    ", nl)
-                            + f"    raise AttributeError(f\"module {{__name__!r}} has no attribute "
+                            + _getattr_block("name", *maps, unit, nl, unit=unit)
+                            + f"{unit}raise AttributeError(f\"module {{__name__!r}} has no attribute "
                               f"{{name!r}}\"){nl}")
             rest = lines[0][1]
             while any(span is not None and span[0] == rest for span in lines[1:]):
@@ -810,16 +910,15 @@ class _Planner:
             if rest < len(source.text) and blank < 2:
                 replacement += nl * (2 - blank)
         edits.append(_Edit(source.path, lines[0][0], lines[0][1], replacement))
-        note = ""
         listed = " | ".join(f"set({m})" for m in maps if m is not None)
         generated = _generated_dir_end(source)
         if generated is not None:  # an earlier lazy fix's: it lists these names too
             edits.append(_Edit(source.path, generated, generated, f" | {listed}"))
         elif any(isinstance(n, ast.FunctionDef) and n.name == "__dir__" for n in tree.body):
-            note = "the package's own __dir__ is kept as it is"
+            note = "; ".join(filter(None, (note, "the package's own __dir__ is kept as it is")))
         else:
             block = (f"{nl}{nl}def __dir__() -> \"list[str]\":{nl}"
-                     f"    return sorted(set(globals()) | {listed}){nl}")
+                     f"{unit}return sorted(set(globals()) | {listed}){nl}")
             end = len(source.text)
             if source.text and not source.text.endswith(("\n", "\r")):
                 block = nl + block
@@ -1206,6 +1305,37 @@ def _used_names(tree: ast.Module, skip: Sequence[ast.stmt]) -> dict[str, int]:
     return used
 
 
+def _namespace_reads(tree: ast.Module, names: Sequence[str]) -> dict[str, int]:
+    """The names of ``names`` a module reads through its own namespace, each with its first line:
+    ``globals()["a"]``, ``globals().get("a")`` (``pop``, ``setdefault``, ``__getitem__``),
+    ``"a" in globals()``, the same with ``vars()`` (a string literal; a store, ``globals()["a"] =
+    ...``, is not a read)."""
+    def namespace(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("globals", "vars") and not node.args and not node.keywords)
+
+    def literal(node: ast.expr) -> str | None:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            and node.value in names else None
+
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        named: str | None = None
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Store) \
+                and namespace(node.value):
+            named = literal(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
+                and node.func.attr in ("get", "pop", "setdefault", "__getitem__") \
+                and namespace(node.func.value):
+            named = literal(node.args[0])
+        elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
+                and any(namespace(c) for c in node.comparators):
+            named = literal(node.left)
+        if named is not None:
+            found[named] = min(found.get(named, node.lineno), node.lineno)
+    return found
+
+
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str)
@@ -1232,16 +1362,19 @@ def _merge_into_getattr(source: _Source, existing: ast.FunctionDef,
               if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
     nl = source.newline
     if first.lineno == existing.lineno:  # def __getattr__(name): raise AttributeError(name)
-        indent = source.indent(existing) + "    "
+        unit = source.indent_unit
+        indent = source.indent(existing) + unit
         at = source.offset(first.lineno, first.col_offset)
         colon = len(source.text[:at].rstrip(" \t"))
-        block = _getattr_block(parameter, *maps, indent, nl, taken)
+        block = _getattr_block(parameter, *maps, indent, nl, taken, unit=unit)
         return _Edit(source.path, colon, at, nl + block + indent)
     indent = source.indent(first)
+    # the function's own unit of indentation (its body's less its def's): a tab in a tab file
+    unit = indent[len(source.indent(existing)):] or source.indent_unit
     if _is_docstring(first) and len(existing.body) > 1:
         first = existing.body[1]
     at = source.line_start(first.lineno)
-    return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken))
+    return _Edit(source.path, at, at, _getattr_block(parameter, *maps, indent, nl, taken, unit=unit))
 
 
 def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
@@ -1252,6 +1385,10 @@ def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
     uses = _used_names(source.tree, statements)
     found = [Importer(source.path, uses[name], light, f"the package itself uses {name}")
              for name in names if name in uses]
+    found += [Importer(source.path, line, light,
+                       f"the package itself reads {name} through globals() or vars() (its own "
+                       "namespace never calls its __getattr__, and a removed name is gone)")
+              for name, line in _namespace_reads(source.tree, names).items()]
     return found + [
         Importer(source.path, uses[side.name], light,
                  f"the package itself uses {side.name}, the submodule {side.module} that the "
@@ -1385,7 +1522,7 @@ def _quote(text: str) -> str:
 
 
 def _getattr_block(parameter: str, attributes: str | None, submodules: str | None, indent: str,
-                   nl: str, taken: Iterable[str] = ()) -> str:
+                   nl: str, taken: Iterable[str] = (), *, unit: str = "    ") -> str:
     """The lines that serve the lazy names in a ``__getattr__`` (the form the engine follows: a
     constant map's ``.get`` and a literal-free ``importlib.import_module``).
 
@@ -1395,14 +1532,15 @@ def _getattr_block(parameter: str, attributes: str | None, submodules: str | Non
     the module from the second access on. No walrus and no annotation: valid on every Python 3
     (the oldest target version included). ``taken``: the names the function already uses, so
     that the block's locals shadow none of them (an ``import importlib`` inside the function would
-    make a global ``importlib`` of its other lines a local, unbound)."""
+    make a global ``importlib`` of its other lines a local, unbound); ``unit``: one level of
+    indentation, the function's own (a tab in a file indented with tabs)."""
     module = _unused_name("module", set(taken))
     value = _unused_name("value", set(taken) | {module})
     importlib = "importlib" if "importlib" not in taken else _unused_name(
         "_importlib", set(taken) | {module, value})
     import_line = "import importlib" + ("" if importlib == "importlib" else f" as {importlib}")
     out = []
-    inner = indent + "    "
+    inner = indent + unit
     for table, loaded in ((submodules, f"{importlib}.import_module({module})"),
                           (attributes, f"getattr({importlib}.import_module({module}), {parameter})")):
         if table is None:
@@ -1671,6 +1809,15 @@ def fix_findings(
     outcomes: list[FixOutcome] = []
     info: InterpreterInfo | None = None
     versions = tuple(target_versions)
+    applied: list[tuple[TextEdit, ...]] = []  # the chosen fixes' edits, in order
+
+    def as_first_reported(found: Violation) -> Violation:
+        """The finding at its line before any fix of this run (the patched tree's lines moved)."""
+        line = found.line
+        for edits in reversed(applied):
+            line = _line_before(edits, found.path, line)
+        return found if line == found.line else dataclasses.replace(found, line=line)
+
     while True:
         with PolicyEngine(policy, overrides=patched, facts_cache=facts_cache, interpreter=interpreter,
                           target_versions=versions, interpreter_info=info) as engine:
@@ -1678,7 +1825,7 @@ def fix_findings(
             info = engine.interpreter
         pending = [v for v in report.violations
                    if find_reexport_hop(v) is not None and _statement_identity(v) not in tried
-                   and _is_target(v, targets)]
+                   and _is_target(as_first_reported(v), targets)]
         if not pending:
             break
         violation = pending[0]
@@ -1701,10 +1848,11 @@ def fix_findings(
             chosen = None
         elif chosen.blockers:
             reason = "forced: importers that cannot be rewritten remain"
-        outcomes.append(FixOutcome(violation, chosen, reason, tuple(offered)))
+        outcomes.append(FixOutcome(as_first_reported(violation), chosen, reason, tuple(offered)))
         if chosen is not None:
             reader = _Reader(patched)
             patched.update(apply_edits(chosen.edits, reader))
+            applied.append(chosen.edits)
     return outcomes, patched
 
 
