@@ -225,6 +225,56 @@ def test_loader_reports_every_problem(tmp_path: Path) -> None:
     ]
 
 
+# -- [heavy-calls] unless-environ (issue 25 item 6) ---------------------------------------------
+
+
+def test_heavy_call_unless_environ_is_loaded_and_checked(tmp_path: Path) -> None:
+    (tmp_path / "policy.toml").write_text(textwrap.dedent("""\
+        [heavy-calls]
+        "a.probe" = { reason = "probes", unless-environ = { "A_SAFE" = "1" } }
+        "a.bad" = { reason = "x", unless-environ = { "" = "1", "N" = 1 }, other = 1 }
+        "a.empty" = { reason = "x", unless-environ = {} }
+        """))
+    with pytest.raises(PolicyError) as caught:
+        load_policy(tmp_path / "policy.toml")
+    assert [(p.key, p.message[:40]) for p in caught.value.problems] == [
+        ('heavy-calls."a.bad".other', 'unknown key (expected "reason" and "unle'),
+        ('heavy-calls."a.bad".unless-environ.""', "not an environment variable name (empty,"),
+        ('heavy-calls."a.bad".unless-environ."N"', "expected the variable's value as a strin"),
+        ('heavy-calls."a.empty".unless-environ', 'expected a non-empty table of "VARIABLE"'),
+    ]
+    (tmp_path / "policy.toml").write_text(
+        '[heavy-calls]\n"a.probe" = { reason = "probes", unless-environ = { "A_SAFE" = "1" } }\n')
+    (rule,) = load_policy(tmp_path / "policy.toml").heavy_calls
+    assert rule.reason == "probes" and rule.unless_environ == (("A_SAFE", "1"),)
+
+
+@pytest.mark.parametrize(("environ", "reported", "assumed"), [
+    ("", True, 'environ."PYTORCH_NVML_BASED_CUDA_CHECK" unset'),
+    ('"PYTORCH_NVML_BASED_CUDA_CHECK" = "1"', False, None),
+    ('"PYTORCH_NVML_BASED_CUDA_CHECK" = "0"', True, 'environ."PYTORCH_NVML_BASED_CUDA_CHECK" = "0"'),
+])
+def test_assume_environ_decides_a_heavy_call_unless_environ(
+    tmp_path: Path, environ: str, reported: bool, assumed: str | None
+) -> None:
+    """torch-cuda-driver's is_available() is harmless under [assume.environ]
+    PYTORCH_NVML_BASED_CUDA_CHECK = "1"; otherwise the hop names the variable it assumes."""
+    from flake8_importpolicy.analysis.engine import PolicyEngine
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "light.py").write_text("import torch\ntorch.cuda.is_available()\n")
+    (tmp_path / "policy.toml").write_text(
+        'extends = ["torch-cuda-driver"]\n[settings]\nsource-roots = ["."]\nexternal = "stop"\n'
+        f'[assume.environ]\n{environ}\n[light."app.light"]\nreason = "fast"\n')
+    engine = PolicyEngine(load_policy(tmp_path / "policy.toml"))
+    violations = engine.check_light_module("app.light", engine.policy.rules_for("app.light")).violations
+    calls = [v for v in violations if v.is_call]
+    assert bool(calls) == reported
+    if calls:
+        assert calls[0].chain[-1].assumed == (assumed,)
+
+
 # -- verify -------------------------------------------------------------------------------------
 
 

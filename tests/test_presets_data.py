@@ -75,11 +75,29 @@ def test_preset_is_a_valid_policy_fragment(path: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", PRESET_FILES, ids=_preset_id)
 def test_every_reason_names_a_source(path: Path) -> None:
     document = tomllib.loads(path.read_text(encoding="utf-8"))
-    for key, reason in document.get("heavy-calls", {}).items():
+    for key, value in document.get("heavy-calls", {}).items():
+        reason = _reason(value)
         match = TORCH_CITATION.search(reason)
         assert match, f"{path.name}: {key}: the reason cites no torch version and file:line: {reason}"
     for key, reason in document.get("heavy", {}).items():
         assert HEAVY_CITATION.search(reason), f"{path.name}: {key}: the reason names no source: {reason}"
+
+
+def _reason(value: object) -> str:
+    """An entry's reason: the string, or an ``unless-environ`` table's ``reason``."""
+    return str(value["reason"]) if isinstance(value, dict) else str(value)
+
+
+def test_environment_conditions_are_tables() -> None:
+    """torch-cuda-driver's NVML condition is machine-readable (issue 25 item 6): the entries whose
+    reason says "unless PYTORCH_NVML_BASED_CUDA_CHECK=1" carry it as unless-environ."""
+    document = tomllib.loads((PRESETS / "torch-cuda-driver.toml").read_text(encoding="utf-8"))
+    for key, value in document["heavy-calls"].items():
+        says = "unless PYTORCH_NVML_BASED_CUDA_CHECK=1" in _reason(value)
+        table = isinstance(value, dict) and value.get("unless-environ") == {
+            "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+        assert says == table, key
+    assert isinstance(document["heavy-calls"]["torch.cuda.is_available"], dict)
 
 
 @pytest.mark.parametrize("name", TORCH_PRESETS)
@@ -186,8 +204,8 @@ def test_committed_preset_equals_rederived(derived: tuple, name: str) -> None:
 def test_cited_lines_contain_the_cited_call(derived: tuple, name: str) -> None:
     _script, _result, source = derived
     document = tomllib.loads((PRESETS / f"{name}.toml").read_text(encoding="utf-8"))
-    for key, reason in document["heavy-calls"].items():
-        match = TORCH_CITATION.search(reason)
+    for key, value in document["heavy-calls"].items():
+        match = TORCH_CITATION.search(_reason(value))
         assert match
         _version, path, line, _verb, callee = match.groups()
         text = source.read(path).splitlines()[int(line) - 1]

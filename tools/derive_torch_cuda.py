@@ -112,6 +112,12 @@ CONDITION_NOTES = {
         "when NVML cannot count the devices (no libnvidia-ml, MIG UUIDs in CUDA_VISIBLE_DEVICES)"
     ),
 }
+# Conditions that an environment variable decides: an entry whose reason carries the note is written
+# as a table with ``unless-environ`` (the call is not heavy when the variable has the value; the
+# engine reads [assume.environ] and what the code sets before the call).
+CONDITION_ENVIRON = {
+    "unless PYTORCH_NVML_BASED_CUDA_CHECK=1": (("PYTORCH_NVML_BASED_CUDA_CHECK", "1"),),
+}
 LAZY = "torch-cuda"
 DRIVER = "torch-cuda-driver"
 ANALYSED_EXTRA = ("torch/_utils.py",)
@@ -1119,7 +1125,14 @@ def render(kind: str, entries: list[Entry], source: Source, version: str, comman
     out.write(f"# {len(entries)} entries.\n\n")
     out.write("[heavy-calls]\n")
     for entry in sorted(entries, key=lambda e: e.key):
-        out.write(f"{toml_string(entry.key)} = {toml_string(reason(entry, kind, version))}\n")
+        text = reason(entry, kind, version)
+        environ = [pair for note, pairs in CONDITION_ENVIRON.items() if note in text for pair in pairs]
+        if environ:
+            unless = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in sorted(environ))
+            out.write(f"{toml_string(entry.key)} = {{ reason = {toml_string(text)}, "
+                      f"unless-environ = {{ {unless} }} }}\n")
+        else:
+            out.write(f"{toml_string(entry.key)} = {toml_string(text)}\n")
     return out.getvalue()
 
 

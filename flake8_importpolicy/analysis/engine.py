@@ -110,6 +110,12 @@ class PolicyEngine:
         def is_heavy_call(name: str) -> bool:
             return any(rule.pattern.matches(name) for rule in heavy_calls)
 
+        def unless_environ(name: str) -> tuple[tuple[tuple[str, str], ...], ...]:
+            """The ``unless-environ`` pairs of each rule matching heavy call ``name``; none when
+            one of them has none (the call is heavy whatever the environment)."""
+            matching = [rule.unless_environ for rule in heavy_calls if rule.pattern.matches(name)]
+            return () if not all(matching) else tuple(matching)
+
         self._follow = FollowedCode(policy, self.index)
         self.graph = ImportGraph(
             self.index,
@@ -117,6 +123,10 @@ class PolicyEngine:
             self._ignores,
             call_depth=policy.settings.call_depth,
             is_heavy_call=is_heavy_call if heavy_calls else None,
+            heavy_call_environ=(
+                (unless_environ, dict(self.target.environ))
+                if any(rule.unless_environ for rule in heavy_calls) else None
+            ),
             function_facts=self._facts_source.function_facts,
             follows=self._follow.follows,
         )

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
 
-from flake8_importpolicy.analysis.hops.calls import CallResolver
+from flake8_importpolicy.analysis.hops.calls import CallResolver, HeavyCallEnviron
 from flake8_importpolicy.analysis.hops.lazy import AttributeReads, ModuleGetattr
 from flake8_importpolicy.analysis.hops.lookup import (
     FactsLookup,
@@ -80,6 +80,8 @@ class ImportGraph:
             policy's ``[[ignore]]`` entries). It is called once per distinct edge.
         call_depth: how many nested import-time calls are followed (``settings.call-depth``).
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
+        heavy_call_environ: the ``unless-environ`` pairs of the rules matching a heavy call, and
+            the policy's ``[assume.environ]`` (``CallResolver``).
         function_facts: returns the facts of one function body of a module (default: those in its
             :class:`ModuleFacts`).
         follows: whether a module's import-time calls and PEP 562 ``__getattr__`` are followed
@@ -94,6 +96,7 @@ class ImportGraph:
         *,
         call_depth: int = 3,
         is_heavy_call: Callable[[str], bool] | None = None,
+        heavy_call_environ: HeavyCallEnviron | None = None,
         function_facts: FunctionFactsProvider | None = None,
         follows: Callable[[str], bool] | None = None,
     ) -> None:
@@ -102,7 +105,7 @@ class ImportGraph:
         self._ignore = ignore
         lookup = FactsLookup(index, facts, function_facts, follows)
         getattr_hooks = ModuleGetattr(lookup)
-        calls = CallResolver(lookup, is_heavy_call)
+        calls = CallResolver(lookup, is_heavy_call, heavy_call_environ)
         self._lookup = lookup
         self._sites = ImportSites(lookup, getattr_hooks)
         self._calls = calls

@@ -319,7 +319,7 @@ def _flags(value: object) -> tuple[Flag, ...]:
 
 def _call_row(call: CallSite) -> list[object]:
     return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
-            list(call.assumed)]
+            list(call.assumed), [list(write) for write in call.environ]]
 
 
 _CALL_KINDS: Final = frozenset(get_args(CallKind))
@@ -327,11 +327,17 @@ _CALL_KINDS: Final = frozenset(get_args(CallKind))
 
 
 def _call(row: object) -> CallSite:
-    line, col, callee, local, kind, flags, assumed = expect_list(row)
+    line, col, callee, local, kind, flags, assumed, environ = expect_list(row)
     if kind not in _CALL_KINDS:
         raise ValueError(kind)
     return CallSite(expect_int(line), expect_int(col), expect_str(callee), expect_bool(local),
-                    cast(CallKind, kind), _flags(flags), _strings(assumed))
+                    cast(CallKind, kind), _flags(flags), _strings(assumed),
+                    tuple(_environ_write(write) for write in expect_list(environ)))
+
+
+def _environ_write(row: object) -> tuple[str, str | None, bool]:
+    name, value, certain = expect_list(row)
+    return expect_str(name), None if value is None else expect_str(value), expect_bool(certain)
 
 
 def _read_row(read: AttributeRead) -> list[object]:

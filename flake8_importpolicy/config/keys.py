@@ -264,8 +264,23 @@ POLICY: Final = Table("policy", [
             '(`"torch.cuda.init"`): a call resolved through imports and aliases ends a chain like a '
             "heavy module; see [below](#heavy-calls)",
         schema={"type": "object", "propertyNames": {"$ref": "#/$defs/pattern"},
-                "additionalProperties": {**_NON_EMPTY, "description": "Why calling this function "
-                                         "at import time is heavy."}},
+                "additionalProperties": {"oneOf": [
+                    {**_NON_EMPTY, "description": "Why calling this function at import time is "
+                     "heavy."},
+                    {"type": "object", "required": ["reason", "unless-environ"],
+                     "additionalProperties": False,
+                     "description": "The reason, and environment variables under which the call "
+                                    "is not heavy.",
+                     "properties": {
+                         "reason": {**_NON_EMPTY, "description": "Why calling this function at "
+                                    "import time is heavy."},
+                         "unless-environ": {
+                             "type": "object", "minProperties": 1,
+                             "additionalProperties": {"type": "string"},
+                             "description": "The call is not heavy when every variable has this "
+                                            "value ([assume.environ], or set by the code before "
+                                            "the call)."}}},
+                ]}},
     ),
     Key(
         "light", validate.light(LIGHT), default={}, merge="by key",

@@ -52,5 +52,11 @@ def read_preset(name: str) -> Preset | None:
     entries: list[tuple[str, str, str]] = []
     for table, values in tomllib.loads(text).items():
         if isinstance(values, dict):
-            entries.extend((table, str(key), str(reason)) for key, reason in values.items())
+            entries.extend((table, str(key), _reason(value)) for key, value in values.items())
     return Preset(name, path, tuple(header), tuple(entries))
+
+
+def _reason(value: object) -> str:
+    """An entry's reason: the value, or a table's ``reason`` (whose text already says when the
+    ``unless-environ`` variables make the call harmless)."""
+    return str(value.get("reason", "")) if isinstance(value, dict) else str(value)

@@ -427,7 +427,11 @@ def heavy(*, call: bool) -> Parse:
         for name, value in raw.items():
             by_key[name] = None
             key = child(base, name, quoted=True)
-            if isinstance(value, dict):
+            unless: tuple[tuple[str, str], ...] = ()
+            if call and isinstance(value, dict) and "reason" in value:
+                # ``"f" = { reason = "...", unless-environ = { "VAR" = "1" } }``
+                value, unless = _unless_environ(entry, key, value)
+            elif isinstance(value, dict):
                 _heavy_nesting(entry, base, name, value, section)
                 continue
             pattern = check.pattern(key, name)
@@ -442,12 +446,38 @@ def heavy(*, call: bool) -> Parse:
             else:
                 reason = value
             if pattern is not None and reason is not None:
-                rule = HeavyRule(pattern, reason, call, check.source(section, name))
+                rule = HeavyRule(pattern, reason, call, check.source(section, name), unless)
                 by_key[name] = rule
                 rules.append(rule)
         return tuple(rules), by_key
 
     return parse
+
+
+def _unless_environ(
+    entry: Entry, key: str, value: dict[str, object]
+) -> tuple[object, tuple[tuple[str, str], ...]]:
+    """A ``[heavy-calls]`` entry written as a table: its reason, and its ``unless-environ``
+    ``{"VARIABLE" = "value"}`` pairs (the call is not heavy when every variable has its value)."""
+    check = entry.check
+    pairs: list[tuple[str, str]] = []
+    for field_name in value:
+        if field_name not in ("reason", "unless-environ"):
+            check.add(child(key, field_name), 'unknown key (expected "reason" and "unless-environ")')
+    raw = value.get("unless-environ", {})
+    if not isinstance(raw, dict) or not raw:
+        check.add(child(key, "unless-environ"), "expected a non-empty table of "
+                  f'"VARIABLE" = "value" entries, got {describe(raw)}')
+        raw = {}
+    for variable, wanted in raw.items():
+        where = child(child(key, "unless-environ"), variable, quoted=True)
+        if not variable or "=" in variable or "\0" in variable:
+            check.add(where, "not an environment variable name (empty, or with '=' or NUL)")
+        elif not isinstance(wanted, str):
+            check.add(where, f"expected the variable's value as a string, got {describe(wanted)}")
+        else:
+            pairs.append((variable, wanted))
+    return value["reason"], tuple(sorted(pairs))
 
 
 def _heavy_nesting(

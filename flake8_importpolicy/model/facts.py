@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
+    "UNKNOWN_ENVIRON_VALUE",
     "AttributeRead",
     "CallBinding",
+    "EnvironWrite",
     "LazyAttach",
     "CallKind",
     "CallSite",
@@ -150,6 +152,13 @@ CallKind = Literal[
 ]
 
 
+EnvironWrite = tuple[str, str | None, bool]
+"""An environment variable the code set before a call: ``(name, value or None, certain)``."""
+
+UNKNOWN_ENVIRON_VALUE: Final = "\0"
+"""The value of a write whose value is not a constant (no environment variable holds NUL)."""
+
+
 @dataclass(frozen=True)
 class CallSite:
     """A call made when its scope runs (at import time for a module, when called for a function).
@@ -168,6 +177,11 @@ class CallSite:
             and ``__exit__`` run).
         flags: as for :class:`ImportSite`.
         assumed: as for :class:`ImportSite`.
+        environ: the environment variables the scope's code set or removed before the call
+            (``os.environ["X"] = "1"``, ``.setdefault``, ``del os.environ["X"]``, ``.pop``), each
+            ``(name, value or None for removed, certain)``: ``certain`` False for a write that may
+            not run (in a branch, a handler, a ``try`` body); :data:`UNKNOWN_ENVIRON_VALUE` for a
+            value that is not a constant. A ``[heavy-calls]`` rule's ``unless-environ`` reads it.
     """
 
     line: int
@@ -177,6 +191,7 @@ class CallSite:
     kind: CallKind = "call"
     flags: tuple[Flag, ...] = ()
     assumed: tuple[str, ...] = ()
+    environ: tuple[EnvironWrite, ...] = ()
 
 
 @dataclass(frozen=True)

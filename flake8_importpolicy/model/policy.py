@@ -50,12 +50,17 @@ class HeavyRule:
             that must not be *called* at import time, matched against call nodes ``"name()"``.
         source: where the entry came from when not from the policy file itself: a base file of
             ``extends`` (``"base.toml"``) or a built-in preset (``"preset torch-cuda"``); else ``""``.
+        unless_environ: for a ``[heavy-calls]`` rule, ``(variable, value)`` pairs under which the
+            call is not heavy (``PYTORCH_NVML_BASED_CUDA_CHECK=1`` for ``torch.cuda.is_available``):
+            when every variable has its value, in ``[assume.environ]`` or set by the code before
+            the call; else the call's hop names the variables it assumes.
     """
 
     pattern: ModulePattern
     reason: str
     call: bool = False
     source: str = ""
+    unless_environ: tuple[tuple[str, str], ...] = ()
 
     @property
     def shown_reason(self) -> str:

@@ -12,15 +12,27 @@ aliases, a few deep.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, defines
-from flake8_importpolicy.model.facts import CallSite
+from flake8_importpolicy.model.facts import (
+    UNKNOWN_ENVIRON_VALUE,
+    CallSite,
+    EnvironWrite,
+    assumption_text,
+)
 from flake8_importpolicy.model.graph import CallNode, Flag, FunctionNode, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
-__all__ = ["CallResolver"]
+__all__ = ["CallResolver", "HeavyCallEnviron"]
+
+HeavyCallEnviron = tuple[
+    Callable[[str], tuple[tuple[tuple[str, str], ...], ...]], Mapping[str, "str | None"]
+]
+"""For ``[heavy-calls]`` rules with ``unless-environ``: the pairs of each rule matching a call's
+name (none when one of them is heavy whatever the environment), and ``[assume.environ]``."""
 
 _CLASS_HOOKS: Final = {
     # ``__post_init__``: a dataclass's generated ``__init__`` calls it
@@ -42,14 +54,17 @@ class CallResolver:
     Args:
         lookup: the facts of the modules reached.
         is_heavy_call: optional predicate on a called function's dotted name (``[heavy-calls]``).
+        heavy_call_environ: the ``unless-environ`` conditions of heavy calls (:meth:`_environ`).
     """
 
     def __init__(
-        self, lookup: FactsLookup, is_heavy_call: Callable[[str], bool] | None = None
+        self, lookup: FactsLookup, is_heavy_call: Callable[[str], bool] | None = None,
+        heavy_call_environ: HeavyCallEnviron | None = None,
     ) -> None:
         self.index = lookup.index
         self._lookup = lookup
         self._is_heavy_call = is_heavy_call
+        self._heavy_call_environ = heavy_call_environ
         self._inherited_found: dict[tuple[str, str, str], list[str]] = {}
 
     def find_hops(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
@@ -64,11 +79,46 @@ class CallResolver:
         for target in targets if targets is not None else self._resolve_call(
             module, resolved.is_package, call, undecided
         ):
-            flags = call.flags
-            if target in undecided and Flag.CONDITIONAL not in flags:
+            flags, assumed = call.flags, call.assumed
+            conditional = target in undecided
+            if self._heavy_call_environ is not None and isinstance(target, CallNode):
+                verdict = self._environ(target.callee, call.environ)
+                if verdict is None:
+                    continue  # the environment the call runs in makes it harmless
+                maybe, used = verdict
+                conditional = conditional or maybe
+                assumed = (*assumed, *(u for u in used if u not in assumed))
+            if conditional and Flag.CONDITIONAL not in flags:
                 flags = tuple(sorted((*flags, Flag.CONDITIONAL)))
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, flags,
-                      assumed=call.assumed)
+                      assumed=assumed)
+
+    def _environ(
+        self, callee: str, writes: tuple[EnvironWrite, ...]
+    ) -> tuple[bool, tuple[str, ...]] | None:
+        """Whether a heavy call of ``callee`` is heavy in the environment it runs in: None when every
+        matching rule's ``unless-environ`` holds (the variables the code set before the call, else
+        ``[assume.environ]``, else unset), else ``(only maybe, the assumptions that decided it)``:
+        maybe when a write that may not have run (or of a value that is not a constant) could
+        make it harmless. The assumptions name the variables as ``[assume]`` hops do
+        (``environ."X" unset``)."""
+        assert self._heavy_call_environ is not None
+        conditions, assumed_environ = self._heavy_call_environ
+        rules = conditions(callee)
+        if not rules:
+            return False, ()
+        used: list[str] = []
+        verdicts = []
+        for pairs in rules:
+            verdict = "yes"
+            for variable, wanted in pairs:
+                one = _environ_holds(variable, wanted, writes, assumed_environ, used)
+                if one == "no" or (one == "maybe" and verdict == "yes"):
+                    verdict = one
+            verdicts.append(verdict)
+        if all(v == "yes" for v in verdicts):
+            return None
+        return "no" not in verdicts, tuple(dict.fromkeys(used))
 
     def _self_method(self, module: str, qualname: str, call: CallSite) -> list[str]:
         """``self.m()`` in a method of class ``C`` (``qualname`` ``C.method``): ``C``'s ``m``, its
@@ -273,3 +323,33 @@ class CallResolver:
                 return None
             return owner, ".".join(parts[cut:]), resolved
         return None
+
+
+def _environ_holds(
+    variable: str, wanted: str, writes: tuple[EnvironWrite, ...],
+    assumed: Mapping[str, str | None], used: list[str],
+) -> str:
+    """``"yes"``, ``"maybe"`` or ``"no"``: whether ``variable`` is ``wanted`` at the call. The
+    code's last write before the call decides; else (or before a write that may not have run) the
+    policy's ``[assume.environ]``, whose use (or the default world's, unset) is added to ``used``."""
+    for name, value, certain in writes:
+        if name != variable:
+            continue
+        if certain and value != UNKNOWN_ENVIRON_VALUE:
+            return "yes" if value == wanted else "no"
+        if certain:  # a value that is not a constant
+            return "maybe"
+        # a write that may not have run: the value before it counts too
+        held = _assumed_holds(variable, wanted, assumed, used)
+        if value == UNKNOWN_ENVIRON_VALUE or (value == wanted) != held:
+            return "maybe"
+        return "yes" if held else "no"
+    return "yes" if _assumed_holds(variable, wanted, assumed, used) else "no"
+
+
+def _assumed_holds(variable: str, wanted: str, assumed: Mapping[str, str | None],
+                   used: list[str]) -> bool:
+    value = assumed.get(variable)
+    used.append(assumption_text(variable, value, environ=True) if variable in assumed
+                else f"environ.{json.dumps(variable, ensure_ascii=False)} unset")
+    return value == wanted

@@ -213,12 +213,14 @@ class CallRecorder:
             if kind == "call" and func.id in self.decorated:
                 self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
             self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
+                                       environ=self.flow.environ))
             return
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
             self.calls.append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once()))
+                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
+                                       environ=self.flow.environ))
             return
         if isinstance(func, ast.Name) and self._names_generated_class(func.id):
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
@@ -239,7 +241,7 @@ class CallRecorder:
                     if callee:  # a lambda that calls nothing is no call
                         self.calls.append(CallSite(
                             where.lineno, where.col_offset, callee, local, kind,
-                            tuple(sorted(choice)), self.flow.assumed_once(),
+                            tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
                         ))
         if name is None:
             return
@@ -259,7 +261,7 @@ class CallRecorder:
         for called in names:
             self.calls.append(
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
-                         self.flow.assumed_once())
+                         self.flow.assumed_once(), self.flow.environ)
             )
 
     def bind_value(
@@ -287,7 +289,8 @@ class CallRecorder:
         if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
             return
         self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
-                                   "super", tuple(sorted(flags)), self.flow.assumed_once()))
+                                   "super", tuple(sorted(flags)), self.flow.assumed_once(),
+                                   environ=self.flow.environ))
 
     def callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
         """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,

@@ -5,6 +5,7 @@ they record (an import site's guard and ``[assume]`` entries, a call's qualified
 from __future__ import annotations
 
 from flake8_importpolicy.analysis.importtime.bindings import Scope
+from flake8_importpolicy.model.facts import EnvironWrite
 
 __all__ = ["Flow", "Requirement"]
 
@@ -27,10 +28,13 @@ class Flow:
         names: the innermost scope names are bound in (a class body's, or the walker's own).
         raises: how many ``raise`` statements the walk has reached (a ``try``'s ``else`` after a
             body that reached one may not run).
+        environ: the environment variables the scope's code set or removed so far
+            (:class:`~flake8_importpolicy.analysis.importtime.environ.EnvironWrites`), each once.
     """
 
     __slots__ = (
-        "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
+        "assumed", "class_depth", "class_path", "dataclass_depth", "environ", "function_name",
+        "in_function",
         "line", "names", "raises", "requirement",
     )
 
@@ -45,6 +49,7 @@ class Flow:
         self.assumed: tuple[str, ...] = ()
         self.line = 0
         self.raises = 0
+        self.environ: tuple[EnvironWrite, ...] = ()
 
     def module_level(self) -> bool:
         """Whether the statement being visited runs in the module's own namespace."""

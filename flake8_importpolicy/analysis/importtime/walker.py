@@ -27,6 +27,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 )
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
+from flake8_importpolicy.analysis.importtime.environ import EnvironWrites
 from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner
 from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
@@ -92,6 +93,7 @@ class _ImportTimeVisitor:
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
         # visitor keeps binding names in
         self.conditions = ConditionEvaluator(self.target, self.scope.aliases, self.scope.constants)
+        self.environ = EnvironWrites(self.flow, self.scope.aliases, self.conditions.constant, target)
         self.imports = SiteRecorder(target, self.flow, lazy_lines)
         self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
         self.callees = CallRecorder(
@@ -162,12 +164,11 @@ class _ImportTimeVisitor:
             return
         if self.flow.in_function and isinstance(stmt, ast.Return):
             self.callees.returned(stmt.value)
-        if isinstance(stmt, ast.Raise):
-            self.flow.raises += 1
+        self.flow.raises += isinstance(stmt, ast.Raise)
         if not self.flow.in_function and isinstance(stmt, ast.Return):
             self.expressions.compile_error(stmt, "'return' outside function")
-        if type(stmt) is ast.Expr and type(stmt.value) is ast.Call and self.flow.module_level():
-            self.lazy.structures.called(stmt.value, flags)  # ``_import_structure[k].extend(...)``
+        if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
+            _statement_call(self, stmt.value, flags)
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
                 self.expressions.scan(child, flags)
@@ -314,18 +315,14 @@ class _ImportTimeVisitor:
         _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
-        """The body is guarded, handlers are fallbacks, the ``else`` is conditional when the body
-        reached a ``raise`` (transformers' ``if not is_torch_available(): raise
-        OptionalDependencyNotAvailable()`` that the engine cannot decide). A ``try`` of imports only
-        (and constant assignments) with an ``except ImportError`` handler: the handler runs only if
-        one of the modules is missing, and a name the body and the handler bind to opposite
-        constants says which ran (``HAS_X``); the graph decides with path search (rule 12)."""
+        """The body is guarded, handlers are fallbacks, ``else`` conditional after a ``raise`` in
+        the body. A ``try`` of imports only (and constant assignments) with an ``except ImportError``
+        handler: the handler runs only if one of the modules is missing, and a name the body and the
+        handler bind to opposite constants says which ran (``HAS_X``); rule 12."""
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
         targets = _try_import_targets(body) if self.flow.requirement is None else None
-        raised = self.flow.raises
-        _branch(self, body, flags | {Flag.GUARDED})
-        may_raise = self.flow.raises != raised
+        raises = _raises(self, body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
         for handler in handlers:
             if handler.type is not None:
@@ -342,7 +339,7 @@ class _ImportTimeVisitor:
                 for name, value in _constant_bindings(handler.body).items():
                     if name in then and bool(then[name]) != bool(value):
                         self.scope.set_guard(name, (targets, bool(then[name])))
-        _branch(self, getattr(stmt, "orelse"), (flags | {Flag.CONDITIONAL}) if may_raise else flags)
+        _branch(self, getattr(stmt, "orelse"), flags | {Flag.CONDITIONAL} if raises else flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
 
     def _guard_of(self, test: ast.expr) -> Requirement | None:
@@ -427,6 +424,7 @@ class _ImportTimeVisitor:
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # ``x: int`` binds nothing
+        self.environ.assigned(stmt, flags)  # ``os.environ["X"] = "1"``
         ever_bound = self.scope.ever_bound
         fresh = not any(
             isinstance(t, ast.Name) and t.id in ever_bound
@@ -459,11 +457,27 @@ class _ImportTimeVisitor:
         handler) leaves the name bound, as a binding that may not run counts as one."""
         for target in stmt.targets:
             self.expressions.scan(target, flags)
+            self.environ.deleted(target, flags)  # ``del os.environ["X"]``
             if self.flow.module_level():
                 self.lazy.structures.deleted(target)
         if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         self.binder.unbind(stmt.targets)
+
+
+def _statement_call(walker: _ImportTimeVisitor, call: ast.Call, flags: frozenset[Flag]) -> None:
+    """A call that is a statement of its own: a write to ``os.environ`` (``.setdefault("X", "1")``),
+    or at module level a change of an import structure (``_import_structure[k].extend(...)``)."""
+    walker.environ.called(call, flags)
+    if walker.flow.module_level():
+        walker.lazy.structures.called(call, flags)
+
+
+def _raises(walker: _ImportTimeVisitor, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> bool:
+    """Walk a ``try`` body; whether it reached a ``raise`` (then its ``else`` may not run)."""
+    before = walker.flow.raises
+    _branch(walker, body, flags)
+    return walker.flow.raises != before
 
 
 def _branch(walker: _ImportTimeVisitor, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
