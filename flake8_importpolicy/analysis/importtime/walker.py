@@ -33,7 +33,7 @@ from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.model.facts import FunctionFacts, Target
-from flake8_importpolicy.model.graph import Construct, Flag
+from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 
 __all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
 
@@ -423,9 +423,8 @@ class _ImportTimeVisitor:
             return  # ``x: int`` binds nothing
         ever_bound = self.scope.ever_bound
         fresh = not any(
-            isinstance(t, ast.Name) and t.id in ever_bound
-            or isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id in ever_bound for e in t.elts)
-            for t in targets
+            isinstance(name, ast.Name) and name.id in ever_bound
+            for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
         self.expressions.assign_targets(targets, flags)
         self.dynamic.assigned(targets, stmt.value, flags)
@@ -494,11 +493,12 @@ def analyse_function(
     walker: _ImportTimeVisitor,
     qualname: str,
     node: ast.FunctionDef | ast.AsyncFunctionDef,
-    argument: str | None = None,
+    argument: BoundArgument = None,
 ) -> tuple[FunctionFacts, list[Pending]]:
     """One function body, as :func:`analyse_functions` sees it: its facts, and the nested
     functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
-    first parameter is a constant of that value in the body."""
+    first parameter is a constant of that value in the body (with a tuple, each positional
+    parameter that has a string)."""
     child = _ImportTimeVisitor(
         walker.target,
         scope=walker.scope.child(),
@@ -514,8 +514,10 @@ def analyse_function(
         if arg is not None:
             child.binder.bind(arg.arg, None)
     positional = [*args.posonlyargs, *args.args]
-    if argument is not None and positional:
-        child.scope.set_value(positional[0].arg, argument)
+    bound = (argument,) if isinstance(argument, str) else argument or ()
+    for parameter, value in zip(positional, bound):
+        if value is not None:
+            child.scope.set_value(parameter.arg, value)
     names = [arg.arg for arg in positional]
     method = child.lazy.method
     method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
