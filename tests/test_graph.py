@@ -290,3 +290,17 @@ def test_nodes_survive_the_trip_to_a_worker_and_copies(node: str) -> None:
         if isinstance(node, FunctionNode):
             assert (again.module, again.qualname, again.argument) == (
                 node.module, node.qualname, node.argument)
+
+
+def test_function_node_with_positional_arguments_round_trips() -> None:
+    """A body analysed with its positional parameters bound to the strings a call passed (rule
+    16) is its own node: written, parsed back and pickled, it keeps them."""
+    import pickle
+
+    from flake8_importpolicy.model.graph import FunctionNode, parse_node
+
+    node = FunctionNode("pkg._utils", "import_attr", ("AIMessage", None, "pkg.messages"))
+    assert str(node) == "pkg._utils:import_attr(('AIMessage', None, 'pkg.messages'))"
+    assert node.qualname == "import_attr" and node.argument == ("AIMessage", None, "pkg.messages")
+    assert parse_node(str(node)) == node and pickle.loads(pickle.dumps(node)).argument == node.argument
+    assert FunctionNode("pkg", "__getattr__", "x").argument == "x"

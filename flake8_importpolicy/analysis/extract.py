@@ -53,6 +53,7 @@ from flake8_importpolicy.model.facts import (
     SourceProblem,
     Target,
 )
+from flake8_importpolicy.model.graph import BoundArgument
 
 from flake8_importpolicy.analysis.importtime.walker import (
     Pending,
@@ -364,10 +365,10 @@ class FunctionBodies:
         self._source = source
         self._spans = spans or {}
         self._lines: list[str] | None = None
-        self._facts: dict[tuple[str, str | None], FunctionFacts | None] = {}
+        self._facts: dict[tuple[str, BoundArgument], FunctionFacts | None] = {}
 
     def find_function_facts(
-        self, qualname: str, argument: str | None = None
+        self, qualname: str, argument: BoundArgument = None
     ) -> FunctionFacts | None:
         """The facts of the function ``qualname`` (``"f"``, ``"C.m"``, ``"f.<locals>.g"``), or None
         if the module defines no such function (a nested one counts if it is at most two levels
@@ -390,7 +391,7 @@ class FunctionBodies:
         return found
 
     def _analyse(
-        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: str | None
+        self, qualname: str, node: ast.FunctionDef | ast.AsyncFunctionDef, argument: BoundArgument
     ) -> tuple[FunctionFacts | None, list[Pending]]:
         """One body's facts and nested functions; (None, []) if nested too deeply to analyse,
         whatever the depth of the caller's stack (see :func:`_on_new_stack`): then

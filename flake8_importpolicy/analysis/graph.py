@@ -48,14 +48,15 @@ from flake8_importpolicy.model.facts import (
     UnresolvedSite,
 )
 from flake8_importpolicy.model.graph import (
-    Construct,
+    BoundArgument,
     CallNode,
+    Construct,
     Flag,
     FunctionNode,
     Hop,
     HopKind,
-    UnresolvedCode,
     module_of,
+    UnresolvedCode,
 )
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -122,7 +123,7 @@ class ImportGraph:
         return self._lookup.get_facts(module)
 
     def get_function_facts(
-        self, module: str, qualname: str, argument: str | None = None
+        self, module: str, qualname: str, argument: BoundArgument = None
     ) -> FunctionFacts | None:
         """The facts of one function body of ``module`` (:meth:`FactsLookup.get_function_facts
         <flake8_importpolicy.analysis.hops.lookup.FactsLookup.get_function_facts>`)."""

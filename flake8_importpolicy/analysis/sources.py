@@ -48,6 +48,7 @@ from flake8_importpolicy.model.facts import (
     SourceRead,
     Target,
 )
+from flake8_importpolicy.model.graph import BoundArgument
 from flake8_importpolicy.model.interpreter import InterpreterInfo, ResolvedModule
 from flake8_importpolicy.model.policy import Policy
 from flake8_importpolicy.model.ports import FactsCache
@@ -291,7 +292,7 @@ class FactsSource:
                     self.pool.prefetch(found.path)
 
     def function_facts(
-        self, resolved: ResolvedModule, qualname: str, argument: str | None = None
+        self, resolved: ResolvedModule, qualname: str, argument: BoundArgument = None
     ) -> FunctionFacts | SourceProblem | None:
         """One function body of a module, analysed when an import-time call first reaches it (a
         :data:`~flake8_importpolicy.analysis.hops.lookup.FunctionFactsProvider`; docs/semantics.md

@@ -62,7 +62,7 @@ from flake8_importpolicy.model.facts import (
     Target,
     UnresolvedSite,
 )
-from flake8_importpolicy.model.graph import Construct, Flag
+from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 from flake8_importpolicy.model.policy import Policy
 
 __all__ = [
@@ -76,7 +76,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 15
+_FORMAT: Final = 16
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -177,7 +177,7 @@ class DiskFactsCache:
         digest: str,
         target: Target,
         qualname: str,
-        argument: str | None = None,
+        argument: BoundArgument = None,
         path: Path | None = None,
     ) -> tuple[FunctionFacts | None] | None:
         """Cached facts of one function body (its first parameter bound to ``argument``, if given):
@@ -198,7 +198,7 @@ class DiskFactsCache:
         target: Target,
         qualname: str,
         facts: FunctionFacts | None,
-        argument: str | None = None,
+        argument: BoundArgument = None,
         path: Path | None = None,
     ) -> None:
         """Store one function body's facts (None: no such function) atomically (best effort)."""
@@ -239,7 +239,7 @@ class DiskFactsCache:
             prune_cache(self.directory)
 
 
-def _function_kind(qualname: str, argument: str | None) -> str:
+def _function_kind(qualname: str, argument: BoundArgument) -> str:
     """The part of a function entry's key that names the function (and its bound argument)."""
     return f"function:{qualname}" if argument is None else f"function:{qualname}({argument!r})"
 
@@ -319,7 +319,7 @@ def _flags(value: object) -> tuple[Flag, ...]:
 
 def _call_row(call: CallSite) -> list[object]:
     return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
-            list(call.assumed), [list(write) for write in call.environ]]
+            list(call.assumed), [list(write) for write in call.environ], list(call.arguments)]
 
 
 _CALL_KINDS: Final = frozenset(get_args(CallKind))
@@ -327,12 +327,13 @@ _CALL_KINDS: Final = frozenset(get_args(CallKind))
 
 
 def _call(row: object) -> CallSite:
-    line, col, callee, local, kind, flags, assumed, environ = expect_list(row)
+    line, col, callee, local, kind, flags, assumed, environ, arguments = expect_list(row)
     if kind not in _CALL_KINDS:
         raise ValueError(kind)
     return CallSite(expect_int(line), expect_int(col), expect_str(callee), expect_bool(local),
                     cast(CallKind, kind), _flags(flags), _strings(assumed),
-                    tuple(_environ_write(write) for write in expect_list(environ)))
+                    tuple(_environ_write(write) for write in expect_list(environ)),
+                    tuple(expect_optional_str(value) for value in expect_list(arguments)))
 
 
 def _environ_write(row: object) -> tuple[str, str | None, bool]:

@@ -37,7 +37,9 @@ __all__ = [
     "SourceRead",
     "Target",
     "UnresolvedSite",
+    "anchored_argument",
     "assumption_text",
+    "resolve_argument",
 ]
 
 
@@ -182,6 +184,10 @@ class CallSite:
             ``(name, value or None for removed, certain)``: ``certain`` False for a write that may
             not run (in a branch, a handler, a ``try`` body); :data:`UNKNOWN_ENVIRON_VALUE` for a
             value that is not a constant. A ``[heavy-calls]`` rule's ``unless-environ`` reads it.
+        arguments: for a ``call``, its positional arguments up to the last whose value is a known
+            string (None for the others): a literal, a constant, a bound parameter; one computed
+            from the module's own name is :func:`anchored_argument` text (docs/semantics.md rule
+            16: the called body is analysed with its parameters bound to them).
     """
 
     line: int
@@ -192,6 +198,29 @@ class CallSite:
     flags: tuple[Flag, ...] = ()
     assumed: tuple[str, ...] = ()
     environ: tuple[EnvironWrite, ...] = ()
+    arguments: tuple[str | None, ...] = ()
+
+
+ANCHOR_MARK: Final = "\x00"
+"""Starts a :attr:`CallSite.arguments` value computed from the calling module's name:
+``"\\x00__package__\\x00.rest"`` is ``__package__ + ".rest"`` (no string a module name is made of
+holds a NUL)."""
+
+
+def anchored_argument(anchor: str, rest: str) -> str:
+    """A :attr:`CallSite.arguments` value for ``anchor + rest`` (``anchor``: ``__name__`` or
+    ``__package__``)."""
+    return f"{ANCHOR_MARK}{anchor}{ANCHOR_MARK}{rest}"
+
+
+def resolve_argument(value: str, module: str, is_package: bool) -> str:
+    """A :attr:`CallSite.arguments` value in the calling ``module``: an anchored one with the
+    module's ``__name__`` or ``__package__`` put in."""
+    if not value.startswith(ANCHOR_MARK):
+        return value
+    anchor, _, rest = value[1:].partition(ANCHOR_MARK)
+    base = module if anchor == "__name__" or is_package else module.rpartition(".")[0]
+    return base + rest
 
 
 @dataclass(frozen=True)

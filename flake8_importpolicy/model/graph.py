@@ -22,6 +22,7 @@ from pathlib import Path
 __all__ = [
     "Construct",
     "CallNode",
+    "BoundArgument",
     "Flag",
     "FunctionNode",
     "Hop",
@@ -32,24 +33,33 @@ __all__ = [
 ]
 
 
+BoundArgument = str | tuple[str | None, ...] | None
+"""What a function body is analysed with (:class:`FunctionNode`):
+nothing, a string its first parameter is bound to, or strings its positional parameters are bound
+to (None: not bound)."""
+
+
 class FunctionNode(str):
     """A function body that import-time code runs: ``"module:qualname"``, or
     ``"module:qualname('argument')"`` when its first parameter is bound to a known string (a PEP 562
-    ``__getattr__`` run for one name, docs/semantics.md rule 15).
+    ``__getattr__`` run for one name, docs/semantics.md rule 15), or
+    ``"module:qualname(('a', None, 'c'))"`` when its positional parameters are bound to the known
+    strings a call passed (None: not known; rule 16).
 
     Args:
         module: the dotted name of the module that defines it.
         qualname: its qualified name in that module (``f``, ``C.__init__``, ``f.<locals>.g``).
-        argument: the value of its first parameter, when the caller's is known.
+        argument: the value of its first parameter, or of its positional parameters, when the
+            caller's are known.
     """
 
     __slots__ = ()
 
-    def __new__(cls, module: str, qualname: str, argument: str | None = None) -> FunctionNode:
+    def __new__(cls, module: str, qualname: str, argument: BoundArgument = None) -> FunctionNode:
         text = f"{module}:{qualname}" if argument is None else f"{module}:{qualname}({argument!r})"
         return super().__new__(cls, text)
 
-    def __reduce__(self) -> tuple[type[FunctionNode], tuple[str, str, str | None]]:
+    def __reduce__(self) -> tuple[type[FunctionNode], tuple[str, str, BoundArgument]]:
         """Rebuilt from its parts when a worker process receives it (pickle) or it is copied: the
         constructor takes the parts, not the text (``str.__getnewargs__`` would pass the text)."""
         return type(self), (self.module, self.qualname, self.argument)
@@ -66,8 +76,9 @@ class FunctionNode(str):
         return name.partition("(")[0] if name.endswith(")") else name
 
     @property
-    def argument(self) -> str | None:
-        """The value bound to the first parameter, if any."""
+    def argument(self) -> BoundArgument:
+        """The value bound to the first parameter, or the values bound to the positional ones, if
+        any."""
         name = self.partition(":")[2]
         if not name.endswith(")"):
             return None
@@ -75,12 +86,14 @@ class FunctionNode(str):
 
 
 @functools.lru_cache(maxsize=4096)
-def _literal_argument(text: str) -> str | None:
-    """The string a :class:`FunctionNode`'s ``repr``-written argument stands for (asked for often:
-    parsed once)."""
+def _literal_argument(text: str) -> BoundArgument:
+    """The string (or tuple) a :class:`FunctionNode`'s ``repr``-written argument stands for (asked
+    for often: parsed once)."""
     import ast
 
     value = ast.literal_eval(text)
+    if isinstance(value, tuple) and all(item is None or isinstance(item, str) for item in value):
+        return value
     return value if isinstance(value, str) else None
 
 

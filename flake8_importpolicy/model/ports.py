@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from flake8_importpolicy.model.facts import FunctionFacts, ModuleFacts, Target
+from flake8_importpolicy.model.graph import BoundArgument
 
 __all__ = ["FactsCache"]
 
@@ -39,7 +40,7 @@ class FactsCache(Protocol):
         digest: str,
         target: Target,
         qualname: str,
-        argument: str | None = None,
+        argument: BoundArgument = None,
         path: Path | None = None,
     ) -> tuple[FunctionFacts | None] | None:
         """Cached facts of one function body (its first parameter bound to ``argument``, if given):
@@ -51,7 +52,7 @@ class FactsCache(Protocol):
         target: Target,
         qualname: str,
         facts: FunctionFacts | None,
-        argument: str | None = None,
+        argument: BoundArgument = None,
         path: Path | None = None,
     ) -> None:
         """Store one function body's facts (best effort; never raises)."""

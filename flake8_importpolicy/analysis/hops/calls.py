@@ -22,6 +22,7 @@ from flake8_importpolicy.model.facts import (
     CallSite,
     EnvironWrite,
     assumption_text,
+    resolve_argument,
 )
 from flake8_importpolicy.model.graph import CallNode, Flag, FunctionNode, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
@@ -90,6 +91,8 @@ class CallResolver:
                 assumed = (*assumed, *(u for u in used if u not in assumed))
             if conditional and Flag.CONDITIONAL not in flags:
                 flags = tuple(sorted((*flags, Flag.CONDITIONAL)))
+            if call.arguments and call.kind == "call" and isinstance(target, FunctionNode):
+                target = self._with_arguments(target, call, module, resolved.is_package)
             yield Hop(node, resolved.path, call.line, call.col, HopKind.CALL, target, flags,
                       assumed=assumed)
 
@@ -119,6 +122,25 @@ class CallResolver:
         if all(v == "yes" for v in verdicts):
             return None
         return "no" not in verdicts, tuple(dict.fromkeys(used))
+
+    def _with_arguments(
+        self, target: FunctionNode, call: CallSite, module: str, is_package: bool
+    ) -> FunctionNode:
+        """The body a call with known string arguments runs, its parameters bound to them
+        (``import_optional_dependency("xarray")`` whose body does ``import_module(name)``, rule
+        16): for a module-level function (not a method: ``self`` takes no argument) whose body,
+        analysed without them, imports a module it cannot name. Otherwise ``target`` as it is (a
+        body is analysed once per distinct set of arguments only where that can name a module)."""
+        if target.argument is not None or "." in target.qualname:
+            return target
+        body = self._lookup.get_function_facts(target.module, target.qualname)
+        if body is None or not any(site.target is None for site in body.sites):
+            return target
+        values = tuple(
+            None if value is None else resolve_argument(value, module, is_package)
+            for value in call.arguments
+        )
+        return FunctionNode(target.module, target.qualname, values[0] if len(values) == 1 else values)
 
     def _self_method(self, module: str, qualname: str, call: CallSite) -> list[str]:
         """``self.m()`` in a method of class ``C`` (``qualname`` ``C.method``): ``C``'s ``m``, its

@@ -14,7 +14,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import FunctionFacts, ImportSite, ModuleFacts, SourceProblem
-from flake8_importpolicy.model.graph import CallNode, FunctionNode, module_of
+from flake8_importpolicy.model.graph import BoundArgument, CallNode, FunctionNode, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
 __all__ = [
@@ -31,7 +31,7 @@ FactsProvider = Callable[[ResolvedModule], ModuleFacts]
 """Returns the import facts of a module with source (parses it, or reads a cache)."""
 
 FunctionFactsProvider = Callable[
-    [ResolvedModule, str, "str | None"], FunctionFacts | SourceProblem | None
+    [ResolvedModule, str, "BoundArgument"], FunctionFacts | SourceProblem | None
 ]
 """Returns the facts of one function body of a module (asked only when a call reaches it), with its
 first parameter bound to the given string if any; None if the module has no function of that
@@ -58,8 +58,8 @@ class FactsLookup:
         self._function_provider = function_facts
         self._follows = follows
         self._facts: dict[str, ModuleFacts | None] = {}
-        self._function_facts: dict[tuple[str, str, str | None], FunctionFacts | None] = {}
-        self._function_problems: dict[tuple[str, str, str | None], SourceProblem] = {}
+        self._function_facts: dict[tuple[str, str, BoundArgument], FunctionFacts | None] = {}
+        self._function_problems: dict[tuple[str, str, BoundArgument], SourceProblem] = {}
         self._unconditional: dict[str, dict[str, int]] = {}
 
     def get_facts(self, module: str) -> ModuleFacts | None:
@@ -76,7 +76,7 @@ class FactsLookup:
         return self._facts[module]
 
     def get_function_facts(
-        self, module: str, qualname: str, argument: str | None = None
+        self, module: str, qualname: str, argument: BoundArgument = None
     ) -> FunctionFacts | None:
         """The facts of the function body ``qualname`` of ``module`` (None if it has no such
         function, or no analysable source), with its first parameter bound to ``argument`` when

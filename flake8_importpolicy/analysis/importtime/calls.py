@@ -11,13 +11,13 @@ import builtins
 from collections.abc import Mapping, MutableSet
 from typing import Final
 
-from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import Anchored, ConditionEvaluator, dotted_name
 from flake8_importpolicy.analysis.importtime.bindings import Binding, Scope
 from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, DynamicRecorder, unparse
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
-from flake8_importpolicy.model.facts import CallKind, CallSite
+from flake8_importpolicy.model.facts import CallKind, CallSite, anchored_argument
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = ["CallRecorder", "decorator_name"]
@@ -258,11 +258,31 @@ class CallRecorder:
             # a name a star import may have bound: looked up in each star-imported module
             names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
                      for base in self.star_bases]
+        arguments = self._arguments(where) if kind == "call" else ()
         for called in names:
             self.calls.append(
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
-                         self.flow.assumed_once(), self.flow.environ)
+                         self.flow.assumed_once(), self.flow.environ, arguments)
             )
+
+    def _arguments(self, where: ast.expr) -> tuple[str | None, ...]:
+        """:attr:`CallSite.arguments` of a call: its positional arguments' known string values."""
+        if not isinstance(where, ast.Call) or not where.args:
+            return ()
+        found: list[str | None] = []
+        for argument in where.args:
+            if isinstance(argument, ast.Starred):
+                break
+            value = self.dynamic.conditions.constant(argument)
+            if isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, Anchored):
+                found.append(anchored_argument(value.anchor, value.rest))
+            else:
+                found.append(None)
+        while found and found[-1] is None:
+            found.pop()
+        return tuple(found)
 
     def bind_value(
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator

@@ -9,6 +9,7 @@ reference (the walker holds the scanner)."""
 from __future__ import annotations
 
 import ast
+import copy
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol
@@ -30,7 +31,7 @@ from flake8_importpolicy.analysis.syspath import SYS_PATH_CHANGERS
 from flake8_importpolicy.model.facts import SourceProblem, Target
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["BodyWalker", "ExpressionScanner"]
+__all__ = ["BodyWalker", "ExpressionScanner", "constant_items"]
 
 
 class BodyWalker(Protocol):
@@ -41,6 +42,46 @@ class BodyWalker(Protocol):
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+_MAX_LOOP_ITEMS: Final = 64
+"""A loop over more constant items than this is walked once, its variable unknown."""
+
+
+def constant_items(value: object) -> list[object] | None:
+    """The items of a constant sequence a loop or comprehension walks (strings, numbers, tuples of
+    them), or None."""
+    if isinstance(value, dict):
+        value = list(value)
+    if not isinstance(value, (list, tuple)) or len(value) > _MAX_LOOP_ITEMS:
+        return None
+    if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
+        return None
+    return list(value)
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces the loads of one name by a constant (a comprehension's variable by an item), in a
+    copy of the element; nested comprehensions or lambdas binding the same name keep theirs."""
+
+    def __init__(self, name: str, value: str | int | float | bool) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id != self.name or not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(ast.Constant(self.value), node)
+
+    def _shadowing(self, node: ast.AST) -> ast.AST:
+        names = {
+            target.id for target in ast.walk(node)
+            if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)
+        } | {arg.arg for arg in ast.walk(node) if isinstance(arg, ast.arg)}
+        return node if self.name in names else self.generic_visit(node)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _shadowing
+    visit_Lambda = _shadowing
 
 
 def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
@@ -141,6 +182,16 @@ class ExpressionScanner:
                 stack.extend(current.args.defaults)
                 stack.extend(d for d in current.args.kw_defaults if d)
                 continue
+            if isinstance(current, (ast.ListComp, ast.SetComp, ast.DictComp)) or (
+                isinstance(current, ast.GeneratorExp) and id(current) in consumed
+            ):
+                items = self._per_item(current)
+                if items is not None:  # ``tuple(import_module(m) for m in ("a", "b"))``
+                    self.scan(current.generators[0].iter, flags)
+                    each = flags | {Flag.CONDITIONAL} if current.generators[0].ifs else flags
+                    for item in items:
+                        self.scan(item, each)
+                    continue
             if isinstance(current, ast.GeneratorExp):
                 if id(current) in consumed:  # ``list(f(x) for x in xs)``: runs now
                     _push_children(stack, current)
@@ -182,6 +233,34 @@ class ExpressionScanner:
             elif isinstance(current, ast.NamedExpr) and isinstance(current.target, ast.Name):
                 self.binder.bind(current.target.id, None)  # also inside a comprehension (PEP 572)
             _push_children(stack, current)
+
+    def _per_item(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> list[ast.expr] | None:
+        """A comprehension that runs now over a constant sequence with one variable (``for m in
+        NAMES``): its element (and tests), once per item with the variable replaced by the item
+        (rule 14), or None when it is not one."""
+        if len(node.generators) != 1:
+            return None
+        generator = node.generators[0]
+        if generator.is_async or not isinstance(generator.target, ast.Name):
+            return None
+        items = constant_items(self.conditions.constant(generator.iter))
+        if items is None or not all(isinstance(item, (str, int, float, bool)) for item in items):
+            return None
+        parts: list[ast.expr] = (
+            [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        ) + list(generator.ifs)
+        variable = generator.target.id
+        if any(
+            isinstance(inner, ast.NamedExpr) for part in parts for inner in ast.walk(part)
+        ):
+            return None  # a walrus may rebind names the element reads
+        return [
+            _Substitute(variable, item).visit(copy.deepcopy(part))
+            for item in items if isinstance(item, (str, int, float, bool))
+            for part in parts
+        ]
 
     def _scan_if_expression(self, node: ast.IfExp, flags: frozenset[Flag]) -> None:
         """``a if test else b``: only the branch a known test selects runs."""

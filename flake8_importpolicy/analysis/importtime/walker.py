@@ -28,13 +28,13 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
 from flake8_importpolicy.analysis.importtime.environ import EnvironWrites
-from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner
+from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner, constant_items
 from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.model.facts import FunctionFacts, Target
-from flake8_importpolicy.model.graph import Construct, Flag
+from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 
 __all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
 
@@ -45,9 +45,6 @@ _DATACLASS_DECORATORS: Final = frozenset({
 })
 """Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
 otherwise from Python 3.14)."""
-_MAX_LOOP_ITEMS: Final = 64
-"""A loop over more constant items than this is walked once, its variable unknown."""
-
 
 Returns = Literal["always", "maybe", "never"]
 """Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
@@ -273,25 +270,30 @@ class _ImportTimeVisitor:
     def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
         """The body runs only over a non-empty iterable: conditional unless the iterable is a
         non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
-        constant sequence (a literal, or a name bound to one) with a simple target, the body is
-        walked once per item, the loop variable bound to it (``for p in ("a", "b"):
-        __import__(p)``, rule 14)."""
+        constant sequence (a literal, or a name bound to one) with a simple target (or a tuple of
+        names, each item a tuple of as many), the body is walked once per item, the loop variables
+        bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
         self.expressions.scan(stmt.iter, flags)
-        items = _constant_items(self.conditions.constant(stmt.iter))
-        if items is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+        items = constant_items(self.conditions.constant(stmt.iter))
+        names = _loop_names(stmt.target, items)
+        if items is not None and names is not None and not isinstance(stmt, ast.AsyncFor):
             body_flags = flags if items else flags | {Flag.CONDITIONAL}
             always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
             may_break = _breaks(stmt.body)
             for number, item in enumerate(items):
                 self.expressions.bind_target(stmt.target)
-                self.scope.set_value(stmt.target.id, item)
+                values = item if isinstance(stmt.target, ast.Tuple) else (item,)
+                assert isinstance(values, tuple)
+                for name, value in zip(names, values):
+                    self.scope.set_value(name, value)
                 # after a ``break`` that may have ended the loop, later items may not run
                 later = number and may_break
                 _branch(self, stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
                 if always_breaks:
                     break
             self.expressions.bind_target(stmt.target)
-            self.scope.set_value(stmt.target.id, NO_VALUE)
+            for name in names:
+                self.scope.set_value(name, NO_VALUE)
             _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
             return
         body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
@@ -427,9 +429,8 @@ class _ImportTimeVisitor:
         self.environ.assigned(stmt, flags)  # ``os.environ["X"] = "1"``
         ever_bound = self.scope.ever_bound
         fresh = not any(
-            isinstance(t, ast.Name) and t.id in ever_bound
-            or isinstance(t, ast.Tuple) and any(isinstance(e, ast.Name) and e.id in ever_bound for e in t.elts)
-            for t in targets
+            isinstance(name, ast.Name) and name.id in ever_bound
+            for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
         self.expressions.assign_targets(targets, flags)
         self.dynamic.assigned(targets, stmt.value, flags)
@@ -515,11 +516,12 @@ def analyse_function(
     walker: _ImportTimeVisitor,
     qualname: str,
     node: ast.FunctionDef | ast.AsyncFunctionDef,
-    argument: str | None = None,
+    argument: BoundArgument = None,
 ) -> tuple[FunctionFacts, list[Pending]]:
     """One function body, as :func:`analyse_functions` sees it: its facts, and the nested
     functions to analyse next (none beyond two levels of ``<locals>``). With ``argument``, the
-    first parameter is a constant of that value in the body."""
+    first parameter is a constant of that value in the body (with a tuple, each positional
+    parameter that has a string)."""
     child = _ImportTimeVisitor(
         walker.target,
         scope=walker.scope.child(),
@@ -535,8 +537,10 @@ def analyse_function(
         if arg is not None:
             child.binder.bind(arg.arg, None)
     positional = [*args.posonlyargs, *args.args]
-    if argument is not None and positional:
-        child.scope.set_value(positional[0].arg, argument)
+    bound = (argument,) if isinstance(argument, str) else argument or ()
+    for parameter, value in zip(positional, bound):
+        if value is not None:
+            child.scope.set_value(parameter.arg, value)
     names = [arg.arg for arg in positional]
     method = child.lazy.method
     method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
@@ -694,15 +698,20 @@ class _SetOverlay(MutableSet[str]):
         self._removed.add(value)
 
 
-def _constant_items(value: object) -> list[object] | None:
-    """The items of a constant sequence a loop walks (strings, numbers, tuples of them), or None."""
-    if isinstance(value, dict):
-        value = list(value)
-    if not isinstance(value, (list, tuple)) or len(value) > _MAX_LOOP_ITEMS:
+def _loop_names(target: ast.expr, items: list[object] | None) -> list[str] | None:
+    """The names a loop over constant ``items`` binds each item to: its variable, or the names of
+    a tuple target when every item is a tuple of as many (``for name, version in [("a", "1"),
+    ...]``); None for another target."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if not isinstance(target, ast.Tuple) or items is None:
         return None
-    if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
+    names = [elt.id for elt in target.elts if isinstance(elt, ast.Name)]
+    if len(names) != len(target.elts):
         return None
-    return list(value)
+    if not all(isinstance(item, tuple) and len(item) == len(names) for item in items):
+        return None
+    return names
 
 
 def _non_empty(iterable: ast.expr) -> bool:
