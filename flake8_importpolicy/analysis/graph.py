@@ -166,6 +166,8 @@ class ImportGraph:
             for site in sites:
                 if site.guard and not guard_lets_run(site, module, resolved):
                     continue  # e.g. the ``except ImportError`` fallback of imports that are found
+                if site.after and self._sites.raised_before(site):
+                    continue  # after ``import torch`` without torch installed: never reached
                 if site.target is None:
                     unresolved.append(UnresolvedCode(
                         module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags

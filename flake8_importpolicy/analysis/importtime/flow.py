@@ -23,12 +23,14 @@ class Flow:
             decorator evaluates its annotations.
         requirement: the import guard of the statements being visited (rule 12).
         assumed: the ``[assume]`` entries that decided the conditions they run under.
+        after: the top-level packages of the eager imports made before them in their block and
+            the enclosing ones (rule 12: if one is not installed, CPython raised there).
         line: the line of the statement being visited.
         names: the innermost scope names are bound in (a class body's, or the walker's own).
     """
 
     __slots__ = (
-        "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
+        "after", "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
         "line", "names", "requirement",
     )
 
@@ -41,6 +43,7 @@ class Flow:
         self.dataclass_depth = 0
         self.requirement: Requirement | None = None
         self.assumed: tuple[str, ...] = ()
+        self.after: tuple[str, ...] = ()
         self.line = 0
 
     def module_level(self) -> bool:

@@ -44,6 +44,13 @@ _DATACLASS_DECORATORS: Final = frozenset({
 })
 """Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
 otherwise from Python 3.14)."""
+
+_OPTIONAL: Final = frozenset({Flag.CONDITIONAL, Flag.GUARDED, Flag.FALLBACK})
+"""The flags of an import of an optional dependency (under a condition, in a ``try``, in a handler):
+the code expects the package may be missing, so whether it is installed decides what follows. An
+unflagged import of a missing package is reported (IPL006 ``not-installed``) and what follows it is
+still followed: the user checks code meant for an environment that has it."""
+
 _MAX_LOOP_ITEMS: Final = 64
 """A loop over more constant items than this is walked once, its variable unknown."""
 
@@ -118,10 +125,16 @@ class _ImportTimeVisitor:
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
         flow = self.flow
-        assumed = flow.assumed
+        assumed, after = flow.assumed, flow.after
         for stmt in body:
             flow.line = stmt.lineno
             self.visit_stmt(stmt, flags)
+            if (type(stmt) is ast.Import or type(stmt) is ast.ImportFrom) and flags & _OPTIONAL:
+                # an optional dependency: what follows in this block runs only if the import did
+                # not raise (rule 12)
+                required = self._required_packages(stmt)
+                if required:
+                    flow.after = (*flow.after, *required)
             if type(stmt) is ast.Assert:
                 outcome, used = self.conditions.decide(stmt.test)
                 if outcome == _FALSE:
@@ -138,7 +151,23 @@ class _ImportTimeVisitor:
                     flags = flags | {Flag.CONDITIONAL}
                 elif used:  # an early return that an [assume] entry rules out
                     flow.assumed = (*flow.assumed, *used)
-        flow.assumed = assumed
+        flow.assumed, flow.after = assumed, after
+
+    def _required_packages(self, stmt: ast.Import | ast.ImportFrom) -> tuple[str, ...]:
+        """The top-level packages an eager absolute import statement needs: if path search does not
+        find one, the statement raises ``ModuleNotFoundError`` and nothing after it in its block
+        runs (rule 12). None for a relative import (its own package is found), ``__future__``, a
+        PEP 810 lazy import and the imports PEP 810 may make lazy (they do not raise there)."""
+        if self.target.lazy_imports == "all" or self.imports.lazy_col(stmt) is not None:
+            return ()
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module or stmt.module == "__future__":
+                return ()
+            names = [stmt.module]
+        else:
+            names = [alias.name for alias in stmt.names]
+        lazy = self.imports.lazy_modules
+        return tuple(dict.fromkeys(name.partition(".")[0] for name in names if name not in lazy))
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         # One dictionary lookup instead of a chain of isinstance tests (ast.parse makes nodes of
