@@ -25,13 +25,14 @@ class Flow:
         assumed: the ``[assume]`` entries that decided the conditions they run under.
         after: the top-level packages of the eager imports made before them in their block and
             the enclosing ones (rule 12: if one is not installed, CPython raised there).
+        loaded: the modules the ``"X" in sys.modules`` tests they run under need imported first.
         line: the line of the statement being visited.
         names: the innermost scope names are bound in (a class body's, or the walker's own).
     """
 
     __slots__ = (
         "after", "assumed", "class_depth", "class_path", "dataclass_depth", "function_name", "in_function",
-        "line", "names", "requirement",
+        "line", "loaded", "names", "requirement",
     )
 
     def __init__(self, scope: Scope, *, in_function: bool = False, function_name: str = "") -> None:
@@ -44,6 +45,7 @@ class Flow:
         self.requirement: Requirement | None = None
         self.assumed: tuple[str, ...] = ()
         self.after: tuple[str, ...] = ()
+        self.loaded: tuple[str, ...] = ()
         self.line = 0
 
     def module_level(self) -> bool:

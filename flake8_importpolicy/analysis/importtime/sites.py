@@ -78,6 +78,7 @@ class SiteRecorder:
                 guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
                 assumed=self.flow.assumed_once(),
                 after=self.flow.after,
+                loaded=self.flow.loaded,
             )
         )
 

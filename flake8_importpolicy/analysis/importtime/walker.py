@@ -259,7 +259,11 @@ class _ImportTimeVisitor:
             if used:  # this branch, and what the chain runs instead, depend on the entries
                 self.flow.assumed = (*self.flow.assumed, *used)
             if outcome is None or True in outcome:
+                loaded = self.flow.loaded
+                if outcome is None:  # ``if "sphinx" in sys.modules:`` runs only after sphinx
+                    self.flow.loaded = (*loaded, *self._modules_tested_loaded(branch.test))
                 _branch(self, branch.body, flags)
+                self.flow.loaded = loaded
             if outcome is not None and False not in outcome:
                 self.flow.assumed = assumed
                 return
@@ -367,6 +371,25 @@ class _ImportTimeVisitor:
                         self.scope.set_guard(name, (targets, bool(then[name])))
         _branch(self, getattr(stmt, "orelse"), flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
+
+    def _modules_tested_loaded(self, test: ast.expr) -> tuple[str, ...]:
+        """The modules that ``test`` being true needs imported already: ``"X" in sys.modules``
+        (a constant string), alone or as an operand of ``and`` (rule 13)."""
+        operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+            else [test]
+        names: list[str] = []
+        for operand in operands:
+            if (
+                isinstance(operand, ast.Compare)
+                and len(operand.ops) == 1
+                and isinstance(operand.ops[0], ast.In)
+                and isinstance(operand.left, ast.Constant)
+                and isinstance(operand.left.value, str)
+                and operand.left.value
+                and dotted_name(operand.comparators[0], self.scope.aliases) == "sys.modules"
+            ):
+                names.append(operand.left.value)
+        return tuple(names)
 
     def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
