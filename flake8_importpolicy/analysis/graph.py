@@ -170,13 +170,21 @@ class ImportGraph:
             for site in sites:
                 if site.guard and not guard_lets_run(site, module, resolved):
                     continue  # e.g. the ``except ImportError`` fallback of imports that are found
+                if site.after and self._sites.raised_before(site):
+                    continue  # after ``import torch`` without torch installed: never reached
                 if site.target is None:
                     unresolved.append(UnresolvedCode(
                         module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags
                     ))
                     continue
+                requires = (
+                    tuple(n for n in site.loaded if n not in self.index.interpreter.preloaded)
+                    if site.loaded else ()
+                )
                 for hop in site_hops(module, resolved, site):
-                    hops.append(dataclasses.replace(hop, assumed=site.assumed) if site.assumed else hop)
+                    if site.assumed or requires:
+                        hop = dataclasses.replace(hop, assumed=site.assumed, requires=requires)
+                    hops.append(hop)
             for call in calls:
                 hops.extend(self._calls.find_hops(module, resolved, call))
             for read in reads:
@@ -278,23 +286,38 @@ class ImportGraph:
         length the one whose hops compare smallest in order by ``(line, col, imported)`` wins (``start``
         is taken in that order, and each module's edges are sorted the same way). A call hop
         deeper than ``call_depth`` is not followed; ``too_deep(hop, chain to its caller)`` hears
-        of it.
+        of it. A hop that :attr:`~Hop.requires` modules (``if "sphinx" in sys.modules:``) waits
+        until the traversal has reached them all: when nothing else is left, the waiting hops whose
+        modules were reached are followed, until none is (rule 13); the others are never followed.
         """
         visited = set(seen)
         call_depth = self.call_depth
         edges_of = self._edges  # the cache of find_import_time_edges, read before calling it
         # (node, chain, how many call hops end the chain)
         queue: deque[tuple[str, tuple[Hop, ...], int]] = deque()
+        waiting: list[tuple[Hop, tuple[Hop, ...], int]] = []  # hops whose ``requires`` wait
         for hop in sorted(start, key=Hop.sort_key):
             is_call = hop.kind is _CALL
             if is_call and call_depth < 1:
                 if too_deep is not None:
                     too_deep(hop, ())
                 continue
-            if hop.imported not in visited:
+            if hop.requires:
+                waiting.append((hop, (), 1 if is_call else 0))
+            elif hop.imported not in visited:
                 visited.add(hop.imported)
                 queue.append((hop.imported, (hop,), 1 if is_call else 0))
-        while queue:
+        while queue or waiting:
+            if not queue:
+                ready = [w for w in waiting if all(n in visited for n in w[0].requires)]
+                if not ready:
+                    break
+                waiting = [w for w in waiting if not all(n in visited for n in w[0].requires)]
+                for hop, chain, calls in ready:
+                    if hop.imported not in visited:
+                        visited.add(hop.imported)
+                        queue.append((hop.imported, (*chain, hop), calls))
+                continue
             name, chain, nested_calls = queue.popleft()
             yield name, chain
             if expand is not None and not expand(name):
@@ -311,6 +334,9 @@ class ImportGraph:
                             too_deep(hop, chain)
                         continue
                 if hop.imported not in visited:
+                    if hop.requires:
+                        waiting.append((hop, chain, calls))
+                        continue
                     visited.add(hop.imported)
                     queue.append((hop.imported, (*chain, hop), calls))
 

@@ -291,12 +291,12 @@ def _unlink(path: Path) -> int:
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
             list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves,
-            list(site.assumed)]
+            list(site.assumed), list(site.after), list(site.loaded)]
 
 
 def _site(row: object) -> ImportSite:
     (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
-     guard_resolves, assumed) = expect_list(row)
+     guard_resolves, assumed, after, loaded) = expect_list(row)
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
@@ -305,7 +305,7 @@ def _site(row: object) -> ImportSite:
         names=_strings(names), flags=_flags(flags), detail=expect_str(detail),
         lazy_use_line=None if lazy_use_line is None else expect_int(lazy_use_line),
         guard=_strings(guard), guard_resolves=expect_bool(guard_resolves),
-        assumed=_strings(assumed),
+        assumed=_strings(assumed), after=_strings(after), loaded=_strings(loaded),
     )
 
 

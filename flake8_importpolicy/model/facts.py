@@ -130,6 +130,13 @@ class ImportSite:
             ImportError`` fallback of a ``try`` of imports runs only if one is missing, and
             ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except ImportError: HAS_X =
             False`` only if ``x`` is found (docs/semantics.md rule 12). Empty: no such guard.
+        after: the top-level packages of the eager imports that come before the site in its own
+            block or an enclosing one (``import torch`` above ``from .x import y`` in ``if
+            is_torch_available():``): if path search does not find one, CPython raised
+            ``ModuleNotFoundError`` there and the site never runs (docs/semantics.md rule 12).
+        loaded: the modules a ``"X" in sys.modules`` test the site runs under needs imported
+            already (scipy's ``if "sphinx" in sys.modules: from sphinx.ext.autodoc import ALL``):
+            the site runs only if the closure imports them (docs/semantics.md rule 13).
         assumed: the ``[assume]`` entries (:func:`assumption_text`) that decided a condition this
             site runs under: without them it would not run, or only conditionally.
     """
@@ -147,6 +154,8 @@ class ImportSite:
     guard: tuple[str, ...] = ()
     guard_resolves: bool = True
     assumed: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+    loaded: tuple[str, ...] = ()
 
 
 CallKind = Literal[

@@ -246,6 +246,9 @@ class Hop:
             a module loaded earlier made the import (shown as the flag ``via <module>``).
         assumed: the ``[assume]`` entries the statement's running depends on (shown as the flag
             ``assuming <entry>``).
+        requires: modules that must be imported already for the statement to run (``if "sphinx"
+            in sys.modules:``): the traversal follows the hop only once it has reached them
+            (shown as the flag ``if <module> in sys.modules``).
     """
 
     module: str
@@ -257,6 +260,7 @@ class Hop:
     flags: tuple[Flag, ...] = ()
     via: str | None = None
     assumed: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
 
     def sort_key(self) -> tuple[int, int, str]:
         """The tie-break order between hops of equal chain length: ``(line, col, imported)``."""
@@ -266,6 +270,7 @@ class Hop:
         """The flags as shown to users, sorted: :attr:`flags`, ``via <module>`` and ``assuming
         <entry>`` for each of :attr:`assumed`."""
         extra = [f"assuming {entry}" for entry in self.assumed]
+        extra.extend(f"if {name} in sys.modules" for name in self.requires)
         if self.via is not None:
             extra.append(f"via {self.via}")
         if not extra:

@@ -10,6 +10,8 @@
 - relative imports resolve against ``__package__`` (rule 4);
 - the ``except ImportError`` fallback of a ``try`` of imports runs only when one of them may fail
   (rule 12: :meth:`ImportSites.guard_lets_run`);
+- an import after one of a top-level package that is not installed, in the same block, never runs
+  (rule 12: :meth:`ImportSites.raised_before`);
 - a PEP 810 lazy import runs only where import-time code uses a name it binds: hop kind
   ``lazy-used`` at the use's line (rule 17).
 """
@@ -189,6 +191,13 @@ class ImportSites:
         ``site.guard`` is found is ``site.guard_resolves`` (an ``except ImportError`` fallback of a
         ``try`` of imports runs only if one is missing; rule 12)."""
         return self._all_found(site.guard, node, resolved) == site.guard_resolves
+
+    def raised_before(self, site: ImportSite) -> bool:
+        """Whether an eager import before ``site`` in its block (or an enclosing one) names a
+        top-level package that path search does not find: CPython raised ``ModuleNotFoundError``
+        there, so ``site`` never runs (rule 12; ``import torch`` then ``from .modeling_utils import
+        ...`` in ``if is_torch_available():`` without torch installed)."""
+        return any(self.index.resolve_module(name).kind == "unresolved" for name in site.after)
 
     def _all_found(self, names: tuple[str, ...], node: str, resolved: ResolvedModule) -> bool:
         """Whether every module of ``names`` (relative to ``node``'s module) imports without an

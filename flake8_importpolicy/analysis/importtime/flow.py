@@ -24,6 +24,9 @@ class Flow:
             decorator evaluates its annotations.
         requirement: the import guard of the statements being visited (rule 12).
         assumed: the ``[assume]`` entries that decided the conditions they run under.
+        after: the top-level packages of the eager imports made before them in their block and
+            the enclosing ones (rule 12: if one is not installed, CPython raised there).
+        loaded: the modules the ``"X" in sys.modules`` tests they run under need imported first.
         line: the line of the statement being visited.
         names: the innermost scope names are bound in (a class body's, or the walker's own).
         raises: how many ``raise`` statements the walk has reached (a ``try``'s ``else`` after a
@@ -33,9 +36,8 @@ class Flow:
     """
 
     __slots__ = (
-        "assumed", "class_depth", "class_path", "dataclass_depth", "environ", "function_name",
-        "in_function",
-        "line", "names", "raises", "requirement",
+        "after", "assumed", "class_depth", "class_path", "dataclass_depth", "environ",
+        "function_name", "in_function", "line", "loaded", "names", "raises", "requirement",
     )
 
     def __init__(self, scope: Scope, *, in_function: bool = False, function_name: str = "") -> None:
@@ -47,6 +49,8 @@ class Flow:
         self.dataclass_depth = 0
         self.requirement: Requirement | None = None
         self.assumed: tuple[str, ...] = ()
+        self.after: tuple[str, ...] = ()
+        self.loaded: tuple[str, ...] = ()
         self.line = 0
         self.raises = 0
         self.environ: tuple[EnvironWrite, ...] = ()

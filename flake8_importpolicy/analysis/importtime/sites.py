@@ -77,6 +77,8 @@ class SiteRecorder:
                 guard=self.flow.requirement[0] if self.flow.requirement else (),
                 guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
                 assumed=self.flow.assumed_once(),
+                after=self.flow.after,
+                loaded=self.flow.loaded,
             )
         )
 

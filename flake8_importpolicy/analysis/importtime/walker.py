@@ -46,6 +46,13 @@ _DATACLASS_DECORATORS: Final = frozenset({
 """Class decorators that evaluate the class body's annotations when they run (PEP 649 defers them
 otherwise from Python 3.14)."""
 
+_OPTIONAL: Final = frozenset({Flag.CONDITIONAL, Flag.GUARDED, Flag.FALLBACK})
+"""The flags of an import of an optional dependency (under a condition, in a ``try``, in a handler):
+the code expects the package may be missing, so whether it is installed decides what follows. An
+unflagged import of a missing package is reported (IPL006 ``not-installed``) and what follows it is
+still followed: the user checks code meant for an environment that has it."""
+
+
 Returns = Literal["always", "maybe", "never"]
 """Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
 Pending = tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]
@@ -117,10 +124,16 @@ class _ImportTimeVisitor:
 
     def visit_body(self, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
         flow = self.flow
-        assumed = flow.assumed
+        assumed, after = flow.assumed, flow.after
         for stmt in body:
             flow.line = stmt.lineno
             self.visit_stmt(stmt, flags)
+            if (type(stmt) is ast.Import or type(stmt) is ast.ImportFrom) and flags & _OPTIONAL:
+                # an optional dependency: what follows in this block runs only if the import did
+                # not raise (rule 12)
+                required = self._required_packages(stmt)
+                if required:
+                    flow.after = (*flow.after, *required)
             if type(stmt) is ast.Assert:
                 outcome, used = self.conditions.decide(stmt.test)
                 if outcome == _FALSE:
@@ -137,7 +150,23 @@ class _ImportTimeVisitor:
                     flags = flags | {Flag.CONDITIONAL}
                 elif used:  # an early return that an [assume] entry rules out
                     flow.assumed = (*flow.assumed, *used)
-        flow.assumed = assumed
+        flow.assumed, flow.after = assumed, after
+
+    def _required_packages(self, stmt: ast.Import | ast.ImportFrom) -> tuple[str, ...]:
+        """The top-level packages an eager absolute import statement needs: if path search does not
+        find one, the statement raises ``ModuleNotFoundError`` and nothing after it in its block
+        runs (rule 12). None for a relative import (its own package is found), ``__future__``, a
+        PEP 810 lazy import and the imports PEP 810 may make lazy (they do not raise there)."""
+        if self.target.lazy_imports == "all" or self.imports.lazy_col(stmt) is not None:
+            return ()
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module or stmt.module == "__future__":
+                return ()
+            names = [stmt.module]
+        else:
+            names = [alias.name for alias in stmt.names]
+        lazy = self.imports.lazy_modules
+        return tuple(dict.fromkeys(name.partition(".")[0] for name in names if name not in lazy))
 
     def visit_stmt(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         # One dictionary lookup instead of a chain of isinstance tests (ast.parse makes nodes of
@@ -230,7 +259,11 @@ class _ImportTimeVisitor:
             if used:  # this branch, and what the chain runs instead, depend on the entries
                 self.flow.assumed = (*self.flow.assumed, *used)
             if outcome is None or True in outcome:
+                loaded = self.flow.loaded
+                if outcome is None:  # ``if "sphinx" in sys.modules:`` runs only after sphinx
+                    self.flow.loaded = (*loaded, *self._modules_tested_loaded(branch.test))
                 _branch(self, branch.body, flags)
+                self.flow.loaded = loaded
             if outcome is not None and False not in outcome:
                 self.flow.assumed = assumed
                 return
@@ -343,6 +376,25 @@ class _ImportTimeVisitor:
                         self.scope.set_guard(name, (targets, bool(then[name])))
         _branch(self, getattr(stmt, "orelse"), flags | {Flag.CONDITIONAL} if raises else flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
+
+    def _modules_tested_loaded(self, test: ast.expr) -> tuple[str, ...]:
+        """The modules that ``test`` being true needs imported already: ``"X" in sys.modules``
+        (a constant string), alone or as an operand of ``and`` (rule 13)."""
+        operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+            else [test]
+        names: list[str] = []
+        for operand in operands:
+            if (
+                isinstance(operand, ast.Compare)
+                and len(operand.ops) == 1
+                and isinstance(operand.ops[0], ast.In)
+                and isinstance(operand.left, ast.Constant)
+                and isinstance(operand.left.value, str)
+                and operand.left.value
+                and dotted_name(operand.comparators[0], self.scope.aliases) == "sys.modules"
+            ):
+                names.append(operand.left.value)
+        return tuple(names)
 
     def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
