@@ -265,7 +265,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     check = [script("importpolicy"), "check"]  # the text report, as a user or CI reads it
     flake8 = [sys.executable, "-m", "flake8", "-", "--stdin-display-name", FLAKE8_FILE]
     labels = ("floor", "cold", "answer hit", "facts-warm after an edit", "second project",
-              "flake8 stdin", "flake8 stdin --select F", "flake8 stdin, unsaved edit")
+              "flake8 stdin", "flake8 stdin --select F", "flake8 stdin, unsaved edit",
+              "python -c pass")
     series = {label: Series(label) for label in labels}
     reference: Optional[str] = None
 
@@ -311,6 +312,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             if run.returncode not in (0, 1) or run.stderr.strip():
                 raise SystemExit(f"{label} failed ({run.returncode}):\n{run.stdout}{run.stderr}")
             series[label].runs.append(run)
+        # The interpreter's own start (site included), beside the answer hit: not a target.
+        series["python -c pass"].runs.append(measure([sys.executable, "-c", "pass"], cwd=a, env=env))
         print(f"round {number + 1}/{args.runs}: " + ", ".join(
             f"{label}={series[label].runs[-1].wall:.2f}" for label in labels)
             + f"; load {load_average()}", file=sys.stderr)
@@ -352,6 +355,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ))
     print()
     print(table(["criterion", "wall", "CPU", "target", "met"], criteria))
+    floor_f8 = series["flake8 stdin --select F"]
+    start = series["python -c pass"]
+    print(f"\nbeside them, in the same rounds: flake8's own floor (--select F, no check) "
+          f"{floor_f8.median * 1000:.0f} ms wall, {floor_f8.cpu * 1000:.0f} ms CPU; the interpreter's "
+          f"start (python -c pass) {start.median * 1000:.0f} ms wall, {start.cpu * 1000:.0f} ms CPU")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "runs": {label: [[r.wall, r.cpu, r.peak_mib, r.returncode] for r in s.runs]
