@@ -256,10 +256,23 @@ def venv_python(requirements: Path, base_python: str) -> Path:
     print(f"[differential] making {venv} (pip install -r {requirements})", file=sys.stderr)
     subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--only-binary=:all:",
-                    "-r", str(requirements)], check=True, env=env)
+    pip = [str(python), "-m", "pip", "install", "-q", "--only-binary=:all:"]
+    # A pin with a local version (``torch==2.13.0+cpu``) is installed first and alone, so that pip
+    # takes that build and never resolves another (a CUDA one, with its nvidia-* wheels) for
+    # another package's range.
+    local = [f"{r.name}=={r.version}" for r in parse_requirements(requirements) if "+" in r.version]
+    if local:
+        subprocess.run(pip + local, check=True, env=env)
+    subprocess.run(pip + ["-r", str(requirements)], check=True, env=env)
     freeze = subprocess.run([str(python), "-m", "pip", "freeze", "--all"], check=True,
                             capture_output=True, text=True, env=env).stdout
+    frozen = set(freeze.splitlines())
+    wrong = [pin for pin in local if pin not in frozen]
+    if any(pin.endswith("+cpu") for pin in local):
+        wrong += [line for line in frozen if line.lower().startswith("nvidia-")]
+    if wrong:
+        shutil.rmtree(venv)
+        raise SystemExit(f"[differential] {venv}: not the pinned builds ({', '.join(sorted(wrong))}); removed")
     (venv / MARKER).write_text(freeze)
     return python
 
