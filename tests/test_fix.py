@@ -120,7 +120,7 @@ def test_a_star_importer_of_a_package_without_all_blocks_the_lazy_fix(tmp_path: 
     refused = _cli(root, "fix")
     assert refused.returncode == 1
     assert ("cannot keep src/app/star_user.py:1 working: from app.ops import * would no longer bind "
-            "the names (the package has no __all__)") in refused.stderr
+            "the names (the package has no __all__, or not one literal list)") in refused.stderr
     assert "importpolicy fix --kind direct keeps them" in refused.stderr
 
 
@@ -1402,3 +1402,19 @@ def test_pep_810_is_not_used_when_an_importer_reads_the_submodule_through_the_pa
     assert run.stdout == "ok\n", run.stderr
     plain = _light_tree(tmp_path / "plain", "from .x import a\n", use="from zqpkg import a\n")
     assert "+lazy from .x import a\n" in _cli(plain, "fix", "--target-version", "3.15").stdout
+
+
+def test_direct_imports_refuse_while_a_computed_all_may_list_the_name(tmp_path: Path) -> None:
+    """``__all__ = _names()`` (built by a function) listing a re-exported name: direct imports
+    removed the re-export and ``from zqpkg import *`` then failed (AttributeError: module 'zqpkg'
+    has no attribute 'a'). A computed ``__all__`` is listed: what it holds is not known."""
+    init = 'from .x import a\n\n\ndef _names():\n    return ["a"]\n\n\n__all__ = _names()\n'
+    root = _light_tree(tmp_path, init, use="from zqpkg import *\n\nA = a()\n")
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("cannot keep src/zqpkg/__init__.py:8 working: the package's __all__ is computed here "
+            "(not literal lists of strings): if it still lists a removed name, from zqpkg import * "
+            "fails") in refused.stderr, refused.stderr
+    forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    assert "AttributeError" in _oracle(root, "import app.use").stderr  # what --force risks

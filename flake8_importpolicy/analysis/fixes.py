@@ -818,7 +818,7 @@ class _Planner:
             blockers += [
                 Importer(path, line, self.project.module_name(path) or "",
                          f"from {violation.light} import * would no longer bind the names (the "
-                         "package has no __all__)")
+                         "package has no __all__, or not one literal list)")
                 for path, line in self.project.star_importers(violation.light)
             ]
         blockers += self.project.submodule_shadows(violation, moved)
@@ -1440,7 +1440,32 @@ def _all_still_listing(source: _Source, light: str, names: Mapping[str, _Moved],
             found.append(Importer(source.path, node.lineno, light,
                                   f"the package's __all__ would still list {', '.join(listed)} "
                                   f"(not one literal list): from {light} import * would fail"))
+        elif any(m.attribute is not None for m in names.values()) and not _all_is_known(node):
+            found.append(Importer(source.path, node.lineno, light,
+                                  "the package's __all__ is computed here (not literal lists of "
+                                  "strings): if it still lists a removed name, from "
+                                  f"{light} import * fails"))
     return found
+
+
+def _all_is_known(node: ast.stmt) -> bool:
+    """Whether a statement binding or extending ``__all__`` says every name it adds as a string
+    literal: a list or tuple of them, ``+`` of such and of ``__all__`` itself, ``__all__.append
+    ("a")`` / ``.extend([...])`` / ``.remove("a")``."""
+    def known(value: ast.expr | None) -> bool:
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            return known(value.left) and known(value.right)
+        if isinstance(value, ast.Constant):
+            return isinstance(value.value, str)
+        return isinstance(value, ast.Name) and value.id == "__all__"
+
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return known(node.value)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        return all(known(a) for a in node.value.args) and not node.value.keywords
+    return False
 
 
 def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
