@@ -1418,3 +1418,26 @@ def test_direct_imports_refuse_while_a_computed_all_may_list_the_name(tmp_path: 
     forced = _cli(root, "fix", "--kind", "direct", "--force", "--apply")
     assert forced.returncode == 0, forced.stderr
     assert "AttributeError" in _oracle(root, "import app.use").stderr  # what --force risks
+
+
+def test_a_decorated_getattr_refuses_the_lazy_fix(tmp_path: Path) -> None:
+    """A ``__getattr__`` under a decorator that returns another function: the lazy lookup merged
+    into the decorated body never ran (ImportError: cannot import name 'a'), and the fix said
+    "verified". What runs is the decorator's result: the lazy fix is refused (functools' caches,
+    which call the function, are not)."""
+    init = ('from .x import a\n\n\ndef _own(f):\n    def g(name):\n        if name == "dyn":\n'
+            '            return 42\n        raise AttributeError(name)\n    return g\n\n\n@_own\n'
+            'def __getattr__(name):\n    raise AttributeError(name)\n')
+    root = _light_tree(tmp_path, init, use="from zqpkg import a\n")
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("no lazy-reexport fix: the package's __getattr__ at line 13 is decorated (@_own): what "
+            "runs is the decorator's result, merge the lazy names into it by hand (importpolicy fix "
+            "--kind direct does)") in refused.stderr, refused.stderr
+    cached = _light_tree(tmp_path / "cached", "import functools\nfrom .x import a\n\n\n"
+                         "@functools.lru_cache(maxsize=None)\ndef __getattr__(name):\n"
+                         "    raise AttributeError(name)\n", use="from zqpkg import a\n")
+    done = _cli(cached, "fix", "--apply")
+    assert done.returncode == 0 and "verified" in done.stderr, done.stderr
+    run = _oracle(cached, "import app.use\nassert app.use.a() == 'a'")
+    assert run.stdout == "ok\n", run.stderr

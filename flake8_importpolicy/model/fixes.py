@@ -200,7 +200,24 @@ def fix_refusals(violation: Violation, source: bytes | None = None,
     elif getattrs and not (getattrs[0].args.posonlyargs or getattrs[0].args.args):
         refusals[FixKind.LAZY_REEXPORT] = (
             f"the package's __getattr__ at line {getattrs[0].lineno} takes no name")
+    elif getattrs and any(_replaces_function(d) for d in getattrs[0].decorator_list):
+        decorator = next(d for d in getattrs[0].decorator_list if _replaces_function(d))
+        refusals[FixKind.LAZY_REEXPORT] = (
+            f"the package's __getattr__ at line {getattrs[0].lineno} is decorated "
+            f"(@{ast.unparse(decorator)}): what runs is the decorator's result, merge the lazy names "
+            "into it by hand")
     return {**refusals, **versions}
+
+
+_CALLING_DECORATORS = frozenset({"functools.lru_cache", "lru_cache", "functools.cache", "cache"})
+"""Decorators whose result calls the function they decorate (the lazy lookup merged into it runs)."""
+
+
+def _replaces_function(decorator: ast.expr) -> bool:
+    """Whether a decorator may make the name mean a function other than the one written (any
+    decorator but functools' caches, :data:`_CALLING_DECORATORS`)."""
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return ast.unparse(called) not in _CALLING_DECORATORS
 
 
 def offered_fix_kinds(violation: Violation, source: bytes | None = None,
