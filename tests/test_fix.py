@@ -685,11 +685,11 @@ def test_a_lazy_name_a_sibling_imports_while_the_package_runs(tmp_path: Path) ->
     assert run.stdout == "a True\n", run.stderr  # it imports; the package still runs heavy
     assert [fix.kind for fix in find_fixes(policy, violation, report=report)] == []
     refused = _cli(root, "fix")
-    assert refused.returncode == 1 and ("no lazy-reexport fix: after it, zqpkg would run import-time "
-                                        "code that cannot be resolved, importlib.import_module(module), "
-                                        "at the __getattr__ the fix writes (a lazy name loaded while "
-                                        "the package runs) (zqpkg -> zqpkg.y -> zqpkg:__getattr__('a'))") in refused.stderr, \
-        refused.stderr
+    assert refused.returncode == 1, refused.stderr
+    assert ("no lazy-reexport fix: after it, zqpkg would run import-time code that cannot be "
+            "resolved, importlib.import_module(module), at the __getattr__ the fix writes (a lazy "
+            "name loaded while the package runs) (zqpkg -> zqpkg.y -> zqpkg:__getattr__('a'))"
+            ) in refused.stderr, refused.stderr
     assert (root / "src/zqpkg/__init__.py").read_text() == init
 
 
@@ -1367,7 +1367,8 @@ def test_a_path_line_target_is_the_line_before_any_fix(tmp_path: Path) -> None:
     (root / "src/zqpkg/z.py").write_text('import heavy2\n\n\ndef c():\n    return "c"\n')
     (root / "src/heavy2.py").write_text("")
     policy = root / "policy.toml"
-    policy.write_text(policy.read_text().replace('"heavy" = "heavy"\n', '"heavy" = "heavy"\n"heavy2" = "heavy2"\n'))
+    policy.write_text(policy.read_text().replace('"heavy" = "heavy"\n',
+                                                 '"heavy" = "heavy"\n"heavy2" = "heavy2"\n'))
     done = _cli(root, "fix", "--kind", "direct", "--apply", "src/zqpkg/__init__.py:1")
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("src/zqpkg/__init__.py:1: zqpkg -> heavy: ") and \

@@ -1331,7 +1331,7 @@ def _namespace_reads(tree: ast.Module, names: Sequence[str]) -> dict[str, int]:
         elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops) \
                 and any(namespace(c) for c in node.comparators):
             named = literal(node.left)
-        if named is not None:
+        if named is not None and isinstance(node, ast.expr):
             found[named] = min(found.get(named, node.lineno), node.lineno)
     return found
 
