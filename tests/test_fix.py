@@ -1442,3 +1442,21 @@ def test_a_decorated_getattr_refuses_the_lazy_fix(tmp_path: Path) -> None:
     assert done.returncode == 0 and "verified" in done.stderr, done.stderr
     run = _oracle(cached, "import app.use\nassert app.use.a() == 'a'")
     assert run.stdout == "ok\n", run.stderr
+
+
+def test_an_editors_code_actions_offer_no_lazy_fix_for_a_target_version_without_it(
+    tmp_path: Path
+) -> None:
+    """Issue 27: the code actions ask the same decision as check and fix: with the policy's
+    ``target-versions = ["3.6"]`` only direct imports are offered."""
+    root = _light_tree(tmp_path, "from .x import a\n", use="from zqpkg import a\n")
+    policy_file = root / "policy.toml"
+    policy_file.write_text(policy_file.read_text().replace(
+        "[settings]\n", '[settings]\ntarget-versions = ["3.6", "3.12"]\n'))
+    policy = load_policy(policy_file)
+    fixes = find_fixes_at(policy, path=root / "src/zqpkg/__init__.py", line=1)
+    assert [fix.kind for fix in fixes] == [FixKind.DIRECT_IMPORTS]
+    with PolicyEngine(policy) as engine:
+        [violation] = engine.check().violations
+    assert offered_fix_kinds(violation, target_versions=policy.settings.target_versions) == (
+        FixKind.DIRECT_IMPORTS,)
