@@ -49,8 +49,9 @@ from .fused_allreduce_rms_norm import fused_allreduce_rms_norm   # IPL001: ... -
 - For names needed only in annotations, import under `if TYPE_CHECKING:`.
 - Re-export lazily with a PEP 562 module `__getattr__`, or, on Python 3.15+, `lazy import` (PEP 810).
 - `importpolicy fix` writes the first or the last of these for a re-export in a light package's
-  `__init__.py`, verified before it is offered; `importpolicy bisect` names the commit that added it
-  ([bisect and fix](bisect-and-fix.md)).
+  `__init__.py`, verified before it is offered (the lazy one only when every target version is 3.7
+  or newer, as `check`'s "use instead" line and SARIF `fixes` say); `importpolicy bisect` names the
+  commit that added it ([bisect and fix](bisect-and-fix.md)).
 
 **Options.** `[heavy]`, `[heavy-calls]`, `[light."…"]` (`forbid`, `allow`), `[[ignore]]`,
 `settings.external`, `settings.call-depth`, `settings.lazy-imports`; suppress one report with
