@@ -238,6 +238,8 @@ class CallRecorder:
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
         if name is None:
             name = dotted_name(func, self.aliases)
+        if kind == "call" and self._calls_what_a_factory_returns(where, func, flags):
+            return
         if kind == "call" and (
             self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
         ):
@@ -295,6 +297,41 @@ class CallRecorder:
         while found and found[-1] is None:
             found.pop()
         return tuple(found)
+
+    def _calls_what_a_factory_returns(
+        self, where: ast.expr, func: ast.expr, flags: frozenset[Flag]
+    ) -> bool:
+        """``factory(...)(f)``, the call a decorator ``@factory(...)`` makes, written out
+        (``array_function_dispatch()(loadtxt)``): what ``factory`` returns runs, as for a decorator
+        factory, when ``factory`` is a name of a function, a class or an import, or a module-level
+        name bound to known callables (``functools.partial(g, ...)``). False for anything else (a
+        call through a variable, an attribute's result)."""
+        if not isinstance(func, ast.Call):
+            return False
+        factory = func.func
+        if isinstance(factory, ast.Name):
+            if factory.id in _FACTORY_BUILTINS or factory.id in self.decorated:
+                return False
+            if factory.id in self.nested_defs or factory.id in self.class_defs:
+                return False
+            if self._calls_a_value(factory):
+                known = self._values_called(factory)
+                if known is None:
+                    return False
+                choice = flags if known.every_path and len(known.callees) == 1 else (
+                    flags | {Flag.CONDITIONAL}
+                )
+                for callee, local in known.callees:
+                    if callee:
+                        self.calls.append(CallSite(
+                            where.lineno, where.col_offset, callee, local, "decorator-factory",
+                            tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
+                        ))
+                return True
+        else:
+            return False  # ``obj.m(...)(f)``, ``LazyLoader.factory(...)(...)``: a call through a value
+        self.add(where, factory, "decorator-factory", flags)
+        return True
 
     def bind_value(
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
