@@ -337,9 +337,10 @@ class CallRecorder:
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
     ) -> None:
         """A module-level ``f = g``, ``f = g if test else h`` (``g``, ``h`` names, dotted or not) or
-        ``f = functools.partial(g, ...)``: a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
-        decides or both when it does not (``lazy_importer = nothing if sys.version_info >= (3, 15)
-        else backport``, rule 16), kept in ``f``'s binding (any other binding forgets it)."""
+        ``f = functools.partial(g, ...)``: a call of ``f``, also from another module, runs what
+        ``f`` holds, the branch the target decides or both when it does not (``lazy_importer =
+        nothing if sys.version_info >= (3, 15) else backport``, rule 16), kept in ``f``'s binding
+        (any other binding forgets it)."""
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if value is None or len(names) != len(targets):
             return

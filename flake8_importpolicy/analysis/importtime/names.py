@@ -134,14 +134,15 @@ class NameBinder:
         for number, name in enumerate(names):
             if name is None:
                 continue
-            if not known or name in self.scope.seen_constants or name in self.declared_global:
+            if not known or name in self.scope.seen_constants or self._may_be_rebound(
+                name, target.lineno
+            ):
                 if self.flow.in_function:
                     self.scope.set_value(name, NO_VALUE)
                 continue
             assert isinstance(items, (tuple, list))
             self.scope.set_value(name, items[number])
             self.scope.seen_constants.add(name)
-
 
     def _may_be_rebound(self, name: str, line: int) -> bool:
         """Whether code other than its own bindings may rebind ``name`` bound at ``line``: a
