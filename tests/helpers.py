@@ -113,13 +113,13 @@ INSTALLED_TP = {
             hook()
 
 
-        def make():
-            return print
+        HOOKS = [print]
+        HOOKS.append(print)
 
 
         run(print)
-        make()()
-        make()()
+        HOOKS[0]()
+        HOOKS[1]()
     """,
     "tp/core.py": "import importlib\nimportlib.import_module(str(1))\n",
 }

@@ -1055,6 +1055,46 @@ def test_unresolved_sites_of_an_installed_package_are_one_entry(tmp_path: Path) 
     ], flake8
 
 
+def test_unresolved_sites_of_many_installed_packages_are_one_line_each(tmp_path: Path) -> None:
+    """With more than GROUPS_IN_FULL installed packages holding IPL006 sites, each package is one
+    line of the text report (its count and constructs, at the light module's statement that leads
+    there; no chain), and at most GROUPS_SHOWN lines are, the last counting the rest: a vLLM light
+    module with torch installed printed 89 lines for ten packages (issue 25: under 40). flake8
+    keeps one finding per package; JSON every site."""
+    from flake8_importpolicy.output.text import GROUPS_IN_FULL, GROUPS_SHOWN
+
+    count = GROUPS_SHOWN + 2
+    names = [f"tp{number:02d}" for number in range(count)]
+    root = write(tmp_path / "proj", {
+        **INSTALLED_SITES,
+        "app/light.py": "".join(f"import {name}\n" for name in names),
+    })
+    site = write(tmp_path / "site", {
+        f"{name}/__init__.py": "import importlib\nimportlib.import_module(str(1))\nexec(str(2))\n"
+        for name in names
+    })
+    tool = _tool_with_site(root, site)
+    assert count > GROUPS_IN_FULL
+
+    text = tool("flake8_importpolicy", "check", "--no-cache")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines == [
+        *(f"app/light.py:{line}:1: IPL006 light module app.light runs import-time code that cannot be "
+          f"resolved in installed package {name}: 2 sites (dynamic-import 1, exec 1); --format json "
+          "lists them" for line, name in enumerate(names[:GROUPS_SHOWN - 1], start=1)),
+        "... 3 more installed packages with sites not resolved (--format json lists them all)",
+        "",
+        f"No violations in 1 light module; {2 * count} import-time sites not resolved (IPL006) in "
+        f"{count} entries.",
+    ]
+    data = json.loads(tool("flake8_importpolicy", "check", "--no-cache", "--format", "json").stdout)
+    assert len(data["unresolved"]) == 2 * count
+    flake8 = tool("flake8", "--select", "IPL006", "app/light.py")
+    assert len(flake8.stdout.splitlines()) == count, flake8
+    assert all(" in installed package tp" in line for line in flake8.stdout.splitlines()), flake8
+
+
 TWO_LIGHTS_ONE_PACKAGE = {
     "policy.toml": """
         [settings]

@@ -20,6 +20,7 @@ Nothing is imported or executed: the source is parsed with :func:`ast.parse` onl
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import gc
 import importlib.util
@@ -55,6 +56,7 @@ from flake8_importpolicy.model.facts import (
 )
 from flake8_importpolicy.model.graph import BoundArgument
 
+from flake8_importpolicy.analysis.importtime.names import NamespaceWrites
 from flake8_importpolicy.analysis.importtime.walker import (
     Pending,
     _ImportTimeVisitor,
@@ -189,7 +191,7 @@ def _extract_unpaused(
     raw = source.encode("utf-8", "replace") if isinstance(source, str) else source  # scanned as text
     declared_global = _globals(raw)
     if _writes_namespace(raw):  # ``globals()[...] = ...`` somewhere: no name keeps its value
-        declared_global = _EVERY_NAME
+        declared_global = NamespaceWrites(declared_global, _last_module_level_write(raw))
     visitor = _ImportTimeVisitor(
         target, lazy_lines=lazy_lines, declared_global=declared_global, walrus=_has_walrus(raw),
         source=raw,
@@ -577,14 +579,21 @@ _NAMESPACE_WRITE: Final = re.compile(
 )
 
 
-class _EveryName(frozenset[str]):
-    """Contains every name: what a module that writes its own namespace declares global."""
-
-    def __contains__(self, name: object) -> bool:
-        return True
+_TOP_LEVEL: Final = re.compile(rb"^[^\s#)\]}]", re.MULTILINE)
+_IN_DEFINITION: Final = (b"def ", b"async ", b"class ", b"@")
 
 
-_EVERY_NAME: Final = _EveryName()
+def _last_module_level_write(raw: bytes) -> int | None:
+    """The line of the last ``globals()``/``vars()`` write when every one is in module-level code
+    (not in a ``def`` or ``class``), else None: a write in a function may run at any time."""
+    tops = [top.start() for top in _TOP_LEVEL.finditer(raw)]  # where each top-level line starts
+    last = None
+    for write in _NAMESPACE_WRITE.finditer(raw):
+        index = bisect.bisect_right(tops, write.start()) - 1
+        if index < 0 or raw.startswith(_IN_DEFINITION, tops[index]):
+            return None
+        last = raw.count(b"\n", 0, write.start()) + 1
+    return last
 
 
 _GETATTR_DEF: Final = re.compile(rb"^def[ \t]+__getattr__[ \t]*\([ \t]*(\w+)", re.MULTILINE)

@@ -113,6 +113,7 @@ class ImportGraph:
         self._reads = AttributeReads(lookup, getattr_hooks, calls)
         self._edges: dict[str, tuple[Hop, ...]] = {}
         self._unresolved: dict[str, tuple[UnresolvedCode, ...]] = {}
+        self._quiet: dict[str, bool] = {}  # function nodes: :meth:`_runs_nothing`
 
     # -- per-module queries ------------------------------------------------------------------------
 
@@ -212,6 +213,44 @@ class ImportGraph:
         self._edges[module] = edges
         self._unresolved[module] = tuple(sorted(unresolved, key=lambda u: (u.line, u.col)))
         return edges
+
+    def _runs_nothing(self, node: str) -> bool:
+        """Whether calling the function ``node`` imports nothing and runs no code the engine
+        cannot resolve, nor does any function it calls (up to :data:`_QUIET_DEPTH` calls further):
+        following it past ``call_depth`` tells what following it at any depth would
+        (``typing.get_args``, a dataclass helper), so such a call is no IPL006 ``call-depth``."""
+        known = self._quiet.get(node)
+        if known is None:
+            known = self._quiet_calls(node, set(), 0)
+        return known
+
+    def _quiet_calls(self, node: str, busy: set[str], depth: int) -> bool:
+        """:meth:`_runs_nothing` of ``node`` while the functions ``busy`` are being decided (a
+        recursive call adds no import of its own). Only a result that did not lean on ``busy`` is
+        remembered."""
+        known = self._quiet.get(node)
+        if known is not None:
+            return known
+        if not isinstance(node, FunctionNode) or depth > _QUIET_DEPTH:
+            return False
+        edges = self.find_import_time_edges(node)
+        quiet = not self._unresolved.get(node)
+        leaned = False
+        busy.add(node)
+        for hop in edges if quiet else ():
+            if hop.kind is not _CALL:
+                quiet = False
+            elif hop.imported in busy:
+                leaned = True
+            else:
+                quiet = self._quiet_calls(hop.imported, busy, depth + 1)
+                leaned = leaned or hop.imported not in self._quiet
+            if not quiet:
+                break
+        busy.discard(node)
+        if not quiet or not leaned:
+            self._quiet[node] = quiet
+        return quiet
 
     def find_unresolved(self, module: str) -> tuple[UnresolvedCode, ...]:
         """What ``module``'s own import-time code does that cannot be resolved (IPL006), sorted by
@@ -329,7 +368,7 @@ class ImportGraph:
                 calls = 0
                 if hop.kind is _CALL:
                     calls = nested_calls + 1
-                    if calls > call_depth:
+                    if calls > call_depth and not self._runs_nothing(hop.imported):
                         if too_deep is not None:
                             too_deep(hop, chain)
                         continue
@@ -340,6 +379,9 @@ class ImportGraph:
                     visited.add(hop.imported)
                     queue.append((hop.imported, (*chain, hop), calls))
 
+
+_QUIET_DEPTH: Final = 8
+"""How many calls beyond ``call_depth`` :meth:`ImportGraph._runs_nothing` looks through."""
 
 _CALL: Final = HopKind.CALL
 """Read in the traversal's inner loop, where an enum member read through its class costs about 50 ns

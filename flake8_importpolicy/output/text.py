@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
     from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
+    "GROUPS_IN_FULL",
+    "GROUPS_SHOWN",
     "GROUP_CHAIN_LINES",
     "LINES_PER_LIGHT_MODULE",
     "WHY_INDENT_LEVELS",
@@ -129,8 +131,22 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
         untold_line(block, violation.light)
     if out and out[-1] != "":
         out.append("")
+    groups = [entry for entry in unresolved_entries if isinstance(entry, UnresolvedGroup)]
+    compact = len(groups) > GROUPS_IN_FULL  # then one line each, at most GROUPS_SHOWN of them
+    shown_groups = groups if len(groups) <= GROUPS_SHOWN else groups[:GROUPS_SHOWN - 1]
     for offset, entry in enumerate(unresolved_entries, start=len(violations)):
         if offset not in allowed:
+            continue
+        if compact and isinstance(entry, UnresolvedGroup):
+            if entry in shown_groups:
+                at, line, col = entry.first_hop
+                out.append(_reported(relpath(at) if at is not None else "?", f":{line}:{col + 1}: ",
+                                     format_unresolved_group_header(entry), style, "info"))
+            if entry is groups[-1]:
+                if len(shown_groups) < len(groups):
+                    out.append(f"... {plural(len(groups) - len(shown_groups), 'more installed package')}"
+                               " with sites not resolved (--format json lists them all)")
+                out.append("")
             continue
         if isinstance(entry, UnresolvedGroup):
             at, line, col = entry.first_hop
@@ -163,6 +179,14 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
 
 GROUP_CHAIN_LINES = 8
 """The most lines of the example chain under a group of IPL006 sites in an installed package."""
+GROUPS_IN_FULL = 3
+"""The most groups of IPL006 sites in installed packages shown with a chain and a site; with more
+(a light module reaching torch, transformers and their dependencies), each group is its header line
+only, and at most :data:`GROUPS_SHOWN` lines are: the report stays readable (issue 25: under 40
+lines for one light module of vLLM with torch installed)."""
+GROUPS_SHOWN = 12
+"""The most lines the groups of IPL006 sites in installed packages take when they are one line each
+(the last one counts the rest)."""
 
 
 def _entry_chain(entry: Unresolved | UnresolvedGroup) -> tuple[Hop, ...]:

@@ -102,7 +102,28 @@ class ModuleGetattr:
             return None
         if lookup.imports_submodule(package, f"{package}.{name}"):
             return None  # importing a submodule binds it on its package: no __getattr__ call
+        if self._star_binds(package, facts, name):
+            return None
         return facts
+
+    def _star_binds(self, package: str, facts: ModuleFacts, name: str) -> bool:
+        """Whether an unconditional ``from base import *`` of ``package`` binds ``name``: ``base``'s
+        literal ``__all__`` lists it (made unconditionally), or it has none and binds the public
+        ``name`` (torch.ao.nn.intrinsic's ``from .modules import *`` before its ``__getattr__``)."""
+        is_package = self.index.resolve_module(package).is_package
+        for site in facts.sites:
+            if site.kind != "star-import" or site.flags or site.target is None:
+                continue
+            base = absolute("." * site.level + site.target, package, is_package)
+            base_facts = self._lookup.get_facts(base) if base is not None else None
+            if base_facts is None or base_facts.problem is not None:
+                continue
+            if base_facts.all_names is not None:
+                if not base_facts.all_conditional and name in base_facts.all_names:
+                    return True
+            elif not name.startswith("_") and name in base_facts.bindings:
+                return True
+        return False
 
     def _submodule_exporting(self, package: str, name: str) -> str | None:
         """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``

@@ -20,7 +20,7 @@ from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
 from flake8_importpolicy.model.facts import CallKind, CallSite, anchored_argument
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["CallRecorder", "decorator_name"]
+__all__ = ["CallRecorder", "decorator_name", "single_aliases"]
 
 _CONSUMERS: Final = frozenset({
     "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
@@ -81,6 +81,9 @@ class CallRecorder:
         self.class_values: set[str] = set()  # ``K.x`` of a class body's ``x = <value>``
         # in a function body, its own ``def``s and ``class``es: ``{name: outer.<locals>.name}``
         self.nested_defs: dict[str, str] = {}
+        # in a function body, its names bound once, by ``name = <dotted name>`` (``emit =
+        # code.append``, ``_len = len``): a call of one is a call of that name (:func:`single_aliases`)
+        self.local_aliases: Mapping[str, ast.expr] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
 
@@ -205,6 +208,15 @@ class CallRecorder:
         name: str | None = None,
     ) -> None:
         """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
+        if isinstance(func, ast.Name) and kind == "call" and func.id in self.local_aliases:
+            # ``emit = code.append`` then ``emit(0)``: the call ``code.append(0)`` (resolved once:
+            # an alias of an alias is not looked through)
+            aliases, self.local_aliases = self.local_aliases, {}
+            try:
+                self.add(where, aliases[func.id], kind, flags)
+            finally:
+                self.local_aliases = aliases
+            return
         if isinstance(func, ast.Subscript) and self._names_a_definition(func.value):
             func = func.value  # ``Key[int]()``: a generic class, instantiated
             name = None
@@ -226,6 +238,8 @@ class CallRecorder:
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
         if name is None:
             name = dotted_name(func, self.aliases)
+        if kind == "call" and self._calls_what_a_factory_returns(where, func, flags):
+            return
         if kind == "call" and (
             self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
         ):
@@ -284,13 +298,49 @@ class CallRecorder:
             found.pop()
         return tuple(found)
 
+    def _calls_what_a_factory_returns(
+        self, where: ast.expr, func: ast.expr, flags: frozenset[Flag]
+    ) -> bool:
+        """``factory(...)(f)``, the call a decorator ``@factory(...)`` makes, written out
+        (``array_function_dispatch()(loadtxt)``): what ``factory`` returns runs, as for a decorator
+        factory, when ``factory`` is a name of a function, a class or an import, or a module-level
+        name bound to known callables (``functools.partial(g, ...)``). False for anything else (a
+        call through a variable, an attribute's result)."""
+        if not isinstance(func, ast.Call):
+            return False
+        factory = func.func
+        if isinstance(factory, ast.Name):
+            if factory.id in _FACTORY_BUILTINS or factory.id in self.decorated:
+                return False
+            if factory.id in self.nested_defs or factory.id in self.class_defs:
+                return False
+            if self._calls_a_value(factory):
+                known = self._values_called(factory)
+                if known is None:
+                    return False
+                choice = flags if known.every_path and len(known.callees) == 1 else (
+                    flags | {Flag.CONDITIONAL}
+                )
+                for callee, local in known.callees:
+                    if callee:
+                        self.calls.append(CallSite(
+                            where.lineno, where.col_offset, callee, local, "decorator-factory",
+                            tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
+                        ))
+                return True
+        else:
+            return False  # ``obj.m(...)(f)``, ``LazyLoader.factory(...)(...)``: a call through a value
+        self.add(where, factory, "decorator-factory", flags)
+        return True
+
     def bind_value(
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
     ) -> None:
         """A module-level ``f = g``, ``f = g if test else h`` (``g``, ``h`` names, dotted or not) or
-        ``f = functools.partial(g, ...)``: a call of ``f``, also from another module, runs what ``f`` holds, the branch the target
-        decides or both when it does not (``lazy_importer = nothing if sys.version_info >= (3, 15)
-        else backport``, rule 16), kept in ``f``'s binding (any other binding forgets it)."""
+        ``f = functools.partial(g, ...)``: a call of ``f``, also from another module, runs what
+        ``f`` holds, the branch the target decides or both when it does not (``lazy_importer =
+        nothing if sys.version_info >= (3, 15) else backport``, rule 16), kept in ``f``'s binding
+        (any other binding forgets it)."""
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if value is None or len(names) != len(targets):
             return
@@ -488,6 +538,54 @@ def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
     return bool(returns) and all(
         isinstance(r.value, ast.Name) and r.value.id == parameter for r in returns
     )
+
+
+def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The names of a function body that are bound exactly once in it, by an assignment
+    ``name = <dotted name>`` (``emit = code.append``, ``_len = len``), with that value: neither
+    parameters, nor declared ``global``/``nonlocal``, nor bound by any other statement (a loop, a
+    ``with``, an import, a ``def``, a walrus, ``except ... as``, a pattern, ``del``)."""
+    stores: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    args = node.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            stores[arg.arg] = 2
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores[current.name] = 2
+            stack.extend(current.decorator_list)
+            continue  # its body is a scope of its own
+        if isinstance(current, ast.Lambda):
+            continue
+        if isinstance(current, (ast.Global, ast.Nonlocal)):
+            for name in current.names:
+                stores[name] = 2
+        elif isinstance(current, (ast.Import, ast.ImportFrom)):
+            for alias in current.names:
+                stores[(alias.asname or alias.name).partition(".")[0]] = 2
+        elif isinstance(current, ast.ExceptHandler) and current.name:
+            stores[current.name] = 2
+        elif isinstance(current, (ast.MatchAs, ast.MatchStar)) and current.name:
+            stores[current.name] = 2
+        elif isinstance(current, ast.MatchMapping) and current.rest:
+            stores[current.rest] = 2
+        elif isinstance(current, ast.Name) and not isinstance(current.ctx, ast.Load):
+            stores[current.id] = stores.get(current.id, 0) + 1
+        if (
+            isinstance(current, ast.Assign) and len(current.targets) == 1
+            and isinstance(current.targets[0], ast.Name)
+            and isinstance(current.value, (ast.Name, ast.Attribute))
+            and dotted_name(current.value, {}) is not None
+        ):
+            values[current.targets[0].id] = current.value
+        stack.extend(ast.iter_child_nodes(current))
+    return {
+        name: value for name, value in values.items()
+        if stores.get(name) == 1 and not (isinstance(value, ast.Name) and value.id == name)
+    }
 
 
 def decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:

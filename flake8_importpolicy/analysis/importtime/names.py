@@ -20,7 +20,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
 
-__all__ = ["NameBinder"]
+__all__ = ["NameBinder", "NamespaceWrites"]
 
 
 class NameBinder:
@@ -49,8 +49,11 @@ class NameBinder:
         self.imports = imports
         self.callees = callees
         self.lazy = lazy
-        # names a ``global`` statement in some function declares (they may be rebound at any time)
+        # names a ``global`` statement in some function declares (they may be rebound at any time);
+        # every name at module level in a module that writes ``globals()[...]``, whose elements are
+        # still the declared names: those alone are not a function's own locals
         self.declared_global: frozenset[str] = declared_global
+        self.declared_in_functions: frozenset[str] = frozenset(declared_global)
         # False when the source has no ``:=`` at all: no test is then walked for walrus bindings
         self.walrus: bool = walrus
 
@@ -113,7 +116,7 @@ class NameBinder:
             and stmt.value is not None
             and isinstance(target, ast.Name)
             and target.id not in self.scope.seen_constants
-            and target.id not in self.declared_global
+            and not self._may_be_rebound(target.id, stmt.lineno)
         ):
             value = _constant_value(stmt.value, self.conditions)
             if value is UNKNOWN:
@@ -131,13 +134,44 @@ class NameBinder:
         for number, name in enumerate(names):
             if name is None:
                 continue
-            if not known or name in self.scope.seen_constants or name in self.declared_global:
+            if not known or name in self.scope.seen_constants or self._may_be_rebound(
+                name, target.lineno
+            ):
                 if self.flow.in_function:
                     self.scope.set_value(name, NO_VALUE)
                 continue
             assert isinstance(items, (tuple, list))
             self.scope.set_value(name, items[number])
             self.scope.seen_constants.add(name)
+
+    def _may_be_rebound(self, name: str, line: int) -> bool:
+        """Whether code other than its own bindings may rebind ``name`` bound at ``line``: a
+        ``global`` declaration of it; at module level also a ``globals()`` write that runs after
+        ``line`` (every one, when one is in a function)."""
+        declared = self.declared_global
+        if self.flow.in_function or (
+            isinstance(declared, NamespaceWrites) and declared.last_line is not None
+            and line > declared.last_line
+        ):
+            return name in self.declared_in_functions
+        return name in declared
+
+
+class NamespaceWrites(frozenset[str]):
+    """What a module that writes its namespace (``globals()[name] = ...``) declares global: every
+    name. Its elements are the names ``global`` statements declare (those alone can change under a
+    function body's locals), and ``last_line`` the line of its last write when every write is in
+    module-level code (a name first bound after it keeps its value), else None."""
+
+    last_line: int | None
+
+    def __new__(cls, declared: frozenset[str], last_line: int | None) -> NamespaceWrites:
+        self = super().__new__(cls, declared)
+        self.last_line = last_line
+        return self
+
+    def __contains__(self, name: object) -> bool:
+        return True
 
 
 def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:

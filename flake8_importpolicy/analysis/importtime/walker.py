@@ -25,7 +25,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     ScopeKind,
     stored_names,
 )
-from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name
+from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name, single_aliases
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
 from flake8_importpolicy.analysis.importtime.environ import EnvironWrites
 from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner, constant_items
@@ -596,6 +596,7 @@ def analyse_function(
     names = [arg.arg for arg in positional]
     method = child.lazy.method
     method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
+    child.callees.local_aliases = single_aliases(node)
     child.visit_body(node.body, frozenset())
     nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
     facts = FunctionFacts(
