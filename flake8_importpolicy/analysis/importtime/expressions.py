@@ -239,14 +239,15 @@ class ExpressionScanner:
     ) -> list[ast.expr] | None:
         """A comprehension that runs now over a constant sequence with one variable (``for m in
         NAMES``): its element (and tests), once per item with the variable replaced by the item
-        (rule 14), or None when it is not one."""
+        (rule 14), or None when it is not one (over no item: a container filled after its binding
+        may hold some, so the element is scanned once as before)."""
         if len(node.generators) != 1:
             return None
         generator = node.generators[0]
         if generator.is_async or not isinstance(generator.target, ast.Name):
             return None
         items = constant_items(self.conditions.constant(generator.iter))
-        if items is None or not all(isinstance(item, (str, int, float, bool)) for item in items):
+        if not items or not all(isinstance(item, (str, int, float, bool)) for item in items):
             return None
         parts: list[ast.expr] = (
             [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]

@@ -754,11 +754,11 @@ class _SetOverlay(MutableSet[str]):
 def _loop_names(target: ast.expr, items: list[object] | None) -> list[str] | None:
     """The names a loop over constant ``items`` binds each item to: its variable, or the names of
     a tuple target when every item is a tuple of as many (``for name, version in [("a", "1"),
-    ...]``); None for another target."""
+    ...]``); None for another target, or a tuple target over no constant item."""
     if isinstance(target, ast.Name):
         return [target.id]
-    if not isinstance(target, ast.Tuple) or items is None:
-        return None
+    if not isinstance(target, ast.Tuple) or not items:
+        return None  # none: a container filled after its binding (``d = {}``, ``d[k] = v``) may hold some
     names = [elt.id for elt in target.elts if isinstance(elt, ast.Name)]
     if len(names) != len(target.elts):
         return None
