@@ -177,6 +177,9 @@ class CallSite:
             and ``__exit__`` run).
         flags: as for :class:`ImportSite`.
         assumed: as for :class:`ImportSite`.
+        guard, guard_resolves: as for :class:`ImportSite`: the call is made only if whether every
+            module of ``guard`` is found is ``guard_resolves`` (``if HAS_X:``, an ``except
+            ImportError`` handler of a ``try`` of imports).
     """
 
     line: int
@@ -186,6 +189,8 @@ class CallSite:
     kind: CallKind = "call"
     flags: tuple[Flag, ...] = ()
     assumed: tuple[str, ...] = ()
+    guard: tuple[str, ...] = ()
+    guard_resolves: bool = True
 
 
 @dataclass(frozen=True)
