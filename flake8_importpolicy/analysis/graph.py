@@ -187,6 +187,8 @@ class ImportGraph:
                         hop = dataclasses.replace(hop, assumed=site.assumed, requires=requires)
                     hops.append(hop)
             for call in calls:
+                if call.guard and not guard_lets_run(call, module, resolved):
+                    continue  # ``if HAS_X:`` with x missing, a fallback whose imports are found
                 hops.extend(self._calls.find_hops(module, resolved, call))
             for read in reads:
                 hops.extend(self._reads.find_hops(module, resolved, read, unresolved))

@@ -76,7 +76,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 17
+_FORMAT: Final = 18
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -319,7 +319,8 @@ def _flags(value: object) -> tuple[Flag, ...]:
 
 def _call_row(call: CallSite) -> list[object]:
     return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
-            list(call.assumed), [list(write) for write in call.environ], list(call.arguments)]
+            list(call.assumed), [list(write) for write in call.environ], list(call.arguments),
+            list(call.guard), call.guard_resolves]
 
 
 _CALL_KINDS: Final = frozenset(get_args(CallKind))
@@ -327,13 +328,16 @@ _CALL_KINDS: Final = frozenset(get_args(CallKind))
 
 
 def _call(row: object) -> CallSite:
-    line, col, callee, local, kind, flags, assumed, environ, arguments = expect_list(row)
+    line, col, callee, local, kind, flags, assumed, environ, arguments, guard, guard_resolves = (
+        expect_list(row)
+    )
     if kind not in _CALL_KINDS:
         raise ValueError(kind)
     return CallSite(expect_int(line), expect_int(col), expect_str(callee), expect_bool(local),
                     cast(CallKind, kind), _flags(flags), _strings(assumed),
                     tuple(_environ_write(write) for write in expect_list(environ)),
-                    tuple(expect_optional_str(value) for value in expect_list(arguments)))
+                    tuple(expect_optional_str(value) for value in expect_list(arguments)),
+                    _strings(guard), expect_bool(guard_resolves))
 
 
 def _environ_write(row: object) -> tuple[str, str | None, bool]:

@@ -197,6 +197,9 @@ class CallSite:
             string (None for the others): a literal, a constant, a bound parameter; one computed
             from the module's own name is :func:`anchored_argument` text (docs/semantics.md rule
             16: the called body is analysed with its parameters bound to them).
+        guard, guard_resolves: as for :class:`ImportSite`: the call is made only if whether every
+            module of ``guard`` is found is ``guard_resolves`` (``if HAS_X:``, an ``except
+            ImportError`` handler of a ``try`` of imports).
     """
 
     line: int
@@ -208,6 +211,8 @@ class CallSite:
     assumed: tuple[str, ...] = ()
     environ: tuple[EnvironWrite, ...] = ()
     arguments: tuple[str | None, ...] = ()
+    guard: tuple[str, ...] = ()
+    guard_resolves: bool = True
 
 
 ANCHOR_MARK: Final = "\x00"

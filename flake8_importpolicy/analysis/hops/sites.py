@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
-from flake8_importpolicy.model.facts import ImportSite, ModuleFacts
+from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -186,7 +186,9 @@ class ImportSites:
 
     # -- rule 12: try / except ImportError ---------------------------------------------------------
 
-    def guard_lets_run(self, site: ImportSite, node: str, resolved: ResolvedModule) -> bool:
+    def guard_lets_run(
+        self, site: ImportSite | CallSite, node: str, resolved: ResolvedModule
+    ) -> bool:
         """Whether an import site under a guard runs: only if whether every module of
         ``site.guard`` is found is ``site.guard_resolves`` (an ``except ImportError`` fallback of a
         ``try`` of imports runs only if one is missing; rule 12)."""
@@ -216,8 +218,9 @@ class ImportSites:
     def _provides(self, module: str, name: str) -> bool:
         """Whether ``from module import name`` finds ``name``: bound by the module's code, or a
         submodule (rule 2). An extension module is taken to provide what is imported from it (its
-        names cannot be read); a module with a PEP 562 ``__getattr__`` or without analysable
-        source otherwise is not known to provide it."""
+        names cannot be read), and so is a module that star-imports one (``socket``'s ``from
+        _socket import *`` gives ``SOCK_STREAM``); a module with a PEP 562 ``__getattr__`` or
+        without analysable source otherwise is not known to provide it."""
         facts = self._lookup.get_facts(module)
         if facts is None:
             return self.index.resolve_module(module).kind == "extension"
@@ -225,6 +228,12 @@ class ImportSites:
             return False
         if name in facts.bindings:
             return True
+        is_package = self.index.resolve_module(module).is_package
+        for site in facts.sites:
+            if site.kind == "star-import" and not site.flags:
+                target = resolve_relative(site, module, is_package)
+                if target is not None and self.index.resolve_module(target).kind == "extension":
+                    return True
         return self.index.resolve_module(f"{module}.{name}").kind != "unresolved"
 
     def _imports_cleanly(self, name: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 from collections.abc import Mapping, MutableSet
 from typing import Final
 
@@ -86,6 +87,14 @@ class CallRecorder:
         self.local_aliases: Mapping[str, ast.expr] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
+
+    def _append(self, call: CallSite) -> None:
+        """Record ``call``, with the import guard of the statements being visited (rule 12: the
+        call is made only where the guard lets the code run)."""
+        requirement = self.flow.requirement
+        if requirement is not None:
+            call = dataclasses.replace(call, guard=requirement[0], guard_resolves=requirement[1])
+        self.calls.append(call)
 
     def assigned(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
         """A module-level assignment: ``name = <known callable>`` adds the callable to what a call
@@ -224,15 +233,15 @@ class CallRecorder:
             # a function or class defined in this function body (it wins over a module-level name)
             if kind == "call" and func.id in self.decorated:
                 self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
-            self.calls.append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
-                                       environ=self.flow.environ))
+            self._append(CallSite(where.lineno, where.col_offset, self.nested_defs[func.id],
+                                  True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
+                                  self.flow.environ))
             return
         if isinstance(func, ast.Name) and func.id in self.class_defs:
             # a function of the class body being run, called from that body
-            self.calls.append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
-                                       True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
-                                       environ=self.flow.environ))
+            self._append(CallSite(where.lineno, where.col_offset, self.flow.scoped_name(func.id),
+                                  True, kind, tuple(sorted(flags)), self.flow.assumed_once(),
+                                  self.flow.environ))
             return
         if isinstance(func, ast.Name) and self._names_generated_class(func.id):
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
@@ -253,7 +262,7 @@ class CallRecorder:
                 )
                 for callee, local in known.callees:
                     if callee:  # a lambda that calls nothing is no call
-                        self.calls.append(CallSite(
+                        self._append(CallSite(
                             where.lineno, where.col_offset, callee, local, kind,
                             tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
                         ))
@@ -274,7 +283,7 @@ class CallRecorder:
                      for base in self.star_bases]
         arguments = self._arguments(where) if kind == "call" else ()
         for called in names:
-            self.calls.append(
+            self._append(
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
                          self.flow.assumed_once(), self.flow.environ, arguments)
             )
@@ -323,7 +332,7 @@ class CallRecorder:
                 )
                 for callee, local in known.callees:
                     if callee:
-                        self.calls.append(CallSite(
+                        self._append(CallSite(
                             where.lineno, where.col_offset, callee, local, "decorator-factory",
                             tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
                         ))
@@ -358,9 +367,9 @@ class CallRecorder:
         owner = self.flow.function_name.rpartition(".")[0]
         if not owner or "<locals>" in owner or not isinstance(call.func, ast.Attribute):
             return
-        self.calls.append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
-                                   "super", tuple(sorted(flags)), self.flow.assumed_once(),
-                                   environ=self.flow.environ))
+        self._append(CallSite(call.lineno, call.col_offset, f"{owner}.{call.func.attr}", True,
+                              "super", tuple(sorted(flags)), self.flow.assumed_once(),
+                              self.flow.environ))
 
     def callbacks(self, call: ast.Call, name: str | None, flags: frozenset[Flag]) -> None:
         """The functions a consuming builtin calls before it returns: ``key=f`` of ``sorted``,

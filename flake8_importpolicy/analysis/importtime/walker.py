@@ -52,6 +52,11 @@ the code expects the package may be missing, so whether it is installed decides 
 unflagged import of a missing package is reported (IPL006 ``not-installed``) and what follows it is
 still followed: the user checks code meant for an environment that has it."""
 
+_CPYTHON_TRUE_FLAGS: Final[dict[str, tuple[int, int]]] = {"ssl.HAS_SNI": (3, 10)}
+"""Feature flags of standard-library modules that CPython sets true from a version on, whenever the
+module imports: ``ssl.HAS_SNI`` since 3.10, which requires OpenSSL 1.1.1 (PEP 644), whose SNI
+cannot be compiled out (``Modules/_ssl.c`` adds it as a constant 1)."""
+
 
 Returns = Literal["always", "maybe", "never"]
 """Whether a statement returns from the function it is in (rule 16: what follows it may not run)."""
@@ -359,6 +364,10 @@ class _ImportTimeVisitor:
         targets = _try_import_targets(body) if self.flow.requirement is None else None
         raises = _raises(self, body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
+        modules = {  # names bound to modules (``import x``; a from-import binds a value)
+            alias.asname or alias.name.partition(".")[0]
+            for stmt in body if isinstance(stmt, ast.Import) for alias in stmt.names
+        }
         for handler in handlers:
             if handler.type is not None:
                 self.expressions.scan(handler.type, flags)
@@ -371,9 +380,13 @@ class _ImportTimeVisitor:
             for name, binding in imported.items():  # ``np = None``: np may still be the import
                 self.scope.keep_import(name, binding)
             if guarded and targets:
-                for name, value in _constant_bindings(handler.body).items():
+                handler_constants = _constant_bindings(handler.body)
+                for name, value in handler_constants.items():
                     if name in then and bool(then[name]) != bool(value):
                         self.scope.set_guard(name, (targets, bool(then[name])))
+                for name in imported:  # ``ssl = None``: ssl is true (a module) only if it imported
+                    if name in modules and name in handler_constants and not handler_constants[name]:
+                        self.scope.set_guard(name, (targets, True))
         _branch(self, getattr(stmt, "orelse"), flags | {Flag.CONDITIONAL} if raises else flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
 
@@ -396,6 +409,30 @@ class _ImportTimeVisitor:
                 names.append(operand.left.value)
         return tuple(names)
 
+    def _flag_guard(self, test: ast.Call) -> Requirement | None:
+        """The guard of ``getattr(ssl, "HAS_SNI", False)`` with ``ssl`` an import guard (``except
+        ImportError: ssl = None``) and ``ssl.HAS_SNI`` a flag every target version's CPython sets
+        true (:data:`_CPYTHON_TRUE_FLAGS`): true exactly when the module imported (rule 12)."""
+        if (
+            dotted_name(test.func, self.scope.aliases) != "getattr"
+            or len(test.args) != 3
+            or test.keywords
+            or not isinstance(test.args[0], ast.Name)
+            or not isinstance(test.args[1], ast.Constant)
+            or not isinstance(test.args[1].value, str)
+            or not isinstance(test.args[2], ast.Constant)
+            or test.args[2].value
+        ):
+            return None
+        guard = self.scope.guard(test.args[0].id)
+        binding = self.scope.lookup(test.args[0].id)
+        if guard is None or binding is None or binding.refers_to is None or not guard[1]:
+            return None
+        since = _CPYTHON_TRUE_FLAGS.get(f"{binding.refers_to}.{test.args[1].value}")
+        if since is None or any(version < since for version in self.target.versions):
+            return None
+        return guard
+
     def _guard_of(self, test: ast.expr) -> Requirement | None:
         """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
         HAS_X:`` with ``HAS_X`` an import guard, else None."""
@@ -403,6 +440,8 @@ class _ImportTimeVisitor:
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, not negated
         guard = self.scope.guard(test.id) if isinstance(test, ast.Name) else None
+        if guard is None and isinstance(test, ast.Call):
+            guard = self._flag_guard(test)
         if guard is None:
             return None
         targets, truth_if_found = guard
