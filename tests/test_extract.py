@@ -1133,9 +1133,20 @@ def test_import_structure_unchanged_or_rebound_keeps_the_literal_rules() -> None
     assert _structure("").lazy_attach is not None
     rebound = _structure("""
         _import_structure["modeling_utils"] = ["PreTrainedModel"]
-        _import_structure = {k: set(v) for k, v in _import_structure.items()}
+        _import_structure = {k: sorted(v) for k, v in _import_structure.items() if k}
     """)
     assert rebound.lazy_attach is None and len(rebound.unresolved) == 1
+
+
+def test_import_structure_rebuilt_with_the_same_names_is_followed() -> None:
+    """transformers 4.5x: ``{k: set(v) for k, v in _import_structure.items()}`` is the same
+    structure (issue 25); the failing-first shape is fixture x_lazy_module_scanned_subpackage."""
+    rebuilt = _structure("""
+        _import_structure["modeling_utils"] = ["PreTrainedModel"]
+        _import_structure = {k: set(v) for k, v in _import_structure.items()}
+    """)
+    assert rebuilt.lazy_attach is not None and not rebuilt.unresolved
+    assert rebuilt.lazy_attach.submod_attrs["modeling_utils"] == ("PreTrainedModel",)
 
 
 # -- rule 16: a name bound to known callables on every path (issue 25 item 5) ----------------------

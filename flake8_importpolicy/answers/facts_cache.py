@@ -76,7 +76,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 18
+_FORMAT: Final = 19
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -431,6 +431,7 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
             facts.lazy_attach.scan_package,
             {sub: list(names) for sub, names in facts.lazy_attach.maybe_attrs.items()},
             list(facts.lazy_attach.any_name),
+            facts.lazy_attach.scan_prefix,
         ],
         "unresolved": [_unresolved_row(u) for u in facts.unresolved],
         "path_changes": [[c.line, c.col, c.up, list(c.parts)] for c in facts.path_changes],
@@ -510,12 +511,12 @@ def _keyword(pair: object) -> tuple[str, str]:
 
 
 def _lazy_attach(row: object) -> LazyAttach:
-    submodules, attrs, scan_package, maybe_attrs, any_name = expect_list(row)
+    submodules, attrs, scan_package, maybe_attrs, any_name, scan_prefix = expect_list(row)
     return LazyAttach(
         _strings(submodules), {sub: _strings(names) for sub, names in expect_object(attrs).items()},
         expect_bool(scan_package),
         {sub: _strings(names) for sub, names in expect_object(maybe_attrs).items()},
-        _strings(any_name),
+        _strings(any_name), expect_str(scan_prefix),
     )
 
 

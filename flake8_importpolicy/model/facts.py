@@ -295,7 +295,10 @@ class LazyAttach:
         submodules: submodules imported when read as attributes.
         submod_attrs: ``{submodule: names}``: reading one of the names imports the submodule.
         scan_package: the structure is each submodule's ``__all__`` (transformers'
-            ``define_import_structure``), found by reading the package's submodules.
+            ``define_import_structure``), found by reading the package's submodules and, through
+            its subpackages, their own (keys are dotted paths, ``auto.modeling_auto``).
+        scan_prefix: the subpackage whose submodules are read when it is not the package itself
+            (``define_import_structure(Path(__file__).parent / "models", prefix="models")``).
         maybe_attrs: ``{submodule: names}`` added to an import structure by code that may not run
             (under a condition, in a ``try`` body or an ``except`` handler): reading one of the
             names may import the submodule (conditional).
@@ -308,6 +311,7 @@ class LazyAttach:
     scan_package: bool = False
     maybe_attrs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     any_name: tuple[str, ...] = ()
+    scan_prefix: str = ""
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,17 @@ _NOT_COMPUTABLE: Final = "<not computable>"
 not computable (never a module name: it is not an identifier)."""
 
 
+def packages_between(base: str, target: object) -> Iterator[str]:
+    """The packages between ``base`` and its submodule ``target`` (``base.models`` and
+    ``base.models.auto`` for ``base.models.auto.modeling_auto``, a deep import structure's entry):
+    importing ``target`` runs them first (rule 1)."""
+    if not isinstance(target, str) or not target.startswith(base + "."):
+        return
+    parts = target[len(base) + 1:].split(".")
+    for i in range(1, len(parts)):
+        yield f"{base}.{'.'.join(parts[:i])}"
+
+
 class ModuleGetattr:
     """Which node a module's PEP 562 ``__getattr__`` makes run for a name (rule 15).
 
@@ -55,6 +66,7 @@ class ModuleGetattr:
         self.index = lookup.index
         self._lookup = lookup
         self._names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
+        self._exports: dict[str, dict[str, str]] = {}  # scanned package -> {name: submodule}
 
     def find_trigger(self, package: str, name: str, importer: str) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
@@ -71,7 +83,7 @@ class ModuleGetattr:
                 return f"{package}.{name}"
             found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
             if found is None and attach.scan_package:
-                found = self._submodule_exporting(package, name)
+                found = self._submodule_exporting(package, name, attach.scan_prefix)
             return f"{package}.{found}" if found is not None else None
         names = self._names.setdefault(package, set())
         if name not in names and len(names) >= _MAX_GETATTR_NAMES:
@@ -125,17 +137,23 @@ class ModuleGetattr:
                 return True
         return False
 
-    def _submodule_exporting(self, package: str, name: str) -> str | None:
-        """The submodule of ``package`` that is ``name`` or lists it in its literal ``__all__``
-        (transformers' ``define_import_structure``), or None."""
-        children = self.index.find_children(package)
-        if f"{package}.{name}" in children:
-            return name
-        for child in children:
-            facts = self._lookup.get_facts(child)
-            if facts is not None and facts.all_names and name in facts.all_names:
-                return child.rpartition(".")[2]
-        return None
+    def _submodule_exporting(self, package: str, name: str, prefix: str = "") -> str | None:
+        """The submodule of ``package`` (of its subpackage ``prefix``, when given) that is ``name``
+        or whose literal ``__all__`` lists it, at any depth, as transformers'
+        ``define_import_structure`` reads every file under the directory: its dotted path from
+        ``package`` (``models.auto.modeling_auto``), or None."""
+        root = f"{package}.{prefix}" if prefix else package
+        start = len(package) + 1
+        if f"{root}.{name}" in self.index.find_children(root):
+            return f"{root}.{name}"[start:]
+        exports = self._exports.get(root)
+        if exports is None:
+            exports = self._exports[root] = {}
+            for child in self.index.find_descendants(root):
+                facts = self._lookup.get_facts(child)
+                for exported in (facts.all_names or ()) if facts is not None else ():
+                    exports.setdefault(exported, child[start:])
+        return exports.get(name)
 
 
 class AttributeReads:
@@ -190,8 +208,15 @@ class AttributeReads:
             if base is not None and self.index.resolve_module(base).kind != "unresolved":
                 imported = self._getattr_hooks.find_trigger(base, read.attr, module)
                 for maybe in self._getattr_hooks.find_conditional_triggers(base, read.attr, module):
+                    maybe_flags = tuple(sorted({*read.flags, Flag.CONDITIONAL}))
+                    for parent in packages_between(base, maybe):
+                        yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                                  parent, maybe_flags)
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, maybe,
-                              tuple(sorted({*read.flags, Flag.CONDITIONAL})))
+                              maybe_flags)
+                for parent in packages_between(base, imported):
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                              parent, read.flags)
             elif base is not None and "." in base:  # ``from m import obj``: an object m made
                 yield from self._hops_for_imported_object(node, resolved, read, base, unresolved)
                 return

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr
+from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr, packages_between
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
 from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind, module_of
@@ -78,10 +78,14 @@ class ImportSites:
                     trigger = self._getattr_hooks.find_trigger(base, name, module)
                     maybe = self._getattr_hooks.find_conditional_triggers(base, name, module)
                 if trigger is not None:
+                    for parent in packages_between(base, trigger):  # a deep structure's entry
+                        yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
                 for other in maybe:  # an import structure's entries that may not have been made
-                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, other,
-                              tuple(sorted({*site.flags, Flag.CONDITIONAL})))
+                    other_flags = tuple(sorted({*site.flags, Flag.CONDITIONAL}))
+                    for parent in packages_between(base, other):
+                        yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, other_flags)
+                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, other, other_flags)
         elif site.kind == "star-import":
             base_facts = self._lookup.get_facts(base)
             if base_facts is not None and base_facts.all_names:
@@ -97,6 +101,8 @@ class ImportSites:
             elif base_facts is not None and base_facts.all_names is None:
                 trigger = self._getattr_hooks.find_trigger(base, "__all__", module)
                 if trigger is not None:
+                    for parent in packages_between(base, trigger):
+                        yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
 
     def _fromlist_flags(
