@@ -427,6 +427,8 @@ class _ImportTimeVisitor:
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
+            if not self.flow.class_depth:
+                self.callees.bind_instance(stmt)
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self.binder.record_constant(stmt, fresh)
