@@ -443,6 +443,8 @@ class _ImportTimeVisitor:
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
                 self.lazy.module_call(targets, stmt.value)
+            elif isinstance(stmt.value, ast.Name):
+                self.lazy.module_replaced(targets, stmt.value)
 
     def _delete(self, stmt: ast.Delete, flags: frozenset[Flag]) -> None:
         """``del name`` at module level unbinds ``name``: a later ``from module import name`` imports
