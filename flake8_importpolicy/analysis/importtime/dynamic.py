@@ -162,6 +162,12 @@ class DynamicRecorder:
         if isinstance(node, ast.Attribute) and node.attr == "parent":
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__":
                 return "__package__"
+        if isinstance(node, ast.Name):  # a name bound to one (``package, name = _MAP[attr]``)
+            value = self.conditions.constant(node)
+            if isinstance(value, str):
+                return value
+            if isinstance(value, Anchored) and not value.rest:
+                return value.anchor
         return None
 
     def _module_reader(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:

@@ -105,6 +105,9 @@ class NameBinder:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
             stmt.target if isinstance(stmt, ast.AnnAssign) else None
         )
+        if isinstance(target, ast.Tuple) and stmt.value is not None:
+            self._record_unpacked(target, stmt.value, fresh)
+            return
         if (
             fresh
             and stmt.value is not None
@@ -117,6 +120,36 @@ class NameBinder:
                 return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
+
+    def _record_unpacked(self, target: ast.Tuple, value: ast.expr, fresh: bool) -> None:
+        """``a, b = <tuple of constants>`` (or a name holding one: a tuple does not change), each
+        name's first binding (pydantic's ``package, module_name = dynamic_attr`` after
+        ``dynamic_attr = _dynamic_imports.get(attr_name)`` in a ``__getattr__`` run for one name,
+        rule 15)."""
+        if not fresh:
+            return
+        names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+        if any(n in self.scope.seen_constants or n in self.declared_global for n in names):
+            return
+        computed = self.conditions.constant(value) if isinstance(value, ast.Name) else (
+            _constant_value(value, self.conditions)
+        )
+        pairs = _unpacked(target, computed)
+        if pairs is None:
+            return
+        for name, item in pairs:
+            self.scope.set_value(name, item)
+            self.scope.seen_constants.add(name)
+
+
+def _unpacked(target: ast.Tuple, value: object) -> list[tuple[str, object]] | None:
+    """``(name, value)`` of each name ``a, b = value`` binds when ``value`` is a tuple of as many
+    constants and the targets are plain names, else None."""
+    if not isinstance(value, tuple) or len(value) != len(target.elts):
+        return None
+    if not all(isinstance(e, ast.Name) for e in target.elts):
+        return None
+    return [(e.id, v) for e, v in zip(target.elts, value) if isinstance(e, ast.Name)]
 
 
 def _constant_value(value: ast.expr, conditions: ConditionEvaluator) -> object:
