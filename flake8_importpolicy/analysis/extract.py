@@ -187,7 +187,8 @@ def _extract_unpaused(
         return None, ModuleFacts(problem=unreadable)
     raw = source.encode("utf-8", "replace") if isinstance(source, str) else source  # scanned as text
     declared_global = _globals(raw)
-    if _writes_namespace(raw):  # ``globals()[...] = ...`` somewhere: no name keeps its value
+    if _writes_namespace(raw) and _rebinds_through_namespace(raw):
+        # ``globals()[...] = ...`` somewhere: no name keeps its value
         declared_global = _EVERY_NAME
     visitor = _ImportTimeVisitor(
         target, lazy_lines=lazy_lines, declared_global=declared_global, walrus=_has_walrus(raw),
@@ -591,6 +592,40 @@ def _writes_namespace(raw: bytes) -> bool:
     if b"globals()" not in raw and b"vars()" not in raw:
         return False
     return _NAMESPACE_WRITE.search(raw) is not None
+
+
+def _rebinds_through_namespace(raw: bytes) -> bool:
+    """Whether a write through ``globals()``/``vars()`` (:data:`_NAMESPACE_WRITE`) may rebind a
+    bound name: any but ``globals()[name] = ...`` in a module-level ``def __getattr__(name)``, which
+    PEP 562 calls only for a name the module does not bind (pydantic caches what its
+    ``__getattr__`` imported so): no constant changes then."""
+    hooks = [
+        (match.start(), _block_end(raw, match.end()), match.group(1))
+        for match in _GETATTR_DEF.finditer(raw)
+    ]
+    for write in _NAMESPACE_WRITE.finditer(raw):
+        key = _ITEM_KEY.match(raw, write.start())
+        if key is None or not any(
+            start <= write.start() < end and key.group(1) == parameter
+            for start, end, parameter in hooks
+        ):
+            return True
+    return False
+
+
+_GETATTR_DEF: Final = re.compile(rb"^(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\([ \t]*(\w+)", re.MULTILINE)
+_ITEM_KEY: Final = re.compile(rb"(?:globals|vars)\(\)\s*\[\s*(\w+)\s*\]\s*=(?!=)")
+_TOP_LEVEL_LINE: Final = re.compile(rb"^[^ \t\r\n#]", re.MULTILINE)
+
+
+def _block_end(raw: bytes, offset: int) -> int:
+    """Where the module-level statement that goes on at ``offset`` ends: the next line that starts
+    in column 0 (a comment or blank line does not end it), or the end of the source. A line of the
+    statement that starts in column 0 (a signature's closing parenthesis, a string) ends it early:
+    a write after it counts as a write anywhere."""
+    newline = raw.find(b"\n", offset)
+    found = _TOP_LEVEL_LINE.search(raw, newline + 1) if newline >= 0 else None
+    return found.start() if found is not None else len(raw)
 
 
 def _has_walrus(source: bytes | str) -> bool:
