@@ -37,7 +37,10 @@ runs the engine saw), **precision** = definite hits / definite predictions (how 
 runs does run); the **micro** recall and precision sum the counts over all rows. A **miss** is
 executed but not predicted; an **extra** is predicted but not executed. A miss is downstream of its
 nearest missed ancestor by ``parent`` (looking through modules that are not counted: extension
-modules, the standard library); a miss with none is a **root miss**: the construct to classify is at
+modules, the standard library); with none, of its nearest missed package (no submodule is predicted
+without its package), else of a missed module whose code is on its importing stack (a method of a
+class that module defines, a PEP 562 ``__getattr__`` it bound: code the engine never read); a miss
+with none is a **root miss**: the construct to classify is at
 its import site (``--show-misses`` prints roots first, with importer, line and source). An extra's
 root is the first extra on its predicted chain, shown with the statement that the prediction
 followed. A miss is **silent** when the engine reported nothing it could not resolve near it:
@@ -582,6 +585,24 @@ def compare(row: Row, sites: Sequence[str]) -> None:
                 root = parent
             elif parent in executed:
                 break
+        if root == miss["module"]:
+            # No missed ancestor by ``parent``: a missed package of it (the engine predicts no
+            # submodule without its package), else a missed module whose code is on the importing
+            # stack (a method of a class it defines, a PEP 562 hook it bound): what that code
+            # imports is behind the miss of the module the engine never read.
+            root = next(
+                (p for p in _packages_of(miss["module"]) if p in missed_set),
+                next((m for m in _stack_modules(miss) if m in missed_set and m != root), root),
+            )
+        miss["root"] = root
+    # Roots through packages and stacks can chain (a miss behind a miss behind a root): follow
+    # each root to the end, cycle-safe.
+    by_root = {miss["module"]: miss["root"] for miss in row.misses}
+    for miss in row.misses:
+        root, seen = miss["root"], {miss["module"]}
+        while by_root.get(root, root) != root and root not in seen:
+            seen.add(root)
+            root = by_root[root]
         miss["root"] = root
     # A miss is announced (not silent) when its root was imported by code of a module with an
     # IPL006 site, or a file with an IPL005 problem: the importing frame's module, the module whose
@@ -613,6 +634,17 @@ def compare(row: Row, sites: Sequence[str]) -> None:
             "source": source_line(hop["abspath"], hop["line"]) if hop else "",
             "chain": [f"{h['module']}:{h['line']} -{h['kind']}-> {h['imported']}" for h in chain],
         })
+
+
+def _packages_of(name: str) -> list[str]:
+    """``a.b.c``'s packages, nearest first: ``a.b``, ``a``."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+def _stack_modules(miss: dict[str, Any]) -> list[str]:
+    """The modules whose code is on a miss's importing stack, innermost first."""
+    return [m for m in [miss["by"], *(frame.split(":")[0] for frame in miss["stack"])] if m]
 
 
 MAYBE = frozenset({"guarded", "conditional", "fallback"})

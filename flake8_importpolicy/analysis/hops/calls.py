@@ -20,6 +20,7 @@ from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, defi
 from flake8_importpolicy.model.facts import (
     UNKNOWN_ENVIRON_VALUE,
     CallSite,
+    ModuleFacts,
     EnvironWrite,
     assumption_text,
     resolve_argument,
@@ -284,6 +285,10 @@ class CallResolver:
         if kind == "call" and owner in facts.classes:  # ``C.m()``: a method ``C`` inherits
             return self._inherited(module, owner, member)
         first, _, rest = attribute.partition(".")
+        if kind == "call" and rest and "." not in rest and first not in facts.aliases:
+            method = self._instance_method(module, facts, first, rest)
+            if method is not None:
+                return method
         target = facts.aliases.get(first)
         if target is None:
             choices = facts.name_values.get(attribute)
@@ -295,6 +300,26 @@ class CallResolver:
         if name is None:
             return []
         return self._find_run_dotted(name, kind, depth + 1, undecided)
+
+    def _instance_method(
+        self, module: str, facts: ModuleFacts, name: str, member: str
+    ) -> list[str] | None:
+        """``name.member()`` where module-level ``name = C(...)`` and ``C`` is a class the engine
+        reads (of ``module`` or imported): ``C``'s ``member``, its own or inherited (sqlalchemy's
+        ``import_prefix = _reg.import_prefix``, called from another module; rule 16). None when
+        ``name`` is not bound to an instance of a known class."""
+        binding = facts.call_bindings.get(name)
+        if binding is None:
+            return None
+        if binding.local:
+            if binding.callee not in facts.classes:
+                return None
+            return self.find_member(module, binding.callee, member)
+        dotted = absolute(binding.callee, module, self.index.resolve_module(module).is_package)
+        found = self.find_definition(dotted) if dotted is not None else None
+        if found is None or not found[2]:
+            return None
+        return self.find_member(found[0], found[1], member)
 
     def _run_choices(
         self, module: str, choices: tuple[tuple[str, bool], ...], kind: str, depth: int,

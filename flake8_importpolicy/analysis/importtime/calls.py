@@ -87,6 +87,36 @@ class CallRecorder:
         self.local_aliases: Mapping[str, ast.expr] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
+        # in a function body, names bound to ``C(...)`` of a known callable ``C``: ``{name:
+        # (binding, dotted C, local)}``, while the binding lasts (``gen.generate()`` runs ``C``'s)
+        self.instances: dict[str, tuple[Binding, str, bool]] = {}
+
+    def bind_instance(self, stmt: ast.Assign) -> None:
+        """``name = C(...)`` in a function body, ``C`` a known callable (a class of the module or
+        an imported name): a later ``name.m(...)`` calls ``C.m`` while ``name`` keeps that binding
+        (pydantic's ``gen = GenerateSchema(...)`` then ``gen.generate_schema(cls)``, rule 16)."""
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            return
+        name = stmt.targets[0].id
+        self.instances.pop(name, None)
+        call = stmt.value
+        if not isinstance(call, ast.Call):
+            return
+        known = self._known_callable(call.func)
+        binding = self.scope.lookup(name)
+        if known is None or not known[0] or binding is None:
+            return
+        self.instances[name] = (binding, known[0], known[1])
+
+    def _instance_method(self, func: ast.expr) -> tuple[str, bool] | None:
+        """``(C.m, local)`` for ``name.m`` where :meth:`bind_instance` saw ``name = C(...)`` and
+        ``name`` still has that binding, else None."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        found = self.instances.get(func.value.id)
+        if found is None or self.scope.lookup(func.value.id) is not found[0]:
+            return None
+        return f"{found[1]}.{func.attr}", found[2]
 
     def _append(self, call: CallSite) -> None:
         """Record ``call``, with the import guard of the statements being visited (rule 12: the
@@ -245,6 +275,12 @@ class CallRecorder:
             return
         if isinstance(func, ast.Name) and self._names_generated_class(func.id):
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
+        if kind == "call" and self.flow.in_function:
+            method = self._instance_method(func)
+            if method is not None:
+                self.calls.append(CallSite(where.lineno, where.col_offset, method[0], method[1], kind,
+                                           tuple(sorted(flags)), self.flow.assumed_once()))
+                return
         if name is None:
             name = dotted_name(func, self.aliases)
         if kind == "call" and self._calls_what_a_factory_returns(where, func, flags):

@@ -86,6 +86,19 @@ class LazyRecorder:
         if any(self._is_own_sys_modules_entry(t) for t in targets):
             self._lazy_module_replacement(call)
 
+    def module_replaced(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """A module-level ``sys.modules[__name__] = name`` where ``name`` was bound to a call's
+        result (pygments.lexers: ``newmod = _automodule(__name__)``, an instance of a
+        ``ModuleType`` subclass whose ``__getattr__`` imports): an object of behaviour the engine
+        does not follow stands for the module from now on, and reading its names may run its
+        class's code (IPL006 ``getattr-import``, rule 19)."""
+        if (
+            isinstance(value, ast.Name)
+            and self.scope.is_call_bound(value.id)
+            and any(self._is_own_sys_modules_entry(t) for t in targets)
+        ):
+            self.dynamic.unresolved(value, Construct.GETATTR_IMPORT, frozenset())
+
     def function_call(self, targets: Sequence[ast.expr], call: ast.Call) -> None:
         """``targets = call`` in a function body: a name bound to a LazyLoader (rule 18)."""
         if _makes_lazy_loader(call):

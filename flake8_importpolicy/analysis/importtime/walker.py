@@ -527,6 +527,8 @@ class _ImportTimeVisitor:
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
+            if not self.flow.class_depth:
+                self.callees.bind_instance(stmt)
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self.binder.record_constant(stmt, fresh)
@@ -540,6 +542,8 @@ class _ImportTimeVisitor:
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
             if isinstance(stmt.value, ast.Call):
                 self.lazy.module_call(targets, stmt.value)
+            elif isinstance(stmt.value, ast.Name):
+                self.lazy.module_replaced(targets, stmt.value)
             # last: it keeps the binding the statements above made (``f = partial(g)`` is a call's)
             self.callees.assigned(stmt, flags)  # ``jit_fuser = torch.compile``
 
