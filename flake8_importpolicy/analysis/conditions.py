@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from flake8_importpolicy.model.facts import Target, assumption_text
+from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, EnvironWrite, Target, assumption_text
 from flake8_importpolicy.model.patterns import is_constant_argument
 
 __all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Literal", "dotted_name"]
@@ -68,7 +68,9 @@ class ConditionEvaluator:
     keeps binding names while it walks the module, and each test sees the bindings made before it.
     """
 
-    __slots__ = ("target", "aliases", "constants", "used", "_assume", "_environ", "_assumed_callees")
+    __slots__ = (
+        "target", "aliases", "constants", "used", "written", "_assume", "_environ", "_assumed_callees",
+    )
 
     def __init__(
         self, target: Target, aliases: Mapping[str, str], constants: Mapping[str, object]
@@ -80,6 +82,8 @@ class ConditionEvaluator:
         self.used: list[str] = []
         self._assume: dict[str, bool | int | str] = dict(target.assume)
         self._environ: dict[str, str | None] = dict(target.environ)
+        # what the scope's own code set in os.environ so far (EnvironWrites keeps it up to date)
+        self.written: tuple[EnvironWrite, ...] = ()
         self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
 
     def decide(self, test: ast.expr) -> tuple[frozenset[bool] | None, tuple[str, ...]]:
@@ -100,12 +104,17 @@ class ConditionEvaluator:
         return value
 
     def _environment(self, name: object) -> tuple[bool, str | None]:
-        """``(known, value)`` of environment variable ``name``: its ``[assume.environ]`` value, and
-        for a variable the policy does not name the default world, unset (what CI and a user's shell
-        have unless they set it; docs/policy.md). Known whenever the name is a constant string; the
-        assumption is recorded as used either way, so that a chain names the variable."""
+        """``(known, value)`` of environment variable ``name``: what the scope's code set before
+        (:attr:`written`; not known after a write that may not have run), else its
+        ``[assume.environ]`` value, and for a variable the policy does not name the default world,
+        unset (what CI and a user's shell have unless they set it; docs/policy.md). Known whenever
+        the name is a constant string; an assumption is recorded as used either way, so that a
+        chain names the variable."""
         if not isinstance(name, str):
             return False, None
+        for written, value, certain in self.written:  # the code's own write decides, if certain
+            if written == name:
+                return (True, value) if certain and value != UNKNOWN_ENVIRON_VALUE else (False, None)
         if name not in self._environ:
             self.used.append(f"environ.{json.dumps(name, ensure_ascii=False)} unset")
             return True, None

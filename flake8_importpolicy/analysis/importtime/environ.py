@@ -4,17 +4,18 @@
 walker's :class:`~flake8_importpolicy.analysis.importtime.flow.Flow`, and every call recorded
 afterwards in the same scope carries them (``CallSite.environ``): a ``[heavy-calls]`` rule's
 ``unless-environ`` (``torch.cuda.is_available`` with ``PYTORCH_NVML_BASED_CUDA_CHECK=1``) reads them
-as it reads ``[assume.environ]``. ``os.putenv`` changes the process environment only, not
+as it reads ``[assume.environ]``, and so do the scope's later conditions (``if
+os.environ.get("X") == "1":``). ``os.putenv`` changes the process environment only, not
 ``os.environ``, and torch reads ``os.getenv``: it is not a write here. Another scope's writes (a
 function the module calls, another module) are not followed."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Final
 
-from flake8_importpolicy.analysis.conditions import Literal, dotted_name
+from flake8_importpolicy.analysis.conditions import ConditionEvaluator, Literal, dotted_name
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, Target
 from flake8_importpolicy.model.graph import Flag
@@ -31,18 +32,20 @@ class EnvironWrites:
     Args:
         flow: the walker's flow (its ``environ`` is updated).
         aliases: the scope's import aliases (``from os import environ``).
-        constant: the value of an expression, or a non-string when not computable.
+        conditions: the scope's evaluator: its ``constant`` computes keys and values, and its
+            ``written`` is kept equal to ``flow.environ`` (a later ``os.environ.get("X")`` in a
+            condition reads what the code set).
         target: whose ``[assume.environ]`` says what is set before the code runs (a variable the
             policy does not name is unset).
     """
 
     def __init__(
-        self, flow: Flow, aliases: Mapping[str, str], constant: Callable[[ast.expr], object],
-        target: Target,
+        self, flow: Flow, aliases: Mapping[str, str], conditions: ConditionEvaluator, target: Target,
     ) -> None:
         self._flow = flow
         self._aliases = aliases
-        self._constant = constant
+        self._conditions = conditions
+        self._constant = conditions.constant
         self._assumed: dict[str, str | None] = dict(target.environ)
 
     def assigned(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:
@@ -94,6 +97,7 @@ class EnvironWrites:
     def _write(self, name: str, value: str | None, flags: frozenset[Flag]) -> None:
         kept = tuple(w for w in self._flow.environ if w[0] != name)
         self._flow.environ = (*kept, (name, value, not _MAY_NOT_RUN & flags))
+        self._conditions.written = self._flow.environ
 
     def _key(self, target: ast.expr) -> str | None:
         if isinstance(target, ast.Subscript) and self._is_environ(target.value):

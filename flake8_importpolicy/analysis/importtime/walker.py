@@ -102,7 +102,7 @@ class _ImportTimeVisitor:
         # evaluates ``if``/``while`` tests (rules 10, 11, 13); it reads the very mappings this
         # visitor keeps binding names in
         self.conditions = ConditionEvaluator(self.target, self.scope.aliases, self.scope.constants)
-        self.environ = EnvironWrites(self.flow, self.scope.aliases, self.conditions.constant, target)
+        self.environ = EnvironWrites(self.flow, self.scope.aliases, self.conditions, target)
         self.imports = SiteRecorder(target, self.flow, lazy_lines)
         self.dynamic = DynamicRecorder(self.flow, self.imports, self.scope, self.conditions)
         self.callees = CallRecorder(
