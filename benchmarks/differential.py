@@ -760,6 +760,8 @@ def default_importpolicy() -> str:
 
 def engine_location(importpolicy: str) -> str:
     python = Path(importpolicy).parent / "python"
+    if not python.is_file():  # a wrapper script of an engine snapshot, outside any venv
+        return "?"
     proc = subprocess.run([str(python), "-c", "import flake8_importpolicy as m; print(m.__file__)"],
                           capture_output=True, text=True, env=clean_env())
     return proc.stdout.strip() or "?"

@@ -133,7 +133,16 @@ class DynamicRecorder:
             return
         if name == "importlib.import_module" and level:
             package = call.args[1] if len(call.args) > 1 else keyword_value(call, "package")
-            anchor_or_none = self._anchor(package)
+            module = self._module_name_of(package)
+            if module is not None and module.startswith(".") and level == 1:
+                # ``package=polyfills.__name__`` after ``from .. import polyfills``: relative to
+                # this module's package, as the from-import was
+                dots = len(module) - len(module.lstrip("."))
+                self.imports.add(call, "importlib", f"{module[dots:]}.{literal[1:]}", flags,
+                                 level=dots)
+                return
+            anchor_or_none = module if module is not None and not module.startswith(".") \
+                else self._anchor(package)
             if anchor_or_none is None:
                 self.imports.add(call, "importlib", None, flags, detail=unparse(call))
                 return
@@ -149,6 +158,16 @@ class DynamicRecorder:
             fromlist = tuple(literal_strings(names) or ()) if names is not None else ()
         self.imports.add(call, "importlib", literal.lstrip("."), flags, level=level, anchor=anchor,
                          names=fromlist)
+
+    def _module_name_of(self, node: ast.expr | None) -> str | None:
+        """``m.__name__`` of a name an import bound to module ``m``: its dotted name (relative,
+        with its leading dots, when the import was), else None."""
+        if (
+            isinstance(node, ast.Attribute) and node.attr == "__name__"
+            and isinstance(node.value, ast.Name) and node.value.id in self.aliases
+        ):
+            return self.aliases[node.value.id]
+        return None
 
     def _anchor(self, node: ast.expr | None) -> str | None:
         if node is None:
