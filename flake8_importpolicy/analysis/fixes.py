@@ -1065,7 +1065,7 @@ class _Planner:
     def _rewrite_attributes(self, source: _Source, light: str, bound: set[str],
                             names: Mapping[str, _Moved], edits: list[_Edit],
                             blockers: list[Importer], module: str) -> None:
-        needed: set[str] = set()
+        needed: dict[str, ast.Attribute] = {}  # submodule -> its first use
         tops = {name.partition(".")[0] for name in bound}
         shadowed = _shadowed_names(source.tree, tops, light)
         blockers += _aliases_of(source, bound, shadowed, light, module)
@@ -1101,17 +1101,20 @@ class _Planner:
                     end = source.span(node)[1]
                     if target.attribute != node.attr:
                         edits.append(_Edit(source.path, end - len(node.attr), end, target.attribute))
-                needed.add(target.module)
+                first = needed.setdefault(target.module, node)
+                if (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
+                    needed[target.module] = node
             else:
                 blockers.append(Importer(source.path, node.lineno, module,
                                          f"{owner}.{node.attr} through an alias of {light}"))
-        for needed_module in sorted(needed):
+        for needed_module, use in sorted(needed.items()):
             anchor = next((n for n in source.tree.body if isinstance(n, ast.Import)
                            and any(_related(a.name, light) for a in n.names)), None)
             lines = source.whole_lines(anchor) if anchor is not None else None
             if anchor is None or lines is None:
-                blockers.append(Importer(source.path, 1, module,
-                                         f"uses {light} without a top-level import of it"))
+                blockers.append(Importer(source.path, use.lineno, module,
+                                         f"uses {light}.{use.attr} without a top-level import of "
+                                         f"{light}: import {needed_module} has no place"))
                 continue
             edits.append(_Edit(source.path, lines[1], lines[1],
                                f"{source.indent(anchor)}import {needed_module}{source.newline}"))
