@@ -638,6 +638,27 @@ def test_a_module_that_is_a_symbolic_link_is_followed(tmp_path: Path) -> None:
     assert "it added: shared/fused.py:1: pkg.ops.fused -> pkg.config (from-import)" in done.stdout
 
 
+def test_a_source_root_that_is_a_symbolic_link_is_followed(tmp_path: Path) -> None:
+    """Issue 27: the source root src/ is a committed symbolic link to lib/ (the sources moved, the
+    old name kept); check reads it, and bisect stopped with 'settings.source-roots[0]: "src" is
+    not a directory', exit 2, since the policy was first read from a mirror of the .toml files
+    alone, without the link."""
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "mv", "src", "lib")
+    os.symlink("lib", repo / "src")
+    good = commit(repo, "move the sources to lib/, src/ a link to it")
+    noise(repo, 2)
+    culprit = commit(repo, "ops: re-export fused", {"lib/pkg/ops/__init__.py": REEXPORT})
+    noise(repo, 2, start=2)
+    checked = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "check"], cwd=repo,
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert "IPL001" in checked.stdout
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"first commit: {culprit[:12]} ops: re-export fused" in done.stdout
+    assert "it added: lib/pkg/ops/__init__.py:2: pkg.ops -> pkg.ops.fused (from-import)" in done.stdout
+
+
 def test_a_submodule_or_a_link_out_of_the_repository_is_not_a_silent_no_finding(
     tmp_path: Path,
 ) -> None:

@@ -1115,6 +1115,41 @@ def test_a_string_naming_the_moved_attribute_is_a_blocker(tmp_path: Path) -> Non
             "(mock.patch, an import path in a string): the fix cannot rewrite it") in refused.stderr
 
 
+def test_a_doctest_importing_the_moved_name_is_a_blocker(tmp_path: Path) -> None:
+    """Issue 27: a docstring's doctest (``>>> from zqpkg import a``, ``>>> zqpkg.a()``) imports the
+    name the direct fix removes; ``python -m doctest`` / ``pytest --doctest-modules`` then failed
+    with ImportError while the fix said 'verified'. Each such example is listed, and the fix refuses
+    without --force; the lazy fix keeps it working."""
+    use = ('"""Uses a.\n\n>>> from zqpkg import a\n>>> a()\n\'a\'\n"""\nimport zqpkg\n\n\n'
+           'def f():\n    """\n    >>> import zqpkg\n    >>> zqpkg.a()\n    \'a\'\n    """\n'
+           '    return zqpkg.a()\n')
+    root = _light_tree(tmp_path, "from .x import a\n", use=use)
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("cannot keep src/app/use.py:3 working: a doctest's from zqpkg import a: the fix cannot "
+            "rewrite it") in refused.stderr
+    assert ("cannot keep src/app/use.py:13 working: a doctest's zqpkg.a: the fix cannot rewrite it"
+            in refused.stderr)
+    lazy = _cli(root, "fix", "--apply")
+    assert lazy.returncode == 0, lazy.stderr
+    doctest = subprocess.run([sys.executable, "-m", "doctest", "src/app/use.py"], cwd=root,
+                             env={**os.environ, "PYTHONPATH": str(root / "src")},
+                             capture_output=True, text=True, timeout=HANG_CATCHER)
+    assert doctest.returncode == 0, doctest.stdout
+
+
+def test_a_use_without_a_top_level_import_is_named_at_its_line(tmp_path: Path) -> None:
+    """Issue 27: ``zqpkg.a`` after an ``import zqpkg`` inside a function cannot get ``import
+    zqpkg.x`` at the top level; the refusal named line 1 of the file (an unrelated import there)
+    and not the use."""
+    use = ("import os\n\n\ndef f():\n    import zqpkg\n\n    return zqpkg.a()\n")
+    root = _light_tree(tmp_path, "from .x import a\n", use=use)
+    refused = _cli(root, "fix", "--kind", "direct")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert ("cannot keep src/app/use.py:7 working: uses zqpkg.a without a top-level import of "
+            "zqpkg: import zqpkg.x has no place") in refused.stderr
+
+
 def test_no_lazy_fix_when_a_target_version_has_no_module_getattr(tmp_path: Path) -> None:
     """Issue 27: ``fix --target-version 3.6`` wrote a PEP 562 module ``__getattr__``, which
     Python 3.6 never calls: the name was gone there. The lazy fix is refused; direct is offered."""

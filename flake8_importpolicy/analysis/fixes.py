@@ -1065,7 +1065,7 @@ class _Planner:
     def _rewrite_attributes(self, source: _Source, light: str, bound: set[str],
                             names: Mapping[str, _Moved], edits: list[_Edit],
                             blockers: list[Importer], module: str) -> None:
-        needed: set[str] = set()
+        needed: dict[str, ast.Attribute] = {}  # submodule -> its first use
         tops = {name.partition(".")[0] for name in bound}
         shadowed = _shadowed_names(source.tree, tops, light)
         blockers += _aliases_of(source, bound, shadowed, light, module)
@@ -1101,17 +1101,20 @@ class _Planner:
                     end = source.span(node)[1]
                     if target.attribute != node.attr:
                         edits.append(_Edit(source.path, end - len(node.attr), end, target.attribute))
-                needed.add(target.module)
+                first = needed.setdefault(target.module, node)
+                if (node.lineno, node.col_offset) < (first.lineno, first.col_offset):
+                    needed[target.module] = node
             else:
                 blockers.append(Importer(source.path, node.lineno, module,
                                          f"{owner}.{node.attr} through an alias of {light}"))
-        for needed_module in sorted(needed):
+        for needed_module, use in sorted(needed.items()):
             anchor = next((n for n in source.tree.body if isinstance(n, ast.Import)
                            and any(_related(a.name, light) for a in n.names)), None)
             lines = source.whole_lines(anchor) if anchor is not None else None
             if anchor is None or lines is None:
-                blockers.append(Importer(source.path, 1, module,
-                                         f"uses {light} without a top-level import of it"))
+                blockers.append(Importer(source.path, use.lineno, module,
+                                         f"uses {light}.{use.attr} without a top-level import of "
+                                         f"{light}: import {needed_module} has no place"))
                 continue
             edits.append(_Edit(source.path, lines[1], lines[1],
                                f"{source.indent(anchor)}import {needed_module}{source.newline}"))
@@ -1482,6 +1485,8 @@ def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
             found.append(Importer(source.path, node.lineno, module,
                                   f"{node.value!r} names the moved attribute (mock.patch, an import "
                                   "path in a string): the fix cannot rewrite it"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ">>>" in node.value:
+            found += _doctest_reads(node.value, node.lineno, source.path, light, names, module)
         if isinstance(node, ast.Attribute) and node.attr in names:
             owner: ast.expr = node.value
         elif isinstance(node, ast.Call) and _dotted(node.func) == "getattr" and len(node.args) > 1:
@@ -1498,6 +1503,51 @@ def _dynamic_accesses(source: _Source, light: str, names: Mapping[str, _Moved],
             found.append(Importer(source.path, node.lineno, module,
                                   f"{ast.unparse(node)[:60]}: an access the fix cannot rewrite"))
     return found
+
+
+def _doctest_reads(text: str, line: int, path: Path, light: str, names: Mapping[str, _Moved],
+                   module: str) -> list[Importer]:
+    """The examples of a doctest in a string (``>>> from pkg import name``, ``>>> pkg.name``, run
+    by ``python -m doctest`` and ``pytest --doctest-modules``) that read a moved name from the
+    package: the fix does not rewrite strings."""
+    found: list[Importer] = []
+    moved = {n for n, m in names.items() if m.attribute is not None}
+    for offset, example in _doctest_examples(text):
+        try:
+            tree = ast.parse(example)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module == light and any(
+                    a.name in moved for a in node.names):
+                read = f"from {light} import {_shown(a.name for a in node.names if a.name in moved)}"
+            elif isinstance(node, ast.Attribute) and node.attr in moved and _dotted(
+                    node.value) == light:
+                read = f"{light}.{node.attr}"
+            else:
+                continue
+            found.append(Importer(path, line + offset + node.lineno - 1, module,
+                                  f"a doctest's {read}: the fix cannot rewrite it"))
+    return found
+
+
+def _doctest_examples(text: str) -> Iterator[tuple[int, str]]:
+    """Each example of a doctest in ``text`` (a ``>>>`` line and the ``...`` lines after it, as
+    doctest reads them): its line's offset in the string and its source."""
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].lstrip()
+        if not (stripped == ">>>" or stripped.startswith(">>> ")):
+            index += 1
+            continue
+        start, body = index, [stripped[4:]]
+        index += 1
+        while index < len(lines) and (lines[index].lstrip() == "..." or lines[index].lstrip()
+                                      .startswith("... ")):
+            body.append(lines[index].lstrip()[4:])
+            index += 1
+        yield start, "\n".join(body) + "\n"
 
 
 def _aliases_of(source: _Source, bound: set[str], shadowed: set[int], light: str,

@@ -402,10 +402,12 @@ class TreeMirror:
             wanted = self.repository.list_tree(commit, self.prefixes)
             gone = [path for path in self._files if path not in wanted]
         if self._only is not None:
-            # the directories all (a policy's source roots must exist), the files only these
+            # the directories all (a policy's source roots must exist), the files only these, and
+            # the symbolic links (a source root may be one: src -> lib)
             for directory in sorted({str(Path(path).parent) for path in wanted}):
                 self._directory(directory)
-            wanted = {path: entry for path, entry in wanted.items() if path.endswith(self._only)}
+            wanted = {path: entry for path, entry in wanted.items()
+                      if path.endswith(self._only) or entry.mode == "120000"}
         for path in gone:
             self._remove(path)
         _prune_directories(self.root, gone)
