@@ -189,7 +189,7 @@ class ImportGraph:
             for call in calls:
                 if call.guard and not guard_lets_run(call, module, resolved):
                     continue  # ``if HAS_X:`` with x missing, a fallback whose imports are found
-                hops.extend(self._calls.find_hops(module, resolved, call))
+                hops.extend(self._calls.find_hops(module, resolved, call, unresolved))
             for read in reads:
                 hops.extend(self._reads.find_hops(module, resolved, read, unresolved))
             unresolved.extend(

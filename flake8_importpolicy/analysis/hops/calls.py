@@ -25,7 +25,16 @@ from flake8_importpolicy.model.facts import (
     assumption_text,
     resolve_argument,
 )
-from flake8_importpolicy.model.graph import CallNode, Flag, FunctionNode, Hop, HopKind, module_of
+from flake8_importpolicy.model.graph import (
+    CallNode,
+    Construct,
+    Flag,
+    FunctionNode,
+    Hop,
+    HopKind,
+    UnresolvedCode,
+    module_of,
+)
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
 __all__ = ["CallResolver", "HeavyCallEnviron"]
@@ -69,14 +78,20 @@ class CallResolver:
         self._heavy_call_environ = heavy_call_environ
         self._inherited_found: dict[tuple[str, str, str], list[str]] = {}
 
-    def find_hops(self, node: str, resolved: ResolvedModule, call: CallSite) -> Iterator[Hop]:
+    def find_hops(
+        self, node: str, resolved: ResolvedModule, call: CallSite,
+        unresolved: list[UnresolvedCode] | None = None,
+    ) -> Iterator[Hop]:
         """The hops of kind ``call`` from ``node`` (a module or a function body of ``resolved``)
-        that ``call`` makes: one to each node it runs."""
+        that ``call`` makes: one to each node it runs. A method call the engine cannot follow
+        because the object's class is not known is added to ``unresolved`` (IPL006)."""
         module = module_of(node)
         nested = call.local and call.kind == "call" and "<locals>" in call.callee
         targets = self._nested_call(module, call) if nested else None
         if targets is None and isinstance(node, FunctionNode) and call.callee.startswith("self."):
             targets = self._self_method(module, node.qualname, call)
+        if targets is None and not isinstance(node, FunctionNode):
+            targets = self._module_instance_method(node, resolved, call, unresolved)
         undecided: set[str] = set()  # run through a branch the target does not decide
         for target in targets if targets is not None else self._resolve_call(
             module, resolved.is_package, call, undecided
@@ -154,6 +169,45 @@ class CallResolver:
         if not cls or "." in member or facts is None or cls not in facts.classes:
             return []
         return self.find_member(module, cls, member)
+
+    def _module_instance_method(
+        self, module: str, resolved: ResolvedModule, call: CallSite,
+        unresolved: list[UnresolvedCode] | None,
+    ) -> list[str] | None:
+        """``name.m()`` at module level where the module bound ``name = C(...)`` (with or without
+        arguments): ``C``'s ``m``, its own or inherited, when ``C`` is a class the engine reads
+        (rule 16). When ``name`` holds what a function of followed code returned, the object's
+        class is not known: IPL006 ``call-through-variable`` (what ``m`` runs is not known), and
+        no node. None when ``name`` is not bound to a call (an import, a definition)."""
+        if call.kind != "call" or call.local:
+            return None
+        name, _, member = call.callee.partition(".")
+        if not member or "." in member:
+            return None
+        facts = self._lookup.get_facts(module)
+        if facts is None or name in facts.aliases:
+            return None
+        binding = facts.call_bindings.get(name)
+        if binding is None:
+            return None
+        method = self._instance_method(module, facts, name, member)
+        if method is not None:
+            return method
+        if binding.local:
+            made_by = (module, binding.callee) if defines(facts, binding.callee) else None
+        else:
+            dotted = absolute(binding.callee, module, resolved.is_package)
+            found = self.find_definition(dotted) if dotted is not None else None
+            made_by = (found[0], found[1]) if found is not None and not found[2] else None
+        body = self._lookup.get_function_facts(*made_by) if made_by is not None else None
+        # a function that makes a lazy module object (rule 19) returns a module, not an instance
+        if body is not None and not body.lazy_params and unresolved is not None:
+            unresolved.append(UnresolvedCode(
+                module, resolved.path, call.line, call.col, Construct.CALL_THROUGH_VARIABLE,
+                f"{call.callee}() (a method of what {binding.callee}() returned: its class is not"
+                " known)", call.flags,
+            ))
+        return []
 
     def _nested_call(self, module: str, call: CallSite) -> list[str]:
         """A call in a function body of a function or class defined in that body, which the

@@ -190,10 +190,8 @@ class LazyRecorder:
         bound = [t.id for t in targets if isinstance(t, ast.Name)]  # ``a = b = f(...)`` binds both
         if not bound or callee is None:
             return
-        if not (call.args or call.keywords) and callee not in self.classes:
-            # a lazy module object is made for a module named by an argument; an instance of a
-            # class of this module may still have a ``__getattr__`` (rule 19)
-            return
+        # kept without arguments too: ``client = Client()`` then ``client.setup()`` runs
+        # ``Client.setup`` (rule 16), an instance may have a ``__getattr__`` (rule 19)
         args = tuple(_string(self.conditions.constant(arg)) for arg in call.args)
         keywords = tuple(
             (kw.arg, value) for kw in call.keywords
