@@ -69,7 +69,8 @@ class ConditionEvaluator:
     """
 
     __slots__ = (
-        "target", "aliases", "constants", "used", "written", "_assume", "_environ", "_assumed_callees",
+        "target", "aliases", "constants", "used", "written", "overrides", "_assume", "_environ",
+        "_assumed_callees",
     )
 
     def __init__(
@@ -84,6 +85,8 @@ class ConditionEvaluator:
         self._environ: dict[str, str | None] = dict(target.environ)
         # what the scope's own code set in os.environ so far (EnvironWrites keeps it up to date)
         self.written: tuple[EnvironWrite, ...] = ()
+        # values given to name nodes (by id) for one evaluation (:meth:`imported_truth`)
+        self.overrides: dict[int, object] = {}
         self._assumed_callees = frozenset(key.partition("(")[0] for key in self._assume if "(" in key)
 
     def decide(self, test: ast.expr) -> tuple[frozenset[bool] | None, tuple[str, ...]]:
@@ -94,6 +97,52 @@ class ConditionEvaluator:
         used = tuple(dict.fromkeys(self.used)) if outcome is not None else ()
         self.used = []
         return outcome, used
+
+    def imported_truth(self, test: ast.expr) -> tuple[str, bool] | None:
+        """For an undecided ``test`` whose outcome is the truth of one name another module binds
+        (``TYPE_CHECKING or SLOW`` after ``from .utils import SLOW``, ``not settings.STRICT``):
+        ``(the name as written through the imports, the truth that makes the test true)``; None
+        otherwise. The name counts only where its truth alone is read (the test itself, an
+        operand of ``and``/``or``/``not``): ``SLOW == 1`` is no test of its truth."""
+        nodes: list[ast.expr] = []
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.BoolOp):
+                stack.extend(node.values)
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                stack.append(node.operand)
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                nodes.append(node)
+        found: dict[str, list[ast.expr]] = {}
+        for node in nodes:
+            root = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            name = dotted_name(node, self.aliases)
+            if (
+                name is None or not isinstance(root, ast.Name) or root.id not in self.aliases
+                or self._same_value(node) is not _UNKNOWN
+            ):
+                continue
+            found.setdefault(name, []).append(node)
+        if len(found) != 1:
+            return None
+        (name, same), = found.items()
+        outcomes: list[frozenset[bool] | None] = []
+        for truth in (True, False):
+            self.overrides = {id(node): truth for node in same}
+            try:
+                outcomes.append(self.evaluate(test))
+            finally:
+                self.overrides = {}
+        when_true, when_false = outcomes
+        if (
+            when_true is None or when_false is None or len(when_true) != 1 or len(when_false) != 1
+            or when_true == when_false
+        ):
+            return None
+        return name, True in when_true
 
     def _assumed(self, key: str) -> object:
         """The value of ``[assume]`` entry ``key`` (recorded as used), or :data:`UNKNOWN`."""
@@ -233,6 +282,8 @@ class ConditionEvaluator:
             and node.value.id == "__spec__"
         ):
             return Anchored("__package__", "")
+        if self.overrides and id(node) in self.overrides:
+            return self.overrides[id(node)]
         name = dotted_name(node, self.aliases)
         if name is None:
             return _UNKNOWN
@@ -329,6 +380,8 @@ class ConditionEvaluator:
             base = func.value
             if isinstance(base, ast.Name):
                 return base.id in self.constants
+            if isinstance(base, ast.Call):  # ``os.environ.get("X", "0").upper()``
+                return func.attr in _STRING_METHODS and self.may_compute(base)
             return isinstance(base, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set,
                                      ast.JoinedStr, ast.Subscript))
         return False
@@ -363,6 +416,11 @@ class ConditionEvaluator:
                     if key in base:
                         return _item(base[key])
                     return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if isinstance(func, ast.Attribute) and func.attr in _STRING_METHODS and not node.args \
+                and not node.keywords:
+            base = self._value(func.value, version)
+            if isinstance(base, str) and not isinstance(base, _NotMain):
+                return str(getattr(base, func.attr)())
         if (
             isinstance(func, ast.Attribute)
             and func.attr == "startswith"
@@ -496,6 +554,10 @@ _CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
 
 _ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
 """Calls that read an environment variable: ``[assume.environ]`` answers them."""
+
+_STRING_METHODS: Final = frozenset({"upper", "lower", "strip", "casefold"})
+"""Methods of a constant string, called without arguments, whose result is known
+(``os.environ.get("X", "false").upper()``)."""
 
 
 _MAX_ITEMS: Final = 4096

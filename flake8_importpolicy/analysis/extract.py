@@ -236,10 +236,21 @@ def _extract_unpaused(
                 and binding.kind in (BindingKind.OTHER, BindingKind.CALL)  # ``partial(g)``: a call's
                 and binding.refers_to is None
             },
+            {
+                name: bool(binding.value) for name, binding in bound
+                if binding.bound and binding.refers_to is None
+                and type(binding.value) in _TRUTH_TYPES  # not a container: it may change
+            },
         ),
         unresolved=tuple(visitor.dynamic.unresolved_sites),
         path_changes=tuple(visitor.dynamic.path_changes),
     )
+
+
+_TRUTH_TYPES: Final = frozenset({bool, int, str, type(None), float, bytes})
+"""The types of a module-level value whose truth another module's test may read
+(:attr:`~flake8_importpolicy.model.facts.ModuleValues.truths`): exactly these (a ``str`` subclass
+is a name computed from the module's own, not a constant)."""
 
 
 def extract_facts_and_index(

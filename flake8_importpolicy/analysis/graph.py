@@ -173,6 +173,8 @@ class ImportGraph:
                     continue  # e.g. the ``except ImportError`` fallback of imports that are found
                 if site.after and self._sites.raised_before(site):
                     continue  # after ``import torch`` without torch installed: never reached
+                if site.when and not self._lookup.when_lets_run(site, owner, resolved.is_package):
+                    continue  # ``if SLOW:`` with ``SLOW`` false where it is defined
                 if site.target is None:
                     unresolved.append(UnresolvedCode(
                         module, resolved.path, site.line, site.col, dynamic, site.detail, site.flags

@@ -291,12 +291,13 @@ def _unlink(path: Path) -> int:
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
             list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves,
-            list(site.assumed), list(site.after), list(site.loaded)]
+            list(site.assumed), list(site.after), list(site.loaded),
+            [[name, truth] for name, truth in site.when]]
 
 
 def _site(row: object) -> ImportSite:
     (line, col, kind, target, level, anchor, names, flags, detail, lazy_use_line, guard,
-     guard_resolves, assumed, after, loaded) = expect_list(row)
+     guard_resolves, assumed, after, loaded, when) = expect_list(row)
     if kind not in ("import", "from-import", "star-import", "importlib"):
         raise ValueError(kind)
     return ImportSite(
@@ -306,7 +307,13 @@ def _site(row: object) -> ImportSite:
         lazy_use_line=None if lazy_use_line is None else expect_int(lazy_use_line),
         guard=_strings(guard), guard_resolves=expect_bool(guard_resolves),
         assumed=_strings(assumed), after=_strings(after), loaded=_strings(loaded),
+        when=tuple(_truth_of_name(item) for item in expect_list(when)),
     )
+
+
+def _truth_of_name(row: object) -> tuple[str, bool]:
+    name, truth = expect_list(row)
+    return expect_str(name), expect_bool(truth)
 
 
 def _strings(value: object) -> tuple[str, ...]:
@@ -439,6 +446,7 @@ def facts_to_json(facts: ModuleFacts) -> dict[str, object]:
             name: [[dotted, undecided] for dotted, undecided in choices]
             for name, choices in facts.name_values.items()
         },
+        "truths": dict(facts.values.truths),
     }
 
 
@@ -480,6 +488,7 @@ def facts_from_json(data: object) -> ModuleFacts:
                 name: tuple(_choice(row) for row in expect_list(choices))
                 for name, choices in expect_object(data["name_values"]).items()
             },
+            {name: expect_bool(truth) for name, truth in expect_object(data["truths"]).items()},
         ),
         unresolved=tuple(_unresolved(u) for u in expect_list(data["unresolved"])),
         path_changes=tuple(_path_change(row) for row in expect_list(data["path_changes"])),

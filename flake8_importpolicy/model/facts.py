@@ -139,6 +139,11 @@ class ImportSite:
             the site runs only if the closure imports them (docs/semantics.md rule 13).
         assumed: the ``[assume]`` entries (:func:`assumption_text`) that decided a condition this
             site runs under: without them it would not run, or only conditionally.
+        when: ``(name as written, truth)`` of names another module binds (``from .utils import
+            SLOW``, ``settings.STRICT``) that the undecided tests the site runs under depend on
+            alone: the site runs only if each name's value has that truth. The graph decides it
+            from the defining module's :attr:`ModuleValues.truths` (docs/semantics.md rule 13);
+            unknown there, the site stays ``conditional``.
     """
 
     line: int
@@ -156,6 +161,7 @@ class ImportSite:
     assumed: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     loaded: tuple[str, ...] = ()
+    when: tuple[tuple[str, bool], ...] = ()
 
 
 CallKind = Literal[
@@ -468,10 +474,14 @@ class ModuleValues:
             other names (``f = g``) or to a conditional expression of names (``f = g if test else
             h``): the names as written that the target's branches give, each with whether a test
             on the way was undecided (a call of ``name`` runs what it holds, rule 16).
+        truths: ``{name: truth}`` of module-level names whose value when the module has run is a
+            known constant (``SLOW = os.environ.get("SLOW", "0").upper() in TRUE_VALUES``): what
+            another module's test of the name decides (:attr:`ImportSite.when`).
     """
 
     call_bindings: Mapping[str, CallBinding] = field(default_factory=dict)
     name_values: Mapping[str, tuple[tuple[str, bool], ...]] = field(default_factory=dict)
+    truths: Mapping[str, bool] = field(default_factory=dict)
 
 
 _NO_ALL: Final = ModuleAll()

@@ -120,6 +120,37 @@ class FactsLookup:
             return self._follows(module)
         return resolved.origin == "first-party"
 
+    def when_lets_run(self, site: ImportSite, module: str, is_package: bool) -> bool:
+        """Whether the names of ``site.when`` (:attr:`ImportSite.when`) may have the truths the
+        site runs under: False only when one's defining module, found through the imports that
+        bound it, gives it the other truth when it has run."""
+        for written, truth in site.when:
+            if self.truth_of(written, module, is_package) is (not truth):
+                return False
+        return True
+
+    def truth_of(self, written: str, module: str, is_package: bool) -> bool | None:
+        """The truth of the value name ``written`` (through ``module``'s imports: ``.utils.SLOW``,
+        ``app.settings.STRICT``) has once its defining module has run, or None if unknown: the
+        module that binds it to a constant (:attr:`ModuleValues.truths`), followed through the
+        from-imports that re-export it (at most :data:`_REEXPORTS` of them)."""
+        for _ in range(_REEXPORTS):
+            level = len(written) - len(written.lstrip("."))
+            base, _, name = written[level:].rpartition(".")
+            owner = absolute("." * level + base, module, is_package) if level else base
+            if not owner or not name:
+                return None
+            facts = self.get_facts(owner)
+            if facts is None or facts.problem is not None:
+                return None
+            if name in facts.values.truths:
+                return facts.values.truths[name]
+            written = facts.aliases.get(name, "")
+            if not written or name not in facts.bindings:
+                return None
+            module, is_package = owner, self.index.resolve_module(owner).is_package
+        return None
+
     def imports_submodule(self, node: str, submodule: str, before: int | None = None) -> bool:
         """Whether ``node``'s module-level code imports ``submodule`` unconditionally (before line
         ``before``, when given): its package then has the attribute (rule 2)."""
@@ -154,6 +185,9 @@ class FactsLookup:
 
 
 _COMPILED_ONLY: Final = "no source, only compiled bytecode (.pyc)"
+
+_REEXPORTS: Final = 8
+"""From-imports :meth:`FactsLookup.truth_of` follows from the name as written to its definition."""
 
 
 def is_compiled_only(resolved: ResolvedModule) -> bool:

@@ -27,6 +27,8 @@ class Flow:
         after: the top-level packages of the eager imports made before them in their block and
             the enclosing ones (rule 12: if one is not installed, CPython raised there).
         loaded: the modules the ``"X" in sys.modules`` tests they run under need imported first.
+        when: ``(name, truth)`` of names other modules bind that the undecided tests they run under
+            depend on alone (:attr:`~flake8_importpolicy.model.facts.ImportSite.when`).
         line: the line of the statement being visited.
         names: the innermost scope names are bound in (a class body's, or the walker's own).
         raises: how many ``raise`` statements the walk has reached (a ``try``'s ``else`` after a
@@ -37,7 +39,7 @@ class Flow:
 
     __slots__ = (
         "after", "assumed", "class_depth", "class_path", "dataclass_depth", "environ",
-        "function_name", "in_function", "line", "loaded", "names", "raises", "requirement",
+        "function_name", "in_function", "line", "loaded", "names", "raises", "requirement", "when",
     )
 
     def __init__(self, scope: Scope, *, in_function: bool = False, function_name: str = "") -> None:
@@ -51,6 +53,7 @@ class Flow:
         self.assumed: tuple[str, ...] = ()
         self.after: tuple[str, ...] = ()
         self.loaded: tuple[str, ...] = ()
+        self.when: tuple[tuple[str, bool], ...] = ()
         self.line = 0
         self.raises = 0
         self.environ: tuple[EnvironWrite, ...] = ()

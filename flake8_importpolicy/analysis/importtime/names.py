@@ -116,7 +116,7 @@ class NameBinder:
             and stmt.value is not None
             and isinstance(target, ast.Name)
             and target.id not in self.scope.seen_constants
-            and not self._may_be_rebound(target.id, stmt.lineno)
+            and not self.may_be_rebound(target.id, stmt.lineno)
         ):
             value = _constant_value(stmt.value, self.conditions)
             if value is UNKNOWN:
@@ -134,7 +134,7 @@ class NameBinder:
         for number, name in enumerate(names):
             if name is None:
                 continue
-            if not known or name in self.scope.seen_constants or self._may_be_rebound(
+            if not known or name in self.scope.seen_constants or self.may_be_rebound(
                 name, target.lineno
             ):
                 if self.flow.in_function:
@@ -144,7 +144,7 @@ class NameBinder:
             self.scope.set_value(name, items[number])
             self.scope.seen_constants.add(name)
 
-    def _may_be_rebound(self, name: str, line: int) -> bool:
+    def may_be_rebound(self, name: str, line: int) -> bool:
         """Whether code other than its own bindings may rebind ``name`` bound at ``line``: a
         ``global`` declaration of it; at module level also a ``globals()`` write that runs after
         ``line`` (every one, when one is in a function)."""

@@ -79,6 +79,7 @@ class SiteRecorder:
                 assumed=self.flow.assumed_once(),
                 after=self.flow.after,
                 loaded=self.flow.loaded,
+                when=self.flow.when,
             )
         )
 

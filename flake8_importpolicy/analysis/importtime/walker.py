@@ -17,7 +17,8 @@ from collections.abc import (
 )
 from typing import Any, Final, Literal
 
-from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import Literal as Container
 from flake8_importpolicy.analysis.importtime.bindings import (
     NO_VALUE,
     BindingKind,
@@ -246,6 +247,17 @@ class _ImportTimeVisitor:
         follows in the chain is conditional."""
         branch: ast.If | None = stmt
         assumed = self.flow.assumed
+        when = self.flow.when
+        try:
+            self._if_chain(branch, flags, assumed)
+        finally:
+            self.flow.when = when
+
+    def _if_chain(self, branch: ast.If | None, flags: frozenset[Flag], assumed: tuple[str, ...]) -> None:
+        """:meth:`_if`'s loop. A test undecided only by the truth of a name another module binds
+        (``if TYPE_CHECKING or SLOW:`` after ``from .utils import SLOW``) adds that name to the
+        ``when`` of what its branch runs, and its opposite to the rest of the chain's: the graph
+        decides it from the defining module (docs/semantics.md rule 13)."""
         while branch is not None:
             self.expressions.scan(branch.test, flags)
             self.binder.bind_walrus(branch.test)
@@ -263,12 +275,17 @@ class _ImportTimeVisitor:
                 flags = flags | {Flag.CONDITIONAL}
             if used:  # this branch, and what the chain runs instead, depend on the entries
                 self.flow.assumed = (*self.flow.assumed, *used)
+            imported = self.conditions.imported_truth(branch.test) if outcome is None else None
             if outcome is None or True in outcome:
-                loaded = self.flow.loaded
+                loaded, when = self.flow.loaded, self.flow.when
                 if outcome is None:  # ``if "sphinx" in sys.modules:`` runs only after sphinx
                     self.flow.loaded = (*loaded, *self._modules_tested_loaded(branch.test))
+                if imported is not None:
+                    self.flow.when = (*when, imported)
                 _branch(self, branch.body, flags)
-                self.flow.loaded = loaded
+                self.flow.loaded, self.flow.when = loaded, when
+            if imported is not None:  # the rest of the chain runs only if the name is the opposite
+                self.flow.when = (*self.flow.when, (imported[0], not imported[1]))
             if outcome is not None and False not in outcome:
                 self.flow.assumed = assumed
                 return
@@ -523,7 +540,11 @@ class _ImportTimeVisitor:
             isinstance(name, ast.Name) and name.id in ever_bound
             for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
+        normalised = _normalised_constant(self, stmt, flags) if not fresh else UNKNOWN
         self.expressions.assign_targets(targets, flags)
+        if normalised is not UNKNOWN:
+            assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+            self.scope.set_value(stmt.targets[0].id, normalised)
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
@@ -574,6 +595,30 @@ def _raises(walker: _ImportTimeVisitor, body: Sequence[ast.stmt], flags: frozens
     before = walker.flow.raises
     _branch(walker, body, flags)
     return walker.flow.raises != before
+
+
+def _normalised_constant(
+    walker: _ImportTimeVisitor, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]
+) -> object:
+    """The value of a module-level constant rebound, on every path, to a constant computed from
+    its own value (``SLOW = os.environ.get("SLOW", "0").upper()`` then ``SLOW = SLOW in
+    TRUE_VALUES``, diffusers' ``DIFFUSERS_SLOW_IMPORT``), or UNKNOWN: any other rebinding forgets
+    the value (a name bound once is the constant, :meth:`NameBinder.record_constant`)."""
+    if (
+        flags
+        or not walker.flow.module_level()
+        or not isinstance(stmt, ast.Assign)
+        or len(stmt.targets) != 1
+        or not isinstance(stmt.targets[0], ast.Name)
+    ):
+        return UNKNOWN
+    name = stmt.targets[0].id
+    if name not in walker.scope.constants or walker.binder.may_be_rebound(name, stmt.lineno):
+        return UNKNOWN
+    if not any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(stmt.value)):
+        return UNKNOWN
+    value = walker.conditions.literal(stmt.value)
+    return UNKNOWN if isinstance(value, Container) else value
 
 
 def _branch(walker: _ImportTimeVisitor, body: Sequence[ast.stmt], flags: frozenset[Flag]) -> None:
