@@ -222,7 +222,7 @@ def _extract_unpaused(
         calls=tuple(visitor.callees.calls),
         functions=analysed,
         function_names=frozenset(name for name, _ in visitor.pending),
-        class_tree=ModuleClasses(frozenset(visitor.callees.classes), visitor.callees.class_bases),
+        class_tree=ModuleClasses(frozenset(visitor.callees.classes.names), visitor.callees.classes.bases),
         aliases={
             name: binding.refers_to for name, binding in bound
             if binding.kind is BindingKind.IMPORT and binding.refers_to is not None

@@ -944,14 +944,15 @@ class _Planner:
         declared = _literal_all(source.tree)
         if declared is not None:
             edits += _all_removal(source, declared[1], names)
-        self._star_bound = set(declared[0] if declared else (n for n in names if n[:1] != "_"))
+        star_bound = set(declared[0] if declared else (n for n in names if n[:1] != "_"))
         blockers = _own_uses(source, light, statements, list(names))
         blockers += _all_still_listing(source, light, names, declared)
         # an importer's light.x.name, x a submodule the statement binds besides its names, gets
         # import light.x as for a re-exported submodule
         used = {**names, **{s.name: s for s in side}}
+        rewriter = _ImporterRewriter(self.read, self.project, light, star_bound)
         for path in self.project.files(exclude={violation.path}):
-            self._rewrite_importer(path, light, used, edits, blockers)
+            rewriter.rewrite(path, light, used, edits, blockers)
         blockers += self.project.star_reexporters(light, names)
         blockers += self.project.left_out_importers(light, used)
         blockers.extend(self.project.outside_importers(light, used))
@@ -962,8 +963,38 @@ class _Planner:
         return self._fix(FixKind.DIRECT_IMPORTS, title, violation, statements[0], sorted(names),
                          edits, source, blockers=blockers)
 
-    def _rewrite_importer(self, path: Path, light: str, names: Mapping[str, _Moved],
-                          edits: list[_Edit], blockers: list[Importer]) -> None:
+    # -- shared ------------------------------------------------------------------------------------
+
+    def _fix(self, kind: FixKind, title: str, violation: Violation, statement: ast.ImportFrom,
+             names: Sequence[str], edits: list[_Edit], source: _Source, *,
+             blockers: Sequence[Importer] = (), note: str = "") -> Fix | None:
+        converted = []
+        for edit in sorted(edits, key=lambda e: (str(e.path), e.start, e.end)):
+            positions = source if edit.path == source.path else self.read.source(edit.path)
+            assert positions is not None
+            converted.append(TextEdit(edit.path, positions.position(edit.start),
+                                      positions.position(edit.end), edit.new_text))
+        for earlier, later in zip(converted, converted[1:]):
+            if earlier.path == later.path and later.start < earlier.end:
+                return None  # two rewrites of one place: left to a person
+        return Fix(kind, title, violation.light, violation.path, statement.lineno,
+                   tuple(names), tuple(converted), tuple(blockers), note=note)
+
+
+class _ImporterRewriter:
+    """The direct-imports fix's rewrite of the modules that import the moved names from the package
+    (``from light import name``, ``light.name``): the edits, and the blockers where it cannot."""
+
+    def __init__(self, read: _Reader, project: _Project, light: str, star_bound: set[str]) -> None:
+        self.read = read
+        self.project = project
+        self.light = light
+        self.star_bound = star_bound  # the names a star import of the package bound
+
+    def rewrite(self, path: Path, light: str, names: Mapping[str, _Moved],
+                edits: list[_Edit], blockers: list[Importer]) -> None:
+        """The edits of one module that may import the names (``names``: the moved names and the
+        submodules the statement binds besides them), or its blockers."""
         try:
             data = self.read(path)
         except OSError:
@@ -1007,7 +1038,7 @@ class _Planner:
         if star:
             # a submodule too, when the star import bound it (listed in __all__, or public)
             used = set(_used_names(source.tree, (node,))) & {
-                n for n, m in names.items() if m.attribute or n in self._star_bound}
+                n for n, m in names.items() if m.attribute or n in self.star_bound}
             if not used:
                 return
             ours = [ast.alias(name=name) for name in sorted(used)]
@@ -1021,7 +1052,7 @@ class _Planner:
             return
         indent = source.indent(node)
         nl = source.newline
-        light = self._light
+        light = self.light
         by_module: dict[str, list[ast.alias]] = {}
         for alias in ours:
             moved = names[alias.name]  # a submodule from the package: the import system loads it
@@ -1118,23 +1149,6 @@ class _Planner:
                 continue
             edits.append(_Edit(source.path, lines[1], lines[1],
                                f"{source.indent(anchor)}import {needed_module}{source.newline}"))
-
-    # -- shared ------------------------------------------------------------------------------------
-
-    def _fix(self, kind: FixKind, title: str, violation: Violation, statement: ast.ImportFrom,
-             names: Sequence[str], edits: list[_Edit], source: _Source, *,
-             blockers: Sequence[Importer] = (), note: str = "") -> Fix | None:
-        converted = []
-        for edit in sorted(edits, key=lambda e: (str(e.path), e.start, e.end)):
-            positions = source if edit.path == source.path else self.read.source(edit.path)
-            assert positions is not None
-            converted.append(TextEdit(edit.path, positions.position(edit.start),
-                                      positions.position(edit.end), edit.new_text))
-        for earlier, later in zip(converted, converted[1:]):
-            if earlier.path == later.path and later.start < earlier.end:
-                return None  # two rewrites of one place: left to a person
-        return Fix(kind, title, violation.light, violation.path, statement.lineno,
-                   tuple(names), tuple(converted), tuple(blockers), note=note)
 
 
 # -- syntax helpers ----------------------------------------------------------------------------------

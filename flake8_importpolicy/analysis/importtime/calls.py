@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-from collections.abc import Mapping, MutableSet
+from collections.abc import Container, Mapping, MutableSet
 from typing import Final
 
 from flake8_importpolicy.analysis.conditions import Anchored, ConditionEvaluator, dotted_name
@@ -21,7 +21,7 @@ from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
 from flake8_importpolicy.model.facts import CallKind, CallSite, anchored_argument
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["CallRecorder", "decorator_name", "single_aliases"]
+__all__ = ["CallRecorder", "ClassTree", "FunctionReturns", "decorator_name", "single_aliases"]
 
 _CONSUMERS: Final = frozenset({
     "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
@@ -64,16 +64,11 @@ class CallRecorder:
     ) -> None:
         self.flow = flow
         self.scope = scope
-        self.aliases: Mapping[str, str] = scope.aliases
         self.imports = imports
         self.dynamic = dynamic
         self.calls: list[CallSite] = []
-        self.classes: set[str] = set()  # the module's classes, by qualified name
-        self.class_bases: dict[str, tuple[str, ...]] = {}  # module-level classes' bases
-        self.returns: list[str] = []  # in a function body: the names its ``return``s give back
-        # in a function body: a ``return functools.partial(<this function>, ...)`` (a factory that
-        # hands back itself, partially applied, when called without the function to wrap)
-        self.returns_self_partial = False
+        self.classes = ClassTree()  # the module's classes, by qualified name, and their bases
+        self.returns = FunctionReturns()  # in a function body: what its ``return``s give back
         self.own_defs = _OwnDefs(source)  # module-level ``def``s (an identity decorator?), callables
         # functions whose decorator may have replaced them: a call runs what the decorator returned
         self.decorated: MutableSet[str] = set() if decorated is None else decorated
@@ -87,36 +82,21 @@ class CallRecorder:
         self.local_aliases: Mapping[str, ast.expr] = {}
         # modules star-imported at module level (a call of a name they may bind is looked up there)
         self.star_bases: list[str] = [] if star_bases is None else star_bases
-        # in a function body, names bound to ``C(...)`` of a known callable ``C``: ``{name:
-        # (binding, dotted C, local)}``, while the binding lasts (``gen.generate()`` runs ``C``'s)
-        self.instances: dict[str, tuple[Binding, str, bool]] = {}
+        self.instances = _Instances(scope)  # in a function body, its names bound to ``C(...)``
+
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """The scope's names an import binds (:attr:`Scope.aliases`)."""
+        return self.scope.aliases
 
     def bind_instance(self, stmt: ast.Assign) -> None:
         """``name = C(...)`` in a function body, ``C`` a known callable (a class of the module or
         an imported name): a later ``name.m(...)`` calls ``C.m`` while ``name`` keeps that binding
         (pydantic's ``gen = GenerateSchema(...)`` then ``gen.generate_schema(cls)``, rule 16)."""
-        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
-            return
-        name = stmt.targets[0].id
-        self.instances.pop(name, None)
-        call = stmt.value
-        if not isinstance(call, ast.Call):
-            return
-        known = self._known_callable(call.func)
-        binding = self.scope.lookup(name)
-        if known is None or not known[0] or binding is None:
-            return
-        self.instances[name] = (binding, known[0], known[1])
-
-    def _instance_method(self, func: ast.expr) -> tuple[str, bool] | None:
-        """``(C.m, local)`` for ``name.m`` where :meth:`bind_instance` saw ``name = C(...)`` and
-        ``name`` still has that binding, else None."""
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-            return None
-        found = self.instances.get(func.value.id)
-        if found is None or self.scope.lookup(func.value.id) is not found[0]:
-            return None
-        return f"{found[1]}.{func.attr}", found[2]
+        if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            call = stmt.value
+            known = self._known_callable(call.func) if isinstance(call, ast.Call) else None
+            self.instances.bind(stmt.targets[0].id, known)
 
     def _append(self, call: CallSite) -> None:
         """Record ``call``, with the import guard of the statements being visited (rule 12: the
@@ -154,16 +134,8 @@ class CallRecorder:
             self.own_defs.callables[name] = known
 
     def returned(self, value: ast.expr | None) -> None:
-        """A ``return value`` in the function body being walked: a nested function by name, or
-        ``functools.partial(<this function>, ...)``."""
-        if isinstance(value, ast.Name):
-            self.returns.append(value.id)
-        elif (
-            isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
-            and value.args[0].id == self.flow.function_name.rpartition(".")[2]
-            and dotted_name(value.func, self.aliases) == "functools.partial"
-        ):
-            self.returns_self_partial = True
+        """A ``return value`` in the function body being walked (:class:`FunctionReturns`)."""
+        self.returns.add(value, self.flow.function_name.rpartition(".")[2], self.aliases)
 
     def _known_callable(self, value: ast.expr) -> tuple[str, bool] | None:
         """``(dotted name, local)`` of a value that is a known callable: a function or class of the
@@ -172,7 +144,7 @@ class CallRecorder:
         if isinstance(value, ast.Lambda):
             body = value.body
             return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
-        wrapped = self._partial_of(value)
+        wrapped = _partial_of(value, self.aliases)
         if wrapped is not None:
             return self._known_callable(wrapped)
         if not isinstance(value, (ast.Name, ast.Attribute)):
@@ -193,17 +165,6 @@ class CallRecorder:
         name = dotted_name(value, self.aliases)
         return (name, False) if name is not None else None
 
-    def _partial_of(self, value: ast.expr) -> ast.expr | None:
-        """``f`` of ``functools.partial(f, ...)``: calling the partial calls ``f`` (with the bound
-        arguments first), nothing else; None for any other value."""
-        if (
-            isinstance(value, ast.Call) and value.args
-            and not isinstance(value.args[0], ast.Starred)
-            and dotted_name(value.func, self.aliases) == "functools.partial"
-        ):
-            return value.args[0]
-        return None
-
     def _values_called(self, func: ast.expr) -> _CallableValues | None:
         """What a call of module-level ``func`` may call, when it is bound to known callables only
         (and not rebound since), else None."""
@@ -219,9 +180,9 @@ class CallRecorder:
         if name is None:
             return None
         scoped = ".".join([*self.flow.class_path, name])
-        if scoped in self.classes:
+        if scoped in self.classes.names:
             return scoped
-        if name in self.classes:
+        if name in self.classes.names:
             return name
         return dotted_name(base, self.aliases)
 
@@ -276,7 +237,7 @@ class CallRecorder:
         if isinstance(func, ast.Name) and self._names_generated_class(func.id):
             return  # ``Point = namedtuple(...)``: calling it runs its generated ``__new__`` only
         if kind == "call" and self.flow.in_function:
-            method = self._instance_method(func)
+            method = self.instances.method(func)
             if method is not None:
                 self.calls.append(CallSite(where.lineno, where.col_offset, method[0], method[1], kind,
                                            tuple(sorted(flags)), self.flow.assumed_once()))
@@ -317,31 +278,12 @@ class CallRecorder:
             # a name a star import may have bound: looked up in each star-imported module
             names = [f"{base}.{name}" if base.strip(".") else f"{base}{name}"
                      for base in self.star_bases]
-        arguments = self._arguments(where) if kind == "call" else ()
+        arguments = _arguments(where, self.dynamic.conditions) if kind == "call" else ()
         for called in names:
             self._append(
                 CallSite(where.lineno, where.col_offset, called, local, kind, tuple(sorted(flags)),
                          self.flow.assumed_once(), self.flow.environ, arguments)
             )
-
-    def _arguments(self, where: ast.expr) -> tuple[str | None, ...]:
-        """:attr:`CallSite.arguments` of a call: its positional arguments' known string values."""
-        if not isinstance(where, ast.Call) or not where.args:
-            return ()
-        found: list[str | None] = []
-        for argument in where.args:
-            if isinstance(argument, ast.Starred):
-                break
-            value = self.dynamic.conditions.constant(argument)
-            if isinstance(value, str):
-                found.append(value)
-            elif isinstance(value, Anchored):
-                found.append(anchored_argument(value.anchor, value.rest))
-            else:
-                found.append(None)
-        while found and found[-1] is None:
-            found.pop()
-        return tuple(found)
 
     def _calls_what_a_factory_returns(
         self, where: ast.expr, func: ast.expr, flags: frozenset[Flag]
@@ -389,7 +331,7 @@ class CallRecorder:
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if value is None or len(names) != len(targets):
             return
-        wrapped = self._partial_of(value)  # ``f = functools.partial(g, ...)`` calls ``g``
+        wrapped = _partial_of(value, self.aliases)  # ``f = functools.partial(g, ...)`` calls ``g``
         if wrapped is not None:
             value = wrapped
         choices = _choices(value, conditions, False)
@@ -497,6 +439,38 @@ class CallRecorder:
         return False
 
 
+def _arguments(where: ast.expr, conditions: ConditionEvaluator) -> tuple[str | None, ...]:
+    """:attr:`CallSite.arguments` of a call: its positional arguments' known string values."""
+    if not isinstance(where, ast.Call) or not where.args:
+        return ()
+    found: list[str | None] = []
+    for argument in where.args:
+        if isinstance(argument, ast.Starred):
+            break
+        value = conditions.constant(argument)
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Anchored):
+            found.append(anchored_argument(value.anchor, value.rest))
+        else:
+            found.append(None)
+    while found and found[-1] is None:
+        found.pop()
+    return tuple(found)
+
+
+def _partial_of(value: ast.expr, aliases: Mapping[str, str]) -> ast.expr | None:
+    """``f`` of ``functools.partial(f, ...)``: calling the partial calls ``f`` (with the bound
+    arguments first), nothing else; None for any other value."""
+    if (
+        isinstance(value, ast.Call) and value.args
+        and not isinstance(value.args[0], ast.Starred)
+        and dotted_name(value.func, aliases) == "functools.partial"
+    ):
+        return value.args[0]
+    return None
+
+
 def _choices(
     value: ast.expr, conditions: ConditionEvaluator, undecided: bool
 ) -> tuple[tuple[str, bool], ...]:
@@ -521,6 +495,78 @@ def _choices(
 
 _MAY_NOT_RUN: Final = frozenset({Flag.CONDITIONAL, Flag.FALLBACK, Flag.GUARDED})
 """Flags of code that may not run: a callable it binds is one of the name's possible values."""
+
+
+class ClassTree:
+    """The module's classes, by qualified name, as the walker meets them, and the bases of its
+    module-level ones (:class:`~flake8_importpolicy.model.facts.ModuleClasses` once walked)."""
+
+    __slots__ = ("bases", "names")
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.bases: dict[str, tuple[str, ...]] = {}
+
+
+class FunctionReturns:
+    """What the ``return``s of a function body give back, as far as the walker names it: the names
+    returned (a nested function by name), and whether one hands back the function itself,
+    partially applied (``return functools.partial(<this function>, ...)``: a factory called
+    without the function to wrap, so no returned closure runs at decoration time)."""
+
+    __slots__ = ("names", "self_partial")
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.self_partial = False
+
+    def add(self, value: ast.expr | None, function: str, aliases: Mapping[str, str]) -> None:
+        """A ``return value`` in the body of ``function`` (its own name, unqualified)."""
+        if isinstance(value, ast.Name):
+            self.names.append(value.id)
+        elif (
+            isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == function
+            and dotted_name(value.func, aliases) == "functools.partial"
+        ):
+            self.self_partial = True
+
+    def closures(self, nested: Container[str]) -> tuple[str, ...]:
+        """The nested functions of the body it returns, once each, in order; none when it returns
+        itself partially applied."""
+        if self.self_partial:
+            return ()
+        return tuple(dict.fromkeys(name for name in self.names if name in nested))
+
+
+class _Instances:
+    """In a function body, its names bound to ``C(...)`` of a known callable ``C`` (a class of the
+    module or an imported name): ``{name: (binding, dotted C, local)}``, while the binding lasts
+    (``gen.generate()`` runs ``C``'s)."""
+
+    __slots__ = ("bound", "scope")
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.bound: dict[str, tuple[Binding, str, bool]] = {}
+
+    def bind(self, name: str, known: tuple[str, bool] | None) -> None:
+        """``name = C(...)``, ``known`` what ``C`` is (None: not a known callable, or not a call)."""
+        self.bound.pop(name, None)
+        binding = self.scope.lookup(name)
+        if known is None or not known[0] or binding is None:
+            return
+        self.bound[name] = (binding, known[0], known[1])
+
+    def method(self, func: ast.expr) -> tuple[str, bool] | None:
+        """``(C.m, local)`` for ``name.m`` where :meth:`bind` saw ``name = C(...)`` and ``name``
+        still has that binding, else None."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        found = self.bound.get(func.value.id)
+        if found is None or self.scope.lookup(func.value.id) is not found[0]:
+            return None
+        return f"{found[1]}.{func.attr}", found[2]
 
 
 class _CallableValues:

@@ -111,7 +111,7 @@ class _ImportTimeVisitor:
             decorated=decorated, star_bases=star_bases, source=source,
         )
         self.lazy = LazyRecorder(
-            self.flow, self.scope, self.conditions, self.dynamic, self.callees.classes
+            self.flow, self.scope, self.conditions, self.dynamic, self.callees.classes.names
         )
         self.binder = NameBinder(
             self.scope, self.flow, self.conditions, self.imports, self.callees, self.lazy,
@@ -476,12 +476,12 @@ class _ImportTimeVisitor:
                 self.callees.add(keyword.value, keyword.value, "metaclass", flags)
         # A class body runs when the class statement runs; its names bind in the class namespace.
         qualname = self.flow.scoped_name(stmt.name)
-        self.callees.classes.add(qualname)
+        self.callees.classes.names.add(qualname)
         if self.flow.in_function and not self.flow.class_depth:
             self.callees.nested_defs[stmt.name] = qualname
         if not self.flow.in_function:
             bases = (self.callees.base_name(base) for base in stmt.bases)
-            self.callees.class_bases[qualname] = tuple(base for base in bases if base is not None)
+            self.callees.classes.bases[qualname] = tuple(base for base in bases if base is not None)
         saved, saved_defs = self.flow.names, self.callees.class_defs
         self.flow.names, self.callees.class_defs = Scope(ScopeKind.CLASS), set()
         self.flow.class_depth += 1
@@ -695,9 +695,7 @@ def analyse_function(
         # (``@dis(recursive=False)``, torch's ``_disable_dynamo``): what ``@dis(...)`` calls is that
         # partial, which calls the factory again with the function, and that call returns its
         # closure without calling it; so no returned closure runs at decoration time.
-        returns=() if child.callees.returns_self_partial else tuple(
-            dict.fromkeys(r for r in child.callees.returns if r in nested)
-        ),
+        returns=child.callees.returns.closures(nested),
         attribute_reads=tuple(child.lazy.attribute_reads),
         self_imports=tuple(dict.fromkeys(child.dynamic.self_imports)),
         self_calls=tuple(dict.fromkeys(method.self_calls)),
