@@ -158,8 +158,10 @@ and the chain from the light module:
   enum API runs only generated code when called: not counted;
 - `call-depth`: a function called deeper than `settings.call-depth`; it is not followed, and is
   reported at the call;
-- `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`, and
-  `sys.path` or `sys.modules` bound to another name;
+- `sys-path`: a `sys.path` change whose directory is not computable, `site.addsitedir`,
+  `sys.path` or `sys.modules` bound to another name, and a finder or path hook added to
+  `sys.meta_path` or `sys.path_hooks` (`append`, `insert`, `extend`: toolz's
+  `sys.meta_path.append(TlzLoader())` serves `tlz.curried`, which path search does not find);
 - `extension-module`: a compiled module without a `.py` twin;
 - `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
   forbidden module could be reached through it (once per light module);

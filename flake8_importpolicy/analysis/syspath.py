@@ -15,7 +15,9 @@ from typing import Final
 
 from flake8_importpolicy.analysis.conditions import dotted_name
 
-__all__ = ["PathValue", "SYS_PATH_CHANGERS", "evaluate_path", "find_added_paths", "may_be_path"]
+__all__ = [
+    "FINDER_ADDERS", "PathValue", "SYS_PATH_CHANGERS", "evaluate_path", "find_added_paths", "may_be_path",
+]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,12 @@ class PathValue:
 
 
 SYS_PATH_CHANGERS: Final = frozenset({"sys.path.append", "sys.path.insert", "sys.path.extend"})
+FINDER_ADDERS: Final = frozenset({
+    f"sys.{hooks}.{method}"
+    for hooks in ("meta_path", "path_hooks") for method in ("append", "insert", "extend")
+})
+"""Calls that add an import finder (``sys.meta_path``) or path hook: the imports it serves are not
+found by path search and what it runs for them is not known (rule 7, IPL006 ``sys-path``)."""
 
 _SAME: Final = frozenset({
     "os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath", "str",

@@ -12,6 +12,7 @@ from flake8_importpolicy.analysis.importtime.bindings import Scope
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
 from flake8_importpolicy.analysis.syspath import (
+    FINDER_ADDERS,
     SYS_PATH_CHANGERS,
     evaluate_path,
     find_added_paths,
@@ -259,7 +260,9 @@ class DynamicRecorder:
         analyses a constant string where it runs)."""
         if name in MODULE_READERS:
             self._module_reader(call, name, flags)
-        elif name == "site.addsitedir":
+        elif name == "site.addsitedir" or name in FINDER_ADDERS:
+            # a finder or path hook added (toolz's ``sys.meta_path.append(TlzLoader())``): the
+            # imports it serves are not found by path search, what it runs for them is not known
             self.unresolved(call, Construct.SYS_PATH, flags)
         elif name in SYS_PATH_CHANGERS:
             added = None

@@ -27,7 +27,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
-from flake8_importpolicy.analysis.syspath import SYS_PATH_CHANGERS
+from flake8_importpolicy.analysis.syspath import FINDER_ADDERS, SYS_PATH_CHANGERS
 from flake8_importpolicy.model.facts import SourceProblem, Target
 from flake8_importpolicy.model.graph import Construct, Flag
 
@@ -99,7 +99,9 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
 
 
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
-_SPECIAL_CALLS: Final = _EXECUTORS | SYS_PATH_CHANGERS | MODULE_READERS | {"site.addsitedir"}
+_SPECIAL_CALLS: Final = (
+    _EXECUTORS | SYS_PATH_CHANGERS | FINDER_ADDERS | MODULE_READERS | {"site.addsitedir"}
+)
 
 
 class ExpressionScanner:
