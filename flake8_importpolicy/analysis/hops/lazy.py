@@ -45,14 +45,34 @@ not computable (never a module name: it is not an identifier)."""
 
 
 def packages_between(base: str, target: object) -> Iterator[str]:
-    """The packages between ``base`` and its submodule ``target`` (``base.models`` and
-    ``base.models.auto`` for ``base.models.auto.modeling_auto``, a deep import structure's entry):
-    importing ``target`` runs them first (rule 1)."""
-    if not isinstance(target, str) or not target.startswith(base + "."):
+    """The packages of ``target`` that ``base`` does not already have run: those between ``base``
+    and its submodule ``target`` (``base.models`` and ``base.models.auto`` for
+    ``base.models.auto.modeling_auto``, a deep import structure's entry), or, for a module beside
+    ``base`` (plotly's ``relative_import`` of ``..graph_objs.layout`` in ``plotly.graph_objects``),
+    its packages below the ancestors they share (``plotly.graph_objs``): importing ``target`` runs
+    them first (rule 1)."""
+    if not isinstance(target, str) or "." not in target:
         return
-    parts = target[len(base) + 1:].split(".")
-    for i in range(1, len(parts)):
-        yield f"{base}.{'.'.join(parts[:i])}"
+    base_parts = base.split(".")
+    parts = target.split(".")
+    shared = 0
+    while shared < min(len(base_parts), len(parts) - 1) and base_parts[shared] == parts[shared]:
+        shared += 1
+    if shared == 0:
+        return  # another top-level package: not a structure's entry
+    for i in range(shared + 1, len(parts)):
+        yield ".".join(parts[:i])
+
+
+def submodule_of(package: str, sub: str) -> str:
+    """The module a lazy mapping's entry ``sub`` names in ``package``: ``package.sub``, or with
+    leading dots one package up per dot (``.graph_objs.layout`` in ``plotly.graph_objects``:
+    ``plotly.graph_objs.layout``, as ``import_module("..graph_objs.layout", package)``)."""
+    body = sub.lstrip(".")
+    up = len(sub) - len(body)
+    if up:
+        package = package.rsplit(".", up)[0]
+    return f"{package}.{body}"
 
 
 class ModuleGetattr:
@@ -68,13 +88,17 @@ class ModuleGetattr:
         self._names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
         self._exports: dict[str, dict[str, str]] = {}  # scanned package -> {name: submodule}
 
-    def find_trigger(self, package: str, name: str, importer: str) -> str | None:
+    def find_trigger(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
         ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
         function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
-        it, or None."""
-        facts = self._hooked(package, name, importer)
+        it, or None. With ``line`` (a from-import's), ``package`` may be the importer itself: its
+        own ``__getattr__`` runs when bound before that line and ``name`` is not (plotly.io's
+        ``from plotly.io import templates`` after ``relative_import``)."""
+        facts = self._hooked(package, name, importer, line)
         if facts is None:
             return None
         attach = facts.lazy_attach
@@ -84,7 +108,7 @@ class ModuleGetattr:
             found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
             if found is None and attach.scan_package:
                 found = self._submodule_exporting(package, name, attach.scan_prefix)
-            return f"{package}.{found}" if found is not None else None
+            return submodule_of(package, found) if found is not None else None
         names = self._names.setdefault(package, set())
         if name not in names and len(names) >= _MAX_GETATTR_NAMES:
             return FunctionNode(package, "__getattr__")  # any name: every branch may run
@@ -104,15 +128,31 @@ class ModuleGetattr:
         found += attach.any_name
         return tuple(f"{package}.{sub}" for sub in dict.fromkeys(found) if sub != certain)
 
-    def _hooked(self, package: str, name: str, importer: str) -> ModuleFacts | None:
-        """The facts of ``package`` when reading its ``name`` runs its ``__getattr__``, else None."""
+    def _hooked(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> ModuleFacts | None:
+        """The facts of ``package`` when reading its ``name`` runs its ``__getattr__``, else None
+        (``package`` is ``importer`` itself only for a from-import at ``line``: see
+        :meth:`find_trigger`)."""
         lookup = self._lookup
-        if package == importer or not lookup.is_followed(package, self.index.resolve_module(package)):
+        own = package == importer
+        if (own and line is None) or not lookup.is_followed(
+            package, self.index.resolve_module(package)
+        ):
             return None
         facts = lookup.get_facts(package)
-        if facts is None or not facts.defines_getattr or name in facts.bindings:
+        if facts is None or not facts.defines_getattr:
             return None
-        if lookup.imports_submodule(package, f"{package}.{name}"):
+        if own:
+            hook_line = facts.binding_lines.get("__getattr__")
+            name_line = facts.binding_lines.get(name)
+            if hook_line is None or line is None or hook_line >= line or (
+                name_line is not None and name_line < line
+            ):
+                return None
+        elif name in facts.bindings:
+            return None
+        if lookup.imports_submodule(package, f"{package}.{name}", before=line if own else None):
             return None  # importing a submodule binds it on its package: no __getattr__ call
         if self._star_binds(package, facts, name):
             return None

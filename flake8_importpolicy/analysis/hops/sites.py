@@ -75,7 +75,7 @@ class ImportSites:
                 trigger = None
                 maybe: tuple[str, ...] = ()
                 if not self._lookup.imports_submodule(node, f"{base}.{name}", before=site.line):
-                    trigger = self._getattr_hooks.find_trigger(base, name, module)
+                    trigger = self._getattr_hooks.find_trigger(base, name, module, site.line)
                     maybe = self._getattr_hooks.find_conditional_triggers(base, name, module)
                 if trigger is not None:
                     for parent in packages_between(base, trigger):  # a deep structure's entry
