@@ -262,6 +262,19 @@ class AttributeReads:
                 return
         if imported is not None:
             yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+        # ``go.layout.template.Data``: each attribute read in turn on a module a lazy mapping
+        # imported may run that module's own ``__getattr__`` (plotly's nested lazy packages)
+        for attr in read.then:
+            if not isinstance(imported, str) or isinstance(imported, FunctionNode):
+                break
+            owner = imported
+            imported = self._getattr_hooks.find_trigger(owner, attr, module)
+            if imported is None:
+                break
+            for parent in packages_between(owner, imported):
+                yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                          parent, read.flags)
+            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
 
     def _hops_for_imported_object(
         self, node: str, resolved: ResolvedModule, read: AttributeRead, base: str,

@@ -104,8 +104,15 @@ class LazyRecorder:
         if _makes_lazy_loader(call):
             self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in targets)))
 
-    def attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
-        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
+    def attribute_read(
+        self,
+        node: ast.Attribute,
+        value: ast.Name,
+        flags: frozenset[Flag],
+        then: tuple[str, ...] = (),
+    ) -> None:
+        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19), with
+        the attributes ``then`` read in turn on its value."""
         if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
             return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
         name = value.id
@@ -113,13 +120,33 @@ class LazyRecorder:
         if target is None and not self.scope.is_call_bound(name):
             return
         deleted = type(node.ctx) is ast.Del
-        key = (name, node.attr, deleted)
+        key = (name, ".".join((node.attr, *then)), deleted)
         if key in self.read_keys:
             return
         self.read_keys.add(key)
         self.attribute_reads.append(AttributeRead(
-            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted,
+            then,
         ))
+
+    def attribute_chain(self, node: ast.Attribute, flags: frozenset[Flag]) -> None:
+        """``name.a.b...`` (``node`` is the outermost attribute of a chain of two or more on a
+        name): record ``name.a`` with the attributes read in turn on it; the last one is not
+        read when the chain is set or deleted (rule 19)."""
+        attrs: list[str] = []
+        current: ast.expr = node
+        while isinstance(current, ast.Attribute):
+            attrs.append(current.attr)
+            inner = current.value
+            if isinstance(inner, ast.Name):
+                break
+            current = inner
+        if not isinstance(current, ast.Attribute) or not isinstance(current.value, ast.Name):
+            return
+        attrs.reverse()  # attrs[0] is current.attr
+        then = attrs[1:] if type(node.ctx) is ast.Load else attrs[1:-1]
+        if then:
+            self.attribute_read(current, current.value, flags, tuple(then))
 
     def self_facts(self, call: ast.Call) -> None:
         """What a method does with ``self`` and its parameters: ``self.m()`` calls,
