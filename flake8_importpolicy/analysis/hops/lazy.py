@@ -115,6 +115,26 @@ class ModuleGetattr:
         names.add(name)
         return FunctionNode(package, "__getattr__", name)
 
+    def find_triggers(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> list[tuple[str, str]]:
+        """``(owner, module)`` for each module reading ``name`` of ``package`` imports, in order:
+        :meth:`find_trigger`'s, then, when that module was imported for one of its names (an
+        entry of a lazy mapping's ``submod_attrs``), those its own ``getattr(module, name)`` runs
+        in turn (plotly.graph_objects' ``..graph_objs.Layout`` imports plotly.graph_objs, whose
+        ``__getattr__("Layout")`` imports its ``_layout``; ``lazy_loader.attach`` and
+        transformers' ``_LazyModule`` read the name on the submodule the same way)."""
+        found: list[tuple[str, str]] = []
+        owner = package
+        trigger = self.find_trigger(package, name, importer, line)
+        while trigger is not None:
+            found.append((owner, trigger))
+            if isinstance(trigger, FunctionNode) or trigger == f"{owner}.{name}" or len(found) > 8:
+                break  # a function's result, or the submodule itself: no further read
+            owner = trigger
+            trigger = self.find_trigger(owner, name, importer)
+        return found
+
     def find_conditional_triggers(self, package: str, name: str, importer: str) -> tuple[str, ...]:
         """The submodules reading ``name`` of ``package`` may also import (besides
         :meth:`find_trigger`'s): those an import structure got ``name`` for in code that may not
@@ -246,7 +266,16 @@ class AttributeReads:
             base = absolute(read.target, module, resolved.is_package)
             imported = None
             if base is not None and self.index.resolve_module(base).kind != "unresolved":
-                imported = self._getattr_hooks.find_trigger(base, read.attr, module)
+                found = self._getattr_hooks.find_triggers(base, read.attr, module)
+                for owner, trigger in found[:-1]:  # those before the last one, whose hop follows
+                    for parent in packages_between(owner, trigger):
+                        yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                                  parent, read.flags)
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, trigger,
+                              read.flags)
+                owner = base
+                if found:
+                    owner, imported = found[-1]
                 for maybe in self._getattr_hooks.find_conditional_triggers(base, read.attr, module):
                     maybe_flags = tuple(sorted({*read.flags, Flag.CONDITIONAL}))
                     for parent in packages_between(base, maybe):
@@ -254,7 +283,7 @@ class AttributeReads:
                                   parent, maybe_flags)
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, maybe,
                               maybe_flags)
-                for parent in packages_between(base, imported):
+                for parent in packages_between(owner, imported):
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
                               parent, read.flags)
             elif base is not None and "." in base:  # ``from m import obj``: an object m made
@@ -267,14 +296,16 @@ class AttributeReads:
         for attr in read.then:
             if not isinstance(imported, str) or isinstance(imported, FunctionNode):
                 break
-            owner = imported
-            imported = self._getattr_hooks.find_trigger(owner, attr, module)
-            if imported is None:
+            found = self._getattr_hooks.find_triggers(imported, attr, module)
+            if not found:
                 break
-            for parent in packages_between(owner, imported):
-                yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
-                          parent, read.flags)
-            yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+            for owner, trigger in found:
+                for parent in packages_between(owner, trigger):
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                              parent, read.flags)
+                yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, trigger,
+                          read.flags)
+            imported = found[-1][1]
 
     def _hops_for_imported_object(
         self, node: str, resolved: ResolvedModule, read: AttributeRead, base: str,
