@@ -76,7 +76,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 20
+_FORMAT: Final = 21
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =
@@ -353,14 +353,15 @@ def _environ_write(row: object) -> tuple[str, str | None, bool]:
 
 
 def _read_row(read: AttributeRead) -> list[object]:
-    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags), read.deleted]
+    return [read.line, read.col, read.name, read.target, read.attr, list(read.flags), read.deleted,
+            list(read.then)]
 
 
 def _read(row: object) -> AttributeRead:
-    line, col, name, target, attr, flags, deleted = expect_list(row)
+    line, col, name, target, attr, flags, deleted, then = expect_list(row)
     return AttributeRead(expect_int(line), expect_int(col), expect_str(name),
                          expect_optional_str(target), expect_str(attr), _flags(flags),
-                         expect_bool(deleted))
+                         expect_bool(deleted), tuple(expect_str(a) for a in expect_list(then)))
 
 
 def _unresolved_row(site: UnresolvedSite) -> list[object]:

@@ -258,6 +258,8 @@ class AttributeRead:
         flags: as for :class:`ImportSite`.
         deleted: the attribute is deleted (``del name.attr``), not read: a lazy module object loads
             then too, a class's ``__getattr__`` does not run.
+        then: the attributes read in turn on what ``name.attr`` gives (``go.layout.template.Data``:
+            ``("template", "Data")``): each may run a lazy module's ``__getattr__`` in turn.
     """
 
     line: int
@@ -267,6 +269,7 @@ class AttributeRead:
     attr: str
     flags: tuple[Flag, ...] = ()
     deleted: bool = False
+    then: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

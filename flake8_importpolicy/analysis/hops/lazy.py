@@ -45,14 +45,34 @@ not computable (never a module name: it is not an identifier)."""
 
 
 def packages_between(base: str, target: object) -> Iterator[str]:
-    """The packages between ``base`` and its submodule ``target`` (``base.models`` and
-    ``base.models.auto`` for ``base.models.auto.modeling_auto``, a deep import structure's entry):
-    importing ``target`` runs them first (rule 1)."""
-    if not isinstance(target, str) or not target.startswith(base + "."):
+    """The packages of ``target`` that ``base`` does not already have run: those between ``base``
+    and its submodule ``target`` (``base.models`` and ``base.models.auto`` for
+    ``base.models.auto.modeling_auto``, a deep import structure's entry), or, for a module beside
+    ``base`` (plotly's ``relative_import`` of ``..graph_objs.layout`` in ``plotly.graph_objects``),
+    its packages below the ancestors they share (``plotly.graph_objs``): importing ``target`` runs
+    them first (rule 1)."""
+    if not isinstance(target, str) or "." not in target:
         return
-    parts = target[len(base) + 1:].split(".")
-    for i in range(1, len(parts)):
-        yield f"{base}.{'.'.join(parts[:i])}"
+    base_parts = base.split(".")
+    parts = target.split(".")
+    shared = 0
+    while shared < min(len(base_parts), len(parts) - 1) and base_parts[shared] == parts[shared]:
+        shared += 1
+    if shared == 0:
+        return  # another top-level package: not a structure's entry
+    for i in range(shared + 1, len(parts)):
+        yield ".".join(parts[:i])
+
+
+def submodule_of(package: str, sub: str) -> str:
+    """The module a lazy mapping's entry ``sub`` names in ``package``: ``package.sub``, or with
+    leading dots one package up per dot (``.graph_objs.layout`` in ``plotly.graph_objects``:
+    ``plotly.graph_objs.layout``, as ``import_module("..graph_objs.layout", package)``)."""
+    body = sub.lstrip(".")
+    up = len(sub) - len(body)
+    if up:
+        package = package.rsplit(".", up)[0]
+    return f"{package}.{body}"
 
 
 class ModuleGetattr:
@@ -68,13 +88,17 @@ class ModuleGetattr:
         self._names: dict[str, set[str]] = {}  # names each module's __getattr__ is run for
         self._exports: dict[str, dict[str, str]] = {}  # scanned package -> {name: submodule}
 
-    def find_trigger(self, package: str, name: str, importer: str) -> str | None:
+    def find_trigger(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> str | None:
         """``from package import name`` calls ``package.__getattr__(name)`` when the module binds no
         ``name`` and defines a module-level ``__getattr__`` (PEP 562; ``_handle_fromlist`` calls
         ``hasattr(package, name)`` first); so does reading ``package.name`` (rule 19). Returns the
         function node run with ``name``, the submodule a ``lazy_loader.attach`` mapping imports for
-        it, or None."""
-        facts = self._hooked(package, name, importer)
+        it, or None. With ``line`` (a from-import's), ``package`` may be the importer itself: its
+        own ``__getattr__`` runs when bound before that line and ``name`` is not (plotly.io's
+        ``from plotly.io import templates`` after ``relative_import``)."""
+        facts = self._hooked(package, name, importer, line)
         if facts is None:
             return None
         attach = facts.lazy_attach
@@ -84,12 +108,32 @@ class ModuleGetattr:
             found = next((sub for sub, names in attach.submod_attrs.items() if name in names), None)
             if found is None and attach.scan_package:
                 found = self._submodule_exporting(package, name, attach.scan_prefix)
-            return f"{package}.{found}" if found is not None else None
+            return submodule_of(package, found) if found is not None else None
         names = self._names.setdefault(package, set())
         if name not in names and len(names) >= _MAX_GETATTR_NAMES:
             return FunctionNode(package, "__getattr__")  # any name: every branch may run
         names.add(name)
         return FunctionNode(package, "__getattr__", name)
+
+    def find_triggers(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> list[tuple[str, str]]:
+        """``(owner, module)`` for each module reading ``name`` of ``package`` imports, in order:
+        :meth:`find_trigger`'s, then, when that module was imported for one of its names (an
+        entry of a lazy mapping's ``submod_attrs``), those its own ``getattr(module, name)`` runs
+        in turn (plotly.graph_objects' ``..graph_objs.Layout`` imports plotly.graph_objs, whose
+        ``__getattr__("Layout")`` imports its ``_layout``; ``lazy_loader.attach`` and
+        transformers' ``_LazyModule`` read the name on the submodule the same way)."""
+        found: list[tuple[str, str]] = []
+        owner = package
+        trigger = self.find_trigger(package, name, importer, line)
+        while trigger is not None:
+            found.append((owner, trigger))
+            if isinstance(trigger, FunctionNode) or trigger == f"{owner}.{name}" or len(found) > 8:
+                break  # a function's result, or the submodule itself: no further read
+            owner = trigger
+            trigger = self.find_trigger(owner, name, importer)
+        return found
 
     def find_conditional_triggers(self, package: str, name: str, importer: str) -> tuple[str, ...]:
         """The submodules reading ``name`` of ``package`` may also import (besides
@@ -104,15 +148,31 @@ class ModuleGetattr:
         found += attach.any_name
         return tuple(f"{package}.{sub}" for sub in dict.fromkeys(found) if sub != certain)
 
-    def _hooked(self, package: str, name: str, importer: str) -> ModuleFacts | None:
-        """The facts of ``package`` when reading its ``name`` runs its ``__getattr__``, else None."""
+    def _hooked(
+        self, package: str, name: str, importer: str, line: int | None = None
+    ) -> ModuleFacts | None:
+        """The facts of ``package`` when reading its ``name`` runs its ``__getattr__``, else None
+        (``package`` is ``importer`` itself only for a from-import at ``line``: see
+        :meth:`find_trigger`)."""
         lookup = self._lookup
-        if package == importer or not lookup.is_followed(package, self.index.resolve_module(package)):
+        own = package == importer
+        if (own and line is None) or not lookup.is_followed(
+            package, self.index.resolve_module(package)
+        ):
             return None
         facts = lookup.get_facts(package)
-        if facts is None or not facts.defines_getattr or name in facts.bindings:
+        if facts is None or not facts.defines_getattr:
             return None
-        if lookup.imports_submodule(package, f"{package}.{name}"):
+        if own:
+            hook_line = facts.binding_lines.get("__getattr__")
+            name_line = facts.binding_lines.get(name)
+            if hook_line is None or line is None or hook_line >= line or (
+                name_line is not None and name_line < line
+            ):
+                return None
+        elif name in facts.bindings:
+            return None
+        if lookup.imports_submodule(package, f"{package}.{name}", before=line if own else None):
             return None  # importing a submodule binds it on its package: no __getattr__ call
         if self._star_binds(package, facts, name):
             return None
@@ -206,7 +266,16 @@ class AttributeReads:
             base = absolute(read.target, module, resolved.is_package)
             imported = None
             if base is not None and self.index.resolve_module(base).kind != "unresolved":
-                imported = self._getattr_hooks.find_trigger(base, read.attr, module)
+                found = self._getattr_hooks.find_triggers(base, read.attr, module)
+                for owner, trigger in found[:-1]:  # those before the last one, whose hop follows
+                    for parent in packages_between(owner, trigger):
+                        yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                                  parent, read.flags)
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, trigger,
+                              read.flags)
+                owner = base
+                if found:
+                    owner, imported = found[-1]
                 for maybe in self._getattr_hooks.find_conditional_triggers(base, read.attr, module):
                     maybe_flags = tuple(sorted({*read.flags, Flag.CONDITIONAL}))
                     for parent in packages_between(base, maybe):
@@ -214,7 +283,7 @@ class AttributeReads:
                                   parent, maybe_flags)
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, maybe,
                               maybe_flags)
-                for parent in packages_between(base, imported):
+                for parent in packages_between(owner, imported):
                     yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
                               parent, read.flags)
             elif base is not None and "." in base:  # ``from m import obj``: an object m made
@@ -222,6 +291,21 @@ class AttributeReads:
                 return
         if imported is not None:
             yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, imported, read.flags)
+        # ``go.layout.template.Data``: each attribute read in turn on a module a lazy mapping
+        # imported may run that module's own ``__getattr__`` (plotly's nested lazy packages)
+        for attr in read.then:
+            if not isinstance(imported, str) or isinstance(imported, FunctionNode):
+                break
+            found = self._getattr_hooks.find_triggers(imported, attr, module)
+            if not found:
+                break
+            for owner, trigger in found:
+                for parent in packages_between(owner, trigger):
+                    yield Hop(node, resolved.path, read.line, read.col, HopKind.PARENT_PACKAGE,
+                              parent, read.flags)
+                yield Hop(node, resolved.path, read.line, read.col, HopKind.LAZY_ATTR, trigger,
+                          read.flags)
+            imported = found[-1][1]
 
     def _hops_for_imported_object(
         self, node: str, resolved: ResolvedModule, read: AttributeRead, base: str,

@@ -72,13 +72,13 @@ class ImportSites:
                         tuple(sorted({*fromlist_flags, Flag.CONDITIONAL})) if uncertain else fromlist_flags
                     )
                     yield Hop(node, path, line, col, kind, submodule, hop_flags)
-                trigger = None
+                triggers: list[tuple[str, str]] = []
                 maybe: tuple[str, ...] = ()
                 if not self._lookup.imports_submodule(node, f"{base}.{name}", before=site.line):
-                    trigger = self._getattr_hooks.find_trigger(base, name, module)
+                    triggers = self._getattr_hooks.find_triggers(base, name, module, site.line)
                     maybe = self._getattr_hooks.find_conditional_triggers(base, name, module)
-                if trigger is not None:
-                    for parent in packages_between(base, trigger):  # a deep structure's entry
+                for owner, trigger in triggers:
+                    for parent in packages_between(owner, trigger):  # a deep structure's entry
                         yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
                 for other in maybe:  # an import structure's entries that may not have been made
@@ -99,11 +99,11 @@ class ImportSites:
                         hop_flags = tuple(sorted({*flags, Flag.CONDITIONAL})) if uncertain else flags
                         yield Hop(node, path, line, col, kind, submodule, hop_flags)
             elif base_facts is not None and base_facts.all_names is None:
-                trigger = self._getattr_hooks.find_trigger(base, "__all__", module)
-                if trigger is not None:
-                    for parent in packages_between(base, trigger):
+                all_trigger = self._getattr_hooks.find_trigger(base, "__all__", module)
+                if all_trigger is not None:
+                    for parent in packages_between(base, all_trigger):
                         yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
-                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, trigger, site.flags)
+                    yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, all_trigger, site.flags)
 
     def _fromlist_flags(
         self, base: str, module: str, flags: tuple[Flag, ...]

@@ -166,6 +166,8 @@ class ExpressionScanner:
                 value = current.value  # type: ignore[attr-defined]
                 if type(value) is ast.Name:
                     self.lazy.attribute_read(current, value, flags)  # type: ignore[arg-type]
+                elif type(value) is ast.Attribute:
+                    self.lazy.attribute_chain(current, flags)  # type: ignore[arg-type]
                 stack.append(value)
                 continue
             # Annotations are mostly these: nothing to record but what they hold.

@@ -104,8 +104,15 @@ class LazyRecorder:
         if _makes_lazy_loader(call):
             self.lazy_loaders.update(filter(None, (dotted_name(t, {}) for t in targets)))
 
-    def attribute_read(self, node: ast.Attribute, value: ast.Name, flags: frozenset[Flag]) -> None:
-        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19)."""
+    def attribute_read(
+        self,
+        node: ast.Attribute,
+        value: ast.Name,
+        flags: frozenset[Flag],
+        then: tuple[str, ...] = (),
+    ) -> None:
+        """Record ``name.attr`` when ``name`` was bound by an import or by a call (rule 19), with
+        the attributes ``then`` read in turn on its value."""
         if type(value.ctx) is not ast.Load or type(node.ctx) is ast.Store:
             return  # setting an attribute runs ``__setattr__``: neither a lazy load nor ``__getattr__``
         name = value.id
@@ -113,13 +120,33 @@ class LazyRecorder:
         if target is None and not self.scope.is_call_bound(name):
             return
         deleted = type(node.ctx) is ast.Del
-        key = (name, node.attr, deleted)
+        key = (name, ".".join((node.attr, *then)), deleted)
         if key in self.read_keys:
             return
         self.read_keys.add(key)
         self.attribute_reads.append(AttributeRead(
-            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted
+            node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted,
+            then,
         ))
+
+    def attribute_chain(self, node: ast.Attribute, flags: frozenset[Flag]) -> None:
+        """``name.a.b...`` (``node`` is the outermost attribute of a chain of two or more on a
+        name): record ``name.a`` with the attributes read in turn on it; the last one is not
+        read when the chain is set or deleted (rule 19)."""
+        attrs: list[str] = []
+        current: ast.expr = node
+        while isinstance(current, ast.Attribute):
+            attrs.append(current.attr)
+            inner = current.value
+            if isinstance(inner, ast.Name):
+                break
+            current = inner
+        if not isinstance(current, ast.Attribute) or not isinstance(current.value, ast.Name):
+            return
+        attrs.reverse()  # attrs[0] is current.attr
+        then = attrs[1:] if type(node.ctx) is ast.Load else attrs[1:-1]
+        if then:
+            self.attribute_read(current, current.value, flags, tuple(then))
 
     def self_facts(self, call: ast.Call) -> None:
         """What a method does with ``self`` and its parameters: ``self.m()`` calls,
@@ -210,6 +237,8 @@ class LazyRecorder:
         args = list(call.args)
         if not args or not (isinstance(args[0], ast.Name) and args[0].id == "__name__"):
             return None
+        if (dotted_name(call.func, self.aliases) or "").rpartition(".")[2] == "relative_import":
+            return self._relative_import(call)
         submodules_node = args[1] if len(args) > 1 else keyword_value(call, "submodules")
         attrs_node = args[2] if len(args) > 2 else keyword_value(call, "submod_attrs")
         if submodules_node is None and attrs_node is None:
@@ -230,6 +259,43 @@ class LazyRecorder:
                 return None
             mapping[sub] = tuple(sorted(str(n) for n in names))
         return LazyAttach(tuple(sorted(submodules)), mapping)
+
+    def _relative_import(self, call: ast.Call) -> LazyAttach | None:
+        """The mapping of plotly's ``relative_import(__name__, rel_modules, rel_classes)`` when its
+        arguments are constant lists of relative names, else None: the ``__getattr__`` closure it
+        returns imports ``.sub`` (``..pkg.sub``) when ``sub`` is read, and ``._mod`` when ``Name``
+        of ``._mod.Name`` is (``importlib.import_module(rel, __name__)``; rule 19). A key of
+        ``submod_attrs`` is relative to the package: one leading dot per level above it."""
+        modules_node = call.args[1] if len(call.args) > 1 else keyword_value(call, "rel_modules")
+        classes_node = call.args[2] if len(call.args) > 2 else keyword_value(call, "rel_classes")
+        found: list[tuple[str, str]] = []  # (attribute, relative module), modules first
+        for node, is_class in ((modules_node, False), (classes_node, True)):
+            value = () if node is None else self.conditions.constant(node)
+            if not isinstance(value, (list, tuple)):
+                return None
+            for rel in value:
+                if not isinstance(rel, str) or not rel.startswith("."):
+                    return None
+                body = rel.lstrip(".")
+                parts = body.split(".")
+                if not all(parts) or (is_class and len(parts) < 2):
+                    return None
+                module = ".".join(parts[:-1]) if is_class else body
+                found.append((parts[-1], "." * (len(rel) - len(body) - 1) + module))
+        submodules: list[str] = []
+        mapping: dict[str, list[str]] = {}
+        taken: set[str] = set()
+        for attribute, module in found:
+            if attribute in taken:
+                continue  # the closure looks up modules first, then classes: the first one wins
+            taken.add(attribute)
+            if module == attribute:
+                submodules.append(module)
+            else:
+                mapping.setdefault(module, []).append(attribute)
+        return LazyAttach(
+            tuple(sorted(submodules)), {sub: tuple(sorted(names)) for sub, names in mapping.items()}
+        )
 
     def _is_own_sys_modules_entry(self, target: ast.expr) -> bool:
         """``sys.modules[__name__]`` (the module replacing itself)."""
