@@ -206,6 +206,11 @@ class ConditionEvaluator:
             return _UNKNOWN if truth is None else not truth
         if isinstance(node, ast.BoolOp):
             return self._bool_op(node, version)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self._value(node.operand, version)  # ``-1`` (a step, an index)
+            if type(operand) not in (int, float):
+                return _UNKNOWN
+            return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             if (
                 isinstance(node.ops[0], (ast.In, ast.NotIn))
@@ -298,6 +303,8 @@ class ConditionEvaluator:
             except (KeyError, IndexError, TypeError):
                 pass
             return _UNKNOWN
+        if isinstance(base, (str, tuple)) and not isinstance(base, _NotMain):  # ``"abc"[::-1]``
+            return _sliced(self, base, node.slice, version)
         if not isinstance(base, _VersionInfo):
             if dotted_name(node.value, self.aliases) == "os.environ":
                 known, value = self._environment(_plain(self._value(node.slice, version)))
@@ -363,6 +370,11 @@ class ConditionEvaluator:
                     if key in base:
                         return _item(base[key])
                     return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if isinstance(func, ast.Attribute) and func.attr in _STRING_METHODS and not node.args \
+                and not node.keywords:
+            base = self._value(func.value, version)
+            if isinstance(base, str) and not isinstance(base, _NotMain):  # ``"x"[::-1].upper()``
+                return getattr(base, func.attr)()
         if (
             isinstance(func, ast.Attribute)
             and func.attr == "startswith"
@@ -394,6 +406,32 @@ class ConditionEvaluator:
         if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
             return _UNKNOWN
         return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
+
+
+# methods of a string that take no argument and compute a string from it alone
+_STRING_METHODS: Final = frozenset(
+    {"upper", "lower", "casefold", "strip", "lstrip", "rstrip", "title", "capitalize", "swapcase"}
+)
+
+
+def _sliced(
+    evaluator: ConditionEvaluator, base: str | tuple[object, ...], index: ast.expr,
+    version: tuple[int, int],
+) -> object:
+    """``base[index]`` of a constant string or tuple: an integer index or a slice whose bounds are
+    integer constants or absent (an index out of range raises: unknown)."""
+    if not isinstance(index, ast.Slice):
+        key = _plain(evaluator._value(index, version))
+        if type(key) is not int or not -len(base) <= key < len(base):
+            return _UNKNOWN
+        return _item(base[key])
+    bounds = [
+        None if bound is None else _plain(evaluator._value(bound, version))
+        for bound in (index.lower, index.upper, index.step)
+    ]
+    if any(bound is not None and type(bound) is not int for bound in bounds) or bounds[2] == 0:
+        return _UNKNOWN
+    return base[slice(*bounds)]
 
 
 def _dict_value(evaluator: ConditionEvaluator, node: ast.Dict, version: tuple[int, int]) -> object:

@@ -523,7 +523,9 @@ class _ImportTimeVisitor:
             isinstance(name, ast.Name) and name.id in ever_bound
             for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
-        self.expressions.assign_targets(targets, flags)
+        self.expressions.assign_targets(
+            targets, flags, None if isinstance(stmt, ast.AugAssign) else stmt.value
+        )
         self.dynamic.assigned(targets, stmt.value, flags)
         if self.flow.in_function and isinstance(stmt, ast.Assign):
             self.lazy.record_self_parameter(targets, stmt.value)
