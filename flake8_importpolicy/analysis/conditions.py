@@ -27,7 +27,7 @@ import json
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, EnvironWrite, Target, assumption_text
 from flake8_importpolicy.model.patterns import is_constant_argument
@@ -255,6 +255,11 @@ class ConditionEvaluator:
             return _UNKNOWN if truth is None else not truth
         if isinstance(node, ast.BoolOp):
             return self._bool_op(node, version)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self._value(node.operand, version)  # ``-1`` (a step, an index)
+            if type(operand) not in (int, float) or not isinstance(operand, (int, float)):
+                return _UNKNOWN
+            return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             if (
                 isinstance(node.ops[0], (ast.In, ast.NotIn))
@@ -349,6 +354,8 @@ class ConditionEvaluator:
             except (KeyError, IndexError, TypeError):
                 pass
             return _UNKNOWN
+        if isinstance(base, (str, tuple)) and not isinstance(base, _NotMain):  # ``"abc"[::-1]``
+            return _sliced(self, base, node.slice, version)
         if not isinstance(base, _VersionInfo):
             if dotted_name(node.value, self.aliases) == "os.environ":
                 known, value = self._environment(_plain(self._value(node.slice, version)))
@@ -419,7 +426,7 @@ class ConditionEvaluator:
         if isinstance(func, ast.Attribute) and func.attr in _STRING_METHODS and not node.args \
                 and not node.keywords:
             base = self._value(func.value, version)
-            if isinstance(base, str) and not isinstance(base, _NotMain):
+            if isinstance(base, str) and not isinstance(base, _NotMain):  # ``"x"[::-1].upper()``
                 return str(getattr(base, func.attr)())
         if (
             isinstance(func, ast.Attribute)
@@ -452,6 +459,27 @@ class ConditionEvaluator:
         if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
             return _UNKNOWN
         return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
+
+
+def _sliced(
+    evaluator: ConditionEvaluator, base: str | tuple[object, ...], index: ast.expr,
+    version: tuple[int, int],
+) -> object:
+    """``base[index]`` of a constant string or tuple: an integer index or a slice whose bounds are
+    integer constants or absent (an index out of range raises: unknown)."""
+    if not isinstance(index, ast.Slice):
+        key = _plain(evaluator._value(index, version))
+        if type(key) is not int or not -len(base) <= key < len(base):
+            return _UNKNOWN
+        return _item(base[key])
+    bounds = [
+        None if bound is None else _plain(evaluator._value(bound, version))
+        for bound in (index.lower, index.upper, index.step)
+    ]
+    if any(bound is not None and type(bound) is not int for bound in bounds) or bounds[2] == 0:
+        return _UNKNOWN
+    lower, upper, step = (cast("int | None", bound) for bound in bounds)
+    return base[lower:upper:step]
 
 
 def _dict_value(evaluator: ConditionEvaluator, node: ast.Dict, version: tuple[int, int]) -> object:
@@ -555,7 +583,9 @@ _CONVERTERS: Final[dict[str, Callable[[Any], object]]] = {
 _ENVIRON_GETTERS: Final = frozenset({"os.environ.get", "os.getenv"})
 """Calls that read an environment variable: ``[assume.environ]`` answers them."""
 
-_STRING_METHODS: Final = frozenset({"upper", "lower", "strip", "casefold"})
+_STRING_METHODS: Final = frozenset(
+    {"upper", "lower", "casefold", "strip", "lstrip", "rstrip", "title", "capitalize", "swapcase"}
+)
 """Methods of a constant string, called without arguments, whose result is known
 (``os.environ.get("X", "false").upper()``)."""
 

@@ -333,17 +333,22 @@ class ExpressionScanner:
         elif flags is not None and isinstance(target, ast.Attribute):
             self.scan(target.value, flags)
 
-    def assign_targets(self, targets: Sequence[ast.expr], flags: frozenset[Flag]) -> None:
-        """Bind an assignment's targets: a class attribute is a value calls may name, a write
-        through ``globals()`` forgets every value, and ``sys.path[...] = ...`` is the dynamic
-        recorder's."""
+    def assign_targets(
+        self, targets: Sequence[ast.expr], flags: frozenset[Flag], value: ast.expr | None = None
+    ) -> None:
+        """Bind an assignment's targets (``value``: what is assigned, None for an augmented
+        assignment): a class attribute is a value calls may name, a write through ``globals()``
+        forgets every value (at module level, one whose key is a constant string binds that name
+        alone), and ``sys.path[...] = ...`` is the dynamic recorder's."""
         flow = self.flow
         for target in targets:
             self.bind_target(target, flags)
             if flow.class_depth and not flow.in_function and isinstance(target, ast.Name):
                 self.callees.class_values.add(".".join([*flow.class_path, target.id]))
             if isinstance(target, ast.Subscript) and _is_namespace_call(target.value):
-                self.binder.forget_values()  # ``globals()["NAME"] = ...``
+                # ``globals()["NAME"] = ...``
+                if not self.binder.bind_namespace_key(target.slice, value, flags):
+                    self.binder.forget_values()
             if not isinstance(target, ast.Name):
                 self.dynamic.assigned_target(target, flags)
 

@@ -15,10 +15,11 @@ from flake8_importpolicy.analysis.importtime.bindings import (
     BindingKind,
     Scope,
 )
-from flake8_importpolicy.analysis.importtime.calls import CallRecorder
+from flake8_importpolicy.analysis.importtime.calls import _MAY_NOT_RUN, CallRecorder
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
+from flake8_importpolicy.model.graph import Flag
 
 __all__ = ["NameBinder", "NamespaceWrites"]
 
@@ -82,6 +83,28 @@ class NameBinder:
         (``globals()[...] = ...``, ``globals().update(...)``)."""
         if not self.flow.in_function:
             self.scope.forget_values()
+
+    def bind_namespace_key(
+        self, key: ast.expr, value: ast.expr | None, flags: frozenset[Flag]
+    ) -> bool:
+        """``globals()[key] = value`` in module-level code with ``key`` a constant string (celery's
+        ``globals()['kcah_acitats'[::-1].upper()] = False``): binds that name, to ``value``'s
+        constant when it has one, the write certainly runs (no flag of code that may not run) and
+        no function declares the name ``global``; other names keep their values. False (nothing
+        done) for any other write."""
+        if self.flow.in_function or self.flow.class_depth:
+            return False
+        name = self.conditions.constant(key)
+        if not isinstance(name, str) or not name.isidentifier():
+            return False
+        self.bind(name, None)
+        constant = UNKNOWN if value is None else _constant_value(value, self.conditions)
+        if constant is not UNKNOWN and not flags & _MAY_NOT_RUN and (
+            name not in self.declared_in_functions
+        ):
+            self.scope.set_value(name, constant)
+        self.scope.seen_constants.add(name)
+        return True
 
     def unbind(self, targets: Sequence[ast.expr]) -> None:
         """Forget the module-level names ``del targets`` deletes; a later binding records its own

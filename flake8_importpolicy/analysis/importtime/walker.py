@@ -541,7 +541,9 @@ class _ImportTimeVisitor:
             for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
         normalised = _normalised_constant(self, stmt, flags) if not fresh else UNKNOWN
-        self.expressions.assign_targets(targets, flags)
+        self.expressions.assign_targets(
+            targets, flags, None if isinstance(stmt, ast.AugAssign) else stmt.value
+        )
         if normalised is not UNKNOWN:
             assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
             self.scope.set_value(stmt.targets[0].id, normalised)
