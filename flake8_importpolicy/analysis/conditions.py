@@ -32,7 +32,7 @@ from typing import Any, Final, cast
 from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, EnvironWrite, Target, assumption_text
 from flake8_importpolicy.model.patterns import is_constant_argument
 
-__all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Literal", "dotted_name"]
+__all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Grown", "Literal", "dotted_name"]
 
 
 def dotted_name(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
@@ -309,8 +309,17 @@ class ConditionEvaluator:
         if name == "os.name":
             return self.target.os_name
         if isinstance(node, ast.Name) and node.id in self.constants:
-            return self.constants[node.id]
+            bound = self.constants[node.id]
+            return _UNKNOWN if isinstance(bound, Grown) else bound  # only what it may hold is known
         return _UNKNOWN
+
+    def grown(self, node: ast.expr) -> Grown | None:
+        """What a name bound to a :class:`Grown` sequence may hold, else None."""
+        if isinstance(node, ast.Name):
+            found = self.constants.get(node.id)
+            if isinstance(found, Grown):
+                return found
+        return None
 
     def _bool_op(self, node: ast.BoolOp, version: tuple[int, int]) -> object:
         """The value of ``a or b`` / ``a and b`` as Python gives it: the first operand that decides
@@ -610,6 +619,19 @@ class Anchored:
 
     anchor: str
     rest: str
+
+
+@dataclass(frozen=True)
+class Grown:
+    """A tuple or list bound to a name and grown by ``+=`` in code that may not run (``NAMES +=
+    ("x",)`` under a condition the engine cannot decide, docs/semantics.md rule 14): what every
+    path may have put in it, in order, and the positions (``maybe``) that only some paths added.
+    Its value is unknown (a test of it, ``len(NAMES)``, cannot be decided); a loop over it walks
+    every item, those in ``maybe`` flagged conditional."""
+
+    items: tuple[object, ...]
+    maybe: frozenset[int]
+    is_list: bool = False
 
 
 @dataclass(frozen=True)

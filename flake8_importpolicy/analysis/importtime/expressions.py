@@ -31,7 +31,7 @@ from flake8_importpolicy.analysis.syspath import FINDER_ADDERS, SYS_PATH_CHANGER
 from flake8_importpolicy.model.facts import SourceProblem, Target
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["BodyWalker", "ExpressionScanner", "constant_items"]
+__all__ = ["BodyWalker", "ExpressionScanner", "constant_items", "loop_items"]
 
 
 class BodyWalker(Protocol):
@@ -58,6 +58,18 @@ def constant_items(value: object) -> list[object] | None:
     if not all(isinstance(item, (str, int, float, bool, tuple)) or item is None for item in value):
         return None
     return list(value)
+
+
+def loop_items(
+    conditions: ConditionEvaluator, iterable: ast.expr
+) -> tuple[list[object] | None, frozenset[int]]:
+    """The items a loop or comprehension over ``iterable`` walks (:func:`constant_items` of its
+    constant value, or of what a :class:`Grown` name may hold), and the positions of those that
+    only may be there (flagged conditional)."""
+    grown = conditions.grown(iterable)
+    if grown is None:
+        return constant_items(conditions.constant(iterable)), frozenset()
+    return constant_items(list(grown.items)), grown.maybe
 
 
 class _Substitute(ast.NodeTransformer):
@@ -193,8 +205,8 @@ class ExpressionScanner:
                 if items is not None:  # ``tuple(import_module(m) for m in ("a", "b"))``
                     self.scan(current.generators[0].iter, flags)
                     each = flags | {Flag.CONDITIONAL} if current.generators[0].ifs else flags
-                    for item in items:
-                        self.scan(item, each)
+                    for item, maybe in items:
+                        self.scan(item, each | {Flag.CONDITIONAL} if maybe else each)
                     continue
             if isinstance(current, ast.GeneratorExp):
                 if id(current) in consumed:  # ``list(f(x) for x in xs)``: runs now
@@ -240,17 +252,18 @@ class ExpressionScanner:
 
     def _per_item(
         self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
-    ) -> list[ast.expr] | None:
+    ) -> list[tuple[ast.expr, bool]] | None:
         """A comprehension that runs now over a constant sequence with one variable (``for m in
         NAMES``): its element (and tests), once per item with the variable replaced by the item
-        (rule 14), or None when it is not one (over no item: a container filled after its binding
-        may hold some, so the element is scanned once as before)."""
+        (rule 14), each with whether the item only may be there (a :class:`Grown` name's); or None
+        when it is not one (over no item: a container filled after its binding may hold some, so
+        the element is scanned once as before)."""
         if len(node.generators) != 1:
             return None
         generator = node.generators[0]
         if generator.is_async or not isinstance(generator.target, ast.Name):
             return None
-        items = constant_items(self.conditions.constant(generator.iter))
+        items, maybe = loop_items(self.conditions, generator.iter)
         if not items or not all(isinstance(item, (str, int, float, bool)) for item in items):
             return None
         parts: list[ast.expr] = (
@@ -262,8 +275,8 @@ class ExpressionScanner:
         ):
             return None  # a walrus may rebind names the element reads
         return [
-            _Substitute(variable, item).visit(copy.deepcopy(part))
-            for item in items if isinstance(item, (str, int, float, bool))
+            (_Substitute(variable, item).visit(copy.deepcopy(part)), number in maybe)
+            for number, item in enumerate(items) if isinstance(item, (str, int, float, bool))
             for part in parts
         ]
 

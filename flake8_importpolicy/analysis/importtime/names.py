@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator
+from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator, Grown, Literal
 from flake8_importpolicy.analysis.importtime.bindings import (
     DEFINITIONS,
     NO_VALUE,
@@ -146,6 +146,44 @@ class NameBinder:
                 return
             self.scope.set_value(target.id, value)
             self.scope.seen_constants.add(target.id)
+
+    def value_before(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> object:
+        """The value ``NAME`` holds before ``NAME += ...`` rebinds it (what
+        :meth:`record_growth` grows), else :data:`NO_VALUE`."""
+        if not isinstance(stmt, ast.AugAssign) or not isinstance(stmt.target, ast.Name):
+            return NO_VALUE
+        found = self.scope.lookup(stmt.target.id)
+        return NO_VALUE if found is None else found.value
+
+    def record_growth(
+        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, before: object, flags: frozenset[Flag]
+    ) -> None:
+        """``NAMES += ("x",)`` of a name bound to a constant tuple or list (or one already grown):
+        its value is the concatenation when the statement always runs; in code that may not run,
+        a :class:`Grown` sequence of every item, the added ones only maybe there (rule 14)."""
+        if before is NO_VALUE or not isinstance(stmt, ast.AugAssign) or not isinstance(stmt.op, ast.Add):
+            return
+        assert isinstance(stmt.target, ast.Name)  # value_before gave a value
+        name = stmt.target.id
+        if self.may_be_rebound(name, stmt.lineno):
+            return
+        if isinstance(before, Grown):
+            items, maybe, is_list = before.items, before.maybe, before.is_list
+        else:
+            plain = before.value if isinstance(before, Literal) else before
+            if not isinstance(plain, (tuple, list)):
+                return
+            items, maybe, is_list = tuple(plain), frozenset(), isinstance(plain, list)
+        added = self.conditions.constant(stmt.value)
+        if not isinstance(added, tuple) and not (is_list and isinstance(added, list)):
+            return  # unknown, or ``tuple += list`` (a TypeError)
+        grown = (*items, *added)
+        if _MAY_NOT_RUN & flags:
+            maybe = maybe | frozenset(range(len(items), len(grown)))
+        if maybe:
+            self.scope.set_value(name, Grown(grown, maybe, is_list))
+        else:
+            self.scope.set_value(name, Literal(list(grown)) if is_list else grown)
 
     def _unpack_constant(self, target: ast.Tuple, value: ast.expr, fresh: bool) -> None:
         """``package, module = MAP[name]`` (a tuple value of a map a PEP 562 ``__getattr__`` run

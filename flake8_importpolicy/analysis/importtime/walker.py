@@ -29,7 +29,7 @@ from flake8_importpolicy.analysis.importtime.bindings import (
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder, decorator_name, single_aliases
 from flake8_importpolicy.analysis.importtime.dynamic import DynamicRecorder
 from flake8_importpolicy.analysis.importtime.environ import EnvironWrites
-from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner, constant_items
+from flake8_importpolicy.analysis.importtime.expressions import ExpressionScanner, loop_items
 from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
@@ -329,7 +329,7 @@ class _ImportTimeVisitor:
         names, each item a tuple of as many), the body is walked once per item, the loop variables
         bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
         self.expressions.scan(stmt.iter, flags)
-        items = constant_items(self.conditions.constant(stmt.iter))
+        items, maybe = loop_items(self.conditions, stmt.iter)
         names = _loop_names(stmt.target, items)
         if items is not None and names is not None and not isinstance(stmt, ast.AsyncFor):
             body_flags = flags if items else flags | {Flag.CONDITIONAL}
@@ -342,7 +342,8 @@ class _ImportTimeVisitor:
                 for name, value in zip(names, values):
                     self.scope.set_value(name, value)
                 # after a ``break`` that may have ended the loop, later items may not run
-                later = number and may_break
+                # a Grown name's item that only some paths added may not be there
+                later = (number and may_break) or number in maybe
                 _branch(self, stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
                 if always_breaks:
                     break
@@ -540,6 +541,7 @@ class _ImportTimeVisitor:
             isinstance(name, ast.Name) and name.id in ever_bound
             for t in targets for name in (t.elts if isinstance(t, ast.Tuple) else [t])
         )
+        grown = self.binder.value_before(stmt)  # ``NAMES += ("x",)`` grows NAMES' value
         normalised = _normalised_constant(self, stmt, flags) if not fresh else UNKNOWN
         self.expressions.assign_targets(
             targets, flags, None if isinstance(stmt, ast.AugAssign) else stmt.value
@@ -555,11 +557,13 @@ class _ImportTimeVisitor:
         if self.flow.in_function and not self.flow.class_depth:
             # ``module = _LAZY.get(name)`` in a __getattr__ run for one name (rule 15)
             self.binder.record_constant(stmt, fresh)
+            self.binder.record_growth(stmt, grown, flags)
         if self.flow.module_level():
             self.imports.record_all(stmt, flags)
             augmented = isinstance(stmt, ast.AugAssign)
             self.callees.bind_value(targets, None if augmented else stmt.value, self.conditions)
             self.binder.record_constant(stmt, fresh)
+            self.binder.record_growth(stmt, grown, flags)
             self.lazy.structures.assigned(stmt, flags)  # ``_import_structure[k] = [...]``
             if any(isinstance(t, ast.Name) and t.id == "__lazy_modules__" for t in targets):
                 self.imports.lazy_modules = literal_strings(stmt.value) or []
