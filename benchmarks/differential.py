@@ -275,7 +275,9 @@ def venv_python(requirements: Path, base_python: str) -> Path:
         wrong += [line for line in frozen if line.lower().startswith("nvidia-")]
     if wrong:
         shutil.rmtree(venv)
-        raise SystemExit(f"[differential] {venv}: not the pinned builds ({', '.join(sorted(wrong))}); removed")
+        raise SystemExit(
+            f"[differential] {venv}: not the pinned builds ({', '.join(sorted(wrong))}); removed"
+        )
     (venv / MARKER).write_text(freeze)
     return python
 

@@ -44,10 +44,16 @@ def test_a_miss_is_behind_its_missed_package_and_a_missed_module_on_its_stack() 
     importers = {
         # lib's hook (announced by an IPL006 in lib) imports lib.layout, whose own hook is a
         # helper's closure: lib.layout._template's import runs no frame of lib.layout
-        "lib.layout": {"parent": "app", "frames": [_frame("helpers", "__getattr__"), _frame("lib", "__getattr__")]},
-        "lib.layout._template": {"parent": "app", "frames": [_frame("helpers", "__getattr__"), _frame("app")]},
+        "lib.layout": {
+            "parent": "app", "frames": [_frame("helpers", "__getattr__"), _frame("lib", "__getattr__")],
+        },
+        "lib.layout._template": {
+            "parent": "app", "frames": [_frame("helpers", "__getattr__"), _frame("app")],
+        },
         # a method of a class lib.layout._template defines imports cache
-        "cache": {"parent": "app", "frames": [_frame("base", "get"), _frame("lib.layout._template", "__init__")]},
+        "cache": {
+            "parent": "app", "frames": [_frame("base", "get"), _frame("lib.layout._template", "__init__")],
+        },
         # nothing missed near: a root, silent
         "other": {"parent": "app", "frames": [_frame("helpers", "load"), _frame("app")]},
     }

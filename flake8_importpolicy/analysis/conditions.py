@@ -216,16 +216,7 @@ class ConditionEvaluator:
     def _truth(self, node: ast.expr, version: tuple[int, int]) -> bool | None:
         if isinstance(node, ast.BoolOp):
             return self._bool_op_truth(node, version)
-        return self._truth_of(self._value(node, version))
-
-    @staticmethod
-    def _truth_of(value: object) -> bool | None:
-        if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
-            return None  # a mutable container may have changed since it was bound
-        try:
-            return bool(value)
-        except Exception:  # noqa: BLE001 - a literal whose truth raises is unknown
-            return None
+        return _truth_of(self._value(node, version))
 
     def _value(self, node: ast.expr, version: tuple[int, int]) -> object:
         # identity tests of the node's class first: the commonest nodes, and cheaper than isinstance
@@ -327,7 +318,7 @@ class ConditionEvaluator:
         is_and = isinstance(node.op, ast.And)
         for operand in node.values[:-1]:
             value = self._value(operand, version)
-            truth = self._truth_of(value)
+            truth = _truth_of(value)
             if truth is None:
                 return _UNKNOWN
             if truth is not is_and:
@@ -405,7 +396,7 @@ class ConditionEvaluator:
     def _call_value(self, node: ast.Call, version: tuple[int, int]) -> object:
         func = node.func
         if self._assume or dotted_name(func, self.aliases) in _ENVIRON_GETTERS:
-            found = self._assumed_call(node, version)
+            found = _assumed_call(self, node, version)
             if found is not _UNKNOWN:
                 return found
         if len(node.args) == 1 and not node.keywords:
@@ -452,22 +443,34 @@ class ConditionEvaluator:
                     return _UNKNOWN
         return _UNKNOWN
 
-    def _assumed_call(self, node: ast.Call, version: tuple[int, int]) -> object:
-        """An ``[assume]``-d call (``current_platform.is_rocm()``) or a read of an
-        ``[assume.environ]`` variable (``os.environ.get("X")``, ``os.getenv("X", "0")``)."""
-        name = dotted_name(node.func, self.aliases)
-        if name is None or node.keywords:
+
+def _assumed_call(evaluator: ConditionEvaluator, node: ast.Call, version: tuple[int, int]) -> object:
+    """An ``[assume]``-d call (``current_platform.is_rocm()``) or a read of an
+    ``[assume.environ]`` variable (``os.environ.get("X")``, ``os.getenv("X", "0")``)."""
+    name = dotted_name(node.func, evaluator.aliases)
+    if name is None or node.keywords:
+        return _UNKNOWN
+    if name in _ENVIRON_GETTERS and 1 <= len(node.args) <= 2:
+        known, value = evaluator._environment(_plain(evaluator._value(node.args[0], version)))
+        if not known:
             return _UNKNOWN
-        if name in _ENVIRON_GETTERS and 1 <= len(node.args) <= 2:
-            known, value = self._environment(_plain(self._value(node.args[0], version)))
-            if not known:
-                return _UNKNOWN
-            if value is not None:
-                return value
-            return None if len(node.args) == 1 else self._value(node.args[1], version)
-        if not self._assume or not all(is_constant_argument(arg) for arg in node.args):
-            return _UNKNOWN
-        return self._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
+        if value is not None:
+            return value
+        return None if len(node.args) == 1 else evaluator._value(node.args[1], version)
+    if not evaluator._assume or not all(is_constant_argument(arg) for arg in node.args):
+        return _UNKNOWN
+    return evaluator._assumed(f"{name}({', '.join(ast.unparse(arg) for arg in node.args)})")
+
+
+def _truth_of(value: object) -> bool | None:
+    """The truth of a computed value, or None: unknown, a mutable container (it may have changed
+    since it was bound), or a value whose ``__bool__`` raises."""
+    if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
+        return None
+    try:
+        return bool(value)
+    except Exception:  # noqa: BLE001 - a literal whose truth raises is unknown
+        return None
 
 
 def _sliced(

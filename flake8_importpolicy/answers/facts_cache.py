@@ -50,6 +50,7 @@ from flake8_importpolicy.model.facts import (
     CallKind,
     CallSite,
     FunctionFacts,
+    Guard,
     ImportSite,
     LazyAttach,
     ModuleAll,
@@ -290,7 +291,7 @@ def _unlink(path: Path) -> int:
 
 def _site_row(site: ImportSite) -> list[object]:
     return [site.line, site.col, site.kind, site.target, site.level, site.anchor, list(site.names),
-            list(site.flags), site.detail, site.lazy_use_line, list(site.guard), site.guard_resolves,
+            list(site.flags), site.detail, site.lazy_use_line, *_guard_row(site.guard),
             list(site.assumed), list(site.after), list(site.loaded),
             [[name, truth] for name, truth in site.when]]
 
@@ -305,10 +306,18 @@ def _site(row: object) -> ImportSite:
         target=expect_optional_str(target), level=expect_int(level), anchor=expect_str(anchor),
         names=_strings(names), flags=_flags(flags), detail=expect_str(detail),
         lazy_use_line=None if lazy_use_line is None else expect_int(lazy_use_line),
-        guard=_strings(guard), guard_resolves=expect_bool(guard_resolves),
+        guard=_guard(guard, guard_resolves),
         assumed=_strings(assumed), after=_strings(after), loaded=_strings(loaded),
         when=tuple(_truth_of_name(item) for item in expect_list(when)),
     )
+
+
+def _guard_row(guard: Guard | None) -> list[object]:
+    return [[], True] if guard is None else [list(guard.modules), guard.resolves]
+
+
+def _guard(modules: object, resolves: object) -> Guard | None:
+    return Guard.of((_strings(modules), expect_bool(resolves)))
 
 
 def _truth_of_name(row: object) -> tuple[str, bool]:
@@ -327,7 +336,7 @@ def _flags(value: object) -> tuple[Flag, ...]:
 def _call_row(call: CallSite) -> list[object]:
     return [call.line, call.col, call.callee, call.local, call.kind, list(call.flags),
             list(call.assumed), [list(write) for write in call.environ], list(call.arguments),
-            list(call.guard), call.guard_resolves]
+            *_guard_row(call.guard)]
 
 
 _CALL_KINDS: Final = frozenset(get_args(CallKind))
@@ -344,7 +353,7 @@ def _call(row: object) -> CallSite:
                     cast(CallKind, kind), _flags(flags), _strings(assumed),
                     tuple(_environ_write(write) for write in expect_list(environ)),
                     tuple(expect_optional_str(value) for value in expect_list(arguments)),
-                    _strings(guard), expect_bool(guard_resolves))
+                    _guard(guard, guard_resolves))
 
 
 def _environ_write(row: object) -> tuple[str, str | None, bool]:

@@ -24,6 +24,7 @@ __all__ = [
     "CallKind",
     "CallSite",
     "FunctionFacts",
+    "Guard",
     "ImportSite",
     "LazyImports",
     "ModuleAll",
@@ -106,6 +107,32 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """The import guard a site or call runs under (docs/semantics.md rule 12): it runs only if
+    whether every module of ``modules`` is found (relative names keep their leading dots; an
+    entry ``"name:a,b"`` also needs ``a`` and ``b`` to be importable from it) is ``resolves``. An
+    ``except ImportError`` fallback of a ``try`` of imports runs only if one is missing
+    (``resolves`` False), and ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except
+    ImportError: HAS_X = False`` only if ``x`` is found (``resolves`` True).
+
+    Attributes:
+        modules: the modules of the guard, never empty.
+        resolves: whether they must all be found for the guarded code to run.
+    """
+
+    modules: tuple[str, ...]
+    resolves: bool = True
+
+    @classmethod
+    def of(cls, requirement: tuple[tuple[str, ...], bool] | None) -> Guard | None:
+        """The guard of a walker's ``(modules, resolves)`` requirement, or None for none (or for
+        one without modules: nothing to decide)."""
+        if requirement is None or not requirement[0]:
+            return None
+        return cls(*requirement)
+
+
+@dataclass(frozen=True)
 class ImportSite:
     """One import that runs when its module is imported.
 
@@ -125,11 +152,8 @@ class ImportSite:
             ``eager-before-3.15``).
         detail: for unknown imports, the source text of the call (shown by ``importpolicy why``).
         lazy_use_line: for a PEP 810 lazy import that import-time code uses, the line of that use.
-        guard, guard_resolves: the site runs only if whether every module of ``guard`` is found
-            (relative names keep their leading dots) is ``guard_resolves``: an ``except
-            ImportError`` fallback of a ``try`` of imports runs only if one is missing, and
-            ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except ImportError: HAS_X =
-            False`` only if ``x`` is found (docs/semantics.md rule 12). Empty: no such guard.
+        guard: the import guard the site runs under (:class:`Guard`; docs/semantics.md rule
+            12), or None.
         after: the top-level packages of the eager imports that come before the site in its own
             block or an enclosing one (``import torch`` above ``from .x import y`` in ``if
             is_torch_available():``): if path search does not find one, CPython raised
@@ -156,8 +180,7 @@ class ImportSite:
     flags: tuple[Flag, ...] = ()
     detail: str = ""
     lazy_use_line: int | None = None
-    guard: tuple[str, ...] = ()
-    guard_resolves: bool = True
+    guard: Guard | None = None
     assumed: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     loaded: tuple[str, ...] = ()
@@ -203,9 +226,8 @@ class CallSite:
             string (None for the others): a literal, a constant, a bound parameter; one computed
             from the module's own name is :func:`anchored_argument` text (docs/semantics.md rule
             16: the called body is analysed with its parameters bound to them).
-        guard, guard_resolves: as for :class:`ImportSite`: the call is made only if whether every
-            module of ``guard`` is found is ``guard_resolves`` (``if HAS_X:``, an ``except
-            ImportError`` handler of a ``try`` of imports).
+        guard: as for :class:`ImportSite`: the call is made only where its :class:`Guard` lets
+            the code run (``if HAS_X:``, an ``except ImportError`` handler of a ``try`` of imports).
     """
 
     line: int
@@ -217,8 +239,7 @@ class CallSite:
     assumed: tuple[str, ...] = ()
     environ: tuple[EnvironWrite, ...] = ()
     arguments: tuple[str | None, ...] = ()
-    guard: tuple[str, ...] = ()
-    guard_resolves: bool = True
+    guard: Guard | None = None
 
 
 ANCHOR_MARK: Final = "\x00"

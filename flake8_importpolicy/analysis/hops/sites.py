@@ -195,10 +195,12 @@ class ImportSites:
     def guard_lets_run(
         self, site: ImportSite | CallSite, node: str, resolved: ResolvedModule
     ) -> bool:
-        """Whether an import site under a guard runs: only if whether every module of
-        ``site.guard`` is found is ``site.guard_resolves`` (an ``except ImportError`` fallback of a
-        ``try`` of imports runs only if one is missing; rule 12)."""
-        return self._all_found(site.guard, node, resolved) == site.guard_resolves
+        """Whether an import site or call under a guard runs: only if whether every module of its
+        :class:`~flake8_importpolicy.model.facts.Guard` is found is the guard's ``resolves`` (an
+        ``except ImportError`` fallback of a ``try`` of imports runs only if one is missing; rule
+        12). One without a guard runs."""
+        guard = site.guard
+        return guard is None or self._all_found(guard.modules, node, resolved) == guard.resolves
 
     def raised_before(self, site: ImportSite) -> bool:
         """Whether an eager import before ``site`` in its block (or an enclosing one) names a

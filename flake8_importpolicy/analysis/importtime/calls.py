@@ -18,7 +18,7 @@ from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, D
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
-from flake8_importpolicy.model.facts import CallKind, CallSite, anchored_argument
+from flake8_importpolicy.model.facts import CallKind, CallSite, Guard, anchored_argument
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = ["CallRecorder", "ClassTree", "FunctionReturns", "decorator_name", "single_aliases"]
@@ -101,9 +101,9 @@ class CallRecorder:
     def _append(self, call: CallSite) -> None:
         """Record ``call``, with the import guard of the statements being visited (rule 12: the
         call is made only where the guard lets the code run)."""
-        requirement = self.flow.requirement
-        if requirement is not None:
-            call = dataclasses.replace(call, guard=requirement[0], guard_resolves=requirement[1])
+        guard = Guard.of(self.flow.requirement)
+        if guard is not None:
+            call = dataclasses.replace(call, guard=guard)
         self.calls.append(call)
 
     def assigned(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, flags: frozenset[Flag]) -> None:

@@ -7,7 +7,7 @@ import ast
 import dataclasses
 
 from flake8_importpolicy.analysis.importtime.flow import Flow
-from flake8_importpolicy.model.facts import ImportSite, SiteKind, Target
+from flake8_importpolicy.model.facts import Guard, ImportSite, SiteKind, Target
 from flake8_importpolicy.model.graph import Flag
 
 __all__ = ["SiteRecorder", "literal_strings"]
@@ -74,8 +74,7 @@ class SiteRecorder:
                 names=names,
                 flags=tuple(sorted(flags)),
                 detail=detail,
-                guard=self.flow.requirement[0] if self.flow.requirement else (),
-                guard_resolves=self.flow.requirement[1] if self.flow.requirement else True,
+                guard=Guard.of(self.flow.requirement),
                 assumed=self.flow.assumed_once(),
                 after=self.flow.after,
                 loaded=self.flow.loaded,

@@ -261,7 +261,7 @@ class _ImportTimeVisitor:
         while branch is not None:
             self.expressions.scan(branch.test, flags)
             self.binder.bind_walrus(branch.test)
-            guard = self._guard_of(branch.test) if self.flow.requirement is None else None
+            guard = _guard_of(self, branch.test) if self.flow.requirement is None else None
             if guard is not None:
                 self.flow.requirement = guard
                 _branch(self, branch.body, flags)
@@ -279,7 +279,7 @@ class _ImportTimeVisitor:
             if outcome is None or True in outcome:
                 loaded, when = self.flow.loaded, self.flow.when
                 if outcome is None:  # ``if "sphinx" in sys.modules:`` runs only after sphinx
-                    self.flow.loaded = (*loaded, *self._modules_tested_loaded(branch.test))
+                    self.flow.loaded = (*loaded, *_modules_tested_loaded(self, branch.test))
                 if imported is not None:
                     self.flow.when = (*when, imported)
                 _branch(self, branch.body, flags)
@@ -296,81 +296,6 @@ class _ImportTimeVisitor:
             else:
                 self.flow.line = branch.lineno
         self.flow.assumed = assumed
-
-    def _match(self, stmt: ast.Match, flags: frozenset[Flag]) -> None:
-        """Every case may run (conditional). Capture patterns bind names (``case sub:``,
-        ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
-        they count as bindings. Value patterns (``case mod.X:``), class patterns' classes and
-        keys, and guards are evaluated while cases are tried (Language reference 8.6.4), so they
-        are scanned, flagged conditional."""
-        self.expressions.scan(stmt.subject, flags)
-        tried = flags | {Flag.CONDITIONAL}
-        for case in stmt.cases:
-            for node in ast.walk(case.pattern):
-                if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
-                    self.binder.bind(node.name, None)
-                elif isinstance(node, ast.MatchMapping) and node.rest is not None:
-                    self.binder.bind(node.rest, None)
-                if isinstance(node, ast.MatchValue):
-                    self.expressions.scan(node.value, tried)
-                elif isinstance(node, ast.MatchClass):
-                    self.expressions.scan(node.cls, tried)
-                elif isinstance(node, ast.MatchMapping):
-                    for key in node.keys:
-                        self.expressions.scan(key, tried)
-            if case.guard is not None:
-                self.expressions.scan(case.guard, tried)
-            _branch(self, case.body, tried)
-
-    def _for(self, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
-        """The body runs only over a non-empty iterable: conditional unless the iterable is a
-        non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
-        constant sequence (a literal, or a name bound to one) with a simple target (or a tuple of
-        names, each item a tuple of as many), the body is walked once per item, the loop variables
-        bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
-        self.expressions.scan(stmt.iter, flags)
-        items, maybe = loop_items(self.conditions, stmt.iter)
-        names = _loop_names(stmt.target, items)
-        if items is not None and names is not None and not isinstance(stmt, ast.AsyncFor):
-            body_flags = flags if items else flags | {Flag.CONDITIONAL}
-            always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
-            may_break = _breaks(stmt.body)
-            for number, item in enumerate(items):
-                self.expressions.bind_target(stmt.target)
-                values = item if isinstance(stmt.target, ast.Tuple) else (item,)
-                assert isinstance(values, tuple)
-                for name, value in zip(names, values):
-                    self.scope.set_value(name, value)
-                # after a ``break`` that may have ended the loop, later items may not run
-                # a Grown name's item that only some paths added may not be there
-                later = (number and may_break) or number in maybe
-                _branch(self, stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
-                if always_breaks:
-                    break
-            self.expressions.bind_target(stmt.target)
-            for name in names:
-                self.scope.set_value(name, NO_VALUE)
-            _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
-            return
-        body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
-        self.expressions.bind_target(stmt.target, body_flags)
-        _branch(self, stmt.body, body_flags)
-        _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
-
-    def _while(self, stmt: ast.While, flags: frozenset[Flag]) -> None:
-        """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
-        ends the loop."""
-        self.expressions.scan(stmt.test, flags)
-        self.binder.bind_walrus(stmt.test)
-        outcome, used = self.conditions.decide(stmt.test)
-        runs = outcome is None or True in outcome
-        if runs:
-            assumed = self.flow.assumed
-            self.flow.assumed = (*assumed, *used)
-            _branch(self, stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
-            self.flow.assumed = assumed
-        breaks = runs and _breaks(stmt.body)
-        _branch(self, stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
 
     def _try(self, stmt: ast.stmt, flags: frozenset[Flag]) -> None:
         """The body is guarded, handlers are fallbacks, ``else`` conditional after a ``raise`` in
@@ -407,63 +332,6 @@ class _ImportTimeVisitor:
                         self.scope.set_guard(name, (targets, True))
         _branch(self, getattr(stmt, "orelse"), flags | {Flag.CONDITIONAL} if raises else flags)
         _branch(self, getattr(stmt, "finalbody"), flags)
-
-    def _modules_tested_loaded(self, test: ast.expr) -> tuple[str, ...]:
-        """The modules that ``test`` being true needs imported already: ``"X" in sys.modules``
-        (a constant string), alone or as an operand of ``and`` (rule 13)."""
-        operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
-            else [test]
-        names: list[str] = []
-        for operand in operands:
-            if (
-                isinstance(operand, ast.Compare)
-                and len(operand.ops) == 1
-                and isinstance(operand.ops[0], ast.In)
-                and isinstance(operand.left, ast.Constant)
-                and isinstance(operand.left.value, str)
-                and operand.left.value
-                and dotted_name(operand.comparators[0], self.scope.aliases) == "sys.modules"
-            ):
-                names.append(operand.left.value)
-        return tuple(names)
-
-    def _flag_guard(self, test: ast.Call) -> Requirement | None:
-        """The guard of ``getattr(ssl, "HAS_SNI", False)`` with ``ssl`` an import guard (``except
-        ImportError: ssl = None``) and ``ssl.HAS_SNI`` a flag every target version's CPython sets
-        true (:data:`_CPYTHON_TRUE_FLAGS`): true exactly when the module imported (rule 12)."""
-        if (
-            dotted_name(test.func, self.scope.aliases) != "getattr"
-            or len(test.args) != 3
-            or test.keywords
-            or not isinstance(test.args[0], ast.Name)
-            or not isinstance(test.args[1], ast.Constant)
-            or not isinstance(test.args[1].value, str)
-            or not isinstance(test.args[2], ast.Constant)
-            or test.args[2].value
-        ):
-            return None
-        guard = self.scope.guard(test.args[0].id)
-        binding = self.scope.lookup(test.args[0].id)
-        if guard is None or binding is None or binding.refers_to is None or not guard[1]:
-            return None
-        since = _CPYTHON_TRUE_FLAGS.get(f"{binding.refers_to}.{test.args[1].value}")
-        if since is None or any(version < since for version in self.target.versions):
-            return None
-        return guard
-
-    def _guard_of(self, test: ast.expr) -> Requirement | None:
-        """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
-        HAS_X:`` with ``HAS_X`` an import guard, else None."""
-        negated = False
-        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, negated = test.operand, not negated
-        guard = self.scope.guard(test.id) if isinstance(test, ast.Name) else None
-        if guard is None and isinstance(test, ast.Call):
-            guard = self._flag_guard(test)
-        if guard is None:
-            return None
-        targets, truth_if_found = guard
-        return targets, truth_if_found != negated
 
     def _class(self, stmt: ast.ClassDef, flags: frozenset[Flag]) -> None:
         for decorator in stmt.decorator_list:
@@ -586,6 +454,144 @@ class _ImportTimeVisitor:
         if not self.flow.module_level() or Flag.CONDITIONAL in flags or Flag.FALLBACK in flags:
             return
         self.binder.unbind(stmt.targets)
+
+
+def _match(walker: _ImportTimeVisitor, stmt: ast.Match, flags: frozenset[Flag]) -> None:
+    """Every case may run (conditional). Capture patterns bind names (``case sub:``,
+    ``case [x, *rest]``, ``case {**rest}``, ``case _ as y``); like any binding that may not run,
+    they count as bindings. Value patterns (``case mod.X:``), class patterns' classes and
+    keys, and guards are evaluated while cases are tried (Language reference 8.6.4), so they
+    are scanned, flagged conditional."""
+    walker.expressions.scan(stmt.subject, flags)
+    tried = flags | {Flag.CONDITIONAL}
+    for case in stmt.cases:
+        for node in ast.walk(case.pattern):
+            if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name is not None:
+                walker.binder.bind(node.name, None)
+            elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+                walker.binder.bind(node.rest, None)
+            if isinstance(node, ast.MatchValue):
+                walker.expressions.scan(node.value, tried)
+            elif isinstance(node, ast.MatchClass):
+                walker.expressions.scan(node.cls, tried)
+            elif isinstance(node, ast.MatchMapping):
+                for key in node.keys:
+                    walker.expressions.scan(key, tried)
+        if case.guard is not None:
+            walker.expressions.scan(case.guard, tried)
+        _branch(walker, case.body, tried)
+
+
+def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozenset[Flag]) -> None:
+    """The body runs only over a non-empty iterable: conditional unless the iterable is a
+    non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
+    constant sequence (a literal, or a name bound to one) with a simple target (or a tuple of
+    names, each item a tuple of as many), the body is walked once per item, the loop variables
+    bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
+    walker.expressions.scan(stmt.iter, flags)
+    items, maybe = loop_items(walker.conditions, stmt.iter)
+    names = _loop_names(stmt.target, items)
+    if items is not None and names is not None and not isinstance(stmt, ast.AsyncFor):
+        body_flags = flags if items else flags | {Flag.CONDITIONAL}
+        always_breaks = any(isinstance(inner, ast.Break) for inner in stmt.body)
+        may_break = _breaks(stmt.body)
+        for number, item in enumerate(items):
+            walker.expressions.bind_target(stmt.target)
+            values = item if isinstance(stmt.target, ast.Tuple) else (item,)
+            assert isinstance(values, tuple)
+            for name, value in zip(names, values):
+                walker.scope.set_value(name, value)
+            # after a ``break`` that may have ended the loop, later items may not run
+            # a Grown name's item that only some paths added may not be there
+            later = (number and may_break) or number in maybe
+            _branch(walker, stmt.body, body_flags | {Flag.CONDITIONAL} if later else body_flags)
+            if always_breaks:
+                break
+        walker.expressions.bind_target(stmt.target)
+        for name in names:
+            walker.scope.set_value(name, NO_VALUE)
+        _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        return
+    body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
+    walker.expressions.bind_target(stmt.target, body_flags)
+    _branch(walker, stmt.body, body_flags)
+    _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+
+
+def _while(walker: _ImportTimeVisitor, stmt: ast.While, flags: frozenset[Flag]) -> None:
+    """The body is conditional unless the test is known; the ``else`` runs unless a ``break``
+    ends the loop."""
+    walker.expressions.scan(stmt.test, flags)
+    walker.binder.bind_walrus(stmt.test)
+    outcome, used = walker.conditions.decide(stmt.test)
+    runs = outcome is None or True in outcome
+    if runs:
+        assumed = walker.flow.assumed
+        walker.flow.assumed = (*assumed, *used)
+        _branch(walker, stmt.body, flags if outcome is not None else flags | {Flag.CONDITIONAL})
+        walker.flow.assumed = assumed
+    breaks = runs and _breaks(stmt.body)
+    _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if breaks else flags)
+
+
+def _modules_tested_loaded(walker: _ImportTimeVisitor, test: ast.expr) -> tuple[str, ...]:
+    """The modules that ``test`` being true needs imported already: ``"X" in sys.modules``
+    (a constant string), alone or as an operand of ``and`` (rule 13)."""
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    names: list[str] = []
+    for operand in operands:
+        if (
+            isinstance(operand, ast.Compare)
+            and len(operand.ops) == 1
+            and isinstance(operand.ops[0], ast.In)
+            and isinstance(operand.left, ast.Constant)
+            and isinstance(operand.left.value, str)
+            and operand.left.value
+            and dotted_name(operand.comparators[0], walker.scope.aliases) == "sys.modules"
+        ):
+            names.append(operand.left.value)
+    return tuple(names)
+
+
+def _flag_guard(walker: _ImportTimeVisitor, test: ast.Call) -> Requirement | None:
+    """The guard of ``getattr(ssl, "HAS_SNI", False)`` with ``ssl`` an import guard (``except
+    ImportError: ssl = None``) and ``ssl.HAS_SNI`` a flag every target version's CPython sets
+    true (:data:`_CPYTHON_TRUE_FLAGS`): true exactly when the module imported (rule 12)."""
+    if (
+        dotted_name(test.func, walker.scope.aliases) != "getattr"
+        or len(test.args) != 3
+        or test.keywords
+        or not isinstance(test.args[0], ast.Name)
+        or not isinstance(test.args[1], ast.Constant)
+        or not isinstance(test.args[1].value, str)
+        or not isinstance(test.args[2], ast.Constant)
+        or test.args[2].value
+    ):
+        return None
+    guard = walker.scope.guard(test.args[0].id)
+    binding = walker.scope.lookup(test.args[0].id)
+    if guard is None or binding is None or binding.refers_to is None or not guard[1]:
+        return None
+    since = _CPYTHON_TRUE_FLAGS.get(f"{binding.refers_to}.{test.args[1].value}")
+    if since is None or any(version < since for version in walker.target.versions):
+        return None
+    return guard
+
+
+def _guard_of(walker: _ImportTimeVisitor, test: ast.expr) -> Requirement | None:
+    """``(modules, whether they must be found)`` for the body of ``if HAS_X:`` / ``if not
+    HAS_X:`` with ``HAS_X`` an import guard, else None."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    guard = walker.scope.guard(test.id) if isinstance(test, ast.Name) else None
+    if guard is None and isinstance(test, ast.Call):
+        guard = _flag_guard(walker, test)
+    if guard is None:
+        return None
+    targets, truth_if_found = guard
+    return targets, truth_if_found != negated
 
 
 def _statement_call(walker: _ImportTimeVisitor, call: ast.Call, flags: frozenset[Flag]) -> None:
@@ -723,10 +729,10 @@ _STATEMENT_VISITORS: Final[dict[type[ast.stmt], _StatementVisitor]] = {
     ast.Try: _ImportTimeVisitor._try,
     ast.With: _ImportTimeVisitor._with,
     ast.AsyncWith: _ImportTimeVisitor._with,
-    ast.For: _ImportTimeVisitor._for,
-    ast.AsyncFor: _ImportTimeVisitor._for,
-    ast.While: _ImportTimeVisitor._while,
-    ast.Match: _ImportTimeVisitor._match,
+    ast.For: _for,
+    ast.AsyncFor: _for,
+    ast.While: _while,
+    ast.Match: _match,
     ast.ClassDef: _ImportTimeVisitor._class,
     ast.FunctionDef: _ImportTimeVisitor._function,
     ast.AsyncFunctionDef: _ImportTimeVisitor._function,
