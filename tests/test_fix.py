@@ -1495,3 +1495,28 @@ def test_an_editors_code_actions_offer_no_lazy_fix_for_a_target_version_without_
         [violation] = engine.check().violations
     assert offered_fix_kinds(violation, target_versions=policy.settings.target_versions) == (
         FixKind.DIRECT_IMPORTS,)
+
+
+@pytest.mark.parametrize("before, line", [
+    ("a = None  # filled in below\n", 1),
+    ("def a():\n    return 'fallback'\n\n\n", 1),
+    ("try:\n    from ._fast import a\nexcept ImportError:\n    pass\n", 2),
+])
+def test_a_name_the_package_binds_before_the_re_export_is_not_made_lazy(
+    tmp_path: Path, before: str, line: int
+) -> None:
+    """Issue 27: ``a = None`` (or a fallback ``def a``) above ``from .x import a``: the lazy fix
+    left the earlier binding in the package's globals, so ``__getattr__`` was never asked and
+    ``zqpkg.a`` / ``from zqpkg import a`` gave the placeholder after a 'verified' fix; it is the
+    package's own binding of the name, listed, and the lazy fix refuses (direct imports rewrite the
+    importers)."""
+    root = _light_tree(tmp_path, before + "from .x import a\n\n__all__ = ['a']\n",
+                       use="from zqpkg import a\n")
+    assert "zqpkg still runs heavy" in _oracle(root, "").stderr  # the finding is real
+    refused = _cli(root, "fix")
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert (f"cannot keep src/zqpkg/__init__.py:{line} working: the package binds a before the "
+            "re-export") in refused.stderr
+    direct = _cli(root, "fix", "--kind", "direct", "--apply")
+    assert direct.returncode == 0, direct.stderr
+    assert _oracle(root, "from app.use import a\nassert a() == 'a', a").stdout == "ok\n"

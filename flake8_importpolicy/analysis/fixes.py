@@ -814,6 +814,7 @@ class _Planner:
             return None
         versions = self.engine.target.versions
         blockers = _own_uses(source, violation.light, statements, names)
+        blockers += _bound_before(source, violation.light, statements, names)
         if _literal_all(source.tree) is None:
             blockers += [
                 Importer(path, line, self.project.module_name(path) or "",
@@ -1411,6 +1412,23 @@ def _own_uses(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
                  f"the package itself uses {side.name}, the submodule {side.module} that the "
                  "re-export binds on it (importing a submodule sets it on its package)")
         for side in _side_bound(source, light, statements, names) if side.name in uses]
+
+
+def _bound_before(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
+                  names: Sequence[str]) -> list[Importer]:
+    """The package's top-level bindings of the names above the re-export (``a = None``, a fallback
+    ``def a``, ``from ._fast import a`` under a ``try``): the lazy fix would leave that binding in
+    the package's globals, and a module's ``__getattr__`` runs only for a name it does not bind
+    (PEP 562), so ``pkg.a`` and ``from pkg import a`` would give it instead of the re-exported
+    value."""
+    first = min(s.lineno for s in statements)
+    found: list[Importer] = []
+    for name in names:
+        lines = [line for line in module_level_binding_lines(source.tree, name) if line < first]
+        if lines:
+            found.append(Importer(source.path, lines[0], light, f"the package binds {name} before "
+                                  "the re-export (its __getattr__ would never be asked for it)"))
+    return found
 
 
 def _side_bound(source: _Source, light: str, statements: Sequence[ast.ImportFrom],
