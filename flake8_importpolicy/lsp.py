@@ -16,6 +16,7 @@ each fix as a quick fix whose edit the editor applies.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -93,7 +94,8 @@ def _lsp_position(texts: dict[Path, str], path: Path, position: tuple[int, int])
             texts[path] = path.read_text(encoding="utf-8", errors="surrogateescape")
         except OSError:
             texts[path] = ""
-    lines = texts[path].splitlines()
+    # LSP's lines, as the fix counts them: a form feed or U+2028 (str.splitlines') is no break
+    lines = re.split(r"\r\n|\r|\n", texts[path])
     row, column = position
     line = lines[row - 1] if 0 < row <= len(lines) else ""
     return row, len(line[:column].encode("utf-16-le", "surrogatepass")) // 2

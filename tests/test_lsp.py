@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,8 +102,9 @@ def _server(root: Path, *command: str) -> LspClient:
 
 
 def _apply(text: str, edits: list[dict[str, Any]]) -> str:
-    """The text after a client applies ``edits`` (LSP TextEdits, last first)."""
-    lines = text.splitlines(keepends=True)
+    """The text after a client applies ``edits`` (LSP TextEdits, last first; an LSP line ends at
+    CRLF, LF or CR only, not at a form feed or U+2028 as ``str.splitlines`` has it)."""
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
@@ -230,3 +232,33 @@ def test_the_language_server_exits_0_after_shutdown_and_exit(tmp_path: Path) -> 
     err = client.proc.stderr.read() if client.proc.stderr is not None else b""
     client.close()
     assert (code, b"internal error" in err) == (0, False), err
+
+
+def test_a_code_action_edits_the_column_fix_names_after_a_form_feed(tmp_path: Path) -> None:
+    """Issue 27: a form feed (an Emacs page break, ``^L``) in a line above an edit is no LSP line
+    break, but the server counted it as one (``str.splitlines``) when it turned the fix's columns
+    into UTF-16 ones: the direct fix's ``.x`` for ``zqpkg.a()`` landed at column 0 of the line, a
+    syntax error. Applied as a client applies it, the action leaves the importer running."""
+    tree = tmp_path / "tree"
+    (tree / "src/zqpkg").mkdir(parents=True)
+    (tree / "src/app").mkdir()
+    (tree / "policy.toml").write_text('[settings]\nsource-roots = ["src"]\n\n[heavy]\n'
+                                      '"heavy" = "heavy"\n\n[light."zqpkg"]\nreason = "light"\n')
+    (tree / "src/heavy.py").write_text("X = 1\n")
+    (tree / "src/zqpkg/x.py").write_text('import heavy\n\n\ndef a():\n    return "a"\n')
+    (tree / "src/app/__init__.py").write_text("")
+    use = tree / "src/app/use.py"
+    use.write_text('# page one\f\nimport zqpkg\n\f\nprint("ok", zqpkg.a())\n')
+    path = tree / "src/zqpkg/__init__.py"
+    text = "# kernels\f\n\f\nfrom .x import a\n"
+    path.write_text(text)
+    with _server(tree) as client:
+        actions = _code_actions(client, tree, path, text)
+    (direct,) = [a for a in actions if a["title"].startswith("import a from zqpkg.x")]
+    for uri, edits in direct["edit"]["changes"].items():
+        target = Path(uri.removeprefix("file://"))
+        target.write_bytes(_apply(target.read_bytes().decode(), edits).encode())
+    assert use.read_text() == '# page one\f\nimport zqpkg\nimport zqpkg.x\n\f\nprint("ok", zqpkg.x.a())\n'
+    ran = subprocess.run([sys.executable, "-c", "import app.use"], cwd=tree / "src",
+                         capture_output=True, text=True, env=_env())
+    assert ran.stdout == "ok a\n", ran.stderr
