@@ -1234,7 +1234,9 @@ def _write_preserving_mode(path: Path, data: bytes) -> None:
 
 def _run_bisect(args: argparse.Namespace) -> int:
     """``importpolicy bisect``: reads the policy and the trees from git (never the working tree's
-    files but ``--policy``); SIGTERM ends it as SIGINT does, the temporary tree removed."""
+    files but ``--policy``); SIGTERM and SIGHUP (the terminal closed, an ssh session dropped) end
+    it as SIGINT does, the temporary tree removed: by default they end the process at once, which
+    left the tree in ``/dev/shm``, memory until the next boot."""
     import signal
 
     from flake8_importpolicy.history.bisect import bisect_findings
@@ -1244,7 +1246,8 @@ def _run_bisect(args: argparse.Namespace) -> int:
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    stopping = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, stop) for signum in stopping}
     status = open_status_line(sys.stderr, text="reading the history")
     try:
         result = bisect_findings(
@@ -1259,7 +1262,8 @@ def _run_bisect(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if status is not None:
             status.clear()
     text = format_bisect_json(result) if args.format == "json" else format_bisect_text(result)

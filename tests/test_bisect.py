@@ -173,7 +173,7 @@ def test_never_touches_the_working_tree_index_head_or_stash(incident: tuple[Path
     assert _state(repo) == before
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 def test_an_interrupted_run_leaves_the_repository_as_it_was(
     tmp_path: Path, signum: int
 ) -> None:
