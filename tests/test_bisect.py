@@ -574,6 +574,25 @@ def test_it_added_names_the_new_statement_not_an_old_one_the_commit_touched(tmp_
             in done.stdout), done.stdout
 
 
+def test_it_added_names_a_multi_line_statement_the_commit_grew_by_a_line(tmp_path: Path) -> None:
+    """Issue 27: the commit adds ``    fused,`` inside the parentheses of the old ``from . import (``
+    (isort's and black's wrapped style): the hop pkg.ops -> pkg.ops.fused is the statement's, at
+    its first line, which the diff does not add; bisect said "it added no statement of the chain"
+    where the commit added the import."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "ops: wrapped import", {"src/pkg/ops/__init__.py": "from . import (\n    layernorm,\n)\n"})
+    good = git(repo, "rev-parse", "HEAD")
+    noise(repo, 2)
+    culprit = commit(repo, "ops: also fused", {
+        "src/pkg/ops/__init__.py": "from . import (\n    layernorm,\n    fused,\n)\n"})
+    noise(repo, 2, start=2)
+    done = bisect(repo, "--good", good)
+    assert done.returncode == 0, done.stderr
+    assert f"first commit: {culprit[:12]} ops: also fused" in done.stdout
+    assert ("it added: src/pkg/ops/__init__.py:1: pkg.ops -> pkg.ops.fused (from-import)"
+            in done.stdout), done.stdout
+
+
 def test_a_commit_that_only_touched_the_chains_statements_added_none(tmp_path: Path) -> None:
     """Issue 27, F-I: when the commit's diff touches the chain's statements only (a comment on the
     old re-export line) and the chain shows because of something else (here the ``if`` above the

@@ -15,7 +15,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -335,17 +335,18 @@ class _Bisect:
             # only the hops' files: a release's diff against the last one is megabytes
             files = sorted({hop.path.as_posix() for hop in hops if hop.path is not None})
             lines = self.repository.find_added_lines(parent, commit, files)
-            touched = [hop for hop in hops if hop.path is not None and any(
-                first <= hop.line < first + count for first, count in lines.get(hop.path.as_posix(), ())
-            )]
-            added = self._first_new(touched, parent, commit)
+            touched = [hop for hop in hops if hop.path is not None and hop.path.as_posix() in lines]
+            added = self._first_new(touched, parent, commit, lines)
         return BisectFinding(*key, status, commit=self._commit(commit) if commit else None,
                              chain=chain, added=added)
 
-    def _first_new(self, hops: Sequence[Hop], parent: str, commit: str) -> Hop | None:
-        """The first of ``hops`` (lines the commit's diff adds) whose statement the commit
-        introduced: not one the parent's file already holds, in the same place (same enclosing
-        blocks), that the commit only touched (a comment appended, a line re-wrapped)."""
+    def _first_new(self, hops: Sequence[Hop], parent: str, commit: str,
+                   lines: Mapping[str, list[tuple[int, int]]]) -> Hop | None:
+        """The first of ``hops`` whose statement the commit introduced: one of whose lines the
+        commit's diff adds (``lines``: a wrapped import's new ``    name,`` line too, though the hop
+        is at the statement's first line), and not one the parent's file already holds, in the
+        same place (same enclosing blocks), that the commit only touched (a comment appended, a
+        line re-wrapped)."""
         files = sorted({hop.path.as_posix() for hop in hops if hop.path is not None})
         if not files:
             return None
@@ -362,7 +363,12 @@ class _Bisect:
             if hop.kind in (HopKind.PARENT_PACKAGE, HopKind.FINDER):
                 continue  # a pseudo-statement at line 1 of a file the parent has already
             new = now.get(path)
-            statement = _statement_at(blobs[new.oid], hop.line) if new and new.oid in blobs else None
+            found = _statement_at(blobs[new.oid], hop.line) if new and new.oid in blobs else None
+            span = (found[0], found[1]) if found is not None else (hop.line, hop.line)
+            if not any(first <= span[1] and span[0] < first + count
+                       for first, count in lines.get(path, ())):
+                continue  # the diff adds none of the statement's lines
+            statement = found[2] if found is not None else None
             previous = _statement_keys(blobs[old.oid])
             if statement is None or previous is None or statement not in previous:
                 return hop
@@ -518,13 +524,18 @@ def _statement_keys(source: bytes) -> set[str] | None:
     return None if found is None else {key for _first, _last, _depth, key in found}
 
 
-def _statement_at(source: bytes, line: int) -> str | None:
-    """The key of the innermost statement of the module that spans ``line``."""
+def _statement_at(source: bytes, line: int) -> tuple[int, int, str] | None:
+    """``(first line, last line, key)`` of the innermost statement of the module that spans
+    ``line``."""
     found = _statements(source)
     if found is None:
         return None
-    spanning = [(depth, key) for first, last, depth, key in found if first <= line <= last]
-    return max(spanning)[1] if spanning else None
+    spanning = [(depth, first, last, key) for first, last, depth, key in found
+                if first <= line <= last]
+    if not spanning:
+        return None
+    _depth, first, last, key = max(spanning)
+    return first, last, key
 
 
 def _scratch_parent() -> str | None:

@@ -73,8 +73,8 @@ class BisectFinding:
         candidates: with ``ambiguous``, the commits it could be (oldest first).
         chain: the chain at :attr:`commit` (or at ``--bad`` when not found), paths relative to the
             repository's top directory; empty for IPL008.
-        added: the hop of :attr:`chain` whose statement :attr:`commit` added (its first line is among
-            the lines the commit's diff adds to that file, and the parent's file does not hold the
+        added: the hop of :attr:`chain` whose statement :attr:`commit` added (one of its lines is
+            among the lines the commit's diff adds to that file, and the parent's file does not hold the
             same statement in the same blocks: a comment appended to an old line is not adding
             it), or None when the commit added none (it removed a line, changed a condition,
             changed the policy's inputs elsewhere).
