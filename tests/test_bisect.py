@@ -208,6 +208,37 @@ def test_an_interrupted_run_leaves_the_repository_as_it_was(
     assert _state(repo) == before
 
 
+def test_a_temporary_directory_without_room_is_said_not_called_a_bug(incident: tuple[Path, str, str]) -> None:
+    """Issue 27: a full ``TMPDIR`` (here a file-size limit, ``ulimit -f``, which fails a write as
+    ENOSPC does: Python ignores SIGXFSZ) ended bisect as an internal error, exit 3, "a bug in
+    importpolicy"; it is an error of the environment, said with where and what to do, exit 2,
+    the temporary tree removed."""
+    import resource
+
+    repo, good, _ = incident
+    write(repo, {"src/pkg/ops/big.py": "X = 1\n" + "# padding\n" * 2000})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a big module")
+    scratch = repo.parent / "tmp"
+    scratch.mkdir()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "flake8_importpolicy", "bisect", "--no-cache", "--good", good],
+        cwd=repo, env={**os.environ, "TMPDIR": str(scratch)}, capture_output=True, text=True,
+        timeout=HANG_CATCHER, preexec_fn=limit)
+    assert done.returncode == 2, done.stderr
+    assert "internal error" not in done.stderr
+    assert done.stderr.startswith(f"importpolicy: cannot write the commit's files under {scratch}/"
+                                  "importpolicy-bisect-"), done.stderr
+    assert "File too large (bisect mirrors the source roots" in done.stderr, \
+        done.stderr
+    assert "set TMPDIR to a directory with room" in done.stderr
+    assert not list(scratch.iterdir())
+
+
 def test_a_commit_where_the_light_module_is_missing_or_does_not_parse_is_skipped(
     tmp_path: Path,
 ) -> None:

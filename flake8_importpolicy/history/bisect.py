@@ -221,8 +221,7 @@ class _Bisect:
         and interpreter where they are in the working tree."""
         self.mirror.switch(self.bad.hash)
         path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text)
+        self.mirror.put(relative, text)
         try:
             policy = load_policy(path)
         except PolicyError as exc:
@@ -241,8 +240,7 @@ class _Bisect:
             prefixes.append(relative)
         self.mirror.narrow(prefixes)
         self.mirror.switch(self.bad.hash)  # now only the source roots
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text)
+        self.mirror.put(relative, text)
         settings = policy.settings
         settings = dataclasses.replace(
             settings,

@@ -393,7 +393,39 @@ class TreeMirror:
         self.commit = None  # the next switch lists the whole tree
 
     def switch(self, commit: str) -> None:
-        """Make the directory hold ``commit``'s files."""
+        """Make the directory hold ``commit``'s files.
+
+        Raises:
+            HistoryError: git fails, or the files cannot be written (no room in the temporary
+                directory's file system).
+        """
+        try:
+            self._switch(commit)
+        except OSError as exc:
+            raise self._write_error(exc) from None
+
+    def put(self, path: str, data: bytes) -> None:
+        """Write ``data`` as the file ``path`` (relative to the top) of the mirror, its directories
+        made (the policy that is read from ``--policy``, or again after :meth:`narrow`).
+
+        Raises:
+            HistoryError: it cannot be written.
+        """
+        target = self.root / path
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        except OSError as exc:
+            raise self._write_error(exc) from None
+
+    def _write_error(self, exc: OSError) -> HistoryError:
+        # a full disk, a file-size or quota limit: the environment's, not a bug (exit 2, not 3)
+        return HistoryError(f"cannot write the commit's files under {self.root}: "
+                            f"{exc.strerror or exc} (bisect mirrors the source roots of each "
+                            "commit it checks in a temporary directory: set TMPDIR to a directory "
+                            "with room)")
+
+    def _switch(self, commit: str) -> None:
         if self.commit is not None:
             changes = self.repository.diff_trees(self.commit, commit, self.prefixes)
             gone = [path for path, entry in changes.items() if entry is None and path in self._files]
