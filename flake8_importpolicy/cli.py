@@ -1183,8 +1183,7 @@ def _run_fix(args: argparse.Namespace, policy: Policy) -> int:
         return EXIT_FINDINGS
     changes = {path: (read_regular_file(path)[1], data) for path, data in sorted(patched.items())}
     if args.apply:
-        for path, (_, data) in changes.items():
-            _write_preserving_mode(path, data)
+        _write_preserving_modes({path: data for path, (_, data) in changes.items()})
         print(f"importpolicy: wrote {len(changes)} file(s)", file=sys.stderr)
     else:
         diff = format_fix_diff(changes, _working_directory_relpath)
@@ -1209,27 +1208,42 @@ def _working_directory_relpath(path: Path) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _write_preserving_mode(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` (the file a symbolic link points to) through a temporary file
-    beside it, renamed into place, with the file's mode kept (an interrupted write never leaves
-    half a source file)."""
+def _write_preserving_modes(files: dict[Path, bytes]) -> None:
+    """Write each file (the file a symbolic link points to) through a temporary file beside it,
+    with the file's mode kept; the temporary files are renamed into place only once every one is
+    written, so a write that fails (a full disk) or is interrupted changes no file, and a fix of
+    several files is never left half applied.
+
+    Raises:
+        _UsageError: a file cannot be written (which, and why).
+    """
     import stat
     import tempfile
 
-    path = Path(os.path.realpath(path))  # through a symbolic link: the link stays one
-    mode = stat.S_IMODE(path.stat().st_mode)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    written: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
+        for given, data in files.items():
+            path = Path(os.path.realpath(given))  # through a symbolic link: the link stays one
+            try:
+                mode = stat.S_IMODE(path.stat().st_mode)
+                handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                                     suffix=".tmp")
+                written.append((temporary, path))
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(data)
+                os.chmod(temporary, mode)
+            except OSError as exc:
+                raise _UsageError(f"cannot write {_working_directory_relpath(given)}: "
+                                  f"{exc.strerror or exc}; no file was changed") from None
     except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        for temporary, _ in written:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
         raise
+    for temporary, path in written:
+        os.replace(temporary, path)
 
 
 def _run_bisect(args: argparse.Namespace) -> int:

@@ -1520,3 +1520,30 @@ def test_a_name_the_package_binds_before_the_re_export_is_not_made_lazy(
     direct = _cli(root, "fix", "--kind", "direct", "--apply")
     assert direct.returncode == 0, direct.stderr
     assert _oracle(root, "from app.use import a\nassert a() == 'a', a").stdout == "ok\n"
+
+
+def test_apply_that_cannot_write_a_file_changes_none_and_says_so(tmp_path: Path) -> None:
+    """Issue 27: ``--apply`` of direct imports writes four files; when the last could not be
+    written (a full disk, here a file-size limit, ``ulimit -f``: Python ignores SIGXFSZ) the first
+    three were already in place, the re-export gone and worker.py still importing it (ImportError),
+    and the run ended as an internal error, exit 3, "a bug in importpolicy". Now no file is
+    changed until every one is written, and the error says which file, exit 2."""
+    import resource
+
+    root = _copy("x_fix_incident", tmp_path)
+    worker = root / "src/app/worker.py"
+    worker.write_text(worker.read_text() + "# padding\n" * 40)
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (400, 400))
+
+    done = subprocess.run([sys.executable, "-m", "flake8_importpolicy", "fix", "--kind", "direct",
+                           "--no-cache", "--apply"], cwd=root, capture_output=True, text=True,
+                          timeout=HANG_CATCHER, preexec_fn=limit)
+    assert done.returncode == 2, done.stderr
+    assert "internal error" not in done.stderr
+    assert ("importpolicy: error: cannot write src/app/worker.py: File too large; no file was "
+            "changed") in done.stderr
+    assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before
+    assert _probe(root, "x_fix_incident").returncode != 0  # untouched: still the eager re-export
