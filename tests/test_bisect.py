@@ -349,6 +349,19 @@ def test_nothing_new_in_the_range_exits_1(incident: tuple[Path, str, str]) -> No
     assert json.loads(named.stdout)["findings"][0]["status"] == "at-good"
 
 
+def test_a_named_light_module_without_a_finding_at_bad_is_said_so(incident: tuple[Path, str, str]) -> None:
+    """Issue 27: a light module named that shows no finding at ``--bad`` printed ``IPL001 pkg.ops
+    -> `` (an arrow to nothing: there is no forbidden module to name); now the light module and
+    why, exit 1, and JSON's status ``not-at-bad``."""
+    repo, good, _ = incident
+    done = bisect(repo, "--good", good, "--bad", good, "pkg.ops")
+    assert done.returncode == 1, done.stderr
+    assert "IPL001 pkg.ops\n  no finding of this light module at --bad\n" in done.stdout, done.stdout
+    assert "->" not in done.stdout
+    named = bisect(repo, "--good", good, "--bad", good, "pkg.ops", "--format", "json")
+    assert json.loads(named.stdout)["findings"][0]["status"] == "not-at-bad"
+
+
 def test_the_policy_at_bad_is_used_unless_policy_is_given(incident: tuple[Path, str, str]) -> None:
     repo, good, _ = incident
     (repo / "policy.toml").write_text(POLICY.replace('"pkg.config"', '"pkg.other"'))

@@ -61,8 +61,10 @@ def format_bisect_text(result: BisectResult) -> str:
 
 
 def _finding_lines(finding: BisectFinding) -> list[str]:
-    what = (f"{finding.light} over its budget ({finding.heavy})" if finding.code == "IPL008"
-            else f"{finding.light} -> {finding.heavy}")
+    if finding.code == "IPL008":
+        what = f"{finding.light} over its budget ({finding.heavy})"
+    else:  # a light module named without a finding at --bad has no forbidden module to name
+        what = f"{finding.light} -> {finding.heavy}" if finding.heavy else finding.light
     out = [f"{finding.code} {what}"]
     if finding.status is BisectStatus.FOUND and finding.commit is not None:
         out.append(f"  first commit: {_commit(finding.commit)}")
