@@ -1547,3 +1547,38 @@ def test_apply_that_cannot_write_a_file_changes_none_and_says_so(tmp_path: Path)
             "changed") in done.stderr
     assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before
     assert _probe(root, "x_fix_incident").returncode != 0  # untouched: still the eager re-export
+
+
+@pytest.mark.parametrize("use, line", [
+    ("import zqpkg\n\nA = zqpkg.__dict__['a']\n", 3),
+    ("from zqpkg import x\nimport zqpkg as z\n\nA = vars(z).get('a')\n", 4),
+    ("import zqpkg\n\nKERNELS = {k: v for k, v in vars(zqpkg).items() if callable(v)}\n"
+     "A = KERNELS['a']\n", 3),
+])
+def test_an_importer_reading_the_packages_namespace_dictionary_is_a_blocker(
+    tmp_path: Path, use: str, line: int
+) -> None:
+    """Issue 27: an importer that reads the package's ``__dict__`` / ``vars(pkg)`` (a registry
+    collecting the package's callables, a lookup by key) found the re-exported name there eagerly;
+    a module's dict never asks its ``__getattr__`` (PEP 562), so after the lazy fix the name is
+    missing until first accessed, after direct imports always: KeyError after a 'verified' fix.
+    Both fixes list it and refuse; a literal key that is not a moved name is not one."""
+    root = _light_tree(tmp_path, "from .x import a\n\n__all__ = ['a']\n", use=use)
+    assert "zqpkg still runs heavy" in _oracle(root, "import app.use").stderr  # it runs eagerly
+    for kind in ("lazy", "direct"):
+        refused = _cli(root, "fix", "--kind", kind)
+        assert refused.returncode == 1 and refused.stdout == "", (kind, refused.stderr)
+        assert (f"cannot keep src/app/use.py:{line} working: it reads the namespace dictionary "
+                "of zqpkg") in refused.stderr, (kind, refused.stderr)
+    forced = _cli(root, "fix", "--force", "--apply")
+    assert forced.returncode == 0, forced.stderr
+    risked = _oracle(root, "import app.use\nassert callable(app.use.A), 'a is not there'")
+    assert "KeyError" in risked.stderr or "a is not there" in risked.stderr  # what --force risks
+
+
+def test_a_namespace_read_of_another_name_is_no_blocker(tmp_path: Path) -> None:
+    root = _light_tree(tmp_path, "from .x import a\nVERSION = 1\n\n__all__ = ['a']\n",
+                       use="import zqpkg\n\nV = zqpkg.__dict__['VERSION']\n")
+    done = _cli(root, "fix", "--apply")
+    assert done.returncode == 0, done.stderr
+    assert _oracle(root, "import app.use\nassert app.use.V == 1").stdout == "ok\n"

@@ -581,6 +581,31 @@ class _Project:
                         f"{light} import * (line {_}) and would no longer bind it"))
         return found
 
+    def namespace_readers(self, light: str, names: Mapping[str, _Moved],
+                          exclude: set[Path]) -> list[Importer]:
+        """The first-party modules that read the package's namespace dictionary
+        (:func:`_namespace_dict_reads`: a registry iterating ``vars(pkg)``, ``pkg.__dict__["a"]``):
+        neither fix keeps a moved name there."""
+        found: list[Importer] = []
+        last = light.rpartition(".")[2].encode()
+        for path in self.files(exclude=exclude):
+            try:
+                data = self.read(path)
+            except OSError:
+                continue
+            if last not in data or (b"__dict__" not in data and b"vars" not in data):
+                continue
+            source = self.read.source(path)
+            if source is None:
+                continue  # a module that does not parse is a blocker of its own (direct imports)
+            module = self.module_name(path) or ""
+            bound = _package_names(source.tree, module, light, is_package=path.name == "__init__.py")
+            found.extend(Importer(path, line, module, f"it reads the namespace dictionary of {light} "
+                                  "(vars, __dict__), which never asks its __getattr__ (PEP 562): "
+                                  "the moved names are not in it")
+                         for line in _namespace_dict_reads(source.tree, bound, names))
+        return found
+
     def outside_importers(self, light: str, names: Mapping[str, _Moved]) -> list[Importer]:
         """Installed modules (on the interpreter's path, outside the source roots and the project)
         that import a moved name from the light package: they cannot be rewritten."""
@@ -823,6 +848,8 @@ class _Planner:
                 for path, line in self.project.star_importers(violation.light)
             ]
         blockers += self.project.submodule_shadows(violation, moved)
+        blockers += self.project.namespace_readers(
+            violation.light, {m.name: m for m in [*moved, *side]}, exclude={violation.path})
         is_star = any(alias.name == "*" for s in statements for alias in s.names)
         title_names = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         note = ""
@@ -955,6 +982,7 @@ class _Planner:
         for path in self.project.files(exclude={violation.path}):
             rewriter.rewrite(path, light, used, edits, blockers)
         blockers += self.project.star_reexporters(light, names)
+        blockers += self.project.namespace_readers(light, used, exclude={violation.path})
         blockers += self.project.left_out_importers(light, used)
         blockers.extend(self.project.outside_importers(light, used))
         title = (f"import {_shown(sorted(names))} from {moved[0].module} where it is used, and "
@@ -1012,21 +1040,11 @@ class _ImporterRewriter:
         module = self.project.module_name(path)
         blockers += _dynamic_accesses(source, light, names, module or "")
         is_package = path.name == "__init__.py"
-        light_names: set[str] = set()  # names bound to the light package in this module
         for node in ast.walk(source.tree):
-            if isinstance(node, ast.ImportFrom):
-                base = _resolve_from(module or "", node, is_package=is_package)
-                if base == light:
-                    self._rewrite_from(source, node, names, edits, blockers, module or "")
-                elif base is not None and base == light.rpartition(".")[0]:
-                    light_names.update(a.asname or a.name for a in node.names
-                                       if f"{base}.{a.name}" == light)
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name == light and alias.asname:
-                        light_names.add(alias.asname)
-                    elif not alias.asname and _related(alias.name, light):
-                        light_names.add(light)  # a dotted use: pkg.ops.name
+            if isinstance(node, ast.ImportFrom) and _resolve_from(
+                    module or "", node, is_package=is_package) == light:
+                self._rewrite_from(source, node, names, edits, blockers, module or "")
+        light_names = _package_names(source.tree, module or "", light, is_package=is_package)
         if light_names:
             self._rewrite_attributes(source, light, light_names, names, edits, blockers, module or "")
 
@@ -1153,6 +1171,56 @@ class _ImporterRewriter:
 
 
 # -- syntax helpers ----------------------------------------------------------------------------------
+
+
+def _package_names(tree: ast.Module, module: str, light: str, *, is_package: bool) -> set[str]:
+    """The names a module binds to the light package: ``from parent import light`` (``as``
+    too), ``import light as p``, and ``light`` itself, dotted, after ``import light`` or an import
+    of a module related to it (``import light.x``: a dotted use ``pkg.ops.name``)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve_from(module, node, is_package=is_package)
+            if base is not None and base == light.rpartition(".")[0]:
+                found.update(a.asname or a.name for a in node.names if f"{base}.{a.name}" == light)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == light and alias.asname:
+                    found.add(alias.asname)
+                elif not alias.asname and _related(alias.name, light):
+                    found.add(light)
+    return found
+
+
+def _namespace_dict_reads(tree: ast.Module, bound: set[str], names: Mapping[str, _Moved]) -> list[int]:
+    """The lines where a module reads the package's namespace dictionary, ``vars(pkg)`` or
+    ``pkg.__dict__`` (``pkg`` one of ``bound``), other than by a literal key that is not one of
+    ``names`` (``pkg.__dict__["VERSION"]``, ``.get``, ``in``): a module's dict never asks its
+    ``__getattr__`` (PEP 562), so a moved name is missing from it until its first access after the
+    lazy fix, and always after direct imports."""
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    lines: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+                and len(node.args) == 1 and _dotted(node.args[0]) in bound:
+            pass
+        elif not (isinstance(node, ast.Attribute) and node.attr == "__dict__"
+                  and _dotted(node.value) in bound):
+            continue
+        parent = parents.get(node)
+        key: ast.expr | None = None
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            key = parent.slice
+        elif isinstance(parent, ast.Attribute) and parent.attr in ("get", "__getitem__", "pop") \
+                and isinstance(parents.get(parent), ast.Call):
+            call = parents[parent]
+            key = call.args[0] if isinstance(call, ast.Call) and call.args else None
+        elif isinstance(parent, ast.Compare) and node in parent.comparators:
+            key = parent.left
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in names:
+            continue
+        lines.append(node.lineno)
+    return sorted(set(lines))
 
 
 def _resolve_from(module: str, node: ast.ImportFrom, *, is_package: bool = True) -> str | None:
