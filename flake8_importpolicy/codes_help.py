@@ -114,7 +114,7 @@ closure.
     "IPL005": """\
 **What it does.** Reports a module in a light module's import-time closure whose source cannot be read
 or parsed by the running Python (syntax error, invalid encoding, NUL byte, unreadable file, syntax
-newer than the running interpreter), with the file and line. Only regular files of at most 10 MiB are
+newer than the running interpreter, or than a target version: PEP 810's `lazy import` before 3.15), with the file and line. Only regular files of at most 10 MiB are
 read as sources: a FIFO, a device or a symbolic link loop named like a module, a file over 10 MiB, and
 a first-party module found only as a `.pyc` are reported too.
 

@@ -840,8 +840,8 @@ _BODIES_CORNERS = {
 }
 
 
-def _all_function_names(source: bytes | str) -> dict[str, object]:
-    return dict(extract_facts(source, PY311).functions)
+def _all_function_names(source: bytes | str, target: Target = PY311) -> dict[str, object]:
+    return dict(extract_facts(source, target).functions)
 
 
 @pytest.mark.parametrize("name", sorted(_BODIES_CORNERS))
@@ -849,10 +849,12 @@ def test_function_bodies_one_at_a_time_equal_the_whole_module_analysis(name: str
     source = _BODIES_CORNERS[name]
     if isinstance(source, str) and name == "duplicates_and_nesting":
         source = textwrap.dedent(source)
-    expected = _all_function_names(source)
+    # ``lazy import`` is 3.15 syntax: on 3.11 the module is a syntax error, with no functions
+    target = Target(versions=((3, 15),), platform="linux") if name == "lazy_keyword" else PY311
+    expected = _all_function_names(source, target)
     assert expected, "the corner case must define functions"
-    facts, index = extract_facts_and_index(source, PY311)
-    assert facts == extract_facts(source, PY311, functions=False)
+    facts, index = extract_facts_and_index(source, target)
+    assert facts == extract_facts(source, target, functions=False)
     assert index is not None
     # In every order: nested names first (their outer function is analysed on the way), then all.
     for names in (sorted(expected, key=len, reverse=True), sorted(expected)):
@@ -860,7 +862,7 @@ def test_function_bodies_one_at_a_time_equal_the_whole_module_analysis(name: str
         assert {q: bodies.find_function_facts(q) for q in names} == {q: expected[q] for q in names}
         assert bodies.find_function_facts("missing") is None
         assert bodies.find_function_facts("f.<locals>.missing") is None
-    whole = parse_function_bodies(source, PY311)
+    whole = parse_function_bodies(source, target)
     assert whole is not None
     assert {q: whole.find_function_facts(q) for q in expected} == expected
 
@@ -1219,3 +1221,14 @@ def test_getattr_caching_in_globals_keeps_the_module_constants() -> None:
     assert not _writes_namespace(hook)
     assert _writes_namespace(hook.replace(b"globals()[attr_name]", b"globals()['MAP']"))
     assert _writes_namespace(hook + b"def f(attr_name):\n    globals()[attr_name] = 1\n")
+
+
+def test_a_lazy_import_is_a_syntax_error_on_a_target_version_before_3_15() -> None:
+    """PEP 810's ``lazy`` is 3.15 syntax: a module that uses it does not compile on an older target
+    version (a fresh 3.11 raises SyntaxError; fixture ``x_lazy_before_315``), whatever the others."""
+    source = "import os\nlazy import json\n"
+    for versions in (((3, 11),), ((3, 14),), ((3, 11), (3, 15))):
+        problem = extract_facts(source, Target(versions=versions, platform="linux")).problem
+        assert problem is not None and problem.line == 2, versions
+        assert "need Python 3.15" in problem.message
+    assert extract_facts(source, Target(versions=((3, 15),), platform="linux")).problem is None

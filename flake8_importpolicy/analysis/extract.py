@@ -203,7 +203,7 @@ def _extract_unpaused(
         if not report_recursion:
             raise
         return visitor, ModuleFacts(problem=SourceProblem(1, "source too deeply nested to analyse"))
-    problem = visitor.expressions.problem or _late_future_import(tree)
+    problem = visitor.expressions.problem or _late_future_import(tree) or _lazy_too_early(lazy_lines, target)
     if problem is not None:
         return visitor, ModuleFacts(problem=problem)
     bound = sorted(visitor.scope.items())  # by name: the same mappings whatever the order of binding
@@ -545,6 +545,20 @@ def _parse(source: bytes | str, *, skeleton: bool) -> tuple[dict[int, int], ast.
                 pass  # the whole source says what is wrong, and where
     text, lazy_lines = _strip_lazy_keyword(source)
     return lazy_lines, ast.parse(text)
+
+
+def _lazy_too_early(lazy_lines: Mapping[int, int], target: Target) -> SourceProblem | None:
+    """PEP 810's ``lazy import`` / ``lazy from`` is new syntax in Python 3.15: a module that uses it
+    does not compile on an older target version (``lazy`` is a plain name there, and ``lazy import
+    x`` a SyntaxError), so importing it raises (docs/semantics.md rule 17)."""
+    older = sorted(version for version in target.versions if version < (3, 15))
+    if not lazy_lines or not older:
+        return None
+    major, minor = older[0]
+    return SourceProblem(
+        min(lazy_lines),
+        f"'lazy' imports (PEP 810) need Python 3.15; a syntax error on target version {major}.{minor}",
+    )
 
 
 def _late_future_import(tree: ast.Module) -> SourceProblem | None:
