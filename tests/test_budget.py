@@ -142,3 +142,27 @@ def test_a_standard_library_package_counts_once_in_check_and_in_verify(
     (result,) = json.loads(capsys.readouterr().out)["results"]
     assert (result["modules"], result["max_modules"]) == (4, 4)
     assert len(result["executed"]) > 6  # everything that ran is still listed
+
+
+def test_what_a_forbidden_module_imports_counts_in_check_as_in_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A forbidden module is a leaf of the chains check reports, but what it imports still runs: the
+    budget counted app, app.light, app.heavy (3, within 3) while verify counted app.after too (4,
+    over), so check passed a budget that verify failed."""
+    policy = write(tmp_path, {
+        "policy.toml": '[heavy]\n"app.heavy" = "slow"\n[light."app.light"]\nreason = "fast"\n'
+                       'max-modules = 3\n',
+        "app/__init__.py": "",
+        "app/light.py": "import app.heavy\n",
+        "app/heavy.py": "import app.after\n",
+        "app/after.py": "",
+    })
+    main(["why", "app.light", "--policy", str(policy), "--no-cache", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["count"] == 4
+    assert main(["check", "--policy", str(policy), "--no-cache", "--format", "json"]) == 1
+    codes = sorted(v["code"] for v in json.loads(capsys.readouterr().out)["violations"])
+    assert codes == ["IPL001", "IPL008"]
+    assert main(["verify", "--policy", str(policy), "--no-cache", "--format", "json"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert (result["modules"], result["max_modules"]) == (4, 3)

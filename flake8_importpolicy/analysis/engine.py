@@ -292,13 +292,28 @@ class PolicyEngine:
             return None
         resolved = self.index.resolve_module(light)
         path = resolved.path or (resolved.locations[0] if resolved.locations else self.policy.root)
-        return check_budget(light, rules, self.find_closure(light, rules), self.index, path,
+        return check_budget(light, rules, self.find_budget_closure(light, rules), self.index, path,
                             self.graph.find_import_time_edges)
 
     def find_closure(self, module: str, rules: ModuleRules) -> dict[str, tuple[Hop, ...]]:
         """``module``'s import-time closure followed as its check follows it (forbidden modules are
         leaves; external code per ``settings.external`` and the rules' forbidden patterns)."""
         expand = self.make_expander(rules.forbidden_rule, (h.pattern for h in rules.forbid))
+        return self.graph.find_import_time_closure(module, expand=expand)
+
+    def find_budget_closure(
+        self, module: str, rules: ModuleRules, closure: Mapping[str, tuple[Hop, ...]] | None = None,
+    ) -> Mapping[str, tuple[Hop, ...]]:
+        """``module``'s import-time closure as a ``max-modules`` budget counts it: followed as its
+        check follows it (``closure``, when the caller has it), but through forbidden modules too:
+        what a forbidden module imports also runs, and ``verify`` counts it (model/budget.py: one
+        rule for both). The same closure when it reaches no forbidden module."""
+        if closure is None:
+            closure = self.find_closure(module, rules)
+        forbidden = rules.forbidden_rule
+        if not any(forbidden(name) is not None for name in closure if name != module):
+            return closure
+        expand = self.make_expander(_nothing_forbidden, (h.pattern for h in rules.forbid))
         return self.graph.find_import_time_closure(module, expand=expand)
 
     def count_closure(self, closure: Mapping[str, tuple[Hop, ...]]) -> dict[str, tuple[Hop, ...]]:
@@ -386,7 +401,7 @@ class PolicyEngine:
             unresolved=tuple(unresolved + deep),
             lazy=tuple(lazy),
             problems=tuple(bad.items()),
-            count=len(self.count_closure(closure)),
+            count=len(self.count_closure(self.find_budget_closure(module, applied, closure))),
         )
 
     def _lazy_attachments(self, node: str) -> list[UnknownImport]:
@@ -414,3 +429,9 @@ _LAZY_ATTACHERS = ("lazy_loader.attach", "lazy_loader.attach_stub")
 
 def _is_lazy_attacher(callee: str) -> bool:
     return callee.endswith(_LAZY_ATTACHERS) or callee.rpartition(".")[2] == "_LazyModule"
+
+
+def _nothing_forbidden(name: str) -> None:
+    """The forbidden test of a budget's closure (:meth:`PolicyEngine.find_budget_closure`): no module
+    is a leaf for being forbidden."""
+    return None

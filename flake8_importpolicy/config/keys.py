@@ -173,7 +173,8 @@ LIGHT: Final = Table("light", [
         doc="import budget: the import-time closure may count at most this many modules "
             "(first-party modules, plus each top-level third-party or standard-library package "
             "that first-party code imports, once; what that package imports in turn is not "
-            "counted); over it is IPL008, and `verify` fails when what executed counts more "
+            "counted; what a forbidden module imports runs, and counts); over it is IPL008, "
+            "and `verify` fails when what executed counts more "
             "([adopt.md](adopt.md#budgets))",
     ),
     Key(

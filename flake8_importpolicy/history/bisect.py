@@ -472,7 +472,7 @@ def _budget_hops(engine: PolicyEngine, policy: Policy, light: str) -> tuple[Hop,
     """Every hop of the chains by which ``light``'s counted closure reaches its modules
     (:meth:`~flake8_importpolicy.analysis.engine.PolicyEngine.count_closure`), the hops that bring
     in the most counted modules first (then by file, line and column)."""
-    units = engine.count_closure(engine.find_closure(light, policy.rules_for(light)))
+    units = engine.count_closure(engine.find_budget_closure(light, policy.rules_for(light)))
     brought: dict[Hop, int] = {}
     for chain in units.values():
         for hop in chain:

@@ -7,9 +7,11 @@ What code outside the project imports in turn is that package's own cost and is 
 (``logging`` counts 1, not the dozen standard-library modules it imports itself): ``check`` often
 does not follow that code and ``verify`` always sees it, so counting it would make the two disagree.
 Modules already imported at interpreter start-up run nothing and are not counted; callers leave
-them out. :func:`counts` is the rule; ``check`` (the predicted closure, each module with the
-first-party nodes whose import-time code imports it) and ``verify`` (what executed, each module with
-the module whose code imported it) both ask it.
+them out. A forbidden module ends the chains a check reports, not the count: what it imports runs
+(and ``verify`` sees it), so ``check`` counts the closure followed through forbidden modules too.
+:func:`counts` is the rule; ``check`` (the predicted closure, each module with the first-party
+nodes whose import-time code imports it) and ``verify`` (what executed, each module with the module
+whose code imported it) both ask it.
 """
 
 from __future__ import annotations
