@@ -824,14 +824,16 @@ def _only_light_modules_of(files: list[Path], policy: Policy, report: Report) ->
 
     roots = policy.settings.source_roots
     wanted: set[str] = set()
+    lights = (f"({', '.join(report.light_modules[:5]) or 'none'}"
+              f"{', ...' if len(report.light_modules) > 5 else ''})")
     for file in files:
+        if not file.exists():
+            raise _UsageError(f"{file}: no such file; name the file of a light module {lights}, or no FILE")
         name = module_name_under(roots, file.absolute().resolve())
         if name is None or name not in report.light_modules:
             what = "is outside the source roots" if name is None else f"is {name}, not a light module"
             raise _UsageError(
-                f"{file} {what} of the policy; name the file of a light module "
-                f"({', '.join(report.light_modules[:5]) or 'none'}"
-                f"{', ...' if len(report.light_modules) > 5 else ''}), or no FILE"
+                f"{file} {what} of the policy; name the file of a light module {lights}, or no FILE"
             )
         wanted.add(name)
     return dataclasses.replace(

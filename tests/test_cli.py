@@ -1750,6 +1750,9 @@ def test_check_file_reports_only_the_light_modules_of_that_file(tmp_path: Path, 
     assert (code, out) == (2, "")
     assert err == ("importpolicy: error: app/mid.py is app.mid, not a light module of the policy; name "
                    "the file of a light module (app.a, app.b, app.clean), or no FILE\n")
+    assert run(tmp_path, "check", "app/nope.py") == (
+        2, "", "importpolicy: error: app/nope.py: no such file; name the file of a light module "
+        "(app.a, app.b, app.clean), or no FILE\n")
     code, _, err = run(tmp_path, "check", "--write-baseline", "b.json", "app/a.py")
     assert code == 2 and "name no FILE" in err
 
