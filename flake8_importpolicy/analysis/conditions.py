@@ -29,10 +29,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, EnvironWrite, Target, assumption_text
+from flake8_importpolicy.model.facts import (
+    UNKNOWN_ENVIRON_VALUE,
+    EnvironWrite,
+    Target,
+    assumption_text,
+    entry_point_anchor,
+)
 from flake8_importpolicy.model.patterns import is_constant_argument
 
-__all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Grown", "Literal", "dotted_name"]
+__all__ = [
+    "UNKNOWN", "Anchored", "ConditionEvaluator", "EntryPointOf", "Grown", "Literal", "dotted_name",
+    "entry_point_selection",
+]
 
 
 def dotted_name(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
@@ -280,6 +289,13 @@ class ConditionEvaluator:
             return Anchored("__package__", "")
         if self.overrides and id(node) in self.overrides:
             return self.overrides[id(node)]
+        if (
+            type(node) is ast.Attribute and node.attr in _ENTRY_POINT_FIELDS
+            and isinstance(node.value, ast.Name)
+        ):
+            point = self.constants.get(node.value.id)
+            if isinstance(point, EntryPointOf):  # ``ep.value`` of a loop over a group's entry points
+                return Anchored(entry_point_anchor(point.group, point.name, node.attr), "")
         name = dotted_name(node, self.aliases)
         if name is None:
             return _UNKNOWN
@@ -465,7 +481,7 @@ def _assumed_call(evaluator: ConditionEvaluator, node: ast.Call, version: tuple[
 def _truth_of(value: object) -> bool | None:
     """The truth of a computed value, or None: unknown, a mutable container (it may have changed
     since it was bound), or a value whose ``__bool__`` raises."""
-    if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
+    if value is _UNKNOWN or isinstance(value, (Literal, Anchored, EntryPointOf)):
         return None
     try:
         return bool(value)
@@ -622,6 +638,69 @@ class Anchored:
 
     anchor: str
     rest: str
+
+
+@dataclass(frozen=True)
+class EntryPointOf:
+    """The variable of a loop over the installed entry points of a group (``for ep in
+    entry_points().select(group="triton.backends")``, :func:`entry_point_selection`): which ones
+    the interpreter has is for the graph to say. Its ``value`` and ``module`` are :class:`Anchored`
+    strings (their anchor an :func:`~flake8_importpolicy.model.facts.entry_point_anchor`); its
+    truth is unknown.
+
+    Attributes:
+        group: the entry point group.
+        name: the one name selected (``select(group=..., name=...)``), or None for all of them.
+    """
+
+    group: str
+    name: str | None = None
+
+
+_ENTRY_POINT_FIELDS: Final = frozenset({"value", "module"})
+"""The attributes of an ``importlib.metadata.EntryPoint`` that name a module: ``value``
+(``"pkg.mod"`` or ``"pkg.mod:attr"``) and ``module`` (its part before ``:``)."""
+
+_ENTRY_POINT_LISTERS: Final = frozenset({
+    "importlib.metadata.entry_points", "importlib_metadata.entry_points",
+})
+
+
+def entry_point_selection(
+    node: ast.expr, aliases: Mapping[str, str], evaluator: ConditionEvaluator
+) -> EntryPointOf | None:
+    """The group a loop's iterable selects from the installed entry points, or None:
+    ``entry_points(group="g")``, ``entry_points().select(group="g")`` (optionally ``name=``) and
+    the dict interface of Python 3.8-3.9, ``entry_points()["g"]`` and ``entry_points().get("g",
+    ())``, where ``entry_points`` is ``importlib.metadata``'s or its backport's
+    (``importlib.metadata.entry_points``: the distributions' ``entry_points.txt``, PEP 376 and the
+    entry points specification)."""
+
+    def lister(call: ast.expr) -> bool:
+        return (
+            isinstance(call, ast.Call) and not call.args
+            and dotted_name(call.func, aliases) in _ENTRY_POINT_LISTERS
+        )
+
+    def keywords(call: ast.Call) -> EntryPointOf | None:
+        found = {k.arg: evaluator.constant(k.value) for k in call.keywords}
+        group, name = found.pop("group", None), found.pop("name", None)
+        if found or call.args or not isinstance(group, str) or not (name is None or isinstance(name, str)):
+            return None
+        return EntryPointOf(group, name)
+
+    if lister(node) and isinstance(node, ast.Call) and node.keywords:
+        return keywords(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and lister(node.func.value):
+        if node.func.attr == "select":
+            return keywords(node)
+        if node.func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
+            group = evaluator.constant(node.args[0])
+            return EntryPointOf(group) if isinstance(group, str) else None
+    if isinstance(node, ast.Subscript) and lister(node.value):
+        group = evaluator.constant(node.slice)
+        return EntryPointOf(group) if isinstance(group, str) else None
+    return None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,14 @@ answer = {
         for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
     ],
 }
+# the installed entry points (metadata files only; 3.8-3.9 give a dict of groups)
+try:
+    from importlib import metadata
+    points = metadata.entry_points()
+    points = [p for g in points.values() for p in g] if isinstance(points, dict) else list(points)
+    answer["entry_points"] = sorted({(p.group, p.name, p.value) for p in points})
+except Exception:
+    answer["entry_points"] = []
 """
 
 

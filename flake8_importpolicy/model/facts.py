@@ -40,6 +40,8 @@ __all__ = [
     "UnresolvedSite",
     "anchored_argument",
     "assumption_text",
+    "entry_point_anchor",
+    "parse_entry_point_anchor",
     "resolve_argument",
 ]
 
@@ -146,7 +148,8 @@ class ImportSite:
         level: number of leading dots of a relative import (PEP 328); 0 for absolute imports.
         anchor: what a relative import is relative to: ``"__package__"`` for import statements and
             ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
-            or a literal package name given as ``import_module``'s ``package`` argument.
+            or a literal package name given as ``import_module``'s ``package`` argument, or
+            an :func:`entry_point_anchor` (each installed entry point of a group).
         names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
             ``eager-before-3.15``).
@@ -262,6 +265,30 @@ def resolve_argument(value: str, module: str, is_package: bool) -> str:
     anchor, _, rest = value[1:].partition(ANCHOR_MARK)
     base = module if anchor == "__name__" or is_package else module.rpartition(".")[0]
     return base + rest
+
+
+ENTRY_POINT_MARK: Final = "\x00entry-points\x00"
+"""Starts an :attr:`ImportSite.anchor` that stands for each installed entry point of a group
+(:func:`entry_point_anchor`); no package name holds a NUL."""
+
+
+def entry_point_anchor(group: str, name: str | None, field: str) -> str:
+    """The :attr:`ImportSite.anchor` of an import relative to a field (``value`` or ``module``) of
+    every installed entry point of ``group`` (named ``name`` only, when given):
+    ``importlib.import_module(f"{ep.value}.compiler")`` in ``for ep in
+    entry_points().select(group="triton.backends")``. The graph puts in each entry point the
+    interpreter reports (:attr:`~flake8_importpolicy.model.interpreter.InterpreterInfo.entry_points`;
+    ``importlib.metadata.entry_points``, docs/semantics.md rule 14)."""
+    return f"{ENTRY_POINT_MARK}{group}\x00{name or ''}\x00{field}"
+
+
+def parse_entry_point_anchor(anchor: str) -> tuple[str, str | None, str] | None:
+    """``(group, name or None, field)`` of an :func:`entry_point_anchor`, None for another anchor."""
+    if not anchor.startswith(ENTRY_POINT_MARK):
+        return None
+    group, _, rest = anchor[len(ENTRY_POINT_MARK):].partition("\x00")
+    name, _, field = rest.partition("\x00")
+    return group, name or None, field
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr, packages_between
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
-from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts
+from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts, parse_entry_point_anchor
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -45,7 +46,13 @@ class ImportSites:
 
     def find_hops(self, node: str, resolved: ResolvedModule, site: ImportSite) -> Iterator[Hop]:
         """The hops from ``node`` (a module or a function body of ``resolved``) that the import
-        ``site`` makes: its parent packages, its module, the submodules its fromlist runs."""
+        ``site`` makes: its parent packages, its module, the submodules its fromlist runs; for an
+        import relative to each installed entry point of a group, those of each one."""
+        point = parse_entry_point_anchor(site.anchor)
+        if point is not None:
+            for anchor in self._entry_point_modules(*point):
+                yield from self.find_hops(node, resolved, dataclasses.replace(site, anchor=anchor))
+            return
         module = module_of(node)
         base = resolve_relative(site, module, resolved.is_package)
         if base is None:
@@ -104,6 +111,18 @@ class ImportSites:
                     for parent in packages_between(base, all_trigger):
                         yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, all_trigger, site.flags)
+
+    def _entry_point_modules(self, group: str, name: str | None, field: str) -> tuple[str, ...]:
+        """The module names the ``field`` (``value`` or ``module``) of each entry point of ``group``
+        the interpreter has installed gives (``importlib.metadata.EntryPoint``: ``value`` is
+        ``module`` or ``module:attr``, and ``module`` its part before the colon); a value that is
+        not a dotted name names no module and is left out."""
+        found: list[str] = []
+        for value in self.index.interpreter.entry_point_values(group, name):
+            text = value.partition(":")[0].strip() if field == "module" else value.strip()
+            if text and all(part.isidentifier() for part in text.split(".")):
+                found.append(text)
+        return tuple(dict.fromkeys(found))
 
     def _fromlist_flags(
         self, base: str, module: str, flags: tuple[Flag, ...]

@@ -18,7 +18,7 @@ from flake8_importpolicy.analysis.syspath import (
     find_added_paths,
     may_be_path,
 )
-from flake8_importpolicy.model.facts import PathChange, UnresolvedSite
+from flake8_importpolicy.model.facts import PathChange, UnresolvedSite, parse_entry_point_anchor
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
@@ -115,6 +115,16 @@ class DynamicRecorder:
         ):
             self.self_imports.append(first.attr)
         value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and parse_entry_point_anchor(value.anchor) is not None:
+            # ``f"{ep.value}.compiler"`` of an installed entry point: the graph puts each one in
+            rest = value.rest[1:]
+            if not value.rest or (
+                value.rest.startswith(".") and all(part.isidentifier() for part in rest.split("."))
+            ):
+                self.imports.add(call, "importlib", rest, flags, level=1, anchor=value.anchor)
+            else:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+            return
         if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
             # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
             self.imports.add(call, "importlib", value.rest.lstrip("."), flags, level=1,

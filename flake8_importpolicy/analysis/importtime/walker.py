@@ -17,7 +17,12 @@ from collections.abc import (
 )
 from typing import Any, Final, Literal
 
-from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    ConditionEvaluator,
+    dotted_name,
+    entry_point_selection,
+)
 from flake8_importpolicy.analysis.conditions import Literal as Container
 from flake8_importpolicy.analysis.importtime.bindings import (
     NO_VALUE,
@@ -487,7 +492,8 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
     non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
     constant sequence (a literal, or a name bound to one) with a simple target (or a tuple of
     names, each item a tuple of as many), the body is walked once per item, the loop variables
-    bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
+    bound to it (``for p in ("a", "b"): __import__(p)``, rule 14); over a group of installed
+    entry points, once, the variable standing for each of them."""
     walker.expressions.scan(stmt.iter, flags)
     items, maybe = loop_items(walker.conditions, stmt.iter)
     names = _loop_names(stmt.target, items)
@@ -510,6 +516,17 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
         walker.expressions.bind_target(stmt.target)
         for name in names:
             walker.scope.set_value(name, NO_VALUE)
+        _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        return
+    point = entry_point_selection(stmt.iter, walker.scope.aliases, walker.conditions)
+    if point is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+        # the installed entry points of a group: the body is walked once, its variable one of
+        # them (which, and whether any, is the interpreter's to say: the body stays conditional)
+        walker.expressions.bind_target(stmt.target)
+        walker.scope.set_value(stmt.target.id, point)
+        _branch(walker, stmt.body, flags | {Flag.CONDITIONAL})
+        walker.expressions.bind_target(stmt.target)
+        walker.scope.set_value(stmt.target.id, NO_VALUE)
         _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
         return
     body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
