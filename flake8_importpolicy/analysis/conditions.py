@@ -35,12 +35,13 @@ from flake8_importpolicy.model.facts import (
     Target,
     assumption_text,
     entry_point_anchor,
+    parse_own_modules_anchor,
 )
 from flake8_importpolicy.model.patterns import is_constant_argument
 
 __all__ = [
-    "UNKNOWN", "Anchored", "ConditionEvaluator", "EntryPointOf", "Grown", "Literal", "dotted_name",
-    "entry_point_selection",
+    "UNKNOWN", "Anchored", "ConditionEvaluator", "EntryPointOf", "Grown", "Literal", "ModuleLoading",
+    "dotted_name", "entry_point_selection", "own_modules_loop",
 ]
 
 
@@ -397,7 +398,7 @@ class ConditionEvaluator:
         name = dotted_name(func, self.aliases) or ""
         if name in _CONVERTERS or name in self._assumed_callees:
             return True
-        if name in _ENVIRON_GETTERS:
+        if name in _ENVIRON_GETTERS or name in _LOADING_CALLS:
             return True
         if isinstance(func, ast.Attribute):
             base = func.value
@@ -439,6 +440,10 @@ class ConditionEvaluator:
                     if key in base:
                         return _item(base[key])
                     return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if len(node.args) == 1 and not node.keywords:
+            loading = _module_loading(self, func, self._value(node.args[0], version))
+            if loading is not None:
+                return loading
         if isinstance(func, ast.Attribute) and func.attr in _STRING_METHODS and not node.args \
                 and not node.keywords:
             base = self._value(func.value, version)
@@ -481,7 +486,7 @@ def _assumed_call(evaluator: ConditionEvaluator, node: ast.Call, version: tuple[
 def _truth_of(value: object) -> bool | None:
     """The truth of a computed value, or None: unknown, a mutable container (it may have changed
     since it was bound), or a value whose ``__bool__`` raises."""
-    if value is _UNKNOWN or isinstance(value, (Literal, Anchored, EntryPointOf)):
+    if value is _UNKNOWN or isinstance(value, (Literal, Anchored, EntryPointOf, ModuleLoading)):
         return None
     try:
         return bool(value)
@@ -704,6 +709,69 @@ def entry_point_selection(
 
 
 @dataclass(frozen=True)
+class ModuleLoading:
+    """A step of loading each module in a package's own directory by hand, in a loop over
+    ``pkgutil.iter_modules(__path__, __name__ + ".")`` (:func:`own_modules_loop`): the loop's
+    finder (``stage`` ``finder``), the spec its ``find_spec(name)`` or ``importlib.util.find_spec
+    (name)`` gives (``spec``), the module ``importlib.util.module_from_spec(spec)`` makes
+    (``module``); ``loader.exec_module`` of that module runs it (docs/semantics.md rule 14).
+
+    Attributes:
+        anchor: the :func:`~flake8_importpolicy.model.facts.own_modules_anchor` of the modules
+            (empty for the finder).
+        stage: ``finder``, ``spec`` or ``module``.
+    """
+
+    anchor: str
+    stage: str
+
+
+def _module_loading(evaluator: ConditionEvaluator, func: ast.expr, argument: object) -> ModuleLoading | None:
+    """The :class:`ModuleLoading` step a call of one argument makes: ``finder.find_spec(name)``
+    and ``importlib.util.find_spec(name)`` of an own module's name, ``module_from_spec(spec)``."""
+    called = dotted_name(func, evaluator.aliases)
+    if isinstance(argument, Anchored) and not argument.rest \
+            and parse_own_modules_anchor(argument.anchor) is not None:
+        if called == "importlib.util.find_spec":
+            return ModuleLoading(argument.anchor, "spec")
+        if isinstance(func, ast.Attribute) and func.attr == "find_spec" \
+                and isinstance(func.value, ast.Name):
+            finder = evaluator.constants.get(func.value.id)
+            if isinstance(finder, ModuleLoading) and finder.stage == "finder":
+                return ModuleLoading(argument.anchor, "spec")
+    if called == "importlib.util.module_from_spec" and isinstance(argument, ModuleLoading) \
+            and argument.stage == "spec":
+        return ModuleLoading(argument.anchor, "module")
+    return None
+
+
+def own_modules_loop(
+    node: ast.expr, target: ast.expr, aliases: Mapping[str, str], evaluator: ConditionEvaluator
+) -> tuple[str, str, str] | None:
+    """The names ``(finder, name, ispkg)`` a loop ``for finder, name, ispkg in
+    pkgutil.iter_modules(__path__, __name__ + ".")`` binds (the prefix positional or
+    ``prefix=``, also ``f"{__name__}."``), or None for another loop: it lists the modules
+    directly in the package's own directory, each by its full name (``Lib/pkgutil.py``
+    ``iter_modules``, ``_iter_file_finder_modules``)."""
+    if not (
+        isinstance(node, ast.Call) and dotted_name(node.func, aliases) == "pkgutil.iter_modules"
+        and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "__path__"
+        and isinstance(target, ast.Tuple) and len(target.elts) == 3
+        and all(isinstance(element, ast.Name) for element in target.elts)
+    ):
+        return None
+    prefix = node.args[1] if len(node.args) == 2 else None
+    for keyword in node.keywords:
+        if keyword.arg != "prefix" or prefix is not None:
+            return None
+        prefix = keyword.value
+    if prefix is None or evaluator.constant(prefix) != Anchored("__name__", "."):
+        return None
+    finder, name, ispkg = (cast(ast.Name, element).id for element in target.elts)
+    return finder, name, ispkg
+
+
+@dataclass(frozen=True)
 class Grown:
     """A tuple or list bound to a name and grown by ``+=`` in code that may not run (``NAMES +=
     ("x",)`` under a condition the engine cannot decide, docs/semantics.md rule 14): what every
@@ -832,7 +900,7 @@ def _compare(left: object, op: ast.cmpop, right: object) -> object:
         return _compare_version(left, op, right)
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Literal):
         right = right.value  # a lookup in a container bound to a name
-    if isinstance(left, (Literal, Anchored)) or isinstance(right, (Literal, Anchored)):
+    if isinstance(left, _OPAQUE) or isinstance(right, _OPAQUE):
         return _UNKNOWN
     apply = _OPERATORS.get(type(op))
     if apply is None:
@@ -868,3 +936,11 @@ constants are; an operator they do not support raises TypeError, which makes it 
 
 _ORDERINGS: Final = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE})
 """The comparisons that order ``sys.version_info`` against a tuple."""
+
+
+_LOADING_CALLS: Final = frozenset({"importlib.util.find_spec", "importlib.util.module_from_spec"})
+"""Calls that make a :class:`ModuleLoading` step of a name or spec the engine knows."""
+
+_OPAQUE: Final = (Literal, Anchored, EntryPointOf, ModuleLoading)
+"""Values whose comparisons are unknown (a container that may have changed, a name computed from
+the module's own, a stand-in for what the interpreter or the directories hold)."""

@@ -41,7 +41,9 @@ __all__ = [
     "anchored_argument",
     "assumption_text",
     "entry_point_anchor",
+    "own_modules_anchor",
     "parse_entry_point_anchor",
+    "parse_own_modules_anchor",
     "resolve_argument",
 ]
 
@@ -149,7 +151,8 @@ class ImportSite:
         anchor: what a relative import is relative to: ``"__package__"`` for import statements and
             ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
             or a literal package name given as ``import_module``'s ``package`` argument, or
-            an :func:`entry_point_anchor` (each installed entry point of a group).
+            an :func:`entry_point_anchor` (each installed entry point of a group) or an
+            :func:`own_modules_anchor` (each module in the package's own directory).
         names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
             ``eager-before-3.15``).
@@ -280,6 +283,30 @@ def entry_point_anchor(group: str, name: str | None, field: str) -> str:
     interpreter reports (:attr:`~flake8_importpolicy.model.interpreter.InterpreterInfo.entry_points`;
     ``importlib.metadata.entry_points``, docs/semantics.md rule 14)."""
     return f"{ENTRY_POINT_MARK}{group}\x00{name or ''}\x00{field}"
+
+
+OWN_MODULES_MARK: Final = "\x00own-modules\x00"
+"""Starts an :attr:`ImportSite.anchor` that stands for each module directly in the package's own
+directory (:func:`own_modules_anchor`)."""
+
+EXPANDED_ANCHOR_MARKS: Final = (ENTRY_POINT_MARK, OWN_MODULES_MARK)
+"""The anchors the graph expands into one import per module they stand for."""
+
+
+def own_modules_anchor(packages: bool) -> str:
+    """The :attr:`ImportSite.anchor` of an import of each subpackage (``packages``) or each plain
+    module directly in the importing package's ``__path__``, as ``pkgutil.iter_modules(__path__,
+    __name__ + ".")`` lists them with ``ispkg`` true or false (triton 3.6's
+    ``triton.language.extra``, docs/semantics.md rule 14). The graph lists the directories."""
+    return f"{OWN_MODULES_MARK}{'packages' if packages else 'modules'}"
+
+
+def parse_own_modules_anchor(anchor: str) -> bool | None:
+    """Whether an :func:`own_modules_anchor` stands for the subpackages (True) or the plain
+    modules (False); None for another anchor."""
+    if not anchor.startswith(OWN_MODULES_MARK):
+        return None
+    return anchor[len(OWN_MODULES_MARK):] == "packages"
 
 
 def parse_entry_point_anchor(anchor: str) -> tuple[str, str | None, str] | None:

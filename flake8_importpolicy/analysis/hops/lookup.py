@@ -14,7 +14,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
-    ENTRY_POINT_MARK,
+    EXPANDED_ANCHOR_MARKS,
     FunctionFacts,
     ImportSite,
     ModuleFacts,
@@ -227,7 +227,7 @@ def resolve_relative(site: ImportSite, module: str, is_package: bool) -> str | N
     target = site.target or ""
     if site.level == 0:
         return target or None
-    if site.anchor.startswith(ENTRY_POINT_MARK):  # one per installed entry point: see ImportSites
+    if site.anchor.startswith(EXPANDED_ANCHOR_MARKS):  # one per module it stands for: ImportSites
         return None
     if site.anchor == "__name__":
         anchor = module

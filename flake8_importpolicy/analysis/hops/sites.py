@@ -23,7 +23,13 @@ from collections.abc import Iterator
 
 from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr, packages_between
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
-from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts, parse_entry_point_anchor
+from flake8_importpolicy.model.facts import (
+    CallSite,
+    ImportSite,
+    ModuleFacts,
+    parse_entry_point_anchor,
+    parse_own_modules_anchor,
+)
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -49,8 +55,13 @@ class ImportSites:
         ``site`` makes: its parent packages, its module, the submodules its fromlist runs; for an
         import relative to each installed entry point of a group, those of each one."""
         point = parse_entry_point_anchor(site.anchor)
-        if point is not None:
-            for anchor in self._entry_point_modules(*point):
+        packages = parse_own_modules_anchor(site.anchor)
+        if point is not None or packages is not None:
+            anchors = (
+                self._entry_point_modules(*point) if point is not None
+                else self._own_modules(module_of(node), resolved, bool(packages))
+            )
+            for anchor in anchors:
                 yield from self.find_hops(node, resolved, dataclasses.replace(site, anchor=anchor))
             return
         module = module_of(node)
@@ -123,6 +134,20 @@ class ImportSites:
             if text and all(part.isidentifier() for part in text.split(".")):
                 found.append(text)
         return tuple(dict.fromkeys(found))
+
+    def _own_modules(self, module: str, resolved: ResolvedModule, packages: bool) -> tuple[str, ...]:
+        """The subpackages (``packages``) or plain modules directly in package ``module``'s
+        directories, as ``pkgutil.iter_modules(__path__)`` lists them (``pkgutil``
+        ``_iter_file_finder_modules``: a directory is a package when it has an ``__init__``, and
+        one without is left out; a module file of any suffix is a module)."""
+        if not resolved.is_package:
+            return ()
+        found: list[str] = []
+        for child in self.index.find_children(module):
+            kind = self.index.resolve_module(child).kind
+            if (kind == "package") if packages else kind in ("source", "extension", "bytecode"):
+                found.append(child)
+        return tuple(found)
 
     def _fromlist_flags(
         self, base: str, module: str, flags: tuple[Flag, ...]

@@ -19,9 +19,12 @@ from typing import Any, Final, Literal
 
 from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
+    Anchored,
     ConditionEvaluator,
+    ModuleLoading,
     dotted_name,
     entry_point_selection,
+    own_modules_loop,
 )
 from flake8_importpolicy.analysis.conditions import Literal as Container
 from flake8_importpolicy.analysis.importtime.bindings import (
@@ -39,7 +42,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
-from flake8_importpolicy.model.facts import FunctionFacts, Target
+from flake8_importpolicy.model.facts import FunctionFacts, Target, own_modules_anchor
 from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 
 __all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
@@ -529,10 +532,43 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
         walker.scope.set_value(stmt.target.id, NO_VALUE)
         _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
         return
+    own = own_modules_loop(stmt.iter, stmt.target, walker.scope.aliases, walker.conditions)
+    if own is not None and not isinstance(stmt, ast.AsyncFor):
+        # the modules in the package's own directory: the body is walked for the subpackages,
+        # then for the plain modules, ``ispkg`` known in each walk (which exist, the graph says)
+        for packages in (True, False):
+            walker.expressions.bind_target(stmt.target)
+            values = (ModuleLoading("", "finder"), Anchored(own_modules_anchor(packages), ""), packages)
+            for name, value in zip(own, values):
+                walker.scope.set_value(name, value)
+            _branch(walker, _until_continue(walker, stmt.body, own), flags | {Flag.CONDITIONAL})
+        walker.expressions.bind_target(stmt.target)
+        for name in own:
+            walker.scope.set_value(name, NO_VALUE)
+        _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        return
     body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
     walker.expressions.bind_target(stmt.target, body_flags)
     _branch(walker, stmt.body, body_flags)
     _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+
+
+def _until_continue(
+    walker: _ImportTimeVisitor, body: list[ast.stmt], variables: Sequence[str]
+) -> list[ast.stmt]:
+    """The statements of a loop body up to an ``if`` whose body is ``continue`` and whose test,
+    of the loop's ``variables`` alone (as bound now), is known true: what follows it does not
+    run for this item (``if not ispkg: continue``)."""
+    for number, stmt in enumerate(body):
+        if (
+            isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue)
+            and all(
+                node.id in variables for node in ast.walk(stmt.test) if isinstance(node, ast.Name)
+            )
+            and walker.conditions.evaluate(stmt.test) == _TRUE
+        ):
+            return body[:number]
+    return body
 
 
 def _while(walker: _ImportTimeVisitor, stmt: ast.While, flags: frozenset[Flag]) -> None:
