@@ -92,11 +92,18 @@ answer = {
         for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
     ],
 }
-# the installed entry points (metadata files only; 3.8-3.9 give a dict of groups)
+# the installed entry points (metadata files only): 3.10+ select by group (3.10-3.11's dict
+# interface is deprecated), 3.8-3.9 give a dict of groups
 try:
+    import warnings
     from importlib import metadata
-    points = metadata.entry_points()
-    points = [p for g in points.values() for p in g] if isinstance(points, dict) else list(points)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        points = metadata.entry_points()
+        if hasattr(points, "select") and hasattr(points, "groups"):
+            points = [p for g in sorted(points.groups) for p in points.select(group=g)]
+        elif isinstance(points, dict):
+            points = [p for g in points.values() for p in g]
     answer["entry_points"] = sorted({(p.group, p.name, p.value) for p in points})
 except Exception:
     answer["entry_points"] = []
