@@ -40,6 +40,7 @@ __all__ = [
     "UnresolvedSite",
     "anchored_argument",
     "assumption_text",
+    "distribution_entry",
     "entry_point_anchor",
     "own_modules_anchor",
     "parse_entry_point_anchor",
@@ -116,7 +117,9 @@ class Guard:
     whether every module of ``modules`` is found (relative names keep their leading dots; an
     entry ``"name:a,b"`` also needs ``a`` and ``b`` to be importable from it) is ``resolves``. An
     ``except ImportError`` fallback of a ``try`` of imports runs only if one is missing
-    (``resolves`` False), and ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except
+    (``resolves`` False), as does the ``except PackageNotFoundError`` handler of a ``try`` of
+    ``importlib.metadata.version(...)`` calls (its entries are :func:`distribution_entry`), and
+    ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except
     ImportError: HAS_X = False`` only if ``x`` is found (``resolves`` True).
 
     Attributes:
@@ -283,6 +286,18 @@ def entry_point_anchor(group: str, name: str | None, field: str) -> str:
     interpreter reports (:attr:`~flake8_importpolicy.model.interpreter.InterpreterInfo.entry_points`;
     ``importlib.metadata.entry_points``, docs/semantics.md rule 14)."""
     return f"{ENTRY_POINT_MARK}{group}\x00{name or ''}\x00{field}"
+
+
+DISTRIBUTION_MARK: Final = "\x00distribution\x00"
+"""Starts a :attr:`Guard.modules` entry that names an installed distribution
+(:func:`distribution_entry`), not a module."""
+
+
+def distribution_entry(name: str) -> str:
+    """The :attr:`Guard.modules` entry "distribution ``name`` is installed": the handler of
+    ``try: v = importlib.metadata.version("x")`` / ``except PackageNotFoundError:`` runs only if
+    it is not (``Guard(..., resolves=False)``; ``importlib.metadata.Distribution.from_name``)."""
+    return f"{DISTRIBUTION_MARK}{name}"
 
 
 OWN_MODULES_MARK: Final = "\x00own-modules\x00"

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr, packages_between
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
 from flake8_importpolicy.model.facts import (
+    DISTRIBUTION_MARK,
     CallSite,
     ImportSite,
     ModuleFacts,
@@ -259,6 +260,10 @@ class ImportSites:
         none of its own unconditional imports names a module path search does not find."""
         module = module_of(node)
         for entry in names:
+            if entry.startswith(DISTRIBUTION_MARK):  # ``importlib.metadata.version(name)``
+                if not self.index.has_distribution(entry[len(DISTRIBUTION_MARK):]):
+                    return False
+                continue
             name, _, imported = entry.partition(":")
             found = absolute(name, module, resolved.is_package)
             if found is None or not self._imports_cleanly(found):

@@ -42,7 +42,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
-from flake8_importpolicy.model.facts import FunctionFacts, Target, own_modules_anchor
+from flake8_importpolicy.model.facts import FunctionFacts, Target, distribution_entry, own_modules_anchor
 from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 
 __all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
@@ -313,6 +313,8 @@ class _ImportTimeVisitor:
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
         targets = _try_import_targets(body) if self.flow.requirement is None else None
+        versions = _try_version_targets(self, body) if targets is None and self.flow.requirement \
+            is None else None
         raises = _raises(self, body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
         modules = {  # names bound to modules (``import x``; a from-import binds a value)
@@ -325,6 +327,8 @@ class _ImportTimeVisitor:
             guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
+            elif versions and _catches_import_error(handler.type, self.scope.aliases, _NOT_FOUND):
+                self.flow.requirement = (versions, False)
             imported = self.scope.imports_among(stored_names(handler.body))
             _branch(self, handler.body, flags | {Flag.FALLBACK})
             self.flow.requirement = None
@@ -859,12 +863,50 @@ def _constant_bindings(body: Sequence[ast.stmt]) -> dict[str, object]:
     return found
 
 
-def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, str]) -> bool:
-    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError``."""
+def _catches_import_error(
+    handler_type: ast.expr | None, aliases: Mapping[str, str], errors: frozenset[str] | None = None
+) -> bool:
+    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError`` (or one of
+    ``errors``)."""
     if handler_type is None:
         return False
     kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
-    return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+    return any(dotted_name(kind, aliases) in (errors or _IMPORT_ERRORS) for kind in kinds)
+
+
+def _try_version_targets(walker: _ImportTimeVisitor, body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
+    """The :func:`~flake8_importpolicy.model.facts.distribution_entry` of each distribution a
+    ``try`` body looks up, when it does nothing else that may raise: assignments of constants and
+    of ``importlib.metadata.version("x")`` (``distribution``, ``metadata``; the backport too) of
+    a known name. Such a call raises ``PackageNotFoundError`` exactly when no installed
+    distribution has that name (``Distribution.from_name``; transformers'
+    ``_is_package_available``); else None."""
+    found: list[str] = []
+    for stmt in body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+        if isinstance(stmt, ast.Pass) or isinstance(value, ast.Constant):
+            continue
+        if not (
+            isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
+            and dotted_name(value.func, walker.scope.aliases) in _DISTRIBUTION_LOOKUPS
+        ):
+            return None
+        name = walker.conditions.constant(value.args[0])
+        if not isinstance(name, str) or not name:
+            return None
+        found.append(distribution_entry(name))
+    return tuple(found) or None
+
+
+_DISTRIBUTION_LOOKUPS: Final = frozenset(
+    f"{module}.{function}" for module in ("importlib.metadata", "importlib_metadata")
+    for function in ("version", "distribution", "metadata")
+)
+_NOT_FOUND: Final = frozenset({
+    "importlib.metadata.PackageNotFoundError", "importlib_metadata.PackageNotFoundError",
+    "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
+})
+"""What catches ``PackageNotFoundError`` (a ``ModuleNotFoundError``)."""
 
 
 _IMPORT_ERRORS: Final = frozenset({
