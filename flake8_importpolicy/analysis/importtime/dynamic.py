@@ -11,6 +11,7 @@ from flake8_importpolicy.analysis.conditions import (
     UNKNOWN,
     Anchored,
     ConditionEvaluator,
+    EntryPointOf,
     ModuleLoading,
     dotted_name,
 )
@@ -24,7 +25,12 @@ from flake8_importpolicy.analysis.syspath import (
     find_added_paths,
     may_be_path,
 )
-from flake8_importpolicy.model.facts import EXPANDED_ANCHOR_MARKS, PathChange, UnresolvedSite
+from flake8_importpolicy.model.facts import (
+    EXPANDED_ANCHOR_MARKS,
+    PathChange,
+    UnresolvedSite,
+    entry_point_anchor,
+)
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
@@ -266,9 +272,19 @@ class DynamicRecorder:
     def runs_loaded_module(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``loader.exec_module(module)`` of a module made from the spec of a module in
         the package's own directory (:class:`ModuleLoading`; triton's ``triton.language.extra``
-        runs its subpackages so): it runs that module (its package is the one running). False
-        for another call."""
+        runs its subpackages so): it runs that module (its package is the one running); and
+        ``ep.load()`` of a loop's entry point (:class:`EntryPointOf`): it imports the module of
+        each (``importlib.metadata.EntryPoint.load``). False for another call."""
         func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "load" and not call.args \
+                and not call.keywords and isinstance(func.value, ast.Name):
+            point = self.conditions.constant(func.value)
+            if not isinstance(point, EntryPointOf):
+                return False
+            # ``EntryPoint.load()`` imports the module part of the entry point's value
+            anchor = entry_point_anchor(point.group, point.name, "module")
+            self.imports.add(call, "importlib", "", flags, level=1, anchor=anchor)
+            return True
         if not (isinstance(func, ast.Attribute) and func.attr == "exec_module"
                 and len(call.args) == 1 and not call.keywords):
             return False
