@@ -440,7 +440,10 @@ class ConditionEvaluator:
                     if key in base:
                         return _item(base[key])
                     return None if len(node.args) == 1 else self._value(node.args[1], version)
-        if len(node.args) == 1 and not node.keywords:
+        if len(node.args) == 1 and not node.keywords and (
+            (isinstance(func, ast.Attribute) and func.attr == "find_spec")
+            or dotted_name(func, self.aliases) in _LOADING_CALLS
+        ):  # the argument is evaluated only for these (a nested call would cost twice per level)
             loading = _module_loading(self, func, self._value(node.args[0], version))
             if loading is not None:
                 return loading
