@@ -277,3 +277,27 @@ def test_the_finder_hop_runs_the_real_module_s_parents(tmp_path: Path) -> None:
 
     edges = ImportGraph(found, facts).find_import_time_edges("distutils")
     assert [(h.kind, h.imported, h.line) for h in edges] == [(HopKind.FINDER, "setuptools", 1)]
+
+
+def test_query_lists_entry_points_and_distributions_are_found_by_normalised_name(
+    tmp_path: Path,
+) -> None:
+    """The interpreter query lists the installed entry points as ``importlib.metadata`` does (this
+    package's own flake8 plugin among them), they survive the cache's JSON, and a distribution is
+    found by its ``.dist-info`` directory, names compared normalised (``Distribution.from_name``)."""
+    from importlib import metadata
+
+    info = query_interpreter()
+    expected = {(p.group, p.name, p.value) for p in metadata.entry_points(group="flake8.extension")}
+    assert expected and expected <= set(info.entry_points)
+    assert InterpreterInfo.from_json(info.to_json()) == info
+    assert info.entry_point_values("flake8.extension", "IPL") == (
+        "flake8_importpolicy.flake8_checker:ImportPolicyChecker",
+    )
+
+    (tmp_path / "Some_Dist.Name-1.0.dist-info").mkdir()
+    (tmp_path / "legacy-2.0.egg-info").mkdir()
+    found = ModuleIndex([], dataclasses.replace(info, sys_path=(str(tmp_path),)))
+    assert found.has_distribution("some-dist-name") and found.has_distribution("SOME.DIST_NAME")
+    assert found.has_distribution("legacy")
+    assert not found.has_distribution("some-dist") and not found.has_distribution("missing")

@@ -29,10 +29,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from flake8_importpolicy.model.facts import UNKNOWN_ENVIRON_VALUE, EnvironWrite, Target, assumption_text
+from flake8_importpolicy.model.facts import (
+    UNKNOWN_ENVIRON_VALUE,
+    EnvironWrite,
+    Target,
+    assumption_text,
+    entry_point_anchor,
+    parse_own_modules_anchor,
+)
 from flake8_importpolicy.model.patterns import is_constant_argument
 
-__all__ = ["UNKNOWN", "Anchored", "ConditionEvaluator", "Grown", "Literal", "dotted_name"]
+__all__ = [
+    "UNKNOWN", "Anchored", "ConditionEvaluator", "EntryPointOf", "Grown", "Literal", "ModuleLoading",
+    "dotted_name", "entry_point_selection", "own_modules_loop",
+]
 
 
 def dotted_name(node: ast.expr, aliases: Mapping[str, str]) -> str | None:
@@ -280,6 +290,13 @@ class ConditionEvaluator:
             return Anchored("__package__", "")
         if self.overrides and id(node) in self.overrides:
             return self.overrides[id(node)]
+        if (
+            type(node) is ast.Attribute and node.attr in _ENTRY_POINT_FIELDS
+            and isinstance(node.value, ast.Name)
+        ):
+            point = self.constants.get(node.value.id)
+            if isinstance(point, EntryPointOf):  # ``ep.value`` of a loop over a group's entry points
+                return Anchored(entry_point_anchor(point.group, point.name, node.attr), "")
         name = dotted_name(node, self.aliases)
         if name is None:
             return _UNKNOWN
@@ -381,7 +398,7 @@ class ConditionEvaluator:
         name = dotted_name(func, self.aliases) or ""
         if name in _CONVERTERS or name in self._assumed_callees:
             return True
-        if name in _ENVIRON_GETTERS:
+        if name in _ENVIRON_GETTERS or name in _LOADING_CALLS:
             return True
         if isinstance(func, ast.Attribute):
             base = func.value
@@ -423,6 +440,13 @@ class ConditionEvaluator:
                     if key in base:
                         return _item(base[key])
                     return None if len(node.args) == 1 else self._value(node.args[1], version)
+        if len(node.args) == 1 and not node.keywords and (
+            (isinstance(func, ast.Attribute) and func.attr == "find_spec")
+            or dotted_name(func, self.aliases) in _LOADING_CALLS
+        ):  # the argument is evaluated only for these (a nested call would cost twice per level)
+            loading = _module_loading(self, func, self._value(node.args[0], version))
+            if loading is not None:
+                return loading
         if isinstance(func, ast.Attribute) and func.attr in _STRING_METHODS and not node.args \
                 and not node.keywords:
             base = self._value(func.value, version)
@@ -465,7 +489,7 @@ def _assumed_call(evaluator: ConditionEvaluator, node: ast.Call, version: tuple[
 def _truth_of(value: object) -> bool | None:
     """The truth of a computed value, or None: unknown, a mutable container (it may have changed
     since it was bound), or a value whose ``__bool__`` raises."""
-    if value is _UNKNOWN or isinstance(value, (Literal, Anchored)):
+    if value is _UNKNOWN or isinstance(value, (Literal, Anchored, EntryPointOf, ModuleLoading)):
         return None
     try:
         return bool(value)
@@ -625,6 +649,132 @@ class Anchored:
 
 
 @dataclass(frozen=True)
+class EntryPointOf:
+    """The variable of a loop over the installed entry points of a group (``for ep in
+    entry_points().select(group="triton.backends")``, :func:`entry_point_selection`): which ones
+    the interpreter has is for the graph to say. Its ``value`` and ``module`` are :class:`Anchored`
+    strings (their anchor an :func:`~flake8_importpolicy.model.facts.entry_point_anchor`); its
+    truth is unknown.
+
+    Attributes:
+        group: the entry point group.
+        name: the one name selected (``select(group=..., name=...)``), or None for all of them.
+    """
+
+    group: str
+    name: str | None = None
+
+
+_ENTRY_POINT_FIELDS: Final = frozenset({"value", "module"})
+"""The attributes of an ``importlib.metadata.EntryPoint`` that name a module: ``value``
+(``"pkg.mod"`` or ``"pkg.mod:attr"``) and ``module`` (its part before ``:``)."""
+
+_ENTRY_POINT_LISTERS: Final = frozenset({
+    "importlib.metadata.entry_points", "importlib_metadata.entry_points",
+})
+
+
+def entry_point_selection(
+    node: ast.expr, aliases: Mapping[str, str], evaluator: ConditionEvaluator
+) -> EntryPointOf | None:
+    """The group a loop's iterable selects from the installed entry points, or None:
+    ``entry_points(group="g")``, ``entry_points().select(group="g")`` (optionally ``name=``) and
+    the dict interface of Python 3.8-3.9, ``entry_points()["g"]`` and ``entry_points().get("g",
+    ())``, where ``entry_points`` is ``importlib.metadata``'s or its backport's
+    (``importlib.metadata.entry_points``: the distributions' ``entry_points.txt``, PEP 376 and the
+    entry points specification)."""
+
+    def lister(call: ast.expr) -> bool:
+        return (
+            isinstance(call, ast.Call) and not call.args
+            and dotted_name(call.func, aliases) in _ENTRY_POINT_LISTERS
+        )
+
+    def keywords(call: ast.Call) -> EntryPointOf | None:
+        found = {k.arg: evaluator.constant(k.value) for k in call.keywords}
+        group, name = found.pop("group", None), found.pop("name", None)
+        if found or call.args or not isinstance(group, str) or not (name is None or isinstance(name, str)):
+            return None
+        return EntryPointOf(group, name)
+
+    if lister(node) and isinstance(node, ast.Call) and node.keywords:
+        return keywords(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and lister(node.func.value):
+        if node.func.attr == "select":
+            return keywords(node)
+        if node.func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
+            group = evaluator.constant(node.args[0])
+            return EntryPointOf(group) if isinstance(group, str) else None
+    if isinstance(node, ast.Subscript) and lister(node.value):
+        group = evaluator.constant(node.slice)
+        return EntryPointOf(group) if isinstance(group, str) else None
+    return None
+
+
+@dataclass(frozen=True)
+class ModuleLoading:
+    """A step of loading each module in a package's own directory by hand, in a loop over
+    ``pkgutil.iter_modules(__path__, __name__ + ".")`` (:func:`own_modules_loop`): the loop's
+    finder (``stage`` ``finder``), the spec its ``find_spec(name)`` or ``importlib.util.find_spec
+    (name)`` gives (``spec``), the module ``importlib.util.module_from_spec(spec)`` makes
+    (``module``); ``loader.exec_module`` of that module runs it (docs/semantics.md rule 14).
+
+    Attributes:
+        anchor: the :func:`~flake8_importpolicy.model.facts.own_modules_anchor` of the modules
+            (empty for the finder).
+        stage: ``finder``, ``spec`` or ``module``.
+    """
+
+    anchor: str
+    stage: str
+
+
+def _module_loading(evaluator: ConditionEvaluator, func: ast.expr, argument: object) -> ModuleLoading | None:
+    """The :class:`ModuleLoading` step a call of one argument makes: ``finder.find_spec(name)``
+    and ``importlib.util.find_spec(name)`` of an own module's name, ``module_from_spec(spec)``."""
+    called = dotted_name(func, evaluator.aliases)
+    if isinstance(argument, Anchored) and not argument.rest \
+            and parse_own_modules_anchor(argument.anchor) is not None:
+        if called == "importlib.util.find_spec":
+            return ModuleLoading(argument.anchor, "spec")
+        if isinstance(func, ast.Attribute) and func.attr == "find_spec" \
+                and isinstance(func.value, ast.Name):
+            finder = evaluator.constants.get(func.value.id)
+            if isinstance(finder, ModuleLoading) and finder.stage == "finder":
+                return ModuleLoading(argument.anchor, "spec")
+    if called == "importlib.util.module_from_spec" and isinstance(argument, ModuleLoading) \
+            and argument.stage == "spec":
+        return ModuleLoading(argument.anchor, "module")
+    return None
+
+
+def own_modules_loop(
+    node: ast.expr, target: ast.expr, aliases: Mapping[str, str], evaluator: ConditionEvaluator
+) -> tuple[str, str, str] | None:
+    """The names ``(finder, name, ispkg)`` a loop ``for finder, name, ispkg in
+    pkgutil.iter_modules(__path__, __name__ + ".")`` binds (the prefix positional or
+    ``prefix=``, also ``f"{__name__}."``), or None for another loop: it lists the modules
+    directly in the package's own directory, each by its full name (``Lib/pkgutil.py``
+    ``iter_modules``, ``_iter_file_finder_modules``)."""
+    if not (
+        isinstance(node, ast.Call) and dotted_name(node.func, aliases) == "pkgutil.iter_modules"
+        and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "__path__"
+        and isinstance(target, ast.Tuple) and len(target.elts) == 3
+        and all(isinstance(element, ast.Name) for element in target.elts)
+    ):
+        return None
+    prefix = node.args[1] if len(node.args) == 2 else None
+    for keyword in node.keywords:
+        if keyword.arg != "prefix" or prefix is not None:
+            return None
+        prefix = keyword.value
+    if prefix is None or evaluator.constant(prefix) != Anchored("__name__", "."):
+        return None
+    finder, name, ispkg = (cast(ast.Name, element).id for element in target.elts)
+    return finder, name, ispkg
+
+
+@dataclass(frozen=True)
 class Grown:
     """A tuple or list bound to a name and grown by ``+=`` in code that may not run (``NAMES +=
     ("x",)`` under a condition the engine cannot decide, docs/semantics.md rule 14): what every
@@ -753,7 +903,7 @@ def _compare(left: object, op: ast.cmpop, right: object) -> object:
         return _compare_version(left, op, right)
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, Literal):
         right = right.value  # a lookup in a container bound to a name
-    if isinstance(left, (Literal, Anchored)) or isinstance(right, (Literal, Anchored)):
+    if isinstance(left, _OPAQUE) or isinstance(right, _OPAQUE):
         return _UNKNOWN
     apply = _OPERATORS.get(type(op))
     if apply is None:
@@ -789,3 +939,11 @@ constants are; an operator they do not support raises TypeError, which makes it 
 
 _ORDERINGS: Final = frozenset({ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE})
 """The comparisons that order ``sys.version_info`` against a tuple."""
+
+
+_LOADING_CALLS: Final = frozenset({"importlib.util.find_spec", "importlib.util.module_from_spec"})
+"""Calls that make a :class:`ModuleLoading` step of a name or spec the engine knows."""
+
+_OPAQUE: Final = (Literal, Anchored, EntryPointOf, ModuleLoading)
+"""Values whose comparisons are unknown (a container that may have changed, a name computed from
+the module's own, a stand-in for what the interpreter or the directories hold)."""

@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -92,6 +93,21 @@ answer = {
         for c in (f if isinstance(f, type) else type(f) for f in sys.meta_path)
     ],
 }
+# the installed entry points (metadata files only): 3.10+ select by group (3.10-3.11's dict
+# interface is deprecated), 3.8-3.9 give a dict of groups
+try:
+    import warnings
+    from importlib import metadata
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        points = metadata.entry_points()
+        if hasattr(points, "select") and hasattr(points, "groups"):
+            points = [p for g in sorted(points.groups) for p in points.select(group=g)]
+        elif isinstance(points, dict):
+            points = [p for g in points.values() for p in g]
+    answer["entry_points"] = sorted({(p.group, p.name, p.value) for p in points})
+except Exception:
+    answer["entry_points"] = []
 """
 
 
@@ -414,6 +430,21 @@ class ModuleIndex:
             if found.kind not in ("unresolved", "namespace")
         }
 
+    def has_distribution(self, name: str) -> bool:
+        """Whether a distribution named ``name`` is installed on the search path: a
+        ``<name>-<version>.dist-info`` or ``.egg-info`` entry whose name part is ``name`` once both
+        are normalised, as ``importlib.metadata.Distribution.from_name`` finds it (PEP 503
+        normalisation, ``-`` as ``_``; ``importlib.metadata._adapters``/``Prepared.normalize``,
+        ``FastPath.search``). Nothing is read but the directories' listings."""
+        wanted = _normalized_distribution(name)
+        for directory in self._search_path:
+            for entry in self._listdir(directory) or ():
+                stem, dot, suffix = entry.rpartition(".")
+                if dot and suffix in ("dist-info", "egg-info") \
+                        and _normalized_distribution(stem.partition("-")[0]) == wanted:
+                    return True
+        return False
+
     def find_children(self, name: str) -> tuple[str, ...]:
         """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
         package = self.resolve_module(name)
@@ -613,6 +644,12 @@ class ModuleIndex:
             listing = None
         self._listings[directory] = listing
         return listing
+
+
+def _normalized_distribution(name: str) -> str:
+    """A distribution name as ``importlib.metadata`` compares them: runs of ``-``, ``_`` and
+    ``.`` as one ``_``, lower case."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def read_source(path: Path) -> bytes:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EngineAnswer", "find_interpreter_info", "run_engine", "run_engine_for"]
 
-_INTERPRETERS_FORMAT = 3
+_INTERPRETERS_FORMAT = 4
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,11 @@ __all__ = [
     "UnresolvedSite",
     "anchored_argument",
     "assumption_text",
+    "distribution_entry",
+    "entry_point_anchor",
+    "own_modules_anchor",
+    "parse_entry_point_anchor",
+    "parse_own_modules_anchor",
     "resolve_argument",
 ]
 
@@ -112,7 +117,9 @@ class Guard:
     whether every module of ``modules`` is found (relative names keep their leading dots; an
     entry ``"name:a,b"`` also needs ``a`` and ``b`` to be importable from it) is ``resolves``. An
     ``except ImportError`` fallback of a ``try`` of imports runs only if one is missing
-    (``resolves`` False), and ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except
+    (``resolves`` False), as does the ``except PackageNotFoundError`` handler of a ``try`` of
+    ``importlib.metadata.version(...)`` calls (its entries are :func:`distribution_entry`), and
+    ``if HAS_X:`` after ``try: import x; HAS_X = True`` / ``except
     ImportError: HAS_X = False`` only if ``x`` is found (``resolves`` True).
 
     Attributes:
@@ -146,7 +153,9 @@ class ImportSite:
         level: number of leading dots of a relative import (PEP 328); 0 for absolute imports.
         anchor: what a relative import is relative to: ``"__package__"`` for import statements and
             ``import_module(".x", __package__)``, ``"__name__"`` for ``import_module(".x", __name__)``,
-            or a literal package name given as ``import_module``'s ``package`` argument.
+            or a literal package name given as ``import_module``'s ``package`` argument, or
+            an :func:`entry_point_anchor` (each installed entry point of a group) or an
+            :func:`own_modules_anchor` (each module in the package's own directory).
         names: for ``from-import``, the imported names (``from a import b, c`` gives ``("b", "c")``).
         flags: sorted :class:`Flag` values (``guarded``, ``conditional``, ``fallback``,
             ``eager-before-3.15``).
@@ -262,6 +271,66 @@ def resolve_argument(value: str, module: str, is_package: bool) -> str:
     anchor, _, rest = value[1:].partition(ANCHOR_MARK)
     base = module if anchor == "__name__" or is_package else module.rpartition(".")[0]
     return base + rest
+
+
+ENTRY_POINT_MARK: Final = "\x00entry-points\x00"
+"""Starts an :attr:`ImportSite.anchor` that stands for each installed entry point of a group
+(:func:`entry_point_anchor`); no package name holds a NUL."""
+
+
+def entry_point_anchor(group: str, name: str | None, field: str) -> str:
+    """The :attr:`ImportSite.anchor` of an import relative to a field (``value`` or ``module``) of
+    every installed entry point of ``group`` (named ``name`` only, when given):
+    ``importlib.import_module(f"{ep.value}.compiler")`` in ``for ep in
+    entry_points().select(group="triton.backends")``. The graph puts in each entry point the
+    interpreter reports (:attr:`~flake8_importpolicy.model.interpreter.InterpreterInfo.entry_points`;
+    ``importlib.metadata.entry_points``, docs/semantics.md rule 14)."""
+    return f"{ENTRY_POINT_MARK}{group}\x00{name or ''}\x00{field}"
+
+
+DISTRIBUTION_MARK: Final = "\x00distribution\x00"
+"""Starts a :attr:`Guard.modules` entry that names an installed distribution
+(:func:`distribution_entry`), not a module."""
+
+
+def distribution_entry(name: str) -> str:
+    """The :attr:`Guard.modules` entry "distribution ``name`` is installed": the handler of
+    ``try: v = importlib.metadata.version("x")`` / ``except PackageNotFoundError:`` runs only if
+    it is not (``Guard(..., resolves=False)``; ``importlib.metadata.Distribution.from_name``)."""
+    return f"{DISTRIBUTION_MARK}{name}"
+
+
+OWN_MODULES_MARK: Final = "\x00own-modules\x00"
+"""Starts an :attr:`ImportSite.anchor` that stands for each module directly in the package's own
+directory (:func:`own_modules_anchor`)."""
+
+EXPANDED_ANCHOR_MARKS: Final = (ENTRY_POINT_MARK, OWN_MODULES_MARK)
+"""The anchors the graph expands into one import per module they stand for."""
+
+
+def own_modules_anchor(packages: bool) -> str:
+    """The :attr:`ImportSite.anchor` of an import of each subpackage (``packages``) or each plain
+    module directly in the importing package's ``__path__``, as ``pkgutil.iter_modules(__path__,
+    __name__ + ".")`` lists them with ``ispkg`` true or false (triton 3.6's
+    ``triton.language.extra``, docs/semantics.md rule 14). The graph lists the directories."""
+    return f"{OWN_MODULES_MARK}{'packages' if packages else 'modules'}"
+
+
+def parse_own_modules_anchor(anchor: str) -> bool | None:
+    """Whether an :func:`own_modules_anchor` stands for the subpackages (True) or the plain
+    modules (False); None for another anchor."""
+    if not anchor.startswith(OWN_MODULES_MARK):
+        return None
+    return anchor[len(OWN_MODULES_MARK):] == "packages"
+
+
+def parse_entry_point_anchor(anchor: str) -> tuple[str, str | None, str] | None:
+    """``(group, name or None, field)`` of an :func:`entry_point_anchor`, None for another anchor."""
+    if not anchor.startswith(ENTRY_POINT_MARK):
+        return None
+    group, _, rest = anchor[len(ENTRY_POINT_MARK):].partition("\x00")
+    name, _, field = rest.partition("\x00")
+    return group, name or None, field
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ class InterpreterInfo:
         user_site: its user site directory when the user site is enabled (``site.ENABLE_USER_SITE``),
             whether or not it exists: ``site`` adds it to ``sys.path`` once it does, so caches watch
             it; None when disabled (``-s``, ``PYTHONNOUSERSITE``, a venv).
+        entry_points: ``(group, name, value)`` of every installed entry point, as
+            ``importlib.metadata.entry_points()`` lists them (read from the distributions'
+            metadata; nothing is imported), sorted: code that imports the modules a group names
+            (``for ep in entry_points().select(group=...)``) imports these.
     """
 
     executable: str
@@ -53,6 +57,14 @@ class InterpreterInfo:
     meta_path: tuple[str, ...] = ()
     prefix: str = ""
     user_site: str | None = None
+    entry_points: tuple[tuple[str, str, str], ...] = ()
+
+    def entry_point_values(self, group: str, name: str | None = None) -> tuple[str, ...]:
+        """The values of the installed entry points of ``group`` (named ``name`` only, when given)."""
+        return tuple(
+            value for found, point, value in self.entry_points
+            if found == group and (name is None or point == name)
+        )
 
     def to_json(self) -> dict[str, object]:
         """A JSON-able dict (for the on-disk cache)."""
@@ -69,6 +81,7 @@ class InterpreterInfo:
             "meta_path": list(self.meta_path),
             "prefix": self.prefix,
             "user_site": self.user_site,
+            "entry_points": [list(point) for point in self.entry_points],
         }
 
     @classmethod
@@ -98,6 +111,12 @@ class InterpreterInfo:
         user_site = data.get("user_site")
         if user_site is not None and not isinstance(user_site, str):
             raise TypeError("user_site")
+        points = data.get("entry_points", [])
+        if not isinstance(points, list) or not all(
+            isinstance(point, list) and len(point) == 3 and all(isinstance(p, str) for p in point)
+            for point in points
+        ):
+            raise TypeError("entry_points")
         return cls(
             executable=string("executable"),
             version=(version[0], version[1]),
@@ -111,6 +130,7 @@ class InterpreterInfo:
             meta_path=strings("meta_path") if "meta_path" in data else (),
             prefix=string("prefix") if "prefix" in data else "",
             user_site=user_site,
+            entry_points=tuple((point[0], point[1], point[2]) for point in points),
         )
 
 

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from typing import Final
 
 from flake8_importpolicy.analysis.resolve import ModuleIndex
-from flake8_importpolicy.model.facts import FunctionFacts, ImportSite, ModuleFacts, SourceProblem
+from flake8_importpolicy.model.facts import (
+    EXPANDED_ANCHOR_MARKS,
+    FunctionFacts,
+    ImportSite,
+    ModuleFacts,
+    SourceProblem,
+)
 from flake8_importpolicy.model.graph import BoundArgument, CallNode, FunctionNode, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -221,6 +227,8 @@ def resolve_relative(site: ImportSite, module: str, is_package: bool) -> str | N
     target = site.target or ""
     if site.level == 0:
         return target or None
+    if site.anchor.startswith(EXPANDED_ANCHOR_MARKS):  # one per module it stands for: ImportSites
+        return None
     if site.anchor == "__name__":
         anchor = module
     elif site.anchor == "__package__":

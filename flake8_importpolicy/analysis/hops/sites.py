@@ -18,11 +18,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from flake8_importpolicy.analysis.hops.lazy import ModuleGetattr, packages_between
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, resolve_relative
-from flake8_importpolicy.model.facts import CallSite, ImportSite, ModuleFacts
+from flake8_importpolicy.model.facts import (
+    DISTRIBUTION_MARK,
+    CallSite,
+    ImportSite,
+    ModuleFacts,
+    parse_entry_point_anchor,
+    parse_own_modules_anchor,
+)
 from flake8_importpolicy.model.graph import Flag, Hop, HopKind, module_of
 from flake8_importpolicy.model.interpreter import ResolvedModule
 
@@ -45,7 +53,18 @@ class ImportSites:
 
     def find_hops(self, node: str, resolved: ResolvedModule, site: ImportSite) -> Iterator[Hop]:
         """The hops from ``node`` (a module or a function body of ``resolved``) that the import
-        ``site`` makes: its parent packages, its module, the submodules its fromlist runs."""
+        ``site`` makes: its parent packages, its module, the submodules its fromlist runs; for an
+        import relative to each installed entry point of a group, those of each one."""
+        point = parse_entry_point_anchor(site.anchor)
+        packages = parse_own_modules_anchor(site.anchor)
+        if point is not None or packages is not None:
+            anchors = (
+                self._entry_point_modules(*point) if point is not None
+                else self._own_modules(module_of(node), resolved, bool(packages))
+            )
+            for anchor in anchors:
+                yield from self.find_hops(node, resolved, dataclasses.replace(site, anchor=anchor))
+            return
         module = module_of(node)
         base = resolve_relative(site, module, resolved.is_package)
         if base is None:
@@ -104,6 +123,32 @@ class ImportSites:
                     for parent in packages_between(base, all_trigger):
                         yield Hop(node, path, line, col, HopKind.PARENT_PACKAGE, parent, site.flags)
                     yield Hop(node, path, line, col, HopKind.GETATTR_TRIGGER, all_trigger, site.flags)
+
+    def _entry_point_modules(self, group: str, name: str | None, field: str) -> tuple[str, ...]:
+        """The module names the ``field`` (``value`` or ``module``) of each entry point of ``group``
+        the interpreter has installed gives (``importlib.metadata.EntryPoint``: ``value`` is
+        ``module`` or ``module:attr``, and ``module`` its part before the colon); a value that is
+        not a dotted name names no module and is left out."""
+        found: list[str] = []
+        for value in self.index.interpreter.entry_point_values(group, name):
+            text = value.partition(":")[0].strip() if field == "module" else value.strip()
+            if text and all(part.isidentifier() for part in text.split(".")):
+                found.append(text)
+        return tuple(dict.fromkeys(found))
+
+    def _own_modules(self, module: str, resolved: ResolvedModule, packages: bool) -> tuple[str, ...]:
+        """The subpackages (``packages``) or plain modules directly in package ``module``'s
+        directories, as ``pkgutil.iter_modules(__path__)`` lists them (``pkgutil``
+        ``_iter_file_finder_modules``: a directory is a package when it has an ``__init__``, and
+        one without is left out; a module file of any suffix is a module)."""
+        if not resolved.is_package:
+            return ()
+        found: list[str] = []
+        for child in self.index.find_children(module):
+            kind = self.index.resolve_module(child).kind
+            if (kind == "package") if packages else kind in ("source", "extension", "bytecode"):
+                found.append(child)
+        return tuple(found)
 
     def _fromlist_flags(
         self, base: str, module: str, flags: tuple[Flag, ...]
@@ -215,6 +260,10 @@ class ImportSites:
         none of its own unconditional imports names a module path search does not find."""
         module = module_of(node)
         for entry in names:
+            if entry.startswith(DISTRIBUTION_MARK):  # ``importlib.metadata.version(name)``
+                if not self.index.has_distribution(entry[len(DISTRIBUTION_MARK):]):
+                    return False
+                continue
             name, _, imported = entry.partition(":")
             found = absolute(name, module, resolved.is_package)
             if found is None or not self._imports_cleanly(found):

@@ -450,7 +450,7 @@ def _arguments(where: ast.expr, conditions: ConditionEvaluator) -> tuple[str | N
         value = conditions.constant(argument)
         if isinstance(value, str):
             found.append(value)
-        elif isinstance(value, Anchored):
+        elif isinstance(value, Anchored) and value.anchor in ("__name__", "__package__"):
             found.append(anchored_argument(value.anchor, value.rest))
         else:
             found.append(None)

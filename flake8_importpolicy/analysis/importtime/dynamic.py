@@ -7,7 +7,14 @@ import ast
 from collections.abc import Mapping
 from typing import Final
 
-from flake8_importpolicy.analysis.conditions import UNKNOWN, Anchored, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    Anchored,
+    ConditionEvaluator,
+    EntryPointOf,
+    ModuleLoading,
+    dotted_name,
+)
 from flake8_importpolicy.analysis.importtime.bindings import Scope
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
@@ -18,7 +25,12 @@ from flake8_importpolicy.analysis.syspath import (
     find_added_paths,
     may_be_path,
 )
-from flake8_importpolicy.model.facts import PathChange, UnresolvedSite
+from flake8_importpolicy.model.facts import (
+    EXPANDED_ANCHOR_MARKS,
+    PathChange,
+    UnresolvedSite,
+    entry_point_anchor,
+)
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
@@ -115,6 +127,17 @@ class DynamicRecorder:
         ):
             self.self_imports.append(first.attr)
         value = self.conditions.constant(first) if first is not None else UNKNOWN
+        if isinstance(value, Anchored) and value.anchor.startswith(EXPANDED_ANCHOR_MARKS):
+            # ``f"{ep.value}.compiler"`` of an installed entry point, a name ``pkgutil.iter_modules``
+            # gave: the graph puts each one in
+            rest = value.rest[1:]
+            if not value.rest or (
+                value.rest.startswith(".") and all(part.isidentifier() for part in rest.split("."))
+            ):
+                self.imports.add(call, "importlib", rest, flags, level=1, anchor=value.anchor)
+            else:
+                self.imports.add(call, "importlib", None, flags, detail=unparse(call))
+            return
         if isinstance(value, Anchored) and value.rest.startswith(".") and value.rest.strip("."):
             # ``__name__ + ".x"``, ``f"{__package__}.y"``: relative to the module (rule 14)
             self.imports.add(call, "importlib", value.rest.lstrip("."), flags, level=1,
@@ -245,6 +268,31 @@ class DynamicRecorder:
             target = (f"{bits[0]}.{rest}" if rest else bits[0]).rpartition(".")[0]
             if target:
                 self.imports.add(call, "importlib", target, flags)
+
+    def runs_loaded_module(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
+        """Record ``loader.exec_module(module)`` of a module made from the spec of a module in
+        the package's own directory (:class:`ModuleLoading`; triton's ``triton.language.extra``
+        runs its subpackages so): it runs that module (its package is the one running); and
+        ``ep.load()`` of a loop's entry point (:class:`EntryPointOf`): it imports the module of
+        each (``importlib.metadata.EntryPoint.load``). False for another call."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "load" and not call.args \
+                and not call.keywords and isinstance(func.value, ast.Name):
+            point = self.conditions.constant(func.value)
+            if not isinstance(point, EntryPointOf):
+                return False
+            # ``EntryPoint.load()`` imports the module part of the entry point's value
+            anchor = entry_point_anchor(point.group, point.name, "module")
+            self.imports.add(call, "importlib", "", flags, level=1, anchor=anchor)
+            return True
+        if not (isinstance(func, ast.Attribute) and func.attr == "exec_module"
+                and len(call.args) == 1 and not call.keywords):
+            return False
+        module = self.conditions.constant(call.args[0])
+        if not isinstance(module, ModuleLoading) or module.stage != "module":
+            return False
+        self.imports.add(call, "importlib", "", flags, level=1, anchor=module.anchor)
+        return True
 
     def dynamic_import(self, call: ast.Call, flags: frozenset[Flag]) -> bool:
         """Record ``importlib.import_module``/``__import__``; False if ``call`` is another call."""

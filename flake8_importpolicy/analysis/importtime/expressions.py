@@ -233,6 +233,8 @@ class ExpressionScanner:
                     self.callees.callbacks(current, name, flags)
                 if name in DYNAMIC_IMPORTERS:
                     self.dynamic.import_call(current, flags, name)
+                elif self.dynamic.runs_loaded_module(current, flags):
+                    pass
                 elif self.lazy.imports_unknown(current, name):
                     self.imports.add(current, "importlib", None, flags, detail=unparse(current))
                 else:

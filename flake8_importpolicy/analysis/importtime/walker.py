@@ -17,7 +17,15 @@ from collections.abc import (
 )
 from typing import Any, Final, Literal
 
-from flake8_importpolicy.analysis.conditions import UNKNOWN, ConditionEvaluator, dotted_name
+from flake8_importpolicy.analysis.conditions import (
+    UNKNOWN,
+    Anchored,
+    ConditionEvaluator,
+    ModuleLoading,
+    dotted_name,
+    entry_point_selection,
+    own_modules_loop,
+)
 from flake8_importpolicy.analysis.conditions import Literal as Container
 from flake8_importpolicy.analysis.importtime.bindings import (
     NO_VALUE,
@@ -34,7 +42,7 @@ from flake8_importpolicy.analysis.importtime.flow import Flow, Requirement
 from flake8_importpolicy.analysis.importtime.lazy import LazyRecorder
 from flake8_importpolicy.analysis.importtime.names import NameBinder
 from flake8_importpolicy.analysis.importtime.sites import SiteRecorder, literal_strings
-from flake8_importpolicy.model.facts import FunctionFacts, Target
+from flake8_importpolicy.model.facts import FunctionFacts, Target, distribution_entry, own_modules_anchor
 from flake8_importpolicy.model.graph import BoundArgument, Construct, Flag
 
 __all__ = ["Decision", "Pending", "Returns", "_ImportTimeVisitor", "analyse_function", "analyse_functions"]
@@ -305,6 +313,8 @@ class _ImportTimeVisitor:
         body = getattr(stmt, "body")
         handlers = getattr(stmt, "handlers")
         targets = _try_import_targets(body) if self.flow.requirement is None else None
+        versions = _try_version_targets(self, body) if targets is None and self.flow.requirement \
+            is None else None
         raises = _raises(self, body, flags | {Flag.GUARDED})
         then = _constant_bindings(body)
         modules = {  # names bound to modules (``import x``; a from-import binds a value)
@@ -317,6 +327,8 @@ class _ImportTimeVisitor:
             guarded = targets is not None and _catches_import_error(handler.type, self.scope.aliases)
             if guarded:
                 self.flow.requirement = (targets or (), False)
+            elif versions and _catches_import_error(handler.type, self.scope.aliases, _NOT_FOUND):
+                self.flow.requirement = (versions, False)
             imported = self.scope.imports_among(stored_names(handler.body))
             _branch(self, handler.body, flags | {Flag.FALLBACK})
             self.flow.requirement = None
@@ -487,7 +499,8 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
     non-empty literal or ``range``. The ``else`` runs unless a ``break`` ends the loop. Over a
     constant sequence (a literal, or a name bound to one) with a simple target (or a tuple of
     names, each item a tuple of as many), the body is walked once per item, the loop variables
-    bound to it (``for p in ("a", "b"): __import__(p)``, rule 14)."""
+    bound to it (``for p in ("a", "b"): __import__(p)``, rule 14); over a group of installed
+    entry points, once, the variable standing for each of them."""
     walker.expressions.scan(stmt.iter, flags)
     items, maybe = loop_items(walker.conditions, stmt.iter)
     names = _loop_names(stmt.target, items)
@@ -512,10 +525,54 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
             walker.scope.set_value(name, NO_VALUE)
         _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
         return
+    point = entry_point_selection(stmt.iter, walker.scope.aliases, walker.conditions)
+    if point is not None and isinstance(stmt.target, ast.Name) and not isinstance(stmt, ast.AsyncFor):
+        # the installed entry points of a group: the body is walked once, its variable one of
+        # them (which, and whether any, is the interpreter's to say: the body stays conditional)
+        walker.expressions.bind_target(stmt.target)
+        walker.scope.set_value(stmt.target.id, point)
+        _branch(walker, stmt.body, flags | {Flag.CONDITIONAL})
+        walker.expressions.bind_target(stmt.target)
+        walker.scope.set_value(stmt.target.id, NO_VALUE)
+        _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        return
+    own = own_modules_loop(stmt.iter, stmt.target, walker.scope.aliases, walker.conditions)
+    if own is not None and not isinstance(stmt, ast.AsyncFor):
+        # the modules in the package's own directory: the body is walked for the subpackages,
+        # then for the plain modules, ``ispkg`` known in each walk (which exist, the graph says)
+        for packages in (True, False):
+            walker.expressions.bind_target(stmt.target)
+            values = (ModuleLoading("", "finder"), Anchored(own_modules_anchor(packages), ""), packages)
+            for name, value in zip(own, values):
+                walker.scope.set_value(name, value)
+            _branch(walker, _until_continue(walker, stmt.body, own), flags | {Flag.CONDITIONAL})
+        walker.expressions.bind_target(stmt.target)
+        for name in own:
+            walker.scope.set_value(name, NO_VALUE)
+        _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+        return
     body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
     walker.expressions.bind_target(stmt.target, body_flags)
     _branch(walker, stmt.body, body_flags)
     _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
+
+
+def _until_continue(
+    walker: _ImportTimeVisitor, body: list[ast.stmt], variables: Sequence[str]
+) -> list[ast.stmt]:
+    """The statements of a loop body up to an ``if`` whose body is ``continue`` and whose test,
+    of the loop's ``variables`` alone (as bound now), is known true: what follows it does not
+    run for this item (``if not ispkg: continue``)."""
+    for number, stmt in enumerate(body):
+        if (
+            isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue)
+            and all(
+                node.id in variables for node in ast.walk(stmt.test) if isinstance(node, ast.Name)
+            )
+            and walker.conditions.evaluate(stmt.test) == _TRUE
+        ):
+            return body[:number]
+    return body
 
 
 def _while(walker: _ImportTimeVisitor, stmt: ast.While, flags: frozenset[Flag]) -> None:
@@ -806,12 +863,50 @@ def _constant_bindings(body: Sequence[ast.stmt]) -> dict[str, object]:
     return found
 
 
-def _catches_import_error(handler_type: ast.expr | None, aliases: Mapping[str, str]) -> bool:
-    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError``."""
+def _catches_import_error(
+    handler_type: ast.expr | None, aliases: Mapping[str, str], errors: frozenset[str] | None = None
+) -> bool:
+    """Whether an ``except`` clause names ``ImportError`` or ``ModuleNotFoundError`` (or one of
+    ``errors``)."""
     if handler_type is None:
         return False
     kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
-    return any(dotted_name(kind, aliases) in _IMPORT_ERRORS for kind in kinds)
+    return any(dotted_name(kind, aliases) in (errors or _IMPORT_ERRORS) for kind in kinds)
+
+
+def _try_version_targets(walker: _ImportTimeVisitor, body: Sequence[ast.stmt]) -> tuple[str, ...] | None:
+    """The :func:`~flake8_importpolicy.model.facts.distribution_entry` of each distribution a
+    ``try`` body looks up, when it does nothing else that may raise: assignments of constants and
+    of ``importlib.metadata.version("x")`` (``distribution``, ``metadata``; the backport too) of
+    a known name. Such a call raises ``PackageNotFoundError`` exactly when no installed
+    distribution has that name (``Distribution.from_name``; transformers'
+    ``_is_package_available``); else None."""
+    found: list[str] = []
+    for stmt in body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+        if isinstance(stmt, ast.Pass) or isinstance(value, ast.Constant):
+            continue
+        if not (
+            isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
+            and dotted_name(value.func, walker.scope.aliases) in _DISTRIBUTION_LOOKUPS
+        ):
+            return None
+        name = walker.conditions.constant(value.args[0])
+        if not isinstance(name, str) or not name:
+            return None
+        found.append(distribution_entry(name))
+    return tuple(found) or None
+
+
+_DISTRIBUTION_LOOKUPS: Final = frozenset(
+    f"{module}.{function}" for module in ("importlib.metadata", "importlib_metadata")
+    for function in ("version", "distribution", "metadata")
+)
+_NOT_FOUND: Final = frozenset({
+    "importlib.metadata.PackageNotFoundError", "importlib_metadata.PackageNotFoundError",
+    "ImportError", "ModuleNotFoundError", "builtins.ImportError", "builtins.ModuleNotFoundError",
+})
+"""What catches ``PackageNotFoundError`` (a ``ModuleNotFoundError``)."""
 
 
 _IMPORT_ERRORS: Final = frozenset({
