@@ -18,7 +18,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.hops.calls import CallResolver
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute
-from flake8_importpolicy.model.facts import AttributeRead, CallBinding, ModuleFacts
+from flake8_importpolicy.model.facts import ANY_ATTRIBUTE, AttributeRead, CallBinding, ModuleFacts
 from flake8_importpolicy.model.graph import (
     Construct,
     Flag,
@@ -102,6 +102,8 @@ class ModuleGetattr:
         if facts is None:
             return None
         attach = facts.lazy_attach
+        if name == ANY_ATTRIBUTE:  # ``getattr(mod, n)``: any name, every branch may run
+            return None if attach is not None else FunctionNode(package, "__getattr__")
         if attach is not None:
             if name in attach.submodules:
                 return f"{package}.{name}"

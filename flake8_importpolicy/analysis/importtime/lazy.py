@@ -19,7 +19,7 @@ from flake8_importpolicy.analysis.importtime.dynamic import (
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.structures import ImportStructures
-from flake8_importpolicy.model.facts import AttributeRead, CallBinding, LazyAttach
+from flake8_importpolicy.model.facts import ANY_ATTRIBUTE, AttributeRead, CallBinding, LazyAttach
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = ["IMPORTING_METHODS", "LazyRecorder", "MethodUse"]
@@ -127,6 +127,34 @@ class LazyRecorder:
         self.attribute_reads.append(AttributeRead(
             node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted,
             then,
+        ))
+
+    def attribute_getter(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
+        """``getattr(mod, attr)`` / ``hasattr(mod, attr)`` (``name``: which builtin): a read of
+        ``attr`` on ``mod``, as ``mod.attr`` is (both call ``type(mod).__getattribute__``, whose
+        miss on a module calls its PEP 562 ``__getattr__``; Library Reference, ``getattr``; rule
+        19). An attribute that is not a constant (``for n in dir(mod): hasattr(mod, n)``, scipy's
+        ``clone_module``) is any name (:data:`ANY_ATTRIBUTE`): the read may run ``__getattr__`` for
+        any, flagged ``conditional``."""
+        if len(call.args) < 2 or call.keywords or not isinstance(call.args[0], ast.Name):
+            return
+        if name in ("getattr", "builtins.getattr") and len(call.args) > 3:
+            return
+        value = call.args[0]
+        target = self.aliases.get(value.id)
+        if target is None and not self.scope.is_call_bound(value.id):
+            return
+        attr = self.conditions.constant(call.args[1])
+        if not isinstance(attr, str):
+            attr, flags = ANY_ATTRIBUTE, flags | {Flag.CONDITIONAL}
+        elif not attr.isidentifier():
+            return
+        key = (value.id, attr, False)
+        if key in self.read_keys:
+            return
+        self.read_keys.add(key)
+        self.attribute_reads.append(AttributeRead(
+            call.lineno, call.col_offset, value.id, target, attr, tuple(sorted(flags)),
         ))
 
     def attribute_chain(self, node: ast.Attribute, flags: frozenset[Flag]) -> None:
