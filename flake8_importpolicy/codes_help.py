@@ -172,7 +172,9 @@ and the chain from the light module:
   is not reported: in a `try:` body, in an `except` handler, or under a condition the engine cannot
   evaluate (an optional dependency); nor one reached through a `try:` body higher up the chain,
   whose `ImportError` that `try:` catches (httpcore's `try: from .http2 import ...` over
-  `http2.py`'s `import h2`: a module that imports fine without `h2`). Point the check at the
+  `http2.py`'s `import h2`: a module that imports fine without `h2`), unless the missing module is
+  a submodule of an installed package (toolz's `tlz.curried`, which a finder `tlz` added serves,
+  behind dask.array's `try:` that re-raises: no optional dependency). Point the check at the
   project's interpreter
   (`--interpreter`, `[settings] interpreter`) to follow the chain.
 
