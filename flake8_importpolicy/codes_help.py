@@ -162,7 +162,8 @@ and the chain from the light module:
   `sys.path` or `sys.modules` bound to another name, and a finder or path hook added to
   `sys.meta_path` or `sys.path_hooks` (`append`, `insert`, `extend`: toolz's
   `sys.meta_path.append(TlzLoader())` serves `tlz.curried`, which path search does not find);
-- `extension-module`: a compiled module without a `.py` twin;
+- `extension-module`: a compiled module without a `.py` twin (mypyc) or a `.pyx` source (Cython)
+  beside it;
 - `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
   forbidden module could be reached through it (once per light module);
 - `not-installed`: an import that path search does not find for the interpreter, named in the
