@@ -18,7 +18,6 @@ from typing import Final
 
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute, defines
 from flake8_importpolicy.model.facts import (
-    ANY_ATTRIBUTE,
     UNKNOWN_ENVIRON_VALUE,
     CallSite,
     ModuleFacts,
@@ -146,17 +145,12 @@ class CallResolver:
         """The body a call with known string arguments runs, its parameters bound to them
         (``import_optional_dependency("xarray")`` whose body does ``import_module(name)``, rule
         16): for a module-level function (not a method: ``self`` takes no argument) whose body,
-        analysed without them, imports a module it cannot name or reads an attribute it cannot
-        name (numpy.ma's ``_arraymethod('copy')``, whose ``getattr(np, funcname, None)`` reads
-        ``np.copy``, not any name). Otherwise ``target`` as it is (a body is analysed once per
-        distinct set of arguments only where that can name a module or an attribute)."""
+        analysed without them, imports a module it cannot name. Otherwise ``target`` as it is (a
+        body is analysed once per distinct set of arguments only where that can name a module)."""
         if target.argument is not None or "." in target.qualname:
             return target
         body = self._lookup.get_function_facts(target.module, target.qualname)
-        if body is None or not (
-            any(site.target is None for site in body.sites)
-            or any(read.attr == ANY_ATTRIBUTE for read in body.attribute_reads)
-        ):
+        if body is None or not any(site.target is None for site in body.sites):
             return target
         values = tuple(
             None if value is None else resolve_argument(value, module, is_package)
