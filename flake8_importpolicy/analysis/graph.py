@@ -108,6 +108,7 @@ class ImportGraph:
         lookup = FactsLookup(index, facts, function_facts, follows)
         getattr_hooks = ModuleGetattr(lookup)
         calls = CallResolver(lookup, is_heavy_call, heavy_call_environ)
+        calls.lazy_module = getattr_hooks.find_lazy_module
         self._lookup = lookup
         self._sites = ImportSites(lookup, getattr_hooks)
         self._calls = calls

@@ -137,6 +137,17 @@ class ModuleGetattr:
             trigger = self.find_trigger(owner, name, importer)
         return found
 
+    def find_lazy_module(self, package: str, name: str) -> str | None:
+        """The module reading ``package.name`` imports when a lazy mapping names one (a
+        ``lazy_loader.attach`` or plotly's ``relative_import``: the submodule ``name``, or the one
+        that exports it), else None (no ``__getattr__``, or one whose result is not a module it
+        names). The importer is ``package`` itself, as for a read made outside it."""
+        facts = self._hooked(package, name, "")
+        if facts is None or facts.lazy_attach is None:
+            return None
+        found = self.find_trigger(package, name, "")
+        return found if isinstance(found, str) and not isinstance(found, FunctionNode) else None
+
     def find_conditional_triggers(self, package: str, name: str, importer: str) -> tuple[str, ...]:
         """The submodules reading ``name`` of ``package`` may also import (besides
         :meth:`find_trigger`'s): those an import structure got ``name`` for in code that may not
