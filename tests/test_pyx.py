@@ -70,6 +70,12 @@ def test_an_included_file_goes_below_the_last_line(tmp_path: Path) -> None:
                     6: "except ImportError:", 7: "    import pickle"}
 
 
+def test_an_included_file_not_shipped_is_left_out(tmp_path: Path) -> None:
+    assert _kept('import os\ninclude "missing.pxi"\nimport sys\n', tmp_path) == {
+        1: "import os", 3: "import sys",
+    }
+
+
 def test_source_that_does_not_tokenize_is_left_to_the_parser(tmp_path: Path) -> None:
     data = b'import os\nx = """never closed\n'
     assert python_skeleton(tmp_path / "m.pyx", data) == data

@@ -12,7 +12,9 @@ branches may run, rule 13); every other statement is dropped, and so is any bloc
 (``def``, ``cdef``, ``class``, ``with``, ``for``, ...: not imports that run at module level, or
 not ones the engine follows). ``include "x.pxi"`` inserts that file's text where it stands
 (Cython's textual include): its imports are kept the same way and placed after the last line of
-the ``.pyx``, so the ``.pyx``'s own lines keep their numbers.
+the ``.pyx``, so the ``.pyx``'s own lines keep their numbers; an included file that is not
+shipped (or is found on a build-time include path) is left out (the module stays IPL006
+``extension-module``: what it does beyond its imports is not read anyway).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def python_skeleton(path: Path, data: bytes) -> bytes:
     rows: dict[int, str] = {}
     try:
         _keep(data.decode("utf-8"), rows, 0, path.parent, 0)
-    except (UnicodeDecodeError, tokenize.TokenError, SyntaxError, OSError):
+    except (UnicodeDecodeError, tokenize.TokenError, SyntaxError):
         return data
     if not rows:
         return b""
@@ -135,7 +137,10 @@ def _keep(text: str, rows: dict[int, str], offset: int, directory: Path, depth: 
     close(-1)
     end = max(max(rows, default=offset), offset + len(lines))
     for included in includes:
-        _, data = read_regular_file(included)
+        try:
+            _, data = read_regular_file(included)
+        except OSError:
+            continue  # not shipped (or found on a build-time include path): its imports are unknown
         end = _keep(data.decode("utf-8"), rows, end, included.parent, depth + 1)
     return end
 
