@@ -57,7 +57,7 @@ def python_skeleton(path: Path, data: bytes) -> bytes:
     rows: dict[int, str] = {}
     try:
         _keep(data.decode("utf-8"), rows, 0, path.parent, 0)
-    except (UnicodeDecodeError, tokenize.TokenError, SyntaxError):
+    except (UnicodeDecodeError, tokenize.TokenError, SyntaxError, ValueError):
         return data
     if not rows:
         return b""
@@ -123,7 +123,10 @@ def _keep(text: str, rows: dict[int, str], offset: int, directory: Path, depth: 
             stack.append(_Block(indent, kept=False))
             continue
         if word == "include" and not level and len(tokens) == 2 and tokens[1].type == tokenize.STRING:
-            included = ast.literal_eval(tokens[1].string)
+            try:
+                included = ast.literal_eval(tokens[1].string)
+            except (ValueError, SyntaxError):  # an f-string: not a file name Cython accepts
+                continue
             if isinstance(included, str) and depth < _MAX_INCLUDE_DEPTH:
                 includes.append(directory / included)
             continue
@@ -155,7 +158,7 @@ def _header(word: str, text: str, tokens: list[tokenize.TokenInfo]) -> str:
              "if": "{}", "elif": "if 1: pass\n{}"}[word]
     try:
         ast.parse(probe.format(written + " pass") if "{}" in probe else probe)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return f"{word} {_UNKNOWN_TEST}:" if word in ("if", "elif") else "except:"
     return written
 
