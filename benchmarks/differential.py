@@ -46,12 +46,13 @@ root is the first extra on its predicted chain, shown with the statement that th
 followed. A miss is **silent** when the engine reported nothing it could not resolve near it:
 ``importpolicy check --format json`` of the same light module lists no IPL006 site in the module
 whose code imported it (the traced importing frame, or a frame further out on its stack, a helper
-called through a variable) nor in the module whose import was running, and no IPL005 problem in
-their files; a miss downstream of a root miss is silent when its root is. "Zero silent misses"
-(issue 29) means every miss is at or behind a site the user was told about. Extras whose code did
-start in the traced run but raised (a ``try: from .http2 import
-...`` whose own imports fail) left ``sys.modules``; they are counted as extras and reported apart.
-``why s`` is the wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an
+called through a variable) nor in the module whose import was running, nor one that names the missed
+module itself (``not-installed``: path search does not find it, reported once, at the first import
+the engine reached), and no IPL005 problem in their files; a miss downstream of a root miss is
+silent when its root is. "Zero silent misses" (issue 29) means every miss is at or behind a site the
+user was told about. Extras whose code did start in the traced run but raised (a ``try: from .http2
+import ...`` whose own imports fail) left ``sys.modules``; they are counted as extras and reported
+apart. ``why s`` is the wall time of the ``why`` run (cold: ``--no-cache``). ``--first-party`` is an
 experiment: the venv's site-packages becomes the policy's source root, so that the rules applied to
 first-party code only (import-time calls into other modules, PEP 562 triggers) apply to every
 package.
@@ -613,7 +614,10 @@ def compare(row: Row, sites: Sequence[str]) -> None:
     announced = row.prediction.announced
     by_module = {miss["module"]: miss for miss in row.misses}
     for miss in row.misses:
-        near = {miss["by"], miss["parent"], *(frame.split(":")[0] for frame in miss["stack"])}
+        # the missed module itself: an IPL006 ``not-installed`` site names the module path search
+        # did not find (reported once per light module, at the first import the engine reached)
+        near = {miss["module"], miss["by"], miss["parent"],
+                *(frame.split(":")[0] for frame in miss["stack"])}
         info = row.importers.get(miss["module"], {})
         near |= {str(Path(frame[1]).resolve()) for frame in info.get("frames", ()) if frame[1]}
         miss["announced"] = bool(near & announced)

@@ -162,7 +162,8 @@ and the chain from the light module:
   `sys.path` or `sys.modules` bound to another name, and a finder or path hook added to
   `sys.meta_path` or `sys.path_hooks` (`append`, `insert`, `extend`: toolz's
   `sys.meta_path.append(TlzLoader())` serves `tlz.curried`, which path search does not find);
-- `extension-module`: a compiled module without a `.py` twin;
+- `extension-module`: a compiled module without a `.py` twin (mypyc) or a `.pyx` source (Cython)
+  beside it;
 - `unfollowed-package`: with `external = "stop"`, each top-level package not analysed although a
   forbidden module could be reached through it (once per light module);
 - `not-installed`: an import that path search does not find for the interpreter, named in the
@@ -172,7 +173,9 @@ and the chain from the light module:
   is not reported: in a `try:` body, in an `except` handler, or under a condition the engine cannot
   evaluate (an optional dependency); nor one reached through a `try:` body higher up the chain,
   whose `ImportError` that `try:` catches (httpcore's `try: from .http2 import ...` over
-  `http2.py`'s `import h2`: a module that imports fine without `h2`). Point the check at the
+  `http2.py`'s `import h2`: a module that imports fine without `h2`), unless the missing module is
+  a submodule of an installed package (toolz's `tlz.curried`, which a finder `tlz` added serves,
+  behind dask.array's `try:` that re-raises: no optional dependency). Point the check at the
   project's interpreter
   (`--interpreter`, `[settings] interpreter`) to follow the chain.
 

@@ -147,7 +147,7 @@ def fixture_dirs() -> list[Path]:
 
 
 def read_expectations(root: Path) -> set[Expectation]:
-    """Collect the inline expectations of every .py file under ``root`` and of its policy.toml
+    """Collect the inline expectations of every .py and .pyx file under ``root`` and of its policy.toml
     (where IPL003, IPL004 and IPL007 are reported).
 
     - ``# IPL001: 4 app.heavy``: an IPL001 at this line, column 4, whose message names ``app.heavy``;
@@ -164,7 +164,7 @@ def read_expectations(root: Path) -> set[Expectation]:
             file and line.
     """
     found: set[Expectation] = set()
-    for path in sorted([*root.rglob("*.py"), root / "policy.toml"]):
+    for path in sorted([*root.rglob("*.py"), *root.rglob("*.pyx"), root / "policy.toml"]):
         try:
             text = path.read_bytes().decode("utf-8", "replace")
         except OSError:

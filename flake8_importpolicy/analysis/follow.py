@@ -174,10 +174,13 @@ class FollowedCode:
         ``conditional`` under a test the engine cannot evaluate: an optional dependency), nor when
         a hop up the chain is ``guarded``: the ``ImportError`` the missing module raises goes up to
         that ``try:``, which expects it (httpcore's ``try: from .http2 import ...`` over
-        ``http2.py``'s ``import h2``)."""
-        if _OPTIONAL.intersection(chain[-1].flags) or any(
-            Flag.GUARDED in hop.flags for hop in chain[:-1]
-        ):
+        ``http2.py``'s ``import h2``). A submodule of an installed package is no such optional
+        dependency: the package's code names it unconditionally, so something serves it that path
+        search does not see (toolz's ``tlz.curried``, which a finder ``tlz`` added serves, behind
+        dask.array's ``try:`` that re-raises), or the import fails wherever it is guarded."""
+        if _OPTIONAL.intersection(chain[-1].flags):
             return False
         parent = name.rpartition(".")[0]
-        return not parent or self.index.resolve_module(parent).kind != "unresolved"
+        if parent and self.index.resolve_module(parent).kind == "unresolved":
+            return False
+        return bool(parent) or not any(Flag.GUARDED in hop.flags for hop in chain[:-1])

@@ -36,6 +36,7 @@ from flake8_importpolicy.analysis.hops.lookup import (
     resolve_relative,
 )
 from flake8_importpolicy.analysis.hops.sites import ImportSites
+from flake8_importpolicy.analysis.pyx import PYX_SUFFIX
 from flake8_importpolicy.analysis.resolve import ModuleIndex
 from flake8_importpolicy.model.facts import (
     AttributeRead,
@@ -107,6 +108,7 @@ class ImportGraph:
         lookup = FactsLookup(index, facts, function_facts, follows)
         getattr_hooks = ModuleGetattr(lookup)
         calls = CallResolver(lookup, is_heavy_call, heavy_call_environ)
+        calls.lazy_module = getattr_hooks.find_lazy_module
         self._lookup = lookup
         self._sites = ImportSites(lookup, getattr_hooks)
         self._calls = calls
@@ -167,6 +169,16 @@ class ImportGraph:
                     dynamic = Construct.GETATTR_IMPORT
             else:
                 _add_search_locations(self.index, resolved, facts.path_changes)
+                if resolved.compiled and resolved.path is not None and (
+                    resolved.path.suffix == PYX_SUFFIX and resolved.origin != "stdlib"
+                ):
+                    # the imports of its .pyx are followed; what its other module-level code runs
+                    # (calls of cdef functions and classes, a cimport's generated init) is not known
+                    unresolved.append(UnresolvedCode(
+                        module, resolved.path, 1, 0, Construct.EXTENSION_MODULE,
+                        f"{module} (compiled by Cython: the imports of its .pyx are followed, not its"
+                        " other code)", (),
+                    ))
             site_hops, guard_lets_run = self._sites.find_hops, self._sites.guard_lets_run
             for site in sites:
                 if site.guard and not guard_lets_run(site, module, resolved):

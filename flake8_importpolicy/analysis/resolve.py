@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from flake8_importpolicy.analysis.pyx import PYX_SUFFIX, python_skeleton
 from flake8_importpolicy.model.environment import interpreter_key, query_environment, running_flags
 from flake8_importpolicy.model.errors import InterpreterError
 from flake8_importpolicy.model.facts import SourceRead
@@ -615,8 +616,13 @@ class ModuleIndex:
         (``<hash>__mypyc.cpython-311-x86_64-linux-gnu.so``) in the directory of the top-level
         package; the extension wins path search (rule 6) and runs what its source runs.
         """
-        if kind != "extension" or stem + ".py" not in entries:
+        if kind != "extension":
             return None
+        if stem + ".py" not in entries:
+            # a Cython module whose .pyx the wheel ships beside it (pyarrow's lib.pyx): its
+            # module-level imports are read from there (analysis/pyx.py)
+            cython = directory / (stem + PYX_SUFFIX)
+            return cython if stem + PYX_SUFFIX in entries and _is_module_file(cython) else None
         twin = directory / (stem + ".py")
         if not _is_module_file(twin) or not self._under_mypyc_runtime(directory):
             return None
@@ -659,7 +665,8 @@ def read_source(path: Path) -> bytes:
     Raises:
         OSError: if ``path`` cannot be opened or read, is not a regular file or is too large.
     """
-    return read_regular_file(path)[1]
+    data = read_regular_file(path)[1]
+    return python_skeleton(path, data) if path.suffix == PYX_SUFFIX else data
 
 
 def read_source_stamped(path: Path) -> tuple[bytes, SourceRead]:
@@ -679,6 +686,8 @@ def read_source_stamped(path: Path) -> tuple[bytes, SourceRead]:
     """
     read_ns = time.time_ns()
     st, data = read_regular_file(path)
+    if path.suffix == PYX_SUFFIX:  # a Cython module's source: what it runs, as Python
+        data = python_skeleton(path, data)
     return data, SourceRead(hashlib.sha256(data).hexdigest(), st.st_size, st.st_mtime_ns, read_ns)
 
 

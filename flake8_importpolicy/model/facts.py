@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = [
+    "ANY_ATTRIBUTE",
     "UNKNOWN_ENVIRON_VALUE",
     "AttributeRead",
     "CallBinding",
@@ -333,6 +334,11 @@ def parse_entry_point_anchor(anchor: str) -> tuple[str, str | None, str] | None:
     return group, name or None, field
 
 
+ANY_ATTRIBUTE: Final = "*"
+"""The :attr:`AttributeRead.attr` of a read whose name is not a constant (``getattr(mod, n)``):
+any name (never an identifier)."""
+
+
 @dataclass(frozen=True)
 class AttributeRead:
     """``name.attr`` read when its scope runs, where ``name`` was bound by an import or by a call
@@ -344,7 +350,7 @@ class AttributeRead:
         name: the local name read from.
         target: the dotted name an import bound ``name`` to (through aliases), or None for a name
             bound by a call (a module-level ``name = callee(...)``: see :class:`CallBinding`).
-        attr: the attribute read.
+        attr: the attribute read; :data:`ANY_ATTRIBUTE` when it is not a constant.
         flags: as for :class:`ImportSite`.
         deleted: the attribute is deleted (``del name.attr``), not read: a lazy module object loads
             then too, a class's ``__getattr__`` does not run.

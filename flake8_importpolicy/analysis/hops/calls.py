@@ -77,6 +77,9 @@ class CallResolver:
         self._is_heavy_call = is_heavy_call
         self._heavy_call_environ = heavy_call_environ
         self._inherited_found: dict[tuple[str, str, str], list[str]] = {}
+        # the module a read ``module.name`` imports lazily (a PEP 562 mapping's entry), or None:
+        # ModuleGetattr's, set by the graph that puts the concerns together (lazy is above calls)
+        self.lazy_module: Callable[[str, str], str | None] = lambda module, name: None
 
     def find_hops(
         self, node: str, resolved: ResolvedModule, call: CallSite,
@@ -346,9 +349,16 @@ class CallResolver:
         target = facts.aliases.get(first)
         if target is None:
             choices = facts.name_values.get(attribute)
-            return [] if choices is None else self._run_choices(
-                module, choices, kind, depth, undecided
-            )
+            if choices is not None:
+                return self._run_choices(module, choices, kind, depth, undecided)
+            lazy = self.lazy_module(module, first) if first not in facts.bindings else None
+            if lazy is None or (not rest and lazy.rpartition(".")[2] == first):
+                return []  # no lazy entry, or a module called
+            # ``go.candlestick.decreasing.Line()``: ``go.candlestick`` is a submodule plotly's
+            # lazy mapping imports (then ``rest`` is read on it), or the submodule that exports
+            # the name (``Line`` is read there), as the read at import time does (rule 19)
+            inner = rest if lazy.rpartition(".")[2] == first else attribute
+            return self._find_run_dotted(f"{lazy}.{inner}", kind, depth + 1, undecided)
         resolved = self.index.resolve_module(module)
         name = absolute(f"{target}.{rest}" if rest else target, module, resolved.is_package)
         if name is None:

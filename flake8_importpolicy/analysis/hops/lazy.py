@@ -18,7 +18,7 @@ from typing import Final
 
 from flake8_importpolicy.analysis.hops.calls import CallResolver
 from flake8_importpolicy.analysis.hops.lookup import FactsLookup, absolute
-from flake8_importpolicy.model.facts import AttributeRead, CallBinding, ModuleFacts
+from flake8_importpolicy.model.facts import ANY_ATTRIBUTE, AttributeRead, CallBinding, ModuleFacts
 from flake8_importpolicy.model.graph import (
     Construct,
     Flag,
@@ -102,6 +102,8 @@ class ModuleGetattr:
         if facts is None:
             return None
         attach = facts.lazy_attach
+        if name == ANY_ATTRIBUTE:  # ``getattr(mod, n)``: any name, every branch may run
+            return None if attach is not None else FunctionNode(package, "__getattr__")
         if attach is not None:
             if name in attach.submodules:
                 return f"{package}.{name}"
@@ -134,6 +136,17 @@ class ModuleGetattr:
             owner = trigger
             trigger = self.find_trigger(owner, name, importer)
         return found
+
+    def find_lazy_module(self, package: str, name: str) -> str | None:
+        """The module reading ``package.name`` imports when a lazy mapping names one (a
+        ``lazy_loader.attach`` or plotly's ``relative_import``: the submodule ``name``, or the one
+        that exports it), else None (no ``__getattr__``, or one whose result is not a module it
+        names). The importer is ``package`` itself, as for a read made outside it."""
+        facts = self._hooked(package, name, "")
+        if facts is None or facts.lazy_attach is None:
+            return None
+        found = self.find_trigger(package, name, "")
+        return found if isinstance(found, str) and not isinstance(found, FunctionNode) else None
 
     def find_conditional_triggers(self, package: str, name: str, importer: str) -> tuple[str, ...]:
         """The submodules reading ``name`` of ``package`` may also import (besides

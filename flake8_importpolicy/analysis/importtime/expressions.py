@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from flake8_importpolicy.analysis.conditions import ConditionEvaluator, dotted_name
-from flake8_importpolicy.analysis.importtime.bindings import Scope
+from flake8_importpolicy.analysis.importtime.bindings import BindingKind, Scope
 from flake8_importpolicy.analysis.importtime.calls import CallRecorder
 from flake8_importpolicy.analysis.importtime.dynamic import (
     DYNAMIC_IMPORTERS,
@@ -110,6 +110,7 @@ def _push_children(stack: list[ast.AST], node: ast.AST) -> None:
             stack.extend(item for item in value if isinstance(item, ast.AST))
 
 
+_ATTRIBUTE_GETTERS: Final = frozenset({"getattr", "hasattr", "builtins.getattr", "builtins.hasattr"})
 _EXECUTORS: Final = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
 _SPECIAL_CALLS: Final = (
     _EXECUTORS | SYS_PATH_CHANGERS | FINDER_ADDERS | MODULE_READERS | {"site.addsitedir"}
@@ -231,6 +232,8 @@ class ExpressionScanner:
                 if self.callees.consumes(current.func, name):
                     consumed.update(id(a) for a in current.args if isinstance(a, ast.GeneratorExp))
                     self.callees.callbacks(current, name, flags)
+                if name in _ATTRIBUTE_GETTERS:
+                    self.lazy.attribute_getter(current, flags, name)
                 if name in DYNAMIC_IMPORTERS:
                     self.dynamic.import_call(current, flags, name)
                 elif self.dynamic.runs_loaded_module(current, flags):
@@ -366,6 +369,24 @@ class ExpressionScanner:
                     self.binder.forget_values()
             if not isinstance(target, ast.Name):
                 self.dynamic.assigned_target(target, flags)
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, ast.Call):
+            module = self._imported_module(value)
+            if module is not None:  # ``mod = importlib.import_module("numpy")``: as ``import numpy as mod``
+                self.binder.bind(targets[0].id, module, BindingKind.IMPORT)
+
+    def _imported_module(self, call: ast.Call) -> str | None:
+        """The module ``importlib.import_module(name)`` returns when ``name`` is an absolute
+        constant (a literal, a constant, a bound parameter) and no ``package`` is given: the
+        module named itself, not its top-level package as ``__import__`` returns (Library
+        Reference, ``importlib.import_module``); else None."""
+        if dotted_name(call.func, self.scope.aliases) != "importlib.import_module":
+            return None
+        if len(call.args) != 1 or call.keywords:
+            return None
+        name = self.conditions.constant(call.args[0])
+        if not isinstance(name, str) or not name or name.startswith("."):
+            return None
+        return name if all(part.isidentifier() for part in name.split(".")) else None
 
     def _check_outside_function(self, node: ast.AST) -> None:
         """Record the compile-time errors of expressions outside any function (the compiler rejects

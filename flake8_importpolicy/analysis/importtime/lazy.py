@@ -19,7 +19,7 @@ from flake8_importpolicy.analysis.importtime.dynamic import (
 )
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.structures import ImportStructures
-from flake8_importpolicy.model.facts import AttributeRead, CallBinding, LazyAttach
+from flake8_importpolicy.model.facts import ANY_ATTRIBUTE, AttributeRead, CallBinding, LazyAttach
 from flake8_importpolicy.model.graph import Construct, Flag
 
 __all__ = ["IMPORTING_METHODS", "LazyRecorder", "MethodUse"]
@@ -75,6 +75,7 @@ class LazyRecorder:
         self.attribute_reads: list[AttributeRead] = []
         self.read_keys: set[tuple[str, str, bool]] = set()
         self.lazy_loaders: set[str] = set()  # ``loader``, ``spec.loader``: a LazyLoader was bound
+        self.dir_names: set[str] = set()  # the variables of the ``for n in dir(x):`` being walked
         self.method = MethodUse()  # in a function body: what it does with ``self``
         # module-level dicts built as import structures (``_import_structure["x"] = [...]``)
         self.structures = ImportStructures(scope, conditions.constant)
@@ -127,6 +128,38 @@ class LazyRecorder:
         self.attribute_reads.append(AttributeRead(
             node.lineno, node.col_offset, name, target, node.attr, tuple(sorted(flags)), deleted,
             then,
+        ))
+
+    def attribute_getter(self, call: ast.Call, flags: frozenset[Flag], name: str) -> None:
+        """``getattr(mod, attr)`` / ``hasattr(mod, attr)`` (``name``: which builtin): a read of
+        ``attr`` on ``mod``, as ``mod.attr`` is (both call ``type(mod).__getattribute__``, whose
+        miss on a module calls its PEP 562 ``__getattr__``; Library Reference, ``getattr``; rule
+        19). The variable of a loop over ``dir(...)`` (``for n in dir(mod): hasattr(mod, n)``,
+        scipy's ``clone_module``: a module's ``__dir__`` may list names it does not bind, PEP 562)
+        is any name (:data:`ANY_ATTRIBUTE`): the read may run ``__getattr__`` for any, flagged
+        ``conditional``; another attribute that is not a constant is not recorded."""
+        if len(call.args) < 2 or call.keywords or not isinstance(call.args[0], ast.Name):
+            return
+        if name in ("getattr", "builtins.getattr") and len(call.args) > 3:
+            return
+        value = call.args[0]
+        target = self.aliases.get(value.id)
+        if target is None and not self.scope.is_call_bound(value.id):
+            return
+        attr = self.conditions.constant(call.args[1])
+        if not isinstance(attr, str):
+            name_node = call.args[1]
+            if not (isinstance(name_node, ast.Name) and name_node.id in self.dir_names):
+                return
+            attr, flags = ANY_ATTRIBUTE, flags | {Flag.CONDITIONAL}
+        elif not attr.isidentifier():
+            return
+        key = (value.id, attr, False)
+        if key in self.read_keys:
+            return
+        self.read_keys.add(key)
+        self.attribute_reads.append(AttributeRead(
+            call.lineno, call.col_offset, value.id, target, attr, tuple(sorted(flags)),
         ))
 
     def attribute_chain(self, node: ast.Attribute, flags: frozenset[Flag]) -> None:

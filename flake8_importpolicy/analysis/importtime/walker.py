@@ -553,7 +553,15 @@ def _for(walker: _ImportTimeVisitor, stmt: ast.For | ast.AsyncFor, flags: frozen
         return
     body_flags = flags if _non_empty(stmt.iter) else flags | {Flag.CONDITIONAL}
     walker.expressions.bind_target(stmt.target, body_flags)
+    # ``for n in dir(mod):``: ``n`` is each name ``dir`` lists (a module's ``__dir__``'s, PEP 562)
+    listed = stmt.target.id if isinstance(stmt.target, ast.Name) and isinstance(
+        stmt.iter, ast.Call
+    ) and dotted_name(stmt.iter.func, walker.scope.aliases) in ("dir", "builtins.dir") else None
+    if listed is not None:
+        walker.lazy.dir_names.add(listed)
     _branch(walker, stmt.body, body_flags)
+    if listed is not None:
+        walker.lazy.dir_names.discard(listed)
     _branch(walker, stmt.orelse, (flags | {Flag.CONDITIONAL}) if _breaks(stmt.body) else flags)
 
 
