@@ -374,6 +374,7 @@ class ImportGraph:
             return chain
 
         call_depth = self.call_depth
+        is_reached = tree.__contains__
         steps_of = self._steps  # the edges of find_import_time_edges, read before calling it
         # (node, how many call hops end its chain)
         queue: deque[tuple[str, int]] = deque()
@@ -413,7 +414,7 @@ class ImportGraph:
             if first is not None and (nested_calls < call_depth or not has_call):
                 # no call of this node's is too deep: each node it leads to is reached by its
                 # first hop there, if not yet reached (the common case)
-                for imported in filterfalse(tree.__contains__, first):
+                for imported in filterfalse(is_reached, first):
                     hop, is_call = first[imported]
                     tree[imported] = (hop, name)
                     queue.append((imported, nested_calls + 1 if is_call else 0))
