@@ -22,6 +22,7 @@ from flake8_importpolicy.model.graph import (
     Hop,
     UnresolvedCode,
 )
+from flake8_importpolicy.model.interpreter import ResolvedModule
 from flake8_importpolicy.model.patterns import ModulePattern
 from flake8_importpolicy.model.policy import ModuleRules, Policy
 
@@ -146,25 +147,27 @@ class FollowedCode:
         has and this interpreter lacks, as under pipx or pre-commit's own venv)."""
         if isinstance(name, (FunctionNode, CallNode)) or not chain:
             return ()
-        resolved = self.index.resolve_module(name)
-        if resolved.preloaded:
+        construct = _unexpanded_construct(self.index.resolve_module(name), unfollowed)
+        if construct is None:
             return ()
         last = chain[-1]
-        if resolved.kind == "extension" and resolved.origin != "stdlib":
+        if construct is Construct.EXTENSION_MODULE:
             detail = f"{name} (compiled: its imports are not known)"
-            construct = Construct.EXTENSION_MODULE
-        elif resolved.kind == "unresolved":
+        elif construct is Construct.NOT_INSTALLED:
             if not self._reports_missing(name, chain):
                 return ()
             detail = f"{name} (not found by {self.index.interpreter.executable})"
-            construct = Construct.NOT_INSTALLED
-        elif resolved.has_source and resolved.origin in unfollowed:
+        else:
             name = name.partition(".")[0]
             detail = f"{name} (not analysed: external = \"stop\")"
-            construct = Construct.UNFOLLOWED_PACKAGE
-        else:
-            return ()
         return (UnresolvedCode(name, last.path, last.line, last.col, construct, detail, last.flags),)
+
+    def may_find_unexpanded(self, name: str, unfollowed: frozenset[str]) -> bool:
+        """Whether :meth:`find_unexpanded` finds something for ``name`` by some chain: the part of
+        its answer that does not depend on the chain (a traversal asks it once per node)."""
+        if isinstance(name, (FunctionNode, CallNode)):
+            return False
+        return _unexpanded_construct(self.index.resolve_module(name), unfollowed) is not None
 
     def _reports_missing(self, name: str, chain: tuple[Hop, ...]) -> bool:
         """Whether ``name``, reached by ``chain`` and not found by path search, is a blind spot
@@ -184,3 +187,19 @@ class FollowedCode:
         if parent and self.index.resolve_module(parent).kind == "unresolved":
             return False
         return bool(parent) or not any(Flag.GUARDED in hop.flags for hop in chain[:-1])
+
+
+def _unexpanded_construct(resolved: ResolvedModule, unfollowed: frozenset[str]) -> Construct | None:
+    """Which blind spot a reached module that is not expanded may be
+    (:meth:`FollowedCode.find_unexpanded`): a compiled module outside the standard library, a module
+    path search does not find, a package of an origin in ``unfollowed``; None for any other (a
+    module imported at start-up included)."""
+    if resolved.preloaded:
+        return None
+    if resolved.kind == "extension" and resolved.origin != "stdlib":
+        return Construct.EXTENSION_MODULE
+    if resolved.kind == "unresolved":
+        return Construct.NOT_INSTALLED
+    if resolved.has_source and resolved.origin in unfollowed:
+        return Construct.UNFOLLOWED_PACKAGE
+    return None

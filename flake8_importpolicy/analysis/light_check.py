@@ -122,19 +122,30 @@ class LightModuleChecker:
         find_unexpanded = self._follow.find_unexpanded
         unclear = self._unclear
 
+        def may_matter(name: str) -> bool:
+            """What of :func:`matters` does not depend on the chain, asked once per node: the
+            traversals build chains only for the nodes it selects."""
+            if forbidden_rule(name) is not None:
+                return True
+            if expand(name):
+                known = unclear.get(name)
+                return self._is_unclear(name) if known is None else known
+            return self._follow.may_find_unexpanded(name, unfollowed)
+
+        selected = functools.cache(may_matter)
+
         def matters(name: str, chain: tuple[Hop, ...]) -> bool:
             if forbidden_rule(name) is not None:
                 return True
             if expand(name):
-                known = unclear.get(name)  # asked for every node every traversal reaches
-                return self._is_unclear(name) if known is None else known
+                return True  # selected: unclear
             return bool(find_unexpanded(name, chain, unfollowed))
 
         # The light module's parent packages run first, then its statements in order.
         for (line, col, is_parent), hops in sorted(statements.items(), key=lambda s: (not s[0][2], s[0])):
             reached: list[tuple[str, tuple[Hop, ...], HeavyRule]] = []
             for name, chain in self._traversals.find_reached(
-                light, hops, rules, expand, matters, blind.add_too_deep
+                light, hops, rules, expand, (selected, matters), blind.add_too_deep
             ):
                 heavy = forbidden_rule(name)
                 if heavy is not None and not self.index.resolve_module(name).preloaded:
@@ -225,7 +236,7 @@ class SharedTraversals:
         hops: list[Hop],
         rules: ModuleRules,
         expand: Callable[[str], bool],
-        matters: Callable[[str, tuple[Hop, ...]], bool],
+        matter: tuple[Callable[[str], bool], Callable[[str, tuple[Hop, ...]], bool]],
         too_deep: Callable[[Hop, tuple[Hop, ...]], None],
     ) -> Iterator[tuple[str, tuple[Hop, ...]]]:
         """What the check of one statement of ``light`` looks at: the nodes its ``hops`` reach
@@ -233,7 +244,8 @@ class SharedTraversals:
         followed and unanalysable, or holding import-time code that cannot be resolved), each with
         its chain, in the order of :meth:`ImportGraph.iter_breadth_first
         <flake8_importpolicy.analysis.graph.ImportGraph.iter_breadth_first>`, which calls
-        ``too_deep`` in between as it does.
+        ``too_deep`` in between as it does. ``matter`` is ``(selected, matters)``: ``selected(node)``
+        is false for a node that matters by no chain (the traversal builds no chain for it).
 
         A statement that only one light module has (:meth:`count` counts them first) gets a
         traversal of its own. Light modules whose statements name the same modules under the same
@@ -244,6 +256,7 @@ class SharedTraversals:
         this, ``"big.**"`` over a package whose ``__init__`` imports its 10,000 modules took 10,000
         traversals of 10,000 modules.
         """
+        selected, matters = matter
         ordered = sorted(hops, key=Hop.sort_key)
         key = _statement_key(rules, ordered)
         shared = self._shared.get(key)
@@ -252,13 +265,13 @@ class SharedTraversals:
             # reaches (a package whose __init__ imports it) makes a shared traversal useless: building
             # one for every statement visited twice the nodes on torch.
             for name, chain in self.graph.iter_breadth_first(
-                ordered, expand=expand, seen={light}, too_deep=too_deep
+                ordered, expand=expand, seen={light}, too_deep=too_deep, select=selected
             ):
                 if matters(name, chain):
                     yield name, chain
             return
         if shared is None:
-            reached_now: set[str] = set()
+            tree: dict[str, tuple[Hop, str | None] | None] = {}
             busy: set[str] = set()  # nodes that reached a node first, or met a call too deep
             events: list[tuple[str | None, Hop | None, tuple[Hop, ...]]] = []
 
@@ -267,14 +280,14 @@ class SharedTraversals:
                     busy.add(chain[-1].imported)
                 events.append((None, hop, chain))
 
-            for name, chain in self.graph.iter_breadth_first(ordered, expand=expand, too_deep=deep):
-                reached_now.add(name)
-                if len(chain) > 1:
-                    busy.add(chain[-2].imported)
+            for name, chain in self.graph.iter_breadth_first(
+                ordered, expand=expand, too_deep=deep, select=selected, parents=tree
+            ):
                 if matters(name, chain):
                     events.append((name, None, chain))
+            busy.update(link[1] for link in tree.values() if link is not None and link[1] is not None)
             mattering = frozenset(name for name, _, _ in events if name is not None)
-            shared = (frozenset(reached_now), frozenset(busy), mattering, events)
+            shared = (frozenset(tree), frozenset(busy), mattering, events)
             self._shared[key] = shared
             if len(self._shared) > _SHARED_KEPT:
                 self._shared.popitem(last=False)
@@ -283,7 +296,7 @@ class SharedTraversals:
         reached, busy_nodes, mattering, recorded = shared
         if light in reached and (light in busy_nodes or light in mattering):
             for name, chain in self.graph.iter_breadth_first(
-                hops, expand=expand, seen={light}, too_deep=too_deep
+                hops, expand=expand, seen={light}, too_deep=too_deep, select=selected
             ):
                 if matters(name, chain):
                     yield name, chain
