@@ -232,11 +232,15 @@ after = {}
 for name, mod in list(sys.modules.items()):
     if name not in before:
         after[name] = getattr(mod, "__file__", None)
-# a fixture's stub torch.cuda records the functions called (tests/fixtures/x_assume/site-packages)
-calls = getattr(sys.modules.get("torch.cuda"), "CALLS", None)
+# a fixture's stub module records the functions of it called in its CALLS list
+# (tests/fixtures/x_assume/site-packages/torch/cuda): "module.function" each
+calls = None
+for name in sorted(after):
+    recorded = getattr(sys.modules.get(name), "CALLS", None)
+    if isinstance(recorded, list):
+        calls = (calls or []) + [name + "." + str(c) for c in recorded]
 with open(out, "w") as handle:
-    handle.write(repr({"modules": after, "error": error,
-                       "calls": None if calls is None else [str(c) for c in calls]}))
+    handle.write(repr({"modules": after, "error": error, "calls": calls}))
 """
 
 
@@ -258,8 +262,9 @@ def run_import_recorded(
     module: str, roots: list[Path], python: str = sys.executable,
     environ: Mapping[str, str | None] | None = None,
 ) -> tuple[dict[str, str | None], list[str] | None]:
-    """:func:`run_import`, and the calls a fixture's stub ``torch.cuda`` recorded (its ``CALLS``;
-    None when no ``torch.cuda`` with ``CALLS`` was imported). ``environ``: variables to set (a
+    """:func:`run_import`, and the calls the fixture's stub modules recorded, ``module.function``
+    each (every imported module with a ``CALLS`` list appends the names of its functions called;
+    None when none was imported). ``environ``: variables to set (a
     string) or unset (None) for the import, as a policy's ``[assume.environ]`` says."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.txt"

@@ -14,8 +14,9 @@ engine (whose interpreter query then finds it, as ``python -c`` would) and on th
 ``sys.path`` after the source roots; its modules count like first-party ones in the comparison.
 
 The oracle imports under the environment a policy's ``[assume.environ]`` describes. CI has no GPU and
-no torch: fixtures that check calls of the ``torch-cuda`` preset ship a stub ``torch`` in their
-``site-packages`` whose ``torch.cuda`` functions record that they were called (``CALLS``);
+no torch: fixtures that check calls (of the ``torch-cuda`` preset, of ``[heavy-calls]``) ship stub
+modules in their ``site-packages`` whose functions record that they were called in the module's
+``CALLS`` list (``CALLS = []``; ``torch.cuda``'s ``device`` records ``"device"``);
 ``test_heavy_calls_match_interpreter`` compares that record with the calls the engine reports.
 """
 
@@ -191,17 +192,19 @@ def _environ(policy: Policy) -> dict[str, str | None]:
     }
 
 
-CALL_CASES = [
-    (root, light) for root, light in LIGHT_CASES
-    if (root / "site-packages" / "torch" / "cuda" / "__init__.py").is_file()
-]
+def _records_calls(root: Path) -> bool:
+    """Whether a module of the fixture's ``site-packages`` records its calls (``CALLS = []``)."""
+    return any("\nCALLS = []" in path.read_text() for path in root.glob("site-packages/**/*.py"))
+
+
+CALL_CASES = [(root, light) for root, light in LIGHT_CASES if _records_calls(root)]
 
 
 @pytest.mark.parametrize(
     ("root", "light"), CALL_CASES, ids=[f"{r.name}:{m}" for r, m in CALL_CASES]
 )
 def test_heavy_calls_match_interpreter(root: Path, light: str) -> None:
-    """The torch.cuda functions the stub recorded at import time are the heavy calls the engine
+    """The functions the stubs recorded at import time are the heavy calls the engine
     reports (a chain flagged conservative may name a call that did not run); a call in a branch an
     ``[assume]`` entry rules out is neither made nor reported."""
     with _third_party(root) as extra_paths:
@@ -209,7 +212,7 @@ def test_heavy_calls_match_interpreter(root: Path, light: str) -> None:
     rules = engine.policy.rules_for(light)
     _, calls = run_import_recorded(light, [*engine.policy.settings.source_roots, *extra_paths],
                                    environ=_environ(engine.policy))
-    called = {f"torch.cuda.{name}()" for name in calls or ()}
+    called = {f"{name}()" for name in calls or ()}
     heavy_called = {name for name in called if rules.forbidden_rule(CallNode(name[:-2]))}
     violations = engine.check_light_module(light, rules).violations
     reported = {str(v.heavy) for v in violations if v.is_call}

@@ -34,7 +34,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, TypeVar, cast
 
 from flake8_importpolicy.analysis.importtime.bindings import (
@@ -56,6 +56,7 @@ from flake8_importpolicy.model.facts import (
 )
 from flake8_importpolicy.model.graph import BoundArgument
 
+from flake8_importpolicy.analysis.importtime.calls import HeldCallables
 from flake8_importpolicy.analysis.importtime.names import NamespaceWrites
 from flake8_importpolicy.analysis.importtime.walker import (
     Pending,
@@ -291,6 +292,7 @@ def extract_facts_and_index(
         call_bound=frozenset(call_bound),
         star_bases=tuple(visitor.callees.star_bases),
         decorated=frozenset(visitor.callees.decorated),
+        variables=visitor.callees.module_variables(),
     )
     return facts, index
 
@@ -318,6 +320,8 @@ class FunctionIndex:
         star_bases: the modules the module star-imports (a call of a name they may bind).
         decorated: the module-level functions a decorator may have replaced (a call of one runs
             what the decorator returned).
+        variables: the module-level variables, each with the known callables it may hold (None:
+            not only those), for a call of one in a body (rule 16).
         aliases, constants, local_defs, future_annotations: the module's final import aliases,
             literal constants, names bound by ``def``/``class``, and whether
             ``from __future__ import annotations`` is in effect (PEP 563).
@@ -332,6 +336,7 @@ class FunctionIndex:
     call_bound: frozenset[str] = frozenset()
     star_bases: tuple[str, ...] = ()
     decorated: frozenset[str] = frozenset()
+    variables: Mapping[str, HeldCallables | None] = field(default_factory=dict)
 
     def load(self, source: bytes | str) -> FunctionBodies:
         """The function bodies of ``source``, which must be the source this index was made from
@@ -344,6 +349,7 @@ class FunctionIndex:
             walrus=_has_walrus(source),
             decorated=set(self.decorated),
         )
+        visitor.callees.own_defs.variables = self.variables
         return FunctionBodies(visitor, (), source=source, spans=self.spans)
 
 

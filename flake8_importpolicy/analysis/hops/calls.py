@@ -259,10 +259,12 @@ class CallResolver:
         return self._inherited_found[key]
 
     def _find_inherited(self, module: str, cls: str, member: str) -> list[str]:
-        stack = list(reversed(self._bases(module, cls)))
+        stack = list(reversed(self._bases(module, cls, member)))
         seen: set[tuple[str, str]] = set()
         while stack and len(seen) < _MAX_BASES:
             base_module, base = stack.pop()
+            if not base_module:  # a ``[heavy-calls]`` class whose construction hook runs
+                return [CallNode(base)]
             if (base_module, base) in seen:
                 continue
             seen.add((base_module, base))
@@ -271,21 +273,28 @@ class CallResolver:
                 continue
             if defines(facts, f"{base}.{member}"):
                 return [FunctionNode(base_module, f"{base}.{member}")]
-            stack.extend(reversed(self._bases(base_module, base)))
+            stack.extend(reversed(self._bases(base_module, base, member)))
         return []
 
-    def _bases(self, module: str, cls: str) -> list[tuple[str, str]]:
-        """``(module, class)`` of each base of ``cls`` that is in followed code, in order."""
+    def _bases(self, module: str, cls: str, member: str = "") -> list[tuple[str, str]]:
+        """``(module, class)`` of each base of ``cls`` that is in followed code, in order; a base
+        that is a ``[heavy-calls]`` class whose ``member`` the subclass gets (:meth:`_heavy_base`)
+        as ``("", dotted name)``, in followed code or not."""
         facts = self._lookup.get_facts(module)
         if facts is None:
             return []
         found: list[tuple[str, str]] = []
+        is_package = self.index.resolve_module(module).is_package
         for base in facts.class_bases.get(cls, ()):
-            if base in facts.classes:
-                found.append((module, base))
-                continue
-            name = absolute(base, module, self.index.resolve_module(module).is_package)
+            local = base in facts.classes
+            name = f"{module}.{base}" if local else absolute(base, module, is_package)
             if name is None:
+                continue
+            if self._heavy_base(name, member):
+                found.append(("", name))
+                continue
+            if local:
+                found.append((module, base))
                 continue
             top = name.partition(".")[0]
             resolved = self.index.resolve_module(top)
@@ -295,6 +304,20 @@ class CallResolver:
             if owner is not None:
                 found.append((owner[0], owner[1]))
         return found
+
+    def _heavy_base(self, name: str, member: str) -> bool:
+        """Whether a subclass that gets ``member`` from its base ``name`` (not overriding it, or
+        calling ``super().member()``) runs a construction of the ``[heavy-calls]`` class ``name``:
+        its ``__init__``, or its ``__new__`` when the class is followed code that defines one
+        (docs/semantics.md rule 16: an instantiation runs the first ``__new__`` and ``__init__``
+        of the method resolution order)."""
+        if member not in ("__init__", "__new__") or not self._calls_heavy(name, "call"):
+            return False
+        if member == "__init__":
+            return True
+        found = self._split_owner(name)
+        facts = self._lookup.get_facts(found[0]) if found is not None else None
+        return found is not None and facts is not None and defines(facts, f"{found[1]}.__new__")
 
     def _calls_heavy(self, name: str, kind: str) -> bool:
         """Whether a call site of ``kind`` on ``name`` calls the ``[heavy-calls]`` function ``name``.
@@ -333,11 +356,12 @@ class CallResolver:
                 return nodes
             return []
         if attribute in facts.classes:
-            # ``__post_init__``: a dataclass's own (its bases' are not looked up)
-            return [
+            # ``__post_init__``: a dataclass's own (its bases' are not looked up); a ``[heavy-calls]``
+            # base's call once though both its hooks may lead there
+            return list(dict.fromkeys(
                 node for hook in _CLASS_HOOKS.get(kind, ())
                 for node in self.find_member(module, attribute, hook, inherited=hook != "__post_init__")
-            ]
+            ))
         owner, _, member = attribute.rpartition(".")
         if kind == "call" and owner in facts.classes:  # ``C.m()``: a method ``C`` inherits
             return self._inherited(module, owner, member)

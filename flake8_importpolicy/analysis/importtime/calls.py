@@ -13,7 +13,7 @@ from collections.abc import Container, Mapping, MutableSet
 from typing import Final
 
 from flake8_importpolicy.analysis.conditions import Anchored, ConditionEvaluator, dotted_name
-from flake8_importpolicy.analysis.importtime.bindings import Binding, Scope
+from flake8_importpolicy.analysis.importtime.bindings import DEFINITIONS, Binding, BindingKind, Scope
 from flake8_importpolicy.analysis.importtime.dynamic import DYNAMIC_IMPORTERS, DynamicRecorder, unparse
 from flake8_importpolicy.analysis.importtime.flow import Flow
 from flake8_importpolicy.analysis.importtime.generated import makes_generated_class
@@ -21,7 +21,14 @@ from flake8_importpolicy.analysis.importtime.sites import SiteRecorder
 from flake8_importpolicy.model.facts import CallKind, CallSite, Guard, anchored_argument
 from flake8_importpolicy.model.graph import Construct, Flag
 
-__all__ = ["CallRecorder", "ClassTree", "FunctionReturns", "decorator_name", "single_aliases"]
+__all__ = [
+    "CallRecorder", "ClassTree", "FunctionReturns", "HeldCallables", "decorator_name", "single_aliases",
+]
+
+HeldCallables = tuple[tuple[tuple[str, bool], ...], bool]
+"""The known callables a module-level name may hold (``(dotted name, local)`` each, ``""`` for one
+that calls nothing), and whether it certainly holds the one (a single callable, bound by code that
+always runs)."""
 
 _CONSUMERS: Final = frozenset({
     "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any", "all",
@@ -118,6 +125,7 @@ class CallRecorder:
                 continue
             name = target.id
             binding = self.scope.lookup(name)
+            self.own_defs.remember(name, callee, binding, stmt.lineno)
             if callee is None or binding is None:
                 self.own_defs.callables.pop(name, None)
                 continue
@@ -144,6 +152,8 @@ class CallRecorder:
         if isinstance(value, ast.Lambda):
             body = value.body
             return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
+        if isinstance(value, ast.Constant) and value.value is None:
+            return ("", False)  # calling None raises TypeError: it runs nothing
         wrapped = _partial_of(value, self.aliases)
         if wrapped is not None:
             return self._known_callable(wrapped)
@@ -165,13 +175,63 @@ class CallRecorder:
         name = dotted_name(value, self.aliases)
         return (name, False) if name is not None else None
 
-    def _values_called(self, func: ast.expr) -> _CallableValues | None:
+    def _values_called(self, func: ast.expr) -> HeldCallables | None:
         """What a call of module-level ``func`` may call, when it is bound to known callables only
-        (and not rebound since), else None."""
-        if not isinstance(func, ast.Name) or not self.flow.module_level():
+        (and not rebound since), else None. In a function body, a name it does not bind itself
+        holds what the module bound it to at any time (:meth:`module_variables`: the body may run
+        before the last binding); in a class body, what the module bound it to so far."""
+        if not isinstance(func, ast.Name):
             return None
-        known = self.own_defs.callables.get(func.id)
-        return known if known is not None and self.scope.lookup(func.id) is known.binding else None
+        name = func.id
+        if not self.flow.module_level() and self.flow.names.binds(name):
+            return None  # the class body's or the function's own name
+        if self.flow.in_function:
+            if self.scope.binds(name):
+                return None  # a parameter or a local of the function
+            return self.module_variables().get(name)
+        known = self.own_defs.callables.get(name)
+        if known is None or self.scope.lookup(name) is not known.binding:
+            return None
+        return tuple(known.callees), known.every_path and len(known.callees) == 1
+
+    def _module_variable(self, func: ast.expr) -> bool:
+        """Whether ``func``, in a function or class body, names a module-level variable (bound by
+        an assignment, a loop, a ``with``: not a ``def``, a ``class`` or an import) that the body
+        does not bind itself: calling it calls what the variable holds (``loader = _load`` then
+        ``def setup(): loader("x")``, rule 16)."""
+        if not isinstance(func, ast.Name) or self.flow.module_level():
+            return False
+        name = func.id
+        if self.flow.names.binds(name) or name in self.aliases:
+            return False
+        if self.flow.in_function:
+            return not self.scope.binds(name) and name in self.module_variables()
+        binding = self.scope.lookup(name)
+        return (
+            binding is not None and binding.bound and binding.kind not in DEFINITIONS
+            and binding.kind is not BindingKind.IMPORT
+        )
+
+    def module_variables(self) -> Mapping[str, HeldCallables | None]:
+        """The module's variables as its function bodies see them, by name: the known callables
+        each held at any time, or None when one of its bindings was something else (a call of it
+        is IPL006 ``call-through-variable``). Computed from the module's walk the first time it is
+        asked for (after it), or given by a :class:`~flake8_importpolicy.analysis.extract.
+        FunctionIndex` (:attr:`_OwnDefs.variables`)."""
+        own = self.own_defs
+        if own.variables is None:
+            found: dict[str, HeldCallables | None] = {}
+            for name, binding in self.scope.items():
+                if not binding.bound or binding.kind in DEFINITIONS or binding.kind is BindingKind.IMPORT:
+                    continue
+                known = own.callables.get(name)
+                held = own.history.get(name)
+                if known is None or known.binding is not binding or held is None or held[0] != binding.line:
+                    found[name] = None
+                else:
+                    found[name] = (tuple(held[1]), known.every_path and len(held[1]) == 1)
+            own.variables = found
+        return own.variables
 
     def base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
@@ -246,23 +306,27 @@ class CallRecorder:
             name = dotted_name(func, self.aliases)
         if kind == "call" and self._calls_what_a_factory_returns(where, func, flags):
             return
+        through_module = kind == "call" and self._module_variable(func)
         if kind == "call" and (
-            self._calls_a_value(func) or isinstance(func, ast.Name) and func.id in self.decorated
+            through_module or self._calls_a_value(func)
+            or isinstance(func, ast.Name) and func.id in self.decorated
         ):
             known = self._values_called(func)
             if known is None:
                 self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
             else:
                 # a call of each callable the name may hold; conditional when which is not known
-                choice = flags if known.every_path and len(known.callees) == 1 else (
-                    flags | {Flag.CONDITIONAL}
-                )
-                for callee, local in known.callees:
+                callees, certain = known
+                choice = flags if certain else flags | {Flag.CONDITIONAL}
+                for callee, local in callees:
                     if callee:  # a lambda that calls nothing is no call
                         self._append(CallSite(
                             where.lineno, where.col_offset, callee, local, kind,
                             tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
+                            _arguments(where, self.dynamic.conditions),
                         ))
+            if through_module:
+                return  # the variable's own name is no definition to look up
         if name is None:
             return
         first = func
@@ -301,14 +365,13 @@ class CallRecorder:
                 return False
             if factory.id in self.nested_defs or factory.id in self.class_defs:
                 return False
-            if self._calls_a_value(factory):
+            if self._calls_a_value(factory) or self._module_variable(factory):
                 known = self._values_called(factory)
                 if known is None:
                     return False
-                choice = flags if known.every_path and len(known.callees) == 1 else (
-                    flags | {Flag.CONDITIONAL}
-                )
-                for callee, local in known.callees:
+                callees, certain = known
+                choice = flags if certain else flags | {Flag.CONDITIONAL}
+                for callee, local in callees:
                     if callee:
                         self._append(CallSite(
                             where.lineno, where.col_offset, callee, local, "decorator-factory",
@@ -587,13 +650,33 @@ class _OwnDefs:
     returns the function it decorates (``def mark(fn): fn.x = 1; return fn``); and its names bound
     to known callables on every path (``fuser = torch.compile``)."""
 
-    __slots__ = ("callables", "identity", "source", "spans")
+    __slots__ = ("callables", "history", "identity", "source", "spans", "variables")
 
     def __init__(self, source: bytes | None) -> None:
         self.source = source  # the module's text (module level only)
         self.spans: dict[str, tuple[int, int]] = {}
         self.identity: dict[str, bool] = {}
         self.callables: dict[str, _CallableValues] = {}
+        # every known callable a module-level assignment bound each name to, with the line the
+        # name was first bound on (a ``del`` since makes it another binding); None once one
+        # assignment bound it to something else
+        self.history: dict[str, tuple[int | None, list[tuple[str, bool]]] | None] = {}
+        # what function bodies see (CallRecorder.module_variables), once the module is walked
+        self.variables: Mapping[str, HeldCallables | None] | None = None
+
+    def remember(
+        self, name: str, callee: tuple[str, bool] | None, binding: Binding | None, line: int
+    ) -> None:
+        """A module-level assignment on ``line`` bound ``name`` to ``callee`` (None: not a known
+        callable); a name something else bound first (an import, a ``def``) may still hold that."""
+        if callee is None or binding is None:
+            self.history[name] = None
+        elif name not in self.history:
+            self.history[name] = (binding.line, [callee]) if binding.line == line else None
+        else:
+            held = self.history[name]
+            if held is not None and callee not in held[1]:
+                held[1].append(callee)
 
     def returns_its_argument(self, name: str) -> bool:
         if name not in self.identity:

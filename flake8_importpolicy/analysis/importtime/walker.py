@@ -762,6 +762,8 @@ def analyse_function(
     method = child.lazy.method
     method.parameters = tuple(names[1:] if names[:1] == ["self"] else names)
     child.callees.local_aliases = single_aliases(node)
+    # the module's variables as the body sees them (its own bindings shadow them)
+    child.callees.own_defs.variables = walker.callees.module_variables()
     child.visit_body(node.body, frozenset())
     nested = {name.rsplit(".", 1)[-1] for name, _ in child.pending}
     facts = FunctionFacts(
