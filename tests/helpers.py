@@ -236,7 +236,10 @@ for name, mod in list(sys.modules.items()):
 # (tests/fixtures/x_assume/site-packages/torch/cuda): "module.function" each
 calls = None
 for name in sorted(after):
-    recorded = getattr(sys.modules.get(name), "CALLS", None)
+    try:  # the module's own namespace: reading an attribute may run a PEP 562 __getattr__
+        recorded = vars(sys.modules[name]).get("CALLS")
+    except (KeyError, TypeError):
+        recorded = None
     if isinstance(recorded, list):
         calls = (calls or []) + [name + "." + str(c) for c in recorded]
 with open(out, "w") as handle:

@@ -837,6 +837,10 @@ _BODIES_CORNERS = {
     "lazy_keyword": "lazy import json\ndef f():\n    lazy import a\n    import b\n",
     "one_line_defs": "def f(): import a\nclass C:\n    def m(self): import b; return 1\n",
     "decorated_multiline": "@dec(\n    1,\n)\ndef f(\n    a,\n    b,\n):\n    import a\n",
+    # module-level variables a body calls (rule 16): known callables, shadowed, unknown
+    "module_variables": "import importlib\nimport os\nload = importlib.import_module\nhook = os.getenv('X')\n"
+                        "if hook:\n    load = None\ndef f():\n    load('a')\n    hook('b')\n"
+                        "def g(load):\n    load('c')\n",
 }
 
 

@@ -102,7 +102,7 @@ class CallRecorder:
         (pydantic's ``gen = GenerateSchema(...)`` then ``gen.generate_schema(cls)``, rule 16)."""
         if len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             call = stmt.value
-            known = self._known_callable(call.func) if isinstance(call, ast.Call) else None
+            known = _known_callable(call.func, self.scope) if isinstance(call, ast.Call) else None
             self.instances.bind(stmt.targets[0].id, known)
 
     def _append(self, call: CallSite) -> None:
@@ -119,7 +119,7 @@ class CallRecorder:
         ``name`` makes it a variable of unknown value again."""
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         value = None if isinstance(stmt, ast.AugAssign) or len(targets) != 1 else stmt.value
-        callee = self._known_callable(value) if value is not None else None
+        callee = _known_callable(value, self.scope) if value is not None else None
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
@@ -145,41 +145,10 @@ class CallRecorder:
         """A ``return value`` in the function body being walked (:class:`FunctionReturns`)."""
         self.returns.add(value, self.flow.function_name.rpartition(".")[2], self.aliases)
 
-    def _known_callable(self, value: ast.expr) -> tuple[str, bool] | None:
-        """``(dotted name, local)`` of a value that is a known callable: a function or class of the
-        module, an imported name (``torch.compile``); ``("", False)`` for a lambda that calls
-        nothing (``lambda f: f``); None for anything else."""
-        if isinstance(value, ast.Lambda):
-            body = value.body
-            return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
-        if isinstance(value, ast.Constant) and value.value is None:
-            return ("", False)  # calling None raises TypeError: it runs nothing
-        wrapped = _partial_of(value, self.aliases)
-        if wrapped is not None:
-            return self._known_callable(wrapped)
-        if not isinstance(value, (ast.Name, ast.Attribute)):
-            return None
-        first: ast.expr = value
-        while isinstance(first, ast.Attribute):
-            first = first.value
-        if not isinstance(first, ast.Name):
-            return None
-        binding = self.scope.lookup(first.id)
-        if binding is None:
-            return None
-        if self.scope.is_definition(first.id):
-            name = dotted_name(value, {})
-            return (name, True) if name is not None else None
-        if binding.refers_to is None:
-            return None
-        name = dotted_name(value, self.aliases)
-        return (name, False) if name is not None else None
-
     def _values_called(self, func: ast.expr) -> HeldCallables | None:
         """What a call of module-level ``func`` may call, when it is bound to known callables only
-        (and not rebound since), else None. In a function body, a name it does not bind itself
-        holds what the module bound it to at any time (:meth:`module_variables`: the body may run
-        before the last binding); in a class body, what the module bound it to so far."""
+        (and not rebound since), else None; in a function body that does not bind it, any of them
+        (:meth:`module_variables`: the body may run before the last binding)."""
         if not isinstance(func, ast.Name):
             return None
         name = func.id
@@ -195,10 +164,9 @@ class CallRecorder:
         return tuple(known.callees), known.every_path and len(known.callees) == 1
 
     def _module_variable(self, func: ast.expr) -> bool:
-        """Whether ``func``, in a function or class body, names a module-level variable (bound by
-        an assignment, a loop, a ``with``: not a ``def``, a ``class`` or an import) that the body
-        does not bind itself: calling it calls what the variable holds (``loader = _load`` then
-        ``def setup(): loader("x")``, rule 16)."""
+        """Whether ``func``, in a function or class body that does not bind it, names a module-level
+        variable (not a ``def``, ``class`` or import): ``loader = _load`` then ``def setup():
+        loader("x")`` calls what it holds (rule 16)."""
         if not isinstance(func, ast.Name) or self.flow.module_level():
             return False
         name = func.id
@@ -213,25 +181,9 @@ class CallRecorder:
         )
 
     def module_variables(self) -> Mapping[str, HeldCallables | None]:
-        """The module's variables as its function bodies see them, by name: the known callables
-        each held at any time, or None when one of its bindings was something else (a call of it
-        is IPL006 ``call-through-variable``). Computed from the module's walk the first time it is
-        asked for (after it), or given by a :class:`~flake8_importpolicy.analysis.extract.
-        FunctionIndex` (:attr:`_OwnDefs.variables`)."""
-        own = self.own_defs
-        if own.variables is None:
-            found: dict[str, HeldCallables | None] = {}
-            for name, binding in self.scope.items():
-                if not binding.bound or binding.kind in DEFINITIONS or binding.kind is BindingKind.IMPORT:
-                    continue
-                known = own.callables.get(name)
-                held = own.history.get(name)
-                if known is None or known.binding is not binding or held is None or held[0] != binding.line:
-                    found[name] = None
-                else:
-                    found[name] = (tuple(held[1]), known.every_path and len(held[1]) == 1)
-            own.variables = found
-        return own.variables
+        """The module's variables as its function bodies see them (:meth:`_OwnDefs.variables_of`),
+        made from its walk once, or given by a ``FunctionIndex``."""
+        return self.own_defs.variables_of(self.scope)
 
     def base_name(self, base: ast.expr) -> str | None:
         """A base class as :attr:`ModuleFacts.class_bases` keeps it: a class of this module by its
@@ -316,17 +268,9 @@ class CallRecorder:
                 self.dynamic.unresolved(where, Construct.CALL_THROUGH_VARIABLE, flags)
             else:
                 # a call of each callable the name may hold; conditional when which is not known
-                callees, certain = known
-                choice = flags if certain else flags | {Flag.CONDITIONAL}
-                for callee, local in callees:
-                    if callee:  # a lambda that calls nothing is no call
-                        self._append(CallSite(
-                            where.lineno, where.col_offset, callee, local, kind,
-                            tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
-                            _arguments(where, self.dynamic.conditions),
-                        ))
-            if through_module:
-                return  # the variable's own name is no definition to look up
+                self._call_each(where, known, kind, flags)
+            if through_module:  # the variable's own name is no definition to look up
+                return
         if name is None:
             return
         first = func
@@ -369,19 +313,30 @@ class CallRecorder:
                 known = self._values_called(factory)
                 if known is None:
                     return False
-                callees, certain = known
-                choice = flags if certain else flags | {Flag.CONDITIONAL}
-                for callee, local in callees:
-                    if callee:
-                        self._append(CallSite(
-                            where.lineno, where.col_offset, callee, local, "decorator-factory",
-                            tuple(sorted(choice)), self.flow.assumed_once(), self.flow.environ,
-                        ))
+                self._call_each(where, known, "decorator-factory", flags)
                 return True
         else:
             return False  # ``obj.m(...)(f)``, ``LazyLoader.factory(...)(...)``: a call through a value
         self.add(where, factory, "decorator-factory", flags)
         return True
+
+    def _call_each(
+        self, where: ast.expr, known: HeldCallables, kind: CallKind, flags: frozenset[Flag]
+    ) -> None:
+        """A call of each callable a name may hold; conditional when which is not known."""
+        callees, certain = known
+        choice = flags if certain else flags | {Flag.CONDITIONAL}
+        arguments = _arguments(where, self.dynamic.conditions) if kind == "call" else ()
+        for callee, local in callees:
+            if kind == "call" and isinstance(where, ast.Call) and not local and (
+                self.dynamic.held_importer(where, callee, choice)  # an importer held in a variable
+            ):
+                continue
+            if callee:  # a lambda that calls nothing is no call
+                self._append(CallSite(
+                    where.lineno, where.col_offset, callee, local, kind, tuple(sorted(choice)),
+                    self.flow.assumed_once(), self.flow.environ, arguments,
+                ))
 
     def bind_value(
         self, targets: list[ast.expr], value: ast.expr | None, conditions: ConditionEvaluator
@@ -500,6 +455,38 @@ class CallRecorder:
             # ``K.im()`` where the class body bound ``im = staticmethod(importlib.import_module)``
             return dotted_name(func, self.aliases) in self.class_values
         return False
+
+
+def _known_callable(value: ast.expr, scope: Scope) -> tuple[str, bool] | None:
+    """``(dotted name, local)`` of a value that is a known callable in ``scope``: a function or
+    class of the module, an imported name (``torch.compile``); ``("", False)`` for a lambda that
+    calls nothing (``lambda f: f``) and for ``None`` (calling it raises ``TypeError``); None for
+    anything else."""
+    if isinstance(value, ast.Lambda):
+        body = value.body
+        return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
+    if isinstance(value, ast.Constant) and value.value is None:
+        return ("", False)
+    wrapped = _partial_of(value, scope.aliases)
+    if wrapped is not None:
+        return _known_callable(wrapped, scope)
+    if not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    first: ast.expr = value
+    while isinstance(first, ast.Attribute):
+        first = first.value
+    if not isinstance(first, ast.Name):
+        return None
+    binding = scope.lookup(first.id)
+    if binding is None:
+        return None
+    if scope.is_definition(first.id):
+        name = dotted_name(value, {})
+        return (name, True) if name is not None else None
+    if binding.refers_to is None:
+        return None
+    name = dotted_name(value, scope.aliases)
+    return (name, False) if name is not None else None
 
 
 def _arguments(where: ast.expr, conditions: ConditionEvaluator) -> tuple[str | None, ...]:
@@ -677,6 +664,24 @@ class _OwnDefs:
             held = self.history[name]
             if held is not None and callee not in held[1]:
                 held[1].append(callee)
+
+    def variables_of(self, scope: Scope) -> Mapping[str, HeldCallables | None]:
+        """The module's variables (bound by anything but a ``def``, a ``class`` or an import in
+        ``scope``, the module's, once walked), by name: the known callables each held at any time
+        (:meth:`remember`), or None when one of its bindings was something else. Kept once made."""
+        if self.variables is None:
+            found: dict[str, HeldCallables | None] = {}
+            for name, binding in scope.items():
+                if not binding.bound or binding.kind in DEFINITIONS or binding.kind is BindingKind.IMPORT:
+                    continue
+                known = self.callables.get(name)
+                held = self.history.get(name)
+                if known is None or known.binding is not binding or held is None or held[0] != binding.line:
+                    found[name] = None
+                else:
+                    found[name] = (tuple(held[1]), known.every_path and len(held[1]) == 1)
+            self.variables = found
+        return self.variables
 
     def returns_its_argument(self, name: str) -> bool:
         if name not in self.identity:

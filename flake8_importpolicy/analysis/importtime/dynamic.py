@@ -302,6 +302,21 @@ class DynamicRecorder:
         self.import_call(call, flags, name)
         return True
 
+    def held_importer(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> bool:
+        """``call`` calls ``name`` through a variable that holds it (``load =
+        importlib.import_module`` then ``load("x")``, rule 16): recorded as a call of ``name``
+        itself when it is an importer, a module reader or a ``sys.path`` changer; False (nothing
+        recorded) for any other function."""
+        if name in DYNAMIC_IMPORTERS:
+            self.import_call(call, flags, name)
+        elif name in MODULE_READERS or name in SYS_PATH_CHANGERS or name in FINDER_ADDERS or (
+            name == "site.addsitedir"
+        ):
+            self.special_call(call, name, flags)
+        else:
+            return False
+        return True
+
     def special_call(self, call: ast.Call, name: str, flags: frozenset[Flag]) -> None:
         """``sys.path`` changes (rule 7) and standard-library functions that import the module
         they are given (rule 14); ``name`` is the called name (not ``exec``/``eval``: the walker
