@@ -41,6 +41,9 @@ _FACTORY_BUILTINS: Final = frozenset({"super", "type", "property", "classmethod"
 """Builtins whose result is commonly called at once (``super().__init__`` is an attribute, but
 ``type(self)(...)`` calls a class): not a call through a variable."""
 _BUILTIN_NAMES: Final = frozenset(dir(builtins))
+_RUNS_CODE: Final = frozenset({"exec", "eval", "compile", "breakpoint", "help", "input"})
+"""Builtins that may run code the engine does not see (a string, ``pdb``, ``pydoc``): a variable
+bound to one is not a known callable."""
 
 
 _TRANSPARENT_DECORATORS: Final = frozenset({
@@ -119,7 +122,7 @@ class CallRecorder:
         ``name`` makes it a variable of unknown value again."""
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         value = None if isinstance(stmt, ast.AugAssign) or len(targets) != 1 else stmt.value
-        callee = _known_callable(value, self.scope) if value is not None else None
+        callee = self.own_defs.known_value(value, self.scope, bool(self.star_bases))
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
@@ -457,11 +460,12 @@ class CallRecorder:
         return False
 
 
-def _known_callable(value: ast.expr, scope: Scope) -> tuple[str, bool] | None:
+def _known_callable(value: ast.expr, scope: Scope, star: bool = False) -> tuple[str, bool] | None:
     """``(dotted name, local)`` of a value that is a known callable in ``scope``: a function or
-    class of the module, an imported name (``torch.compile``); ``("", False)`` for a lambda that
-    calls nothing (``lambda f: f``) and for ``None`` (calling it raises ``TypeError``); None for
-    anything else."""
+    class of the module, an imported name (``torch.compile``), a builtin the module does not bind
+    (``int_ = int``; ``builtins.__import__``; not when a star import, ``star``, may bind it);
+    ``("", False)`` for a lambda that calls nothing (``lambda f: f``) and for ``None`` (calling
+    it raises ``TypeError``); None for anything else."""
     if isinstance(value, ast.Lambda):
         body = value.body
         return ("", False) if isinstance(body, (ast.Name, ast.Constant)) else None
@@ -469,7 +473,7 @@ def _known_callable(value: ast.expr, scope: Scope) -> tuple[str, bool] | None:
         return ("", False)
     wrapped = _partial_of(value, scope.aliases)
     if wrapped is not None:
-        return _known_callable(wrapped, scope)
+        return _known_callable(wrapped, scope, star)
     if not isinstance(value, (ast.Name, ast.Attribute)):
         return None
     first: ast.expr = value
@@ -479,7 +483,8 @@ def _known_callable(value: ast.expr, scope: Scope) -> tuple[str, bool] | None:
         return None
     binding = scope.lookup(first.id)
     if binding is None:
-        return None
+        builtin = value is first and first.id in _BUILTIN_NAMES and first.id not in _RUNS_CODE
+        return (f"builtins.{first.id}", False) if builtin and not star else None
     if scope.is_definition(first.id):
         name = dotted_name(value, {})
         return (name, True) if name is not None else None
@@ -665,6 +670,22 @@ class _OwnDefs:
             if held is not None and callee not in held[1]:
                 held[1].append(callee)
 
+    def known_value(self, value: ast.expr | None, scope: Scope, star: bool) -> tuple[str, bool] | None:
+        """The known callable a module-level assignment binds (:func:`_known_callable`), also the
+        one another such name certainly holds (``Lock = _allocate_lock``); None for another value."""
+        if value is None:
+            return None
+        found = _known_callable(value, scope, star)
+        return self._certain(value.id, scope) if found is None and isinstance(value, ast.Name) else found
+
+    def _certain(self, name: str, scope: Scope) -> tuple[str, bool] | None:
+        """The one known callable module-level ``name`` holds, bound by code that always runs and
+        not rebound since, else None."""
+        known = self.callables.get(name)
+        if known is None or scope.lookup(name) is not known.binding or not known.every_path:
+            return None
+        return known.callees[0] if len(known.callees) == 1 else None
+
     def variables_of(self, scope: Scope) -> Mapping[str, HeldCallables | None]:
         """The module's variables (bound by anything but a ``def``, a ``class`` or an import in
         ``scope``, the module's, once walked), by name: the known callables each held at any time
@@ -676,7 +697,9 @@ class _OwnDefs:
                     continue
                 known = self.callables.get(name)
                 held = self.history.get(name)
-                if known is None or known.binding is not binding or held is None or held[0] != binding.line:
+                if makes_generated_class(binding.call):
+                    found[name] = ((("", False),), True)  # ``Row = namedtuple(...)``: generated code
+                elif known is None or known.binding is not binding or held is None or held[0] != binding.line:
                     found[name] = None
                 else:
                     found[name] = (tuple(held[1]), known.every_path and len(held[1]) == 1)
