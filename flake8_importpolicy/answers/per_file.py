@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 4
+_FORMAT = 5
 _INDEX_DIR = "per-file"
 
 
