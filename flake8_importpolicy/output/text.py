@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
+from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
