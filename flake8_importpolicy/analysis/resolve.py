@@ -533,7 +533,9 @@ class ModuleIndex:
     def origin_of_path(self, path: Path) -> Origin:
         """Classify a file or directory as first-party, stdlib or third-party by where it lies: under
         a source root is first-party, except below a ``site-packages`` or ``dist-packages``
-        directory there (a virtual environment inside the project)."""
+        directory there (a virtual environment inside the project) or below an entry of the
+        interpreter's ``sys.path`` there that is not a source root itself (``PYTHONPATH=.venv/site``):
+        what is found through such an entry is installed code (docs/policy.md ``source-roots``)."""
         text = os.path.normcase(os.path.abspath(path))
         for prefix in self._roots_prefixes:
             if text.startswith(prefix):
