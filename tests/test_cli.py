@@ -1206,6 +1206,34 @@ def test_first_party_sites_come_first_and_installed_ones_are_one_line_each(tmp_p
     ), flake8
 
 
+def test_one_light_module_report_stays_under_40_lines(tmp_path: Path) -> None:
+    """However many first-party sites and installed packages a light module reaches, its text
+    report is at most LINES_PER_LIGHT_MODULE lines of first-party blocks (blank lines included),
+    GROUPS_SHOWN lines of packages, a blank line and the summary: under 40 (issue 25, "Done when":
+    a vLLM 0.33.0 light module with torch installed printed 40)."""
+    from flake8_importpolicy.output.text import GROUPS_SHOWN, LINES_PER_LIGHT_MODULE
+
+    mods = [f"d{number:02d}" for number in range(30)]
+    names = [f"tp{number:02d}" for number in range(15)]
+    root = write(tmp_path / "proj", {
+        **INSTALLED_SITES,
+        "app/light.py": "".join(f"import app.{mod}\n" for mod in mods)
+        + "".join(f"import {name}\n" for name in names),
+        **{f"app/{mod}.py": "import importlib\nimportlib.import_module(str(1))\n" for mod in mods},
+    })
+    site = write(tmp_path / "site", {
+        f"{name}/__init__.py": "import importlib\nimportlib.import_module(str(1))\n"
+        for name in names
+    })
+    lines = _tool_with_site(root, site)("flake8_importpolicy", "check", "--no-cache").stdout.splitlines()
+    assert len(lines) == LINES_PER_LIGHT_MODULE + GROUPS_SHOWN + 2 < 40, lines
+    shown = [line for line in lines if line.startswith("app/d")]
+    assert len(shown) == 8 and lines[0].startswith("app/d00.py:2:1: IPL006 ")
+    assert lines[LINES_PER_LIGHT_MODULE - 2] == (
+        "    ... 22 more findings of light module app.light (--format json lists them all)")
+    assert lines[LINES_PER_LIGHT_MODULE].startswith("app/light.py:31:1: IPL006 ")
+
+
 def test_installed_sites_are_grouped_per_distribution(tmp_path: Path) -> None:
     """The IPL006 sites of installed code are grouped per distribution, as
     ``importlib.metadata.packages_distributions`` maps top-level packages to them (torch and

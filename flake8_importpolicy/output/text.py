@@ -56,7 +56,7 @@ def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str
     return [f"{indent}{format_hop_line(hop, relpath)}" for hop in chain]
 
 
-LINES_PER_LIGHT_MODULE = 20
+LINES_PER_LIGHT_MODULE = 25
 """The most lines the text report shows for one light module's violations and first-party IPL006
 sites, the blank line after each block included: the middle of long chains, and the blocks past
 that, are summarised (a 1,000-module import cycle with a ``cyc.*`` light pattern printed 502,000
@@ -163,7 +163,7 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     return "\n".join(out) + "\n"
 
 
-GROUPS_SHOWN = 12
+GROUPS_SHOWN = 10
 """The most lines the IPL006 sites in installed distributions and the standard library take (one
 line each, the last one counting the rest when there are more): with the first-party sites'
 :data:`LINES_PER_LIGHT_MODULE`, the report of one light module of vLLM with torch installed stays
