@@ -185,13 +185,13 @@ while such sites exist ("No violations in 4 light modules; 12 import-time sites 
 The command line reports each at its site; flake8 and mypy, which lint first-party files, report it
 at the light module's statement that leads there, with the site in the message. Sites in an
 installed package or the standard library are not the user's to fix and come by the hundred (a
-light module reaching `torch`): the text report shows the sites in one installed package as one
-entry for the whole run, naming the light modules that reach it, with one chain for example ("2
-light modules (app.a, app.b) run import-time code that cannot be resolved in installed package
-torch: 212 sites (call-through-variable 150, call-depth 40, getattr-import 22); --format json lists
-them"); flake8 and mypy, per file, one entry per light module and installed package; a package
-with a single site reached by a single light module shows that site. `--format json`, SARIF and
-GitHub annotations list every site. flake8 shows it
+light module reaching `torch`): the text report shows the first-party sites first, one by one, then
+the sites in one installed distribution (`torch` and `torchgen` are one) as one line for the whole
+run, however few, naming the light modules that reach it ("2 light modules (app.a, app.b) run
+import-time code that cannot be resolved in installed package torch: 212 sites
+(call-through-variable 150, call-depth 40, getattr-import 22); --format json lists them"); flake8
+and mypy, per file, one entry per first-party site and one per light module and installed
+distribution. `--format json`, SARIF and GitHub annotations list every site. flake8 shows it
 only when `IPL006` itself is in `select` or `extend-select` (the prefix `IPL` does not turn it on);
 mypy shows it as a note.
 

@@ -342,3 +342,19 @@ def find_python(version: str) -> str | None:
         kept = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/{name}"))
         found = str(kept[-1]) if kept else None
     return found
+
+
+DISTRIBUTIONS = {
+    "dist/__init__.py": "import importlib\nimportlib.import_module(str(1))\n",
+    "distgen/__init__.py": "exec(str(2))\n",
+    "dist-1.0.dist-info/top_level.txt": "dist\ndistgen\n",
+    "rec/__init__.py": "exec(str(3))\n",
+    "recx.py": "exec(str(4))\n",
+    "rec-2.0.dist-info/RECORD": "rec/__init__.py,sha256=x,1\nrecx.py,,\nrec-2.0.dist-info/RECORD,,\n",
+    "loose/__init__.py": "exec(str(5))\n",
+}
+"""An installed ``site`` with two distributions of two top-level packages each (``dist``: named by
+its ``top_level.txt``, like torch's ``torch`` and ``torchgen``; ``rec``: by its ``RECORD`` only)
+and a package that no distribution's metadata names (``loose``); one IPL006 site in each package."""
+
+DISTRIBUTIONS_LIGHT = "import dist\nimport distgen\nimport rec\nimport recx\nimport loose\n"

@@ -975,9 +975,10 @@ def test_graph_nodes_carry_a_long_reason_cut(draw: Any) -> None:
 
 
 def test_group_unresolved_by_installed_package() -> None:
-    """One entry per light module and installed package (the standard library named as such),
-    constructs by count, at the earliest light-module statement leading there; a first-party site
-    and a lone site of a package stay on their own, in report order."""
+    """The first-party sites first, one by one, in report order; then one entry per light module
+    and installed distribution (the standard library named as such), however few its sites (a
+    lone one too: issue 25 item 7), most sites first, constructs by count, at the earliest
+    light-module statement leading there."""
     from flake8_importpolicy.model.findings import STANDARD_LIBRARY, Unresolved
     from flake8_importpolicy.output.render import (
         UnresolvedGroup,
@@ -999,14 +1000,23 @@ def test_group_unresolved_by_installed_package() -> None:
         site("json.z", 3, Construct.CALL_DEPTH, STANDARD_LIBRARY, 6),
         site("tp", 9, Construct.EXEC, "tp", 7),
     ]
+    sites.insert(1, site("tp.q", 4, Construct.EXEC, "tp", 1))
+    sites.append(site("app.late", 5, Construct.EXEC, "", 8))
     entries = group_unresolved(sites)
-    assert [type(entry).__name__ for entry in entries] == ["Unresolved", "UnresolvedGroup",
-                                                           "Unresolved"]
-    group = entries[1]
+    assert [format_unresolved_entry(entry, str).partition(" cannot be resolved")[2]
+            for entry in entries] == [
+        f": dynamic-import f() at /lib/app.dyn.py:3: app.light -> app.dyn ({light}:2)",
+        f": exec f() at /lib/app.late.py:5: app.light -> app.late ({light}:8)",
+        " in the standard library: 3 sites (call-depth 2, call-through-variable 1); --format json "
+        "lists them",
+        " in installed package tp: 2 sites (exec 2); --format json lists them",
+    ]
+    group = entries[2]
     assert isinstance(group, UnresolvedGroup) and group.first_hop == (light, 4, 0)
-    assert format_unresolved_entry(group, lambda path: str(path)) == (
-        "IPL006 light module app.light runs import-time code that cannot be resolved in the "
-        "standard library: 3 sites (call-depth 2, call-through-variable 1); --format json lists them")
+    (lone,) = group_unresolved([sites[-2]])
+    assert isinstance(lone, UnresolvedGroup) and format_unresolved_entry(lone, str) == (
+        "IPL006 light module app.light runs import-time code that cannot be resolved in installed "
+        "package tp: 1 site (exec 1); --format json lists it")
 
 
 def test_group_unresolved_across_light_modules() -> None:

@@ -84,6 +84,8 @@ def test_a_chain_thousands_of_hops_long(tmp_path: Path, hops: int) -> None:
     most 20 hops, ``why``'s tree shortens runs without a branch and stops indenting at 40 levels,
     and ``why --format json`` of a whole closure (every module with its chain: 4.5 million hops for
     3,000 modules) says it is too large instead of writing a gigabyte."""
+    from flake8_importpolicy.output.text import LINES_PER_LIGHT_MODULE
+
     root = write(tmp_path, chain_tree(hops))
     checked = cli(root, "check")  # first, alone: it fills the facts cache the others read
     jobs: list[Callable[[], Run]] = [
@@ -109,7 +111,8 @@ def test_a_chain_thousands_of_hops_long(tmp_path: Path, hops: int) -> None:
         result.assert_no_crash()
         assert "internal error" not in result.output, result
     checked, why, closure, heavy, dot, mermaid, linted, *others = results
-    assert checked.returncode == 1 and len(checked.stdout.splitlines()) < 25, checked
+    # the light module's bounded block, then the IPL007 problem, a blank line and the summary
+    assert checked.returncode == 1 and len(checked.stdout.splitlines()) == LINES_PER_LIGHT_MODULE + 3, checked
     assert re.search(r"\n    \.\.\. [\d,]+ more hops \(--format json lists them all\)\n", checked.stdout)
     assert why.returncode == 0 and len(why.stdout.splitlines()) < 30, why
     assert f"... {hops + 1 - 20:,} more hops (--format json lists them all)" in why.stdout, why
@@ -1020,7 +1023,10 @@ def test_double_star_light_pattern_over_ten_thousand_modules(tmp_path: Path) -> 
 
 def test_long_chains_are_summarised_in_text_only(tmp_path: Path) -> None:
     """A 1,000-module import cycle with a ``cyc.*`` light pattern printed 502,000 lines: the text
-    report shows at most 20 lines per light module (the rest summarised); JSON keeps everything."""
+    report shows at most LINES_PER_LIGHT_MODULE lines per light module, its blank line included
+    (the rest summarised); JSON keeps everything."""
+    from flake8_importpolicy.output.text import LINES_PER_LIGHT_MODULE
+
     count = 300
     files: Files = {
         "policy.toml": '[settings]\nsource-roots = ["src"]\n[heavy]\n"zoo.heavy" = "slow"\n'
@@ -1041,10 +1047,10 @@ def test_long_chains_are_summarised_in_text_only(tmp_path: Path) -> None:
     for line in text.stdout.splitlines()[:-1]:
         if " IPL001 light module " in line:
             light = line.split(" IPL001 light module ")[1].split()[0]
-        if line:
-            per_light[light] = per_light.get(light, 0) + 1
-    assert len(per_light) == count and max(per_light.values()) == 20, per_light
-    assert "    ... 280 more hops (--format json lists them all)" in text.stdout.splitlines()
+        per_light[light] = per_light.get(light, 0) + 1
+    assert len(per_light) == count and max(per_light.values()) == LINES_PER_LIGHT_MODULE, per_light
+    assert LINES_PER_LIGHT_MODULE == 25  # the hop count below: 25 lines less the header and blank
+    assert "    ... 277 more hops (--format json lists them all)" in text.stdout.splitlines()
     chains = {v["light"]: len(v["chain"]) for v in json.loads(report.stdout)["violations"]}
     assert chains["cyc.c000"] == count and sum(chains.values()) == count * (count + 1) // 2
 

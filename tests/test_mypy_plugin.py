@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from helpers import (
+    DISTRIBUTIONS,
+    DISTRIBUTIONS_LIGHT,
     DOCS_URL,
     HANG_CATCHER,
     INSTALLED_SITES,
@@ -545,6 +547,35 @@ def test_unresolved_sites_of_an_installed_package_are_one_note(tmp_path: Path) -
         "app/light.py:3: note: IPL006 light module app.light runs import-time code that cannot be "
         "resolved: dynamic-import importlib.import_module(__name__ + str(X)) at app/dyn.py:3: "
         "app.light -> app.dyn (app/light.py:3)",
+    ], proc
+
+
+def test_unresolved_sites_are_one_note_per_distribution(tmp_path: Path) -> None:
+    """mypy groups the IPL006 sites of installed code as the text report and flake8 do
+    (tests/test_cli.py test_installed_sites_are_grouped_per_distribution): one note per
+    distribution, a single-site package too, and the first-party site on its own."""
+    tree = write_tree(tmp_path / "proj", {
+        **INSTALLED_SITES, "app/light.py": DISTRIBUTIONS_LIGHT + "from app.dyn import X\n",
+    })
+    site = write_tree(tmp_path / "site", DISTRIBUTIONS)
+    (tree / "mypy.ini").write_text(
+        "[mypy]\nplugins = flake8_importpolicy.mypy\nignore_missing_imports = True\n"
+        "follow_imports = silent\n"
+    )
+    env = {**clean_env(), "PYTHONPATH": os.pathsep.join((str(CODE), str(site)))}
+    proc = subprocess.run([sys.executable, "-m", "mypy", "-p", "app"], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=HANG_CATCHER)
+    notes = [line for line in proc.stdout.splitlines() if ": note: IPL006 " in line]
+    head = "note: IPL006 light module app.light runs import-time code that cannot be resolved"
+    assert notes == [
+        f"app/light.py:1: {head} in installed package dist: 2 sites (dynamic-import 1, exec 1); "
+        "--format json lists them",
+        f"app/light.py:3: {head} in installed package rec: 2 sites (exec 2); --format json lists "
+        "them",
+        f"app/light.py:5: {head} in installed package loose: 1 site (exec 1); --format json lists "
+        "it",
+        f"app/light.py:6: {head}: dynamic-import importlib.import_module(__name__ + str(X)) at "
+        "app/dyn.py:3: app.light -> app.dyn (app/light.py:6)",
     ], proc
 
 

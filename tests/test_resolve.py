@@ -184,6 +184,47 @@ def test_stdlib_and_origin(tmp_path: Path) -> None:
     assert ix.origin_of_path(tmp_path / "x.py") == "first-party"
 
 
+def test_a_sys_path_entry_inside_a_source_root_is_installed_code(tmp_path: Path) -> None:
+    """A module found through an entry of the interpreter's ``sys.path`` that lies inside a source
+    root (``PYTHONPATH=.venv/site`` in the project) is third-party: it is installed code, not
+    the project's (issue 25 item 7); the rest of the root stays first-party."""
+    root = tree(tmp_path, {"app/__init__.py": "", ".venv/site/tp/__init__.py": ""}).resolve()
+    site = root / ".venv" / "site"
+    info = dataclasses.replace(query_interpreter(), sys_path=(str(site),))
+    ix = ModuleIndex([root], info)
+    assert ix.resolve_module("tp").origin == "third-party"
+    assert ix.resolve_module("app").origin == "first-party"
+    assert ix.origin_of_path(site / "tp" / "__init__.py") == "third-party"
+
+
+def test_distribution_of_a_top_level_package(tmp_path: Path) -> None:
+    """The distribution whose metadata names a top-level package, as
+    ``importlib.metadata.packages_distributions`` finds it: ``top_level.txt``, else ``RECORD``;
+    the package's own name when no metadata names it."""
+    site = tree(tmp_path, {
+        "torch/__init__.py": "", "torchgen/__init__.py": "",
+        "torch-2.1.0.dist-info/top_level.txt": "functorch\ntorch\ntorchgen\n",
+        "torch-2.1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: torch\nVersion: 2.1.0\n",
+        "rec_dist-2.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: rec_dist\nVersion: 2.0\n",
+        "rec/__init__.py": "", "recx.py": "",
+        "rec_dist-2.0.dist-info/RECORD": "rec/__init__.py,sha256=x,1\nrecx.py,,\n"
+                                         "rec_dist-2.0.dist-info/RECORD,,\n__pycache__/x.pyc,,\n",
+        "loose/__init__.py": "",
+    }).resolve()
+    info = dataclasses.replace(query_interpreter(), sys_path=(str(site),))
+    ix = ModuleIndex([tmp_path / "project"], info)
+    assert [ix.distribution_of(name) for name in ("torch", "torchgen", "rec", "recx", "loose")] == [
+        "torch", "torch", "rec_dist", "rec_dist", "loose"]
+    found = {}
+    for name in ("torch", "torchgen", "rec", "recx"):  # the oracle: importlib.metadata
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", "import importlib.metadata as m, sys; sys.path[:0] = "
+             f"[{str(site)!r}]; print(m.packages_distributions()[{name!r}][0])"],
+            capture_output=True, text=True, timeout=HANG_CATCHER, check=True)
+        found[name] = done.stdout.strip()
+    assert found == {"torch": "torch", "torchgen": "torch", "rec": "rec_dist", "recx": "rec_dist"}
+
+
 def test_interpreter_info_json_round_trip() -> None:
     info = query_interpreter()
     assert InterpreterInfo.from_json(info.to_json()) == info

@@ -79,8 +79,10 @@ class LightModuleChecker:
     def _installed_of(self, site: UnresolvedCode, chain: tuple[Hop, ...]) -> str:
         """:attr:`~flake8_importpolicy.model.findings.Unresolved.installed` of ``site``, by where
         its file lies (:meth:`~flake8_importpolicy.analysis.resolve.ModuleIndex.origin_of_path`):
-        empty when first-party or without a file, else the top-level package of the module whose
-        statement it is, or the standard library."""
+        empty when first-party or without a file, else the installed distribution that provides
+        the top-level package of the module whose statement it is
+        (:meth:`~flake8_importpolicy.analysis.resolve.ModuleIndex.distribution_of`: ``torchgen``
+        is ``torch``'s), or the standard library."""
         if site.path is None:
             return ""
         origin = self.index.origin_of_path(site.path)
@@ -90,7 +92,7 @@ class LightModuleChecker:
             return STANDARD_LIBRARY
         # these sites are at the statement that imports the module they name
         owner = chain[-1].module if site.construct in _ONCE_PER_MODULE and chain else site.module
-        return module_of(owner).partition(".")[0]
+        return self.index.distribution_of(module_of(owner).partition(".")[0])
 
     def count_statements(self, light: str, rules: ModuleRules) -> None:
         """Count ``light``'s statements among those that light modules have (before any light module

@@ -391,6 +391,14 @@ class ModuleIndex:
         self._roots_prefixes = tuple(
             os.path.normcase(os.path.abspath(r)) + os.sep for r in self.source_roots
         )
+        # the interpreter's own entries: what lies below one is installed, even inside a source root
+        self._installed_prefixes = tuple(
+            prefix for prefix in dict.fromkeys(
+                os.path.normcase(os.path.abspath(entry)) + os.sep
+                for entry in interpreter.sys_path if entry
+            ) if prefix not in self._roots_prefixes
+        )
+        self._distributions: dict[str, str] | None = None
         self._listings: dict[Path, frozenset[str] | None] = {}
         self._resolved: dict[str, ResolvedModule] = {}
         self._redirects: dict[str, str] = {}
@@ -445,6 +453,25 @@ class ModuleIndex:
                         and _normalized_distribution(stem.partition("-")[0]) == wanted:
                     return True
         return False
+
+    def distribution_of(self, top_level: str) -> str:
+        """The installed distribution that provides the top-level module or package
+        ``top_level`` (``torchgen`` -> ``torch``), as ``importlib.metadata.packages_distributions``
+        maps them: the names in each ``*.dist-info``/``*.egg-info`` directory's ``top_level.txt``,
+        else the first parts of the paths in its ``RECORD`` (PEP 376, PEP 627), on the
+        interpreter's ``sys.path`` in order (the first distribution that names it); the
+        distribution's name as its directory spells it. ``top_level`` itself when none names it.
+        Files are read, nothing is imported."""
+        if self._distributions is None:
+            self._distributions = {}
+            for entry in self.interpreter.sys_path:
+                directory = Path(entry)
+                for name in sorted(self._listdir(directory) or ()):
+                    stem, dot, suffix = name.rpartition(".")
+                    if dot and suffix in ("dist-info", "egg-info"):
+                        for provided in _distribution_top_levels(directory / name, self._suffixes):
+                            self._distributions.setdefault(provided, stem.partition("-")[0])
+        return self._distributions.get(top_level, top_level)
 
     def find_children(self, name: str) -> tuple[str, ...]:
         """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
@@ -506,13 +533,19 @@ class ModuleIndex:
     def origin_of_path(self, path: Path) -> Origin:
         """Classify a file or directory as first-party, stdlib or third-party by where it lies: under
         a source root is first-party, except below a ``site-packages`` or ``dist-packages``
-        directory there (a virtual environment inside the project)."""
+        directory there (a virtual environment inside the project) or below an entry of the
+        interpreter's ``sys.path`` there that is not a source root itself (``PYTHONPATH=.venv/site``):
+        what is found through such an entry is installed code (docs/policy.md ``source-roots``)."""
         text = os.path.normcase(os.path.abspath(path))
         for prefix in self._roots_prefixes:
             if text.startswith(prefix):
-                # a virtual environment inside the project (``.venv/lib/.../site-packages``)
+                # a virtual environment inside the project (``.venv/lib/.../site-packages``), or
+                # an entry of the interpreter's sys.path there (PYTHONPATH=.venv/site)
                 below = text[len(prefix):].split(os.sep)
-                if "site-packages" in below or "dist-packages" in below:
+                if "site-packages" in below or "dist-packages" in below or any(
+                    len(entry) > len(prefix) and text.startswith(entry)
+                    for entry in self._installed_prefixes
+                ):
                     return "third-party"
                 return "first-party"
         if text.startswith(self._stdlib_dirs):
@@ -650,6 +683,40 @@ class ModuleIndex:
             listing = None
         self._listings[directory] = listing
         return listing
+
+
+_METADATA_MOST_BYTES = 64 << 20
+"""The largest ``top_level.txt`` or ``RECORD`` read (torch's RECORD is a few MB)."""
+
+
+def _distribution_top_levels(
+    metadata: Path, suffixes: Sequence[tuple[str, ModuleKind]]
+) -> tuple[str, ...]:
+    """The top-level names a distribution's metadata directory says it installs: its
+    ``top_level.txt`` lines, else the first parts of its ``RECORD`` paths that name a module or
+    package (``importlib.metadata._top_level_declared`` / ``_top_level_inferred``); none when
+    neither can be read."""
+    for filename in ("top_level.txt", "RECORD"):
+        try:
+            with open(metadata / filename, "rb") as stream:
+                data = stream.read(_METADATA_MOST_BYTES)
+        except (OSError, ValueError):
+            continue
+        text = data.decode("utf-8", "replace")
+        if filename == "top_level.txt":
+            return tuple(line.strip() for line in text.splitlines() if line.strip().isidentifier())
+        names: dict[str, None] = {}
+        for line in text.splitlines():
+            first = line.partition(",")[0].replace("\\", "/").partition("/")
+            if first[1]:  # a directory: a package (or namespace portion) unless metadata
+                name: str | None = first[0]
+            else:
+                name = next((first[0][:-len(suffix)] for suffix, _ in suffixes
+                             if first[0].endswith(suffix)), None)
+            if name and name.isidentifier() and name != "__pycache__":
+                names[name] = None
+        return tuple(names)
+    return ()
 
 
 def _normalized_distribution(name: str) -> str:

@@ -60,7 +60,7 @@ __all__ = [
     "start_index_build",
 ]
 
-_FORMAT = 4
+_FORMAT = 5
 _INDEX_DIR = "mypy"
 _PROBLEM_CODES = ("IPL003", "IPL004", "IPL007", "IPL009")
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PerFileChecker", "find_findings_by_file"]
 
-_FORMAT = 4
+_FORMAT = 5
 _INDEX_DIR = "per-file"
 
 
@@ -57,8 +57,8 @@ def find_findings_by_file(
 
     IPL001 at each violation's first-hop statement in the light module's file (IPL008 at its line
     1); IPL002 at each later hop of its chain, in the importing module's file; IPL006 at the light
-    module's statement that leads to each unresolved site (the site and the chain in the message),
-    one for the sites of a light module in one installed package
+    module's statement that leads to each unresolved site: one per first-party site (the site and
+    the chain in the message), one for the sites of a light module in one installed distribution
     (:func:`~flake8_importpolicy.output.render.group_unresolved`). Hops of several chains at the
     same statement that reach the same forbidden module (same reason) make one IPL002 naming every
     light module, with the chain of the first light module. Each file's findings are sorted by

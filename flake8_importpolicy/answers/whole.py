@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_policy_cached", "find_cached_report", "report_from_json", "report_to_json"]
 
-_FORMAT = 9
+_FORMAT = 10
 _INDEX_DIR = "answers"
 _MAX_COUNT = 2**63 - 1
 """The largest count (of modules, suppressed findings...) an entry may hold."""

@@ -51,7 +51,9 @@ SETTINGS: Final = Table("settings", [
         "source-roots", validate.source_roots, missing=validate.default_source_roots,
         type_doc="array of strings", default_doc='`["src"]` if `src/` exists, else `["."]`',
         doc="directories (relative to the policy file) holding first-party top-level packages; "
-            "searched first, in order",
+            "searched first, in order; what is found through an entry of the interpreter's "
+            "`sys.path` inside one (`PYTHONPATH=.venv/site`; an editable install's `src/` under "
+            "`.`: list `src` instead) is installed code, not first-party",
         schema={"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
                 "examples": [["src"], ["."]]},
     ),

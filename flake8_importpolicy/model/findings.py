@@ -100,12 +100,13 @@ class Unresolved:
             light module's own code); the shortest, ties broken as for violations.
         light_path: the light module's file.
         code: :data:`~flake8_importpolicy.codes.IPL006`.
-        installed: where the site's code is installed: the top-level package name (``torch``) of
-            the module whose code it is (for ``extension-module``, ``unfollowed-package`` and
-            ``not-installed``, the module whose statement imports it), :data:`STANDARD_LIBRARY`
-            for the standard library, empty for first-party code (under a source root) or a site
-            without a file. The text report shows one entry per installed package, flake8 and mypy
-            one per light module and installed package
+        installed: where the site's code is installed: the name of the installed distribution
+            (``torch``) that provides the top-level package of the module whose code it is (for
+            ``extension-module``, ``unfollowed-package`` and ``not-installed``, the module whose
+            statement imports it; the top-level package's name when no distribution's metadata
+            names it), :data:`STANDARD_LIBRARY` for the standard library, empty for first-party
+            code (found in a source root) or a site without a file. The text report shows one
+            line per distribution, flake8 and mypy one per light module and distribution
             (:func:`~flake8_importpolicy.output.render.group_unresolved`).
     """
 

@@ -228,16 +228,15 @@ def format_unresolved_message(unresolved: Unresolved, relpath: PathFormatter) ->
 
 
 class UnresolvedGroup:
-    """The IPL006 sites in one installed package (or the standard library) shown as one entry
+    """The IPL006 sites in one installed distribution (or the standard library) shown as one entry
     (:func:`group_unresolved`): of one light module (flake8, mypy), or of every light module that
     reaches the package (``check`` text).
 
     Attributes:
-        sites: in report order, at least two, all of one
+        sites: in report order, at least one, all of one
             :attr:`~flake8_importpolicy.model.findings.Unresolved.installed` (and of one light
             module unless grouped across light modules).
-        lead: the site whose light-module statement comes first: the entry is reported there, and
-            its chain is the one ``check`` shows.
+        lead: the site whose light-module statement comes first: the entry is reported there.
     """
 
     __slots__ = ("sites", "lead")
@@ -285,29 +284,26 @@ class UnresolvedGroup:
 def group_unresolved(
     unresolved: Sequence[Unresolved], *, across_light_modules: bool = False
 ) -> list[Unresolved | UnresolvedGroup]:
-    """The entries the text report, flake8 and mypy show for ``unresolved`` (report order): a
-    first-party site (or one without a file) on its own; the sites in one installed package or the
-    standard library as one :class:`UnresolvedGroup` when there are two or more (a light module
-    reaching ``torch`` meets hundreds), placed where the first of them is. flake8 and mypy report
-    per file, so they group the sites of each light module apart; ``check`` text groups them
-    ``across_light_modules`` (twenty light modules of peft reaching one ``tqdm`` site were twenty
-    entries). JSON, SARIF and GitHub annotations keep every site."""
-
-    def key(site: Unresolved) -> tuple[str, str]:
-        return ("" if across_light_modules else site.light, site.installed)
-
+    """The entries the text report, flake8 and mypy show for ``unresolved``: first each
+    first-party site (or one without a file) on its own, in report order; then the sites in one
+    installed distribution, or in the standard library, as one :class:`UnresolvedGroup`, however
+    few (a light module reaching ``torch`` meets hundreds, none of them the user's to fix), most
+    sites first, then by name. flake8 and mypy report per file, so they group the sites of each
+    light module apart; ``check`` text groups them ``across_light_modules`` (twenty light modules
+    of peft reaching one ``tqdm`` site were twenty entries). JSON, SARIF and GitHub annotations
+    keep every site."""
     members: dict[tuple[str, str], list[Unresolved]] = {}
-    for site in unresolved:
-        if site.installed:
-            members.setdefault(key(site), []).append(site)
     entries: list[Unresolved | UnresolvedGroup] = []
     for site in unresolved:
-        group = members.get(key(site)) if site.installed else None
-        if group is None or len(group) == 1:
+        if site.installed:
+            key = ("" if across_light_modules else site.light, site.installed)
+            members.setdefault(key, []).append(site)
+        else:
             entries.append(site)
-        elif group[0] is site:
-            entries.append(UnresolvedGroup(group))
-    return entries
+    groups = [UnresolvedGroup(sites) for sites in members.values()]
+    groups.sort(key=lambda group: (group.lead.light if not across_light_modules else "",
+                                   -len(group.distinct_sites), group.lead.installed))
+    return [*entries, *groups]
 
 
 def format_unresolved_entry(entry: Unresolved | UnresolvedGroup, relpath: PathFormatter) -> str:
@@ -348,7 +344,7 @@ def format_unresolved_group_header(group: UnresolvedGroup) -> str:
         runs = head.partition(f"light module {lights[0]} runs ")[2]
         head = f"{len(lights)} light modules ({named}) run {runs}"
     return (f"{group.lead.code.id} {head} in {where}: {plural(len(sites), 'site')} "
-            f"({constructs}); --format json lists them")
+            f"({constructs}); --format json lists {'it' if len(sites) == 1 else 'them'}")
 
 
 def format_why_notes(why: WhyResult, relpath: PathFormatter) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from flake8_importpolicy.model.findings import Problem, Report, Unresolved, Violation
+from flake8_importpolicy.model.findings import Problem, Report, Violation
 from flake8_importpolicy.model.graph import CallNode, FunctionNode, Hop
 from flake8_importpolicy.output.render import (
     PathFormatter,
@@ -38,9 +38,7 @@ if TYPE_CHECKING:  # annotations only: a warm check loads no policy model (tests
     from flake8_importpolicy.model.why import WhyResult
 
 __all__ = [
-    "GROUPS_IN_FULL",
     "GROUPS_SHOWN",
-    "GROUP_CHAIN_LINES",
     "LINES_PER_LIGHT_MODULE",
     "WHY_INDENT_LEVELS",
     "WHY_RUN_HOPS",
@@ -58,10 +56,11 @@ def format_chain_lines(chain: Sequence[Hop], relpath: PathFormatter, indent: str
     return [f"{indent}{format_hop_line(hop, relpath)}" for hop in chain]
 
 
-LINES_PER_LIGHT_MODULE = 20
-"""The most lines the text report shows for one light module (blank lines aside): the middle of long
-chains, and the violations past that, are summarised (a 1,000-module import cycle with a ``cyc.*``
-light pattern printed 502,000 lines). ``--format json`` keeps everything."""
+LINES_PER_LIGHT_MODULE = 25
+"""The most lines the text report shows for one light module's violations and first-party IPL006
+sites, the blank line after each block included: the middle of long chains, and the blocks past
+that, are summarised (a 1,000-module import cycle with a ``cyc.*`` light pattern printed 502,000
+lines). ``--format json`` keeps everything."""
 
 
 def format_report_text(report: Report, relpath: PathFormatter, style: Style = PLAIN, *,
@@ -70,16 +69,16 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
                        target_versions: Sequence[tuple[int, int]] = ()) -> str:
     """The text report: one entry per cause (see :func:`group_by_cause`: a header, then one hop per
     line, then each further statement of the light module that reaches the same forbidden package,
-    indented under it), one block per unresolved site (IPL006, at the site, with the chain from the
-    light module), except that the sites in one installed package are one block for the whole run,
-    at the first light-module statement that leads there, with one chain and site for example
-    (:func:`~flake8_importpolicy.output.render.group_unresolved` across light modules; its
-    chain at most :data:`GROUP_CHAIN_LINES` lines, its lines not counted in any light module's), at most
-    :data:`LINES_PER_LIGHT_MODULE` lines per light module (see :func:`_plan_lines`), then
-    problems, then a summary line. ``style`` colours the paths of the reported lines, their codes
-    and the summary (:mod:`~flake8_importpolicy.output.style`; none by default).
-    ``command_relpath`` and ``policy_option`` make the ``importpolicy fix`` command of a "use
-    instead" line one that works where ``check`` ran (see
+    indented under it), then one block per first-party unresolved site (IPL006, at the site, with
+    the chain from the light module), at most :data:`LINES_PER_LIGHT_MODULE` lines per light module
+    for both (see :func:`_plan_lines`); then one line per installed distribution (and the standard
+    library) holding unresolved sites, for the whole run, at the first light-module statement that
+    leads there, with their count and constructs
+    (:func:`~flake8_importpolicy.output.render.group_unresolved` across light modules), at most
+    :data:`GROUPS_SHOWN` lines; then problems, then a summary line. ``style`` colours the paths of
+    the reported lines, their codes and the summary (:mod:`~flake8_importpolicy.output.style`; none
+    by default). ``command_relpath`` and ``policy_option`` make the ``importpolicy fix`` command
+    of a "use instead" line one that works where ``check`` ran (see
     :func:`~flake8_importpolicy.output.render.format_fix_offer`; by default: ``relpath``), and
     ``target_versions`` (the check's) which fixes it names."""
     out: list[str] = []
@@ -91,10 +90,11 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     blocks = [  # a gathered statement's "also reaches ..., from ...:" line takes its header's place
         (violations[number].light, len(violations[number].chain),
          bool(violations[number].also) + bool(violations[number].covers)
-         + bool(format_fix_offer(violations[number], relpath, target_versions=target_versions)))
-        for number, _ in shown_order
-    ] + [(_budget_key(entry), len(_entry_chain(entry)), isinstance(entry, UnresolvedGroup))
-         for entry in unresolved_entries]
+         + bool(format_fix_offer(violations[number], relpath, target_versions=target_versions))
+         + (not member))  # an entry's head is followed by a blank line
+        for number, member in shown_order
+    ] + [(entry.light, len(entry.chain), 1) for entry in unresolved_entries
+         if not isinstance(entry, UnresolvedGroup)]
     allowed, untold = _plan_lines(blocks)
     last_shown = {blocks[number][0]: number for number in sorted(allowed)}
 
@@ -131,40 +131,26 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
         untold_line(block, violation.light)
     if out and out[-1] != "":
         out.append("")
-    groups = [entry for entry in unresolved_entries if isinstance(entry, UnresolvedGroup)]
-    compact = len(groups) > GROUPS_IN_FULL  # then one line each, at most GROUPS_SHOWN of them
-    shown_groups = groups if len(groups) <= GROUPS_SHOWN else groups[:GROUPS_SHOWN - 1]
     for offset, entry in enumerate(unresolved_entries, start=len(violations)):
-        if offset not in allowed:
+        if isinstance(entry, UnresolvedGroup) or offset not in allowed:
             continue
-        if compact and isinstance(entry, UnresolvedGroup):
-            if entry in shown_groups:
-                at, line, col = entry.first_hop
-                out.append(_reported(relpath(at) if at is not None else "?", f":{line}:{col + 1}: ",
-                                     format_unresolved_group_header(entry), style, "info"))
-            if entry is groups[-1]:
-                if len(shown_groups) < len(groups):
-                    out.append(f"... {plural(len(groups) - len(shown_groups), 'more installed package')}"
-                               " with sites not resolved (--format json lists them all)")
-                out.append("")
-            continue
-        if isinstance(entry, UnresolvedGroup):
-            at, line, col = entry.first_hop
-            header = format_unresolved_group_header(entry)
-        else:
-            at, line, col = entry.site.path, entry.site.line, entry.site.col
-            header = format_unresolved_header(entry)
-        where = relpath(at) if at is not None else "?"
-        out.append(_reported(where, f":{line}:{col + 1}: ", header, style, "info"))
-        if isinstance(entry, UnresolvedGroup):
-            most = min(allowed[offset], GROUP_CHAIN_LINES)
-            out.extend(_bounded_chain(_entry_chain(entry), relpath, most))
-            site = entry.lead.site
-            where = format_where(site.path, site.line, relpath) if site.path is not None else "?"
-            out.append(f"    for example: {where}: {site.construct} {single_line(site.detail)}")
-        else:
-            out.extend(_bounded_chain(_entry_chain(entry), relpath, allowed[offset]))
-            untold_line(offset, entry.light)
+        site = entry.site
+        out.append(_reported(relpath(site.path) if site.path is not None else "?",
+                             f":{site.line}:{site.col + 1}: ", format_unresolved_header(entry),
+                             style, "info"))
+        out.extend(_bounded_chain(entry.chain, relpath, allowed[offset]))
+        untold_line(offset, entry.light)
+        out.append("")
+    groups = [entry for entry in unresolved_entries if isinstance(entry, UnresolvedGroup)]
+    shown_groups = groups if len(groups) <= GROUPS_SHOWN else groups[:GROUPS_SHOWN - 1]
+    for group in shown_groups:
+        at, line, col = group.first_hop
+        out.append(_reported(relpath(at) if at is not None else "?", f":{line}:{col + 1}: ",
+                             format_unresolved_group_header(group), style, "info"))
+    if len(shown_groups) < len(groups):
+        out.append(f"... {plural(len(groups) - len(shown_groups), 'more installed package')}"
+                   " with sites not resolved (--format json lists them all)")
+    if groups:
         out.append("")
     for problem in report.problems:
         out.append(_problem_line(problem, relpath, style=style))
@@ -177,32 +163,11 @@ def format_report_text(report: Report, relpath: PathFormatter, style: Style = PL
     return "\n".join(out) + "\n"
 
 
-GROUP_CHAIN_LINES = 8
-"""The most lines of the example chain under a group of IPL006 sites in an installed package."""
-GROUPS_IN_FULL = 3
-"""The most groups of IPL006 sites in installed packages shown with a chain and a site; with more
-(a light module reaching torch, transformers and their dependencies), each group is its header line
-only, and at most :data:`GROUPS_SHOWN` lines are: the report stays readable (issue 25: under 40
-lines for one light module of vLLM with torch installed)."""
-GROUPS_SHOWN = 12
-"""The most lines the groups of IPL006 sites in installed packages take when they are one line each
-(the last one counts the rest)."""
-
-
-def _entry_chain(entry: Unresolved | UnresolvedGroup) -> tuple[Hop, ...]:
-    """The hops shown under an IPL006 entry: a site's chain; a group's lead site's chain (from the
-    light module's statement that leads into the package), the others in ``--format json``."""
-    if isinstance(entry, UnresolvedGroup):
-        return entry.lead.chain
-    return entry.chain
-
-
-def _budget_key(entry: Unresolved | UnresolvedGroup) -> str:
-    """Whose lines an IPL006 entry counts in (:func:`_plan_lines`): a site's light module's; a
-    group of the whole run its own (no module name has a NUL)."""
-    if isinstance(entry, UnresolvedGroup):
-        return f"\0{entry.lead.installed}"
-    return entry.light
+GROUPS_SHOWN = 10
+"""The most lines the IPL006 sites in installed distributions and the standard library take (one
+line each, the last one counting the rest when there are more): with the first-party sites'
+:data:`LINES_PER_LIGHT_MODULE`, the report of one light module of vLLM with torch installed stays
+under 40 lines (issue 25)."""
 
 
 def group_by_cause(violations: Sequence[Violation]) -> list[list[int]]:
@@ -264,8 +229,9 @@ def _plan_lines(blocks: Sequence[tuple[str, int, int]]) -> tuple[dict[int, int],
     with a line kept to count the others; lines left over go to the chains in order.
 
     Args:
-        blocks: ``(light module, hops in the chain, other lines)`` of each violation and unresolved
-            site, in report order.
+        blocks: ``(light module, hops in the chain, other lines)`` of each violation and
+            first-party unresolved site, in report order (other lines: the blank line after it
+            too).
 
     Returns:
         ``({index of a block shown: its chain lines}, {light module: blocks not shown})``.
