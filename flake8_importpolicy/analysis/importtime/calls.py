@@ -222,12 +222,13 @@ class CallRecorder:
         name: str | None = None,
     ) -> None:
         """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
-        if isinstance(func, ast.Name) and kind == "call" and func.id in self.local_aliases:
+        value = _local_alias(func, self.local_aliases, self.aliases) if kind == "call" else None
+        if value is not None:
             # ``emit = code.append`` then ``emit(0)``: the call ``code.append(0)`` (resolved once:
             # an alias of an alias is not looked through)
             aliases, self.local_aliases = self.local_aliases, {}
             try:
-                self.add(where, aliases[func.id], kind, flags)
+                self.add(where, value, kind, flags)
             finally:
                 self.local_aliases = aliases
             return
@@ -804,7 +805,9 @@ def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
 
 def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
     """The names of a function body that are bound exactly once in it, by an assignment
-    ``name = <dotted name>`` (``emit = code.append``, ``_len = len``), with that value: neither
+    ``name = <dotted name>`` (``emit = code.append``, ``_len = len``) or ``name =
+    functools.partial(<dotted name>, ...)`` (inspect's ``_get_signature_of``; whether it is
+    ``functools.partial`` is decided where it is called, :func:`_partial_of`), with that value: neither
     parameters, nor declared ``global``/``nonlocal``, nor bound by any other statement (a loop, a
     ``with``, an import, a ``def``, a walrus, ``except ... as``, a pattern, ``del``)."""
     stores: dict[str, int] = {}
@@ -839,8 +842,8 @@ def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
         if (
             isinstance(current, ast.Assign) and len(current.targets) == 1
             and isinstance(current.targets[0], ast.Name)
-            and isinstance(current.value, (ast.Name, ast.Attribute))
-            and dotted_name(current.value, {}) is not None
+            and (_names_partial(current.value) or isinstance(current.value, (ast.Name, ast.Attribute))
+                 and dotted_name(current.value, {}) is not None)
         ):
             values[current.targets[0].id] = current.value
         stack.extend(ast.iter_child_nodes(current))
@@ -848,6 +851,25 @@ def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
         name: value for name, value in values.items()
         if stores.get(name) == 1 and not (isinstance(value, ast.Name) and value.id == name)
     }
+
+
+def _local_alias(
+    func: ast.expr, local_aliases: Mapping[str, ast.expr], aliases: Mapping[str, str]
+) -> ast.expr | None:
+    """What a call of ``func``, a body's name bound once (:func:`single_aliases`), calls: its
+    dotted value, or ``g`` of ``functools.partial(g, ...)``; None for anything else."""
+    value = local_aliases.get(func.id) if isinstance(func, ast.Name) else None
+    return _partial_of(value, aliases) if isinstance(value, ast.Call) else value
+
+
+def _names_partial(value: ast.expr) -> bool:
+    """Whether ``value`` is written ``partial(<dotted name>, ...)`` (any qualifier)."""
+    return (
+        isinstance(value, ast.Call) and bool(value.args)
+        and isinstance(value.args[0], (ast.Name, ast.Attribute))
+        and dotted_name(value.args[0], {}) is not None
+        and (dotted_name(value.func, {}) or "").rpartition(".")[2] == "partial"
+    )
 
 
 def decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
