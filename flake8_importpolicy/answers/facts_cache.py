@@ -77,7 +77,7 @@ __all__ = [
 MAX_ENTRIES: Final = 100_000
 """Entries kept at most; pruning removes the least recently written beyond this."""
 
-_FORMAT: Final = 26
+_FORMAT: Final = 27
 
 PARSER: Final = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 """The interpreter whose ``ast`` parses the sources (part of every key): with ``target-versions =

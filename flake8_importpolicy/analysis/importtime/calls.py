@@ -122,14 +122,14 @@ class CallRecorder:
         ``name`` makes it a variable of unknown value again."""
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         value = None if isinstance(stmt, ast.AugAssign) or len(targets) != 1 else stmt.value
-        callee = self.own_defs.known_value(value, self.scope, bool(self.star_bases))
+        callees = self.own_defs.known_values(value, self.scope, bool(self.star_bases))
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
             name = target.id
             binding = self.scope.lookup(name)
-            self.own_defs.remember(name, callee, binding, stmt.lineno)
-            if callee is None or binding is None:
+            self.own_defs.remember(name, callees, binding, stmt.lineno)
+            if callees is None or binding is None:
                 self.own_defs.callables.pop(name, None)
                 continue
             known = self.own_defs.callables.get(name)
@@ -140,8 +140,7 @@ class CallRecorder:
                     continue  # bound before to something unknown: it may still hold that
                 known = _CallableValues(binding, [], every_path=False)  # else it may be unbound
             known.binding = binding
-            if callee not in known.callees:
-                known.callees.append(callee)
+            known.callees.extend(callee for callee in callees if callee not in known.callees)
             self.own_defs.callables[name] = known
 
     def returned(self, value: ast.expr | None) -> None:
@@ -223,12 +222,13 @@ class CallRecorder:
         name: str | None = None,
     ) -> None:
         """Record a call of ``func`` (``name``: its dotted name, when the caller has it)."""
-        if isinstance(func, ast.Name) and kind == "call" and func.id in self.local_aliases:
+        value = _local_alias(func, self.local_aliases, self.aliases) if kind == "call" else None
+        if value is not None:
             # ``emit = code.append`` then ``emit(0)``: the call ``code.append(0)`` (resolved once:
             # an alias of an alias is not looked through)
             aliases, self.local_aliases = self.local_aliases, {}
             try:
-                self.add(where, aliases[func.id], kind, flags)
+                self.add(where, value, kind, flags)
             finally:
                 self.local_aliases = aliases
             return
@@ -474,6 +474,8 @@ def _known_callable(value: ast.expr, scope: Scope, star: bool = False) -> tuple[
     wrapped = _partial_of(value, scope.aliases)
     if wrapped is not None:
         return _known_callable(wrapped, scope, star)
+    if _inert_method(value, scope):
+        return ("", False)
     if not isinstance(value, (ast.Name, ast.Attribute)):
         return None
     first: ast.expr = value
@@ -492,6 +494,57 @@ def _known_callable(value: ast.expr, scope: Scope, star: bool = False) -> tuple[
         return None
     name = dotted_name(value, scope.aliases)
     return (name, False) if name is not None else None
+
+
+_INERT_METHODS: Final = frozenset({("itertools.count", "__next__")})
+"""``(class, method)`` of builtin classes whose method, on an instance made from integer
+constants, runs no Python code: ``count(1).__next__`` adds C integers (Modules/itertoolsmodule.c
+``count_next``: ``PyNumber_Add`` of ints; any other start or step may run its ``__add__``)."""
+
+
+def _inert_method(value: ast.expr, scope: Scope) -> bool:
+    """Whether ``value`` is a bound method that calls nothing (:data:`_INERT_METHODS`), as in
+    threading's ``_counter = _count(1).__next__``."""
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call)):
+        return False
+    made = value.value
+    if made.keywords or not all(
+        isinstance(a, ast.Constant) and type(a.value) is int for a in made.args
+    ):
+        return False
+    first = made.func
+    while isinstance(first, ast.Attribute):
+        first = first.value
+    if not isinstance(first, ast.Name) or scope.lookup(first.id) is None:
+        return False  # a class the module's imports do not name
+    return (dotted_name(made.func, scope.aliases), value.attr) in _INERT_METHODS
+
+
+def _getattr_choices(value: ast.expr, scope: Scope, star: bool) -> list[tuple[str, bool]] | None:
+    """Both callables ``getattr(obj, "name", default)`` may give, each a known callable
+    (:func:`_known_callable`): ``obj.name`` when ``obj`` has the attribute, else ``default``
+    (``getattr(torch._C, "_cuda_isInBadFork", lambda: False)``); which one is not known statically,
+    so a call of the name is a conditional call of each. ``getattr(obj, "name")`` is ``obj.name``.
+    None for any other value, a ``getattr`` the module (or a star import) may bind, a name that is
+    not a string constant. The builtin's rule: Python/bltinmodule.c ``builtin_getattr`` (the
+    default is returned only when the lookup raises ``AttributeError``)."""
+    if not (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr"
+        and scope.lookup("getattr") is None and not star and not value.keywords
+        and len(value.args) in (2, 3) and not any(isinstance(a, ast.Starred) for a in value.args)
+    ):
+        return None
+    attribute = value.args[1]
+    if not (isinstance(attribute, ast.Constant) and isinstance(attribute.value, str)
+            and attribute.value.isidentifier()):
+        return None
+    held = _known_callable(ast.Attribute(value.args[0], attribute.value, ast.Load()), scope, star)
+    if held is None:
+        return None
+    if len(value.args) == 2:
+        return [held]
+    default = _known_callable(value.args[2], scope, star)
+    return None if default is None else list(dict.fromkeys([held, default]))
 
 
 def _arguments(where: ast.expr, conditions: ConditionEvaluator) -> tuple[str | None, ...]:
@@ -657,26 +710,34 @@ class _OwnDefs:
         self.variables: Mapping[str, HeldCallables | None] | None = None
 
     def remember(
-        self, name: str, callee: tuple[str, bool] | None, binding: Binding | None, line: int
+        self, name: str, callees: list[tuple[str, bool]] | None, binding: Binding | None, line: int
     ) -> None:
-        """A module-level assignment on ``line`` bound ``name`` to ``callee`` (None: not a known
-        callable); a name something else bound first (an import, a ``def``) may still hold that."""
-        if callee is None or binding is None:
+        """A module-level assignment on ``line`` bound ``name`` to one of ``callees`` (None: not a
+        known callable); a name something else bound first (an import, a ``def``) may still hold
+        that."""
+        if callees is None or binding is None:
             self.history[name] = None
         elif name not in self.history:
-            self.history[name] = (binding.line, [callee]) if binding.line == line else None
+            self.history[name] = (binding.line, list(callees)) if binding.line == line else None
         else:
             held = self.history[name]
-            if held is not None and callee not in held[1]:
-                held[1].append(callee)
+            if held is not None:
+                held[1].extend(callee for callee in callees if callee not in held[1])
 
-    def known_value(self, value: ast.expr | None, scope: Scope, star: bool) -> tuple[str, bool] | None:
-        """The known callable a module-level assignment binds (:func:`_known_callable`), also the
-        one another such name certainly holds (``Lock = _allocate_lock``); None for another value."""
+    def known_values(
+        self, value: ast.expr | None, scope: Scope, star: bool
+    ) -> list[tuple[str, bool]] | None:
+        """The known callables a module-level assignment may bind (:func:`_known_callable`; both
+        of ``getattr(obj, "name", default)``, :func:`_getattr_choices`), also the one another such
+        name certainly holds (``Lock = _allocate_lock``); None for another value."""
         if value is None:
             return None
         found = _known_callable(value, scope, star)
-        return self._certain(value.id, scope) if found is None and isinstance(value, ast.Name) else found
+        if found is None and isinstance(value, ast.Name):
+            found = self._certain(value.id, scope)
+        if found is not None:
+            return [found]
+        return _getattr_choices(value, scope, star)
 
     def _certain(self, name: str, scope: Scope) -> tuple[str, bool] | None:
         """The one known callable module-level ``name`` holds, bound by code that always runs and
@@ -744,7 +805,9 @@ def _returns_its_argument(source: bytes | None, start: int, end: int) -> bool:
 
 def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
     """The names of a function body that are bound exactly once in it, by an assignment
-    ``name = <dotted name>`` (``emit = code.append``, ``_len = len``), with that value: neither
+    ``name = <dotted name>`` (``emit = code.append``, ``_len = len``) or ``name =
+    functools.partial(<dotted name>, ...)`` (inspect's ``_get_signature_of``; whether it is
+    ``functools.partial`` is decided where it is called, :func:`_partial_of`), with that value: neither
     parameters, nor declared ``global``/``nonlocal``, nor bound by any other statement (a loop, a
     ``with``, an import, a ``def``, a walrus, ``except ... as``, a pattern, ``del``)."""
     stores: dict[str, int] = {}
@@ -779,8 +842,8 @@ def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
         if (
             isinstance(current, ast.Assign) and len(current.targets) == 1
             and isinstance(current.targets[0], ast.Name)
-            and isinstance(current.value, (ast.Name, ast.Attribute))
-            and dotted_name(current.value, {}) is not None
+            and (_names_partial(current.value) or isinstance(current.value, (ast.Name, ast.Attribute))
+                 and dotted_name(current.value, {}) is not None)
         ):
             values[current.targets[0].id] = current.value
         stack.extend(ast.iter_child_nodes(current))
@@ -788,6 +851,25 @@ def single_aliases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, as
         name: value for name, value in values.items()
         if stores.get(name) == 1 and not (isinstance(value, ast.Name) and value.id == name)
     }
+
+
+def _local_alias(
+    func: ast.expr, local_aliases: Mapping[str, ast.expr], aliases: Mapping[str, str]
+) -> ast.expr | None:
+    """What a call of ``func``, a body's name bound once (:func:`single_aliases`), calls: its
+    dotted value, or ``g`` of ``functools.partial(g, ...)``; None for anything else."""
+    value = local_aliases.get(func.id) if isinstance(func, ast.Name) else None
+    return _partial_of(value, aliases) if isinstance(value, ast.Call) else value
+
+
+def _names_partial(value: ast.expr) -> bool:
+    """Whether ``value`` is written ``partial(<dotted name>, ...)`` (any qualifier)."""
+    return (
+        isinstance(value, ast.Call) and bool(value.args)
+        and isinstance(value.args[0], (ast.Name, ast.Attribute))
+        and dotted_name(value.args[0], {}) is not None
+        and (dotted_name(value.func, {}) or "").rpartition(".")[2] == "partial"
+    )
 
 
 def decorator_name(decorator: ast.expr, aliases: Mapping[str, str]) -> str | None:
