@@ -5,6 +5,8 @@ cover what one Python version cannot show (target versions, settings) on tiny ge
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -197,15 +199,29 @@ def test_heavy_calls_resolve_through_aliases_without_installing_torch(tmp_path: 
 
 
 def test_unresolvable_calls_are_not_guessed(tmp_path: Path) -> None:
+    """``getattr(helpers, 'setup')`` with a constant name is ``helpers.setup`` (a fresh interpreter
+    imports app.heavy: the call is followed); with a name not known before run time the call is
+    IPL006 ``call-through-variable``, never a guessed chain."""
     files = {
-        "policy.toml": '[heavy]\n"app.heavy" = "x"\n[light."app.light"]\nreason = "y"\n',
+        "policy.toml": '[heavy]\n"app.heavy" = "x"\n[light."app.light"]\nreason = "y"\n'
+                       '[light."app.unknown"]\nreason = "y"\n',
         "app/__init__.py": "",
         "app/heavy.py": "",
         "app/helpers.py": "def setup():\n    import app.heavy\n",
         "app/light.py": "from app import helpers\nf = getattr(helpers, 'setup')\nf()\n[x for x in ()]\n",
+        "app/unknown.py": "import sys\nfrom app import helpers\nf = getattr(helpers, sys.argv[0])\nf()\n",
     }
     root = _tree(tmp_path, files)
-    assert _violations(root) == []
+    assert _violations(root) == [("app.light", 3, "app.heavy")]
+    report = PolicyEngine(load_policy(root / "policy.toml")).check()
+    assert [(u.light, u.site.construct.value) for u in report.unresolved] == [
+        ("app.unknown", "call-through-variable")
+    ]
+    imported = subprocess.run(
+        [sys.executable, "-c", "import sys, app.light; print('app.heavy' in sys.modules)"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout
+    assert imported == "True\n"
 
 
 R19 = Path(__file__).parent / "fixtures" / "r19_attribute_reads"
