@@ -119,16 +119,17 @@ class Binding:
     ) -> None:
         # The slots' own setters: the generated __init__ of a frozen dataclass goes through
         # object.__setattr__ once a field, about twice the cost, and the walker makes one binding
-        # for every name it binds.
-        _SET_KIND(self, kind)
-        _SET_REFERS_TO(self, refers_to)
-        _SET_VALUE(self, value)
-        _SET_LINE(self, line)
-        _SET_GUARD(self, guard)
-        _SET_CALL(self, call)
-        _SET_PATH(self, path)
-        _SET_BOUND(self, bound)
-        _SET_CHOICES(self, choices)
+        # for every name it binds. (Slot descriptors' __set__, bound by unpacking a generator: the
+        # engine cannot name them, and they import nothing.)
+        _SET_KIND(self, kind)  # noqa: IPL006
+        _SET_REFERS_TO(self, refers_to)  # noqa: IPL006
+        _SET_VALUE(self, value)  # noqa: IPL006
+        _SET_LINE(self, line)  # noqa: IPL006
+        _SET_GUARD(self, guard)  # noqa: IPL006
+        _SET_CALL(self, call)  # noqa: IPL006
+        _SET_PATH(self, path)  # noqa: IPL006
+        _SET_BOUND(self, bound)  # noqa: IPL006
+        _SET_CHOICES(self, choices)  # noqa: IPL006
 
 
 (
