@@ -446,13 +446,10 @@ class ModuleIndex:
         normalisation, ``-`` as ``_``; ``importlib.metadata._adapters``/``Prepared.normalize``,
         ``FastPath.search``). Nothing is read but the directories' listings."""
         wanted = _normalized_distribution(name)
-        for directory in self._search_path:
-            for entry in self._listdir(directory) or ():
-                stem, dot, suffix = entry.rpartition(".")
-                if dot and suffix in ("dist-info", "egg-info") \
-                        and _normalized_distribution(stem.partition("-")[0]) == wanted:
-                    return True
-        return False
+        return any(
+            _normalized_distribution(distribution) == wanted
+            for _, distribution in self._distribution_entries(self._search_path)
+        )
 
     def distribution_of(self, top_level: str) -> str:
         """The installed distribution that provides the top-level module or package
@@ -464,14 +461,24 @@ class ModuleIndex:
         Files are read, nothing is imported."""
         if self._distributions is None:
             self._distributions = {}
-            for entry in self.interpreter.sys_path:
-                directory = Path(entry)
-                for name in sorted(self._listdir(directory) or ()):
-                    stem, dot, suffix = name.rpartition(".")
-                    if dot and suffix in ("dist-info", "egg-info"):
-                        for provided in _distribution_top_levels(directory / name, self._suffixes):
-                            self._distributions.setdefault(provided, stem.partition("-")[0])
+            directories = [Path(entry) for entry in self.interpreter.sys_path]
+            for metadata, distribution in self._distribution_entries(directories, ordered=True):
+                for provided in _distribution_top_levels(metadata, self._suffixes):
+                    self._distributions.setdefault(provided, distribution)
         return self._distributions.get(top_level, top_level)
+
+    def _distribution_entries(
+        self, directories: Sequence[Path], *, ordered: bool = False
+    ) -> Iterator[tuple[Path, str]]:
+        """``(metadata directory, distribution name as its directory spells it)`` of each
+        ``<name>-<version>.dist-info`` / ``.egg-info`` entry of ``directories``, in their order
+        (each directory's entries sorted when ``ordered``)."""
+        for directory in directories:
+            listing = self._listdir(directory) or ()
+            for entry in sorted(listing) if ordered else listing:
+                stem, dot, suffix = entry.rpartition(".")
+                if dot and suffix in ("dist-info", "egg-info"):
+                    yield directory / entry, stem.partition("-")[0]
 
     def find_children(self, name: str) -> tuple[str, ...]:
         """Names of the direct submodules of package ``name`` (sorted; empty for non-packages)."""
